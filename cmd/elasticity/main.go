@@ -1,0 +1,113 @@
+// Command elasticity runs scale-out elasticity tests of ScyllaDB-style clusters.
+// This file is thin wiring: each subcommand lives in its own cmd_*.go file and
+// registers itself with addCommand, so that owners of subcommands never edit
+// the same file.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes (documented in the README).
+const (
+	ExitPassed      = 0
+	ExitFailed      = 1 // thresholds failed
+	ExitInvalid     = 2 // invalid input or usage
+	ExitRunError    = 3 // infrastructure or database failure
+	ExitInterrupted = 130
+)
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+// withCode wraps err so that the process exits with code.
+func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// env is the process environment injected into commands (k6 style) so that
+// whole-CLI tests run in-process with their own stdout, stderr and variables.
+type env struct {
+	Stdout io.Writer
+	Stderr io.Writer
+	Stdin  io.Reader
+	Getenv func(string) string
+	// Executable is the path of the elasticity binary, used to start nodes.
+	Executable string
+}
+
+type commandFactory func(e *env) *cobra.Command
+
+var factories []commandFactory
+
+// addCommand registers a subcommand; called from init() of each cmd_*.go file.
+func addCommand(f commandFactory) { factories = append(factories, f) }
+
+func newRootCmd(e *env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "elasticity",
+		Short:         "Scale-out elasticity tests for ScyllaDB-style clusters",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(e.Stdout)
+	root.SetErr(e.Stderr)
+	root.SetIn(e.Stdin)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return withCode(ExitInvalid, fmt.Errorf("%s: %w", c.CommandPath(), err))
+	})
+	for _, f := range factories {
+		root.AddCommand(f(e))
+	}
+	addStubs(root, e)
+	return root
+}
+
+// run executes the CLI and returns the process exit code.
+func run(ctx context.Context, e *env, args []string) int {
+	root := newRootCmd(e)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitPassed
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(e.Stderr, "elasticity: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(e.Stderr, "elasticity: interrupted: %v\n", err)
+		return ExitInterrupted
+	}
+	// Unclassified errors from cobra (unknown command, bad args) are usage errors.
+	fmt.Fprintf(e.Stderr, "elasticity: %v\n", err)
+	return ExitInvalid
+}
+
+func main() {
+	exe, _ := os.Executable()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	code := run(ctx, &env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Getenv: os.Getenv, Executable: exe}, os.Args[1:])
+	os.Exit(code)
+}

@@ -1,0 +1,270 @@
+// Package engine is the boundary inside an emulated node between the CQL
+// front end (package emulator/cql: protocol, parser, system tables) and the
+// cluster engine (package emulator/node: membership, replication, storage,
+// tablets, capacity model). The front end turns statements into schema
+// changes, mutations and reads; the engine makes them happen cluster-wide.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Consistency is a CQL consistency level, with the protocol's numeric values.
+type Consistency uint16
+
+const (
+	Any         Consistency = 0x0000
+	One         Consistency = 0x0001
+	Two         Consistency = 0x0002
+	Three       Consistency = 0x0003
+	Quorum      Consistency = 0x0004
+	All         Consistency = 0x0005
+	LocalQuorum Consistency = 0x0006
+	EachQuorum  Consistency = 0x0007
+	LocalOne    Consistency = 0x000A
+)
+
+func (c Consistency) String() string {
+	switch c {
+	case Any:
+		return "ANY"
+	case One:
+		return "ONE"
+	case Two:
+		return "TWO"
+	case Three:
+		return "THREE"
+	case Quorum:
+		return "QUORUM"
+	case All:
+		return "ALL"
+	case LocalQuorum:
+		return "LOCAL_QUORUM"
+	case EachQuorum:
+		return "EACH_QUORUM"
+	case LocalOne:
+		return "LOCAL_ONE"
+	}
+	return fmt.Sprintf("CONSISTENCY(%d)", uint16(c))
+}
+
+// Keyspace is a keyspace definition.
+type Keyspace struct {
+	Name string
+	// Replication as written in CQL and shown in system_schema.keyspaces,
+	// e.g. {"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "3"}.
+	Replication   map[string]string
+	DurableWrites bool
+	// Tablets is the initial tablet count when the keyspace uses tablets; 0 = vnodes.
+	Tablets        int
+	TabletsEnabled bool
+}
+
+// ColumnKind says where a column sits in the primary key.
+type ColumnKind string
+
+const (
+	PartitionKey ColumnKind = "partition_key"
+	Clustering   ColumnKind = "clustering"
+	Regular      ColumnKind = "regular"
+)
+
+// Column is a column definition.
+type Column struct {
+	Name     string
+	Type     string // CQL type name: bigint, int, text, blob, uuid, timestamp, boolean, double, varchar ...
+	Kind     ColumnKind
+	Position int  // position within the partition key or clustering key; -1 for regular
+	Desc     bool // clustering order DESC
+}
+
+// Table is a table definition.
+type Table struct {
+	Keyspace string
+	Name     string
+	ID       [16]byte // table uuid
+	Columns  []Column // partition key columns first (by position), then clustering, then regular
+	Options  map[string]string
+}
+
+// Schema is an immutable snapshot of all keyspaces and tables. Version agrees
+// across nodes once a change has propagated (it is derived from the content).
+type Schema struct {
+	Version   [16]byte
+	Keyspaces map[string]*Keyspace
+	Tables    map[string]map[string]*Table // keyspace -> table -> def
+}
+
+// SchemaChangeKind enumerates DDL operations.
+type SchemaChangeKind int
+
+const (
+	CreateKeyspace SchemaChangeKind = iota + 1
+	DropKeyspace
+	CreateTable
+	DropTable
+)
+
+// SchemaChange is one DDL statement, already validated syntactically.
+type SchemaChange struct {
+	Kind         SchemaChangeKind
+	IfNotExists  bool
+	IfExists     bool
+	Keyspace     *Keyspace // CreateKeyspace
+	Table        *Table    // CreateTable
+	KeyspaceName string    // Drop*, CreateTable
+	TableName    string    // DropTable
+}
+
+// Mutation writes or deletes one row or one partition.
+type Mutation struct {
+	Keyspace string
+	Table    string
+	// PartitionKey is the CQL serialisation of the partition key exactly as
+	// drivers compute it for token routing (single column: its value bytes;
+	// composite: the [len16][bytes][0x00] concatenation).
+	PartitionKey []byte
+	// Clustering is an order-preserving encoding of the clustering columns
+	// (bytes compare in CQL clustering order); empty when the table has none.
+	Clustering []byte
+	// Cells maps column name to the CQL-serialised value (nil = null).
+	Cells map[string][]byte
+	// Delete removes the row (Clustering set) or the whole partition (Clustering empty).
+	Delete    bool
+	Timestamp int64         // microseconds since epoch; last write wins
+	TTL       time.Duration // 0 = none
+}
+
+// Read fetches rows of one partition.
+type Read struct {
+	Keyspace     string
+	Table        string
+	PartitionKey []byte
+	// ClusteringPrefix restricts the rows to those whose Clustering starts with these bytes.
+	ClusteringPrefix []byte
+	Limit            int // 0 = no limit
+}
+
+// Row is a stored row.
+type Row struct {
+	Clustering []byte
+	Cells      map[string][]byte
+	Timestamp  int64
+}
+
+// NodeState is a node's topology state.
+type NodeState string
+
+const (
+	StateJoining NodeState = "JOINING"
+	StateNormal  NodeState = "NORMAL"
+	StateLeaving NodeState = "LEAVING"
+	StateLeft    NodeState = "LEFT"
+)
+
+// NodeInfo is what system.local and system.peers show of a node.
+type NodeInfo struct {
+	HostID         [16]byte
+	Addr           net.IP // rpc / native address (also broadcast and listen)
+	CQLPort        int
+	DC             string
+	Rack           string
+	Tokens         []string // decimal Murmur3 tokens
+	ReleaseVersion string   // e.g. "3.0.8"
+	ScyllaVersion  string   // e.g. "2025.1.0-emulated"
+	State          NodeState
+	Up             bool
+	Shards         int // vCPUs = shards
+}
+
+// EventKind is a server-pushed event type.
+type EventKind int
+
+const (
+	TopologyNewNode EventKind = iota + 1
+	TopologyRemovedNode
+	StatusUp
+	StatusDown
+	SchemaChanged
+)
+
+// Event is pushed to CQL clients that REGISTERed for it.
+type Event struct {
+	Kind EventKind
+	Addr net.IP
+	Port int
+	// SchemaChanged: the change that was applied.
+	Change *SchemaChange
+}
+
+// Backend is what the CQL front end needs from the node. Calls honour ctx
+// (deadline = the request timeout) and return *Error values for anything a
+// client must see as a protocol error.
+type Backend interface {
+	// Schema returns the current schema snapshot.
+	Schema() *Schema
+	// ApplySchema applies a change cluster-wide and returns once the live
+	// nodes agree on the new schema version.
+	ApplySchema(ctx context.Context, ch SchemaChange) (*Schema, error)
+	// Write applies mutations (one statement or an unlogged batch) at cl.
+	Write(ctx context.Context, ms []Mutation, cl Consistency) error
+	// Read reads one partition at cl.
+	Read(ctx context.Context, r Read, cl Consistency) ([]Row, error)
+	// Truncate empties a table on every node.
+	Truncate(ctx context.Context, keyspace, table string) error
+	// Local describes this node; Peers the other nodes of the cluster.
+	Local() NodeInfo
+	Peers() []NodeInfo
+	// Subscribe returns a channel of events and a cancel function. The engine
+	// never blocks on a slow subscriber (it drops events for it instead).
+	Subscribe() (<-chan Event, func())
+	// ClusterName is system.local.cluster_name.
+	ClusterName() string
+}
+
+// ErrorCode is a CQL protocol error code.
+type ErrorCode int
+
+const (
+	CodeServerError     ErrorCode = 0x0000
+	CodeProtocolError   ErrorCode = 0x000A
+	CodeUnavailable     ErrorCode = 0x1000
+	CodeOverloaded      ErrorCode = 0x1001
+	CodeIsBootstrapping ErrorCode = 0x1002
+	CodeTruncateError   ErrorCode = 0x1003
+	CodeWriteTimeout    ErrorCode = 0x1100
+	CodeReadTimeout     ErrorCode = 0x1200
+	CodeReadFailure     ErrorCode = 0x1300
+	CodeWriteFailure    ErrorCode = 0x1500
+	CodeSyntaxError     ErrorCode = 0x2000
+	CodeUnauthorized    ErrorCode = 0x2100
+	CodeInvalid         ErrorCode = 0x2200
+	CodeConfigError     ErrorCode = 0x2300
+	CodeAlreadyExists   ErrorCode = 0x2400
+	CodeUnprepared      ErrorCode = 0x2500
+)
+
+// Error is an error a client must see with a protocol error code.
+type Error struct {
+	Code    ErrorCode
+	Message string
+	// Details for Unavailable / timeouts / failures.
+	Consistency Consistency
+	Required    int    // Unavailable: required; timeouts/failures: block_for
+	Alive       int    // Unavailable: alive; timeouts/failures: received
+	Failures    int    // failures
+	WriteType   string // WriteTimeout/WriteFailure: SIMPLE, BATCH, UNLOGGED_BATCH ...
+	DataPresent bool   // ReadTimeout/ReadFailure
+	// AlreadyExists
+	Keyspace, Table string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Errorf builds an *Error with a code.
+func Errorf(code ErrorCode, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,103 @@
+// Package provision creates and changes clusters on a backend. Backends live
+// in sub-packages (local, docker, aws, static); they all implement Provider,
+// and optional abilities are separate interfaces checked with a type
+// assertion, as roachprod does.
+package provision
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// ClusterSpec is a cloud-agnostic description of the initial cluster.
+type ClusterSpec struct {
+	RunID        string            // unique per run; used in names, labels and tags
+	Scenario     string            // scenario name
+	Dir          string            // the run directory; providers keep per-node files below it
+	ClusterName  string            // database cluster_name
+	Flavour      string            // scylla | cassandra
+	Version      string            // database version (image tag, AMI lookup)
+	Image        string            // container image or AMI id, when given explicitly
+	DC           string            // data centre name
+	Racks        []string          // rack names (availability zones on AWS)
+	NodesPerRack int               // initial nodes in every rack
+	InstanceType string            // initial instance type, a catalog name
+	ExtraArgs    []string          // extra database arguments
+	Labels       map[string]string // extra labels/tags
+	TTL          time.Duration     // resources may be garbage-collected after now+TTL
+}
+
+// NodeSpec asks for one more node.
+type NodeSpec struct {
+	Rack         string
+	InstanceType string
+}
+
+// Node is a handle on a provisioned node.
+type Node struct {
+	Name         string // stable, human readable: node-1, node-2 ...
+	ID           string // provider id: pid, container id, instance id
+	DC           string
+	Rack         string
+	InstanceType string
+	Address      string // address the runner uses for CQL, REST and metrics
+	CQLPort      int
+	RESTPort     int
+	MetricsPort  int
+	LogPath      string // local file the node's log is streamed to (may be empty)
+}
+
+// Provider creates, changes and destroys clusters on one backend.
+type Provider interface {
+	Name() string
+	// Create starts the initial nodes. It returns when they are started, not
+	// necessarily ready: readiness is checked through the database's own
+	// interfaces by the cluster package.
+	Create(ctx context.Context, spec ClusterSpec) ([]Node, error)
+	// AddNodes starts new nodes that join the existing cluster.
+	AddNodes(ctx context.Context, specs []NodeSpec) ([]Node, error)
+	// StopNode stops a node gracefully (SIGTERM or the backend's equivalent).
+	StopNode(ctx context.Context, n Node) error
+	// KillNode stops a node abruptly (SIGKILL or the backend's equivalent).
+	KillNode(ctx context.Context, n Node) error
+	// RemoveNode releases a node's resources after it left the cluster.
+	RemoveNode(ctx context.Context, n Node) error
+	// Logs streams a node's log from its start, following it until ctx ends.
+	Logs(ctx context.Context, n Node) (io.ReadCloser, error)
+	// Destroy tears down everything the provider created for this run.
+	// It is safe to call more than once and after a failed Create.
+	Destroy(ctx context.Context) error
+}
+
+// Pauser is an optional capability: freeze and thaw a node (SIGSTOP/SIGCONT, docker pause).
+type Pauser interface {
+	PauseNode(ctx context.Context, n Node) error
+	ResumeNode(ctx context.Context, n Node) error
+}
+
+// Restarter is an optional capability: start a stopped node again.
+type Restarter interface {
+	StartNode(ctx context.Context, n Node) error
+}
+
+// LogCollector is an optional capability: copy every node's full log into dir.
+type LogCollector interface {
+	CollectLogs(ctx context.Context, dir string) error
+}
+
+// Resource is something a backend created that gc may remove.
+type Resource struct {
+	Kind      string // instance, container, network, security-group, process
+	ID        string
+	Name      string
+	RunID     string
+	KeepUntil time.Time
+	Expired   bool
+}
+
+// Sweeper is an optional capability of a backend: find (and remove) resources
+// left by crashed runs whose keep-until has passed.
+type Sweeper interface {
+	Sweep(ctx context.Context, now time.Time, dryRun bool) ([]Resource, error)
+}

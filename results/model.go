@@ -1,0 +1,327 @@
+// Package results is the data model of one run and its on-disk layout.
+//
+// The run directory is written incrementally while a run goes (the .jsonl
+// files are appended live), so a report can be recomputed from the .jsonl
+// files alone, even for an interrupted run. result.json is the summary
+// written at the end. This file is the contract between the writers (stress,
+// monitor, nemesis, the phase runner) and the readers (reporting).
+package results
+
+import "time"
+
+// File names inside a run directory.
+const (
+	FileScenario   = "scenario.yaml"
+	FileEvents     = "events.jsonl"
+	FileLatency    = "latency.jsonl"
+	FileMetrics    = "metrics.jsonl"
+	DirLogs        = "logs"
+	FileResult     = "result.json"
+	FileReportMD   = "report.md"
+	FileReportHTML = "report.html"
+)
+
+// Run status values.
+const (
+	StatusRunning     = "running"
+	StatusPassed      = "passed"
+	StatusFailed      = "failed" // thresholds failed
+	StatusError       = "error"  // infrastructure or database failure
+	StatusInterrupted = "interrupted"
+)
+
+// Operation names used in latency.jsonl.
+const (
+	OpWrite = "write"
+	OpRead  = "read"
+	OpFill  = "fill"
+)
+
+// LatencyRecord is one line of latency.jsonl: one interval of one operation
+// type. Histograms are HDR (1 µs .. 60 s, 3 significant digits, values in
+// microseconds) encoded with hdrhistogram-go's Encode(V2CompressedEncodingCookieBase)
+// so that merging the records of any window reproduces its percentiles exactly.
+type LatencyRecord struct {
+	Start time.Time `json:"start"` // interval start
+	End   time.Time `json:"end"`   // interval end
+	Op    string    `json:"op"`    // write | read | fill
+	// Count is the number of operations that completed successfully in the interval.
+	Count int64 `json:"count"`
+	// Errors counts failed operations by class (timeout, unavailable, overloaded, no_space, other ...).
+	Errors map[string]int64 `json:"errors,omitempty"`
+	// Dropped counts operations the schedule intended but no worker could start
+	// (the in-flight pool was full for longer than the catch-up policy allows).
+	Dropped int64 `json:"dropped"`
+	// Late counts operations that started later than their intended start by more than 1 ms.
+	Late int64 `json:"late"`
+	// Response time is measured from the intended start (coordinated-omission corrected);
+	// service time from the actual send.
+	Response Summary `json:"response"`
+	Service  Summary `json:"service"`
+	// ResponseHDR and ServiceHDR are the encoded HDR histograms (base64 text as produced by Encode).
+	ResponseHDR string `json:"response_hdr"`
+	ServiceHDR  string `json:"service_hdr"`
+	// Source names the loader that produced the record (several loaders may write one file).
+	Source string `json:"source,omitempty"`
+}
+
+// Summary holds the headline numbers of a histogram, in milliseconds.
+type Summary struct {
+	P50  float64 `json:"p50_ms"`
+	P90  float64 `json:"p90_ms"`
+	P99  float64 `json:"p99_ms"`
+	P999 float64 `json:"p999_ms"`
+	Max  float64 `json:"max_ms"`
+	Mean float64 `json:"mean_ms"`
+}
+
+// NodeSample is one line of metrics.jsonl: what a monitor read from one node at one time.
+type NodeSample struct {
+	Time         time.Time `json:"time"`
+	Node         string    `json:"node"`
+	Address      string    `json:"address,omitempty"`
+	Rack         string    `json:"rack,omitempty"`
+	InstanceType string    `json:"instance_type,omitempty"`
+	// Disk of the data filesystem (node_filesystem_{size,avail}_bytes{mountpoint="/var/lib/scylla"}, or REST load as fallback).
+	DiskTotalBytes float64 `json:"disk_total_bytes"`
+	DiskUsedBytes  float64 `json:"disk_used_bytes"`
+	DiskAvailBytes float64 `json:"disk_avail_bytes"`
+	// Optional counters and gauges scraped from the node (scylla_* names without the prefix), e.g.
+	// reactor_stalls, tablets_count, streaming_total_incoming_bytes, reactor_utilization.
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	Source  string             `json:"source,omitempty"` // "metrics" | "rest"
+	Error   string             `json:"error,omitempty"`  // set when the node could not be read
+}
+
+// Event types of events.jsonl.
+const (
+	EventRunStart      = "run_start"      // Setup set
+	EventRunEnd        = "run_end"        // Status, Message (reason)
+	EventPhaseStart    = "phase_start"    // Phase: provision, schema, fill, hold, steady_state, nemesis, final_hold, teardown; Name: e.g. "Soft Limit"
+	EventPhaseEnd      = "phase_end"      // Phase, Name
+	EventCycleStart    = "cycle_start"    // Cycle: "Cycle #0", "Cycle #1" ...; Step: nemesis step name ("" for steady state)
+	EventCycleEnd      = "cycle_end"      // Cycle, Step
+	EventDiskSnapshot  = "disk_snapshot"  // Name: "Soft Limit" | "Hard Limit" | "Scale out" | "Final" ...; Disk set
+	EventStepRequested = "step_requested" // Step, Kind (grow|shrink|drain|hook|hold), Mode (serial|parallel), Nodes
+	EventNodesNormal   = "nodes_normal"   // Step, Nodes: the new nodes are UN / left nodes are gone
+	EventDataBalanced  = "data_balanced"  // Step: quiesce_topology returned, no migrations in flight
+	EventLatencyRecov  = "latency_recovered"
+	EventStepEnd       = "step_end"        // Step
+	EventNodeState     = "node_state"      // Node, State (started|joining|normal|leaving|left|down|up|died|removed), Expected
+	EventStall         = "reactor_stalled" // Node, StallMS, Line
+	EventDBError       = "database_error"  // Node, ErrorType, Severity, Line
+	EventProgress      = "progress"        // Phase, Message (what the run is waiting for)
+	EventWarning       = "warning"         // Message
+)
+
+// Event is one line of events.jsonl: the run's timeline.
+type Event struct {
+	Time      time.Time  `json:"time"`
+	Type      string     `json:"type"`
+	Phase     string     `json:"phase,omitempty"`
+	Name      string     `json:"name,omitempty"`
+	Cycle     string     `json:"cycle,omitempty"`
+	Step      string     `json:"step,omitempty"`
+	Kind      string     `json:"kind,omitempty"`
+	Mode      string     `json:"mode,omitempty"`
+	Node      string     `json:"node,omitempty"`
+	Nodes     []string   `json:"nodes,omitempty"`
+	State     string     `json:"state,omitempty"`
+	Expected  bool       `json:"expected,omitempty"`
+	StallMS   float64    `json:"stall_ms,omitempty"`
+	ErrorType string     `json:"error_type,omitempty"` // DATABASE_ERROR, NO_SPACE_ERROR, BAD_ALLOC, BACKTRACE, STARTUP_FAILED ...
+	Severity  string     `json:"severity,omitempty"`   // CRITICAL, ERROR, WARNING, NORMAL
+	Line      string     `json:"line,omitempty"`
+	Message   string     `json:"message,omitempty"`
+	Status    string     `json:"status,omitempty"`
+	Setup     *Setup     `json:"setup,omitempty"`
+	Disk      []NodeDisk `json:"disk,omitempty"`
+}
+
+// Setup describes what was run; it is carried by the run_start event.
+type Setup struct {
+	Scenario        string            `json:"scenario"`
+	Description     string            `json:"description,omitempty"`
+	RunID           string            `json:"run_id"`
+	Backend         string            `json:"backend"`
+	Emulated        bool              `json:"emulated"` // numbers are shapes, not ScyllaDB's absolute figures
+	Flavour         string            `json:"flavour"`  // scylla | cassandra
+	DatabaseVersion string            `json:"database_version,omitempty"`
+	InitialNodes    []NodeInfo        `json:"initial_nodes"`
+	Racks           []string          `json:"racks"`
+	RF              int               `json:"rf"`
+	Tablets         int               `json:"tablets"` // initial tablets, 0 = vnodes
+	FillTargets     []FillTarget      `json:"fill_targets"`
+	WriteRatio      float64           `json:"write_ratio"`
+	ReadRatio       float64           `json:"read_ratio"`
+	RateOpsPerSec   float64           `json:"rate_ops_per_sec"`
+	LoadPercent     float64           `json:"load_percent,omitempty"`
+	CapacityOps     float64           `json:"capacity_ops,omitempty"` // calibrated capacity when load_percent is used
+	ValueSizeBytes  int               `json:"value_size_bytes"`
+	Nemesis         []NemesisInfo     `json:"nemesis"`
+	Thresholds      []Threshold       `json:"thresholds,omitempty"`
+	TimeScale       float64           `json:"time_scale,omitempty"` // local backend: scenario durations were multiplied by this
+	Limitations     []string          `json:"limitations,omitempty"`
+	Extra           map[string]string `json:"extra,omitempty"`
+}
+
+// FillTarget is one fill phase of the dataset.
+type FillTarget struct {
+	Name          string  `json:"name"` // "Soft Limit", "Hard Limit"
+	TargetPercent float64 `json:"target_percent"`
+	HoldSeconds   float64 `json:"hold_seconds"`
+}
+
+// NemesisInfo summarises one nemesis step of the scenario.
+type NemesisInfo struct {
+	Name         string `json:"name"`
+	Kind         string `json:"kind"` // grow | shrink | drain | hold | hook
+	Mode         string `json:"mode,omitempty"`
+	InstanceType string `json:"instance_type,omitempty"`
+	CountPerRack int    `json:"count_per_rack,omitempty"`
+}
+
+// NodeInfo describes one node of the cluster.
+type NodeInfo struct {
+	Name         string  `json:"name"`
+	Address      string  `json:"address"`
+	Rack         string  `json:"rack"`
+	InstanceType string  `json:"instance_type"`
+	VCPUs        int     `json:"vcpus"`
+	DiskBytes    float64 `json:"disk_bytes,omitempty"`
+	AddedBy      string  `json:"added_by,omitempty"` // nemesis step that added it; "" for initial nodes
+}
+
+// NodeDisk is disk usage of one node (or the cluster, Node == "cluster") at one time.
+type NodeDisk struct {
+	Node         string  `json:"node"`
+	Rack         string  `json:"rack,omitempty"`
+	InstanceType string  `json:"instance_type,omitempty"`
+	TotalGB      float64 `json:"total_gb"`
+	UsedGB       float64 `json:"used_gb"`
+	AvailGB      float64 `json:"available_gb"`
+	UsagePercent float64 `json:"usage_percent"`
+}
+
+// Threshold is an SCT fixed_limit-style limit. Metric is one of
+// write_p90_ms, write_p99_ms, read_p90_ms, read_p99_ms (upper limits),
+// write_ops_per_sec, read_ops_per_sec, total_ops_per_sec (floors),
+// or duration_seconds (ceiling; Cycle then names a duration, e.g. "Add new node(s)").
+type Threshold struct {
+	Cycle  string  `json:"cycle"` // "*" for every cycle, "steady_state", "nemesis", or an exact cycle name
+	Metric string  `json:"metric"`
+	Limit  float64 `json:"limit"`
+	Floor  bool    `json:"floor,omitempty"` // true: value must be >= limit; false: value must be <= limit
+}
+
+// Result is result.json.
+type Result struct {
+	FormatVersion int            `json:"format_version"`
+	Status        string         `json:"status"`
+	Reason        string         `json:"reason,omitempty"`
+	StartedAt     time.Time      `json:"started_at"`
+	EndedAt       time.Time      `json:"ended_at"`
+	Setup         Setup          `json:"setup"`
+	Nodes         []NodeInfo     `json:"nodes"`
+	Cycles        []Cycle        `json:"cycles"`
+	Disk          []DiskPhase    `json:"disk_usage"`
+	Durations     []Duration     `json:"durations"`
+	Steps         []StepTiming   `json:"steps"`
+	Stalls        Stalls         `json:"stalls"`
+	Errors        []ErrorSummary `json:"errors"`
+	Verdicts      []Verdict      `json:"thresholds"`
+	Derived       *Derived       `json:"derived,omitempty"`
+}
+
+// Cycle is one measured window: Cycle #0 is steady state, then one per serial
+// grow step or one per parallel batch.
+type Cycle struct {
+	Name         string    `json:"name"`
+	Step         string    `json:"step,omitempty"`
+	Start        time.Time `json:"start"`
+	End          time.Time `json:"end"`
+	DurationS    float64   `json:"duration_seconds"`
+	WriteP90MS   float64   `json:"write_p90_ms"`
+	WriteP99MS   float64   `json:"write_p99_ms"`
+	ReadP90MS    float64   `json:"read_p90_ms"`
+	ReadP99MS    float64   `json:"read_p99_ms"`
+	WriteOpsPerS float64   `json:"write_ops_per_sec"`
+	ReadOpsPerS  float64   `json:"read_ops_per_sec"`
+	Errors       int64     `json:"errors"`
+	Dropped      int64     `json:"dropped"`
+	Stalls       Stalls    `json:"stalls"`
+}
+
+// Stalls counts REACTOR_STALLED events: total and by bucket (a stall counts
+// in every bucket whose threshold it reaches: 10, 20, 30, 50, 100, 200, 1000, 2000 ms).
+type Stalls struct {
+	Total   int64            `json:"total"`
+	Buckets []StallBucket    `json:"buckets"`
+	PerNode map[string]int64 `json:"per_node,omitempty"`
+}
+
+// StallBucket is the count of stalls of at least ThresholdMS.
+type StallBucket struct {
+	ThresholdMS int   `json:"threshold_ms"`
+	Count       int64 `json:"count"`
+}
+
+// StallThresholdsMS are the buckets reports show.
+var StallThresholdsMS = []int{10, 20, 30, 50, 100, 200, 1000, 2000}
+
+// DiskPhase is disk usage per node and for the cluster at a named phase.
+type DiskPhase struct {
+	Phase   string     `json:"phase"`
+	Time    time.Time  `json:"time"`
+	Nodes   []NodeDisk `json:"nodes"`
+	Cluster NodeDisk   `json:"cluster"`
+}
+
+// Duration is a named duration (fill phases, Add new node(s), New node(s) ready, Data balanced, Latency recovered).
+type Duration struct {
+	Name    string    `json:"name"`
+	Step    string    `json:"step,omitempty"`
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	Seconds float64   `json:"seconds"`
+}
+
+// StepTiming is the timeline of one topology step.
+type StepTiming struct {
+	Step        string     `json:"step"`
+	Kind        string     `json:"kind"`
+	Mode        string     `json:"mode,omitempty"`
+	Nodes       []string   `json:"nodes,omitempty"`
+	RequestedAt time.Time  `json:"requested_at"`
+	NormalAt    *time.Time `json:"normal_at,omitempty"`
+	BalancedAt  *time.Time `json:"balanced_at,omitempty"`
+	RecoveredAt *time.Time `json:"recovered_at,omitempty"`
+	EndedAt     *time.Time `json:"ended_at,omitempty"`
+}
+
+// ErrorSummary groups database errors by type and node.
+type ErrorSummary struct {
+	Type     string    `json:"type"`
+	Node     string    `json:"node"`
+	Severity string    `json:"severity"`
+	Count    int64     `json:"count"`
+	First    time.Time `json:"first"`
+	Line     string    `json:"line"` // first line seen
+}
+
+// Verdict is the outcome of one threshold against one cycle or duration.
+type Verdict struct {
+	Threshold Threshold `json:"threshold"`
+	Subject   string    `json:"subject"` // cycle or duration name
+	Value     float64   `json:"value"`
+	Passed    bool      `json:"passed"`
+}
+
+// Derived holds answers a reviewer would otherwise have to compute by hand.
+type Derived struct {
+	ScaleOutSeconds       float64            `json:"scale_out_seconds,omitempty"`
+	Mode                  string             `json:"mode,omitempty"`
+	OpsPerVCPUBefore      float64            `json:"ops_per_vcpu_before,omitempty"`
+	OpsPerVCPUAfter       float64            `json:"ops_per_vcpu_after,omitempty"`
+	DiskBalancePerRackPct map[string]float64 `json:"disk_balance_per_rack_pct,omitempty"`
+}
