@@ -1,0 +1,235 @@
+// Package nemesis changes a running cluster's topology under load — grow,
+// shrink, drain — and runs holds and external hooks, recording for every
+// topology step the moments a report needs: requested, nodes normal, data
+// balanced, latency recovered, ended.
+//
+// The package talks to the cluster through the small Cluster interface so
+// that it is independent of the backend and testable with fakes; the phase
+// runner adapts the cluster package to it.
+package nemesis
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+// Step kinds, as written in scenarios.
+const (
+	KindGrow         = "grow_cluster"
+	KindShrink       = "shrink_cluster"
+	KindDecommission = "decommission"
+	KindDrain        = "drain"
+	KindHold         = "hold"
+	KindHook         = "hook"
+)
+
+// Modes of a topology step.
+const (
+	ModeSerial   = "serial"
+	ModeParallel = "parallel"
+)
+
+// Node is what a step needs to know of a cluster node.
+type Node struct {
+	Name         string
+	Rack         string
+	InstanceType string
+	Address      string
+	// Seq is the creation order: larger is newer (shrink removes newest first).
+	Seq int
+}
+
+// Load is what a node still holds; drain polls it until nothing is left.
+type Load struct {
+	Bytes   float64
+	Tablets int
+}
+
+// Empty reports whether nothing is left on the node.
+func (l Load) Empty() bool { return l.Bytes <= 0 && l.Tablets <= 0 }
+
+// Cluster is the part of a running cluster the nemesis acts on.
+type Cluster interface {
+	// Nodes lists the current members (normal or joining), oldest first.
+	Nodes() []Node
+	// AddNodes starts new nodes that join the cluster; it returns once they
+	// are started, not necessarily normal.
+	AddNodes(ctx context.Context, step string, specs []provision.NodeSpec) ([]Node, error)
+	// WaitNormal returns when every given node is up and normal (UN).
+	WaitNormal(ctx context.Context, nodes []Node) error
+	// Decommission asks a node to leave and returns when it has left.
+	Decommission(ctx context.Context, n Node) error
+	// Remove releases a node that has left (stops the process, frees resources).
+	Remove(ctx context.Context, n Node) error
+	// Quiesce returns when no topology work or tablet migration is in flight.
+	Quiesce(ctx context.Context) error
+	// Load reports what a node still holds.
+	Load(ctx context.Context, n Node) (Load, error)
+	// ExpectDeath announces that a node is about to stop on purpose.
+	ExpectDeath(n Node)
+}
+
+// Step is one nemesis step, already resolved from the scenario.
+type Step struct {
+	Name         string
+	Kind         string
+	Mode         string   // serial | parallel (topology steps)
+	Racks        []string // grow: racks to add to (every rack when empty)
+	InstanceType string   // grow: instance type of the new nodes
+	CountPerRack int      // grow/shrink/drain: nodes per rack
+	Count        int      // shrink/drain: total nodes, when not per rack
+	Nodes        []string // drain/decommission: explicit node names
+	Duration     time.Duration
+	// Hook.
+	Command []string
+	HookEnv map[string]string
+	// Timeouts overrides the derived timeouts per wait (WaitJoin, WaitBalance ...).
+	Timeouts map[string]Timeout
+	// PollInterval is how often drain progress is polled (default 2 s).
+	PollInterval time.Duration
+}
+
+// Info summarises the step for the run_start setup.
+func (s Step) Info() results.NemesisInfo {
+	return results.NemesisInfo{Name: s.Name, Kind: ShortKind(s.Kind), Mode: s.Mode, InstanceType: s.InstanceType, CountPerRack: s.CountPerRack}
+}
+
+// IsTopology reports whether the step changes the cluster's membership.
+func (s Step) IsTopology() bool {
+	switch s.Kind {
+	case KindGrow, KindShrink, KindDecommission, KindDrain:
+		return true
+	}
+	return false
+}
+
+// ShortKind maps a scenario kind to the event Kind (grow|shrink|drain|hold|hook).
+func ShortKind(kind string) string {
+	switch kind {
+	case KindGrow:
+		return "grow"
+	case KindShrink, KindDecommission:
+		return "shrink"
+	case KindDrain:
+		return "drain"
+	case KindHold:
+		return "hold"
+	case KindHook:
+		return "hook"
+	}
+	return kind
+}
+
+// Env is what steps share: the cluster, the event sink and the clocks.
+type Env struct {
+	Cluster Cluster
+	Emit    func(results.Event)
+	Logf    func(format string, args ...any)
+	// Progress reports what the run is waiting for (terminal and progress events).
+	Progress func(phase, msg string)
+	Cycles   *Cycles
+	Recovery *Recovery // nil: latency_recovered is not awaited
+	Timeouts Policy
+	LogDir   string // hook output goes to LogDir/hooks
+	Now      func() time.Time
+}
+
+func (e *Env) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+func (e *Env) emit(ev results.Event) {
+	if ev.Time.IsZero() {
+		ev.Time = e.now()
+	}
+	if e.Emit != nil {
+		e.Emit(ev)
+	}
+}
+
+func (e *Env) logf(format string, args ...any) {
+	if e.Logf != nil {
+		e.Logf(format, args...)
+	}
+}
+
+func (e *Env) progress(msg string) {
+	if e.Progress != nil {
+		e.Progress("nemesis", msg)
+	}
+}
+
+func (e *Env) warn(msg string) {
+	e.logf("warning: %s", msg)
+	e.emit(results.Event{Type: results.EventWarning, Phase: "nemesis", Message: msg})
+}
+
+// Run executes one step. A topology step produces one cycle per serial
+// operation or one for a parallel batch.
+func Run(ctx context.Context, env *Env, s Step) error {
+	if env.Cycles == nil {
+		env.Cycles = &Cycles{}
+	}
+	var err error
+	switch s.Kind {
+	case KindGrow:
+		err = runGrow(ctx, env, s)
+	case KindShrink, KindDecommission:
+		err = runShrink(ctx, env, s, false)
+	case KindDrain:
+		err = runShrink(ctx, env, s, true)
+	case KindHold:
+		err = runHold(ctx, env, s)
+	case KindHook:
+		err = runHook(ctx, env, s)
+	default:
+		err = fmt.Errorf("unknown nemesis kind %q", s.Kind)
+	}
+	if err != nil {
+		return fmt.Errorf("nemesis step %q (%s): %w", s.Name, s.Kind, err)
+	}
+	return nil
+}
+
+func runHold(ctx context.Context, env *Env, s Step) error {
+	cyc := env.Cycles.Start(env, s.Name)
+	defer env.Cycles.End(env, cyc, s.Name)
+	env.emit(results.Event{Type: results.EventStepRequested, Step: s.Name, Cycle: cyc, Kind: "hold"})
+	err := sleepCountdown(ctx, env, s.Duration, fmt.Sprintf("%s: holding", s.Name))
+	env.emit(results.Event{Type: results.EventStepEnd, Step: s.Name, Cycle: cyc, Kind: "hold"})
+	return err
+}
+
+// sleepCountdown waits d, reporting the time left every few seconds.
+func sleepCountdown(ctx context.Context, env *Env, d time.Duration, what string) error {
+	if d <= 0 {
+		return nil
+	}
+	end := time.Now().Add(d)
+	every := 10 * time.Second
+	if d < time.Minute {
+		every = 5 * time.Second
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	env.progress(fmt.Sprintf("%s, %s left", what, d.Round(time.Second)))
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+			return nil
+		case <-tick.C:
+			env.progress(fmt.Sprintf("%s, %s left", what, time.Until(end).Round(time.Second)))
+		}
+	}
+}

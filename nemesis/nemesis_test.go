@@ -1,0 +1,411 @@
+package nemesis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+type fakeCluster struct {
+	mu       sync.Mutex
+	nodes    []Node
+	seq      int
+	expected []string
+	removed  []string
+	load     map[string]int // polls left before a drained node is empty
+	failAdd  error
+	joinWait time.Duration
+}
+
+func newFake(racks ...string) *fakeCluster {
+	f := &fakeCluster{load: map[string]int{}}
+	for _, r := range racks {
+		f.add(r, "i4i.large")
+	}
+	return f
+}
+
+func (f *fakeCluster) add(rack, it string) Node {
+	f.seq++
+	n := Node{Name: fmt.Sprintf("node-%d", f.seq), Rack: rack, InstanceType: it, Address: fmt.Sprintf("127.0.5.%d", f.seq), Seq: f.seq}
+	f.nodes = append(f.nodes, n)
+	return n
+}
+
+func (f *fakeCluster) Nodes() []Node {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Node(nil), f.nodes...)
+}
+
+func (f *fakeCluster) AddNodes(ctx context.Context, step string, specs []provision.NodeSpec) ([]Node, error) {
+	if f.failAdd != nil {
+		return nil, f.failAdd
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Node
+	for _, s := range specs {
+		out = append(out, f.add(s.Rack, s.InstanceType))
+	}
+	return out, nil
+}
+
+func (f *fakeCluster) WaitNormal(ctx context.Context, nodes []Node) error {
+	select {
+	case <-time.After(f.joinWait):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (f *fakeCluster) Decommission(ctx context.Context, n Node) error {
+	for {
+		f.mu.Lock()
+		left := f.load[n.Name]
+		f.mu.Unlock()
+		if left <= 0 {
+			break
+		}
+		select {
+		case <-time.After(5 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func (f *fakeCluster) Remove(ctx context.Context, n Node) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, m := range f.nodes {
+		if m.Name == n.Name {
+			f.nodes = append(f.nodes[:i], f.nodes[i+1:]...)
+			break
+		}
+	}
+	f.removed = append(f.removed, n.Name)
+	return nil
+}
+
+func (f *fakeCluster) Quiesce(ctx context.Context) error { return nil }
+
+func (f *fakeCluster) Load(ctx context.Context, n Node) (Load, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	left := f.load[n.Name]
+	if left > 0 {
+		f.load[n.Name] = left - 1
+	}
+	return Load{Bytes: float64(left) * 1e6, Tablets: left}, nil
+}
+
+func (f *fakeCluster) ExpectDeath(n Node) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.expected = append(f.expected, n.Name)
+}
+
+type recorder struct {
+	mu     sync.Mutex
+	events []results.Event
+	logs   []string
+}
+
+func (r *recorder) emit(e results.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *recorder) types() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.events {
+		if e.Type == results.EventProgress || e.Type == results.EventNodeState {
+			continue
+		}
+		s := e.Type
+		if e.Cycle != "" {
+			s += "(" + e.Cycle + ")"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func newEnv(c Cluster, r *recorder) *Env {
+	return &Env{
+		Cluster: c,
+		Emit:    r.emit,
+		Logf: func(f string, a ...any) {
+			r.mu.Lock()
+			r.logs = append(r.logs, fmt.Sprintf(f, a...))
+			r.mu.Unlock()
+		},
+		Cycles:   &Cycles{next: 1},
+		Timeouts: Policy{Base: 5 * time.Second},
+	}
+}
+
+func TestGrowSerialOneCyclePerNode(t *testing.T) {
+	c := newFake("rack1", "rack2", "rack3")
+	r := &recorder{}
+	env := newEnv(c, r)
+	err := Run(context.Background(), env, Step{Name: "grow", Kind: KindGrow, Mode: ModeSerial, InstanceType: "i4i.4xlarge", CountPerRack: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(r.types(), " ")
+	var want []string
+	for i := 1; i <= 3; i++ {
+		c := fmt.Sprintf("(Cycle #%d)", i)
+		want = append(want, "cycle_start"+c, "step_requested"+c, "nodes_normal"+c, "data_balanced"+c, "step_end"+c, "cycle_end"+c)
+	}
+	if got != strings.Join(want, " ") {
+		t.Fatalf("events:\n got %s\nwant %s", got, strings.Join(want, " "))
+	}
+	nodes := c.Nodes()
+	if len(nodes) != 6 || nodes[3].Rack != "rack1" || nodes[5].Rack != "rack3" || nodes[4].InstanceType != "i4i.4xlarge" {
+		t.Fatalf("nodes after grow: %+v", nodes)
+	}
+}
+
+func TestGrowParallelOneCycle(t *testing.T) {
+	c := newFake("a", "b", "c")
+	r := &recorder{}
+	env := newEnv(c, r)
+	if err := Run(context.Background(), env, Step{Name: "grow", Kind: KindGrow, Mode: ModeParallel, InstanceType: "i4i.xlarge", CountPerRack: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if env.Cycles.Count() != 2 {
+		t.Fatalf("cycles: %d, want 1 nemesis cycle after #0", env.Cycles.Count())
+	}
+	for _, e := range r.events {
+		if e.Type == results.EventNodesNormal && len(e.Nodes) != 6 {
+			t.Fatalf("nodes_normal names %v, want 6", e.Nodes)
+		}
+	}
+}
+
+func TestShrinkNewestFirstAndExpected(t *testing.T) {
+	c := newFake("a", "b", "c", "a", "b", "c")
+	r := &recorder{}
+	env := newEnv(c, r)
+	if err := Run(context.Background(), env, Step{Name: "shrink", Kind: KindShrink, CountPerRack: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.removed, ","); got != "node-6,node-5,node-4" {
+		t.Fatalf("removed %s, want newest first", got)
+	}
+	if got := strings.Join(c.expected, ","); got != "node-6,node-5,node-4" {
+		t.Fatalf("expected deaths %s", got)
+	}
+	if env.Cycles.Count() != 4 {
+		t.Fatalf("cycles %d", env.Cycles.Count())
+	}
+}
+
+func TestShrinkRefusesEverything(t *testing.T) {
+	c := newFake("a", "b")
+	if _, err := ShrinkTargets(Step{Count: 2}, c.Nodes()); err == nil {
+		t.Fatal("removing every node should fail")
+	}
+	if _, err := ShrinkTargets(Step{Nodes: []string{"node-9"}}, c.Nodes()); err == nil {
+		t.Fatal("unknown node should fail")
+	}
+}
+
+func TestDrainPollsUntilEmpty(t *testing.T) {
+	c := newFake("a", "b", "c", "a")
+	c.load["node-4"] = 4
+	r := &recorder{}
+	env := newEnv(c, r)
+	err := Run(context.Background(), env, Step{Name: "drain", Kind: KindDrain, Nodes: []string{"node-4"}, PollInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	polls := 0
+	for _, l := range r.logs {
+		if strings.Contains(l, "drain progress") {
+			polls++
+		}
+	}
+	if polls < 3 {
+		t.Fatalf("want one log line per poll, got %d: %v", polls, r.logs)
+	}
+	if len(c.Nodes()) != 3 || c.removed[0] != "node-4" {
+		t.Fatalf("node-4 not removed: %v", c.Nodes())
+	}
+}
+
+func TestGrowFailureFailsStep(t *testing.T) {
+	c := newFake("a")
+	c.failAdd = errors.New("init - Startup failed: boom")
+	r := &recorder{}
+	env := newEnv(c, r)
+	err := Run(context.Background(), env, Step{Name: "grow", Kind: KindGrow, InstanceType: "x"})
+	if err == nil || !strings.Contains(err.Error(), "Startup failed") {
+		t.Fatalf("err = %v", err)
+	}
+	ts := r.types()
+	if ts[len(ts)-1] != "cycle_end(Cycle #1)" {
+		t.Fatalf("cycle must be closed on failure: %v", ts)
+	}
+}
+
+func TestHardTimeoutFailsSoftWarns(t *testing.T) {
+	c := newFake("a")
+	c.joinWait = time.Hour
+	r := &recorder{}
+	env := newEnv(c, r)
+	s := Step{Name: "grow", Kind: KindGrow, InstanceType: "x", Timeouts: map[string]Timeout{WaitJoin: {Soft: 20 * time.Millisecond, Hard: 80 * time.Millisecond}}}
+	start := time.Now()
+	err := Run(context.Background(), env, s)
+	if !errors.Is(err, ErrHardTimeout) {
+		t.Fatalf("err = %v, want hard timeout", err)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Fatalf("took %s", time.Since(start))
+	}
+	warned := false
+	for _, e := range r.events {
+		if e.Type == results.EventWarning && strings.Contains(e.Message, "soft timeout") {
+			warned = true
+		}
+	}
+	if !warned {
+		t.Fatal("no soft-timeout warning")
+	}
+}
+
+func TestPolicyDerive(t *testing.T) {
+	p := Policy{Base: time.Minute, StreamBytesPerSec: 100e6}
+	got := p.Derive(60e9) // 600 s of streaming
+	if got.Soft != time.Minute+1200*time.Second || got.Hard != 3*got.Soft {
+		t.Fatalf("derive: %+v", got)
+	}
+	small := p.Derive(0)
+	if small.Soft != time.Minute {
+		t.Fatalf("derive(0): %+v", small)
+	}
+	p.Overrides = map[string]Timeout{WaitJoin: {Hard: time.Second}}
+	o := p.For(WaitJoin, 60e9, map[string]Timeout{WaitJoin: {Soft: 2 * time.Second}})
+	if o.Soft != 2*time.Second || o.Hard != 2*time.Second {
+		t.Fatalf("override: %+v (hard is raised to soft)", o)
+	}
+}
+
+func rec(op string, start time.Time, p99 float64, count int64) results.LatencyRecord {
+	h := hdrhistogram.New(1, 60_000_000, 3)
+	for i := int64(0); i < count; i++ {
+		_ = h.RecordValue(int64(p99 * 1000))
+	}
+	enc, _ := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	return results.LatencyRecord{Start: start, End: start.Add(time.Second), Op: op, Count: count, Response: results.Summary{P99: p99}, ResponseHDR: string(enc)}
+}
+
+func TestRecoveryDetection(t *testing.T) {
+	r := NewRecovery(nil)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r.StartBaseline()
+	for i := 0; i < 5; i++ {
+		r.Observe(rec(results.OpWrite, t0.Add(time.Duration(i)*time.Second), 2, 100))
+		r.Observe(rec(results.OpRead, t0.Add(time.Duration(i)*time.Second), 4, 100))
+	}
+	r.EndBaseline()
+	tg := r.Targets()
+	if tg[results.OpWrite] < 2.9 || tg[results.OpWrite] > 3.1 || tg[results.OpRead] < 5.9 || tg[results.OpRead] > 6.1 {
+		t.Fatalf("targets %v, want 1.5x baseline", tg)
+	}
+	since := t0.Add(10 * time.Second)
+	// Disturbed intervals, then one where only writes recovered, then both.
+	r.Observe(rec(results.OpWrite, since, 50, 100))
+	r.Observe(rec(results.OpRead, since, 80, 100))
+	r.Observe(rec(results.OpWrite, since.Add(time.Second), 2.5, 100))
+	r.Observe(rec(results.OpRead, since.Add(time.Second), 20, 100))
+	if _, ok := r.Check(since); ok {
+		t.Fatal("recovered too early")
+	}
+	r.Observe(rec(results.OpWrite, since.Add(2*time.Second), 2.5, 100))
+	if _, ok := r.Check(since); ok {
+		t.Fatal("an interval missing its read record is not complete")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	go r.Observe(rec(results.OpRead, since.Add(2*time.Second), 5, 100))
+	at, err := r.Wait(ctx, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !at.Equal(since.Add(3 * time.Second)) {
+		t.Fatalf("recovered at %s, want end of third interval", at)
+	}
+}
+
+func TestRecoveryThresholdAndErrors(t *testing.T) {
+	r := NewRecovery(ThresholdsFrom([]results.Threshold{
+		{Cycle: "steady_state", Metric: "write_p99_ms", Limit: 10},
+		{Cycle: "Cycle #3", Metric: "write_p99_ms", Limit: 1},
+	}))
+	t0 := time.Now()
+	r.StartBaseline()
+	r.Observe(rec(results.OpWrite, t0, 1, 10))
+	r.EndBaseline()
+	if got := r.Targets()[results.OpWrite]; got != 10 {
+		t.Fatalf("target %v, want the threshold 10", got)
+	}
+	bad := rec(results.OpWrite, t0.Add(time.Second), 5, 10)
+	bad.Errors = map[string]int64{"timeout": 5}
+	r.Observe(bad)
+	r.Observe(rec(results.OpWrite, t0.Add(2*time.Second), 1, 10)) // completes the bad interval
+	at, ok := r.Check(t0.Add(time.Second))
+	if !ok || !at.Equal(t0.Add(3*time.Second)) {
+		t.Fatalf("errors must keep an interval unrecovered: %v %v", at, ok)
+	}
+}
+
+func TestHookCapturesOutputAndTimesOut(t *testing.T) {
+	dir := t.TempDir()
+	c := newFake("a")
+	r := &recorder{}
+	env := newEnv(c, r)
+	env.LogDir = dir
+	err := Run(context.Background(), env, Step{Name: "say", Kind: KindHook, Command: []string{"sh", "-c", "echo hello $GREETING on $ELASTICITY_NODES"}, HookEnv: map[string]string{"GREETING": "there"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "hooks", "say.log"))
+	if !strings.Contains(string(b), "hello there on node-1") {
+		t.Fatalf("hook log: %q", b)
+	}
+	start := time.Now()
+	err = Run(context.Background(), env, Step{Name: "slow", Kind: KindHook, Command: []string{"sleep", "30"}, Duration: 200 * time.Millisecond})
+	if err == nil || time.Since(start) > 5*time.Second {
+		t.Fatalf("slow hook: err=%v after %s", err, time.Since(start))
+	}
+}
+
+func TestHoldCountsDown(t *testing.T) {
+	r := &recorder{}
+	env := newEnv(newFake("a"), r)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Run(ctx, env, Step{Name: "h", Kind: KindHold, Duration: time.Hour}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("hold must stop on cancel: %v", err)
+	}
+}
