@@ -1,0 +1,659 @@
+// Package cluster is the handle on a running cluster: its members (address,
+// rack, instance type, state), readiness checks through the database's own
+// interfaces (REST, CQL), and topology changes (grow, decommission, remove)
+// on top of a provision.Provider.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/cluster/scyllarest"
+	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+// Node states, as carried by node_state events.
+const (
+	StateStarted = "started" // process/instance started, not yet part of the cluster
+	StateJoining = "joining"
+	StateNormal  = "normal" // UN in every live node's view
+	StateLeaving = "leaving"
+	StateLeft    = "left" // gone from the others' host lists
+	StateRemoved = "removed"
+	StateDown    = "down" // stopped, killed, paused or failed to start
+)
+
+// Defaults for Options.
+const (
+	DefaultNodeReadyTimeout = 10 * time.Minute
+	DefaultPollInterval     = time.Second
+	progressEvery           = 5 * time.Second
+)
+
+// Options tune a Cluster. Every field is optional.
+type Options struct {
+	// NodeReadyTimeout bounds every wait on nodes (ready, gone).
+	NodeReadyTimeout time.Duration
+	// Logf receives progress lines (what is being waited for).
+	Logf func(format string, args ...any)
+	// Emit receives node_state events.
+	Emit func(results.Event)
+	// PollInterval is the pause between two readiness checks.
+	PollInterval time.Duration
+}
+
+// Node is a member of the cluster.
+type Node struct {
+	provision.Node
+	HostID    string
+	VCPUs     int
+	DiskBytes float64 // the instance type's local storage, in bytes
+	AddedBy   string  // nemesis step that added it; "" for initial nodes
+	State     string  // one of the State* constants; read it with Cluster.State when racing with changes
+}
+
+// Info is the node as results describe it.
+func (n *Node) Info() results.NodeInfo {
+	return results.NodeInfo{Name: n.Name, Address: n.Address, Rack: n.Rack, InstanceType: n.InstanceType,
+		VCPUs: n.VCPUs, DiskBytes: n.DiskBytes, AddedBy: n.AddedBy}
+}
+
+// ProcessChecker is an optional provider capability (the local backend has
+// it): tell whether a node's process has exited, so that waits fail at once
+// instead of timing out.
+type ProcessChecker interface {
+	NodeExited(name string) (exited bool, err error)
+}
+
+// Cluster is the handle on a running cluster. It is safe for concurrent use.
+type Cluster struct {
+	p    provision.Provider
+	opts Options
+
+	mu      sync.Mutex
+	members []*Node // oldest first
+	admins  map[string]*scyllarest.Client
+	probes  map[string]*scyllarest.Client
+}
+
+// New returns a handle on the cluster that p will create.
+func New(p provision.Provider, opts Options) *Cluster {
+	if opts.NodeReadyTimeout <= 0 {
+		opts.NodeReadyTimeout = DefaultNodeReadyTimeout
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	if opts.Emit == nil {
+		opts.Emit = func(results.Event) {}
+	}
+	return &Cluster{p: p, opts: opts, admins: map[string]*scyllarest.Client{}, probes: map[string]*scyllarest.Client{}}
+}
+
+// Provider is the backend the cluster runs on.
+func (c *Cluster) Provider() provision.Provider { return c.p }
+
+// Create starts the initial nodes and waits until every one is ready.
+func (c *Cluster) Create(ctx context.Context, spec provision.ClusterSpec) error {
+	pn, err := c.p.Create(ctx, spec)
+	added := c.addMembers(pn, "")
+	if err != nil {
+		return fmt.Errorf("creating the cluster on %s: %w", c.p.Name(), err)
+	}
+	if len(added) == 0 {
+		return fmt.Errorf("creating the cluster on %s: no node was created", c.p.Name())
+	}
+	if err := c.WaitReady(ctx, added); err != nil {
+		return fmt.Errorf("waiting for the initial nodes: %w", err)
+	}
+	return nil
+}
+
+// Grow adds nodes and waits until they are joined and normal in every live
+// node's view. Serial or parallel growth is the caller's choice: call it once
+// per node or once with all specs. On error the nodes that were started are
+// returned too (state down unless they became normal), so the caller can Drop them.
+func (c *Cluster) Grow(ctx context.Context, step string, specs []provision.NodeSpec) ([]*Node, error) {
+	pn, err := c.p.AddNodes(ctx, specs)
+	added := c.addMembers(pn, step)
+	if err != nil {
+		c.markDown(added)
+		return added, fmt.Errorf("adding %d node(s) for %s: %w", len(specs), stepName(step), err)
+	}
+	for _, n := range added {
+		c.SetState(n, StateJoining)
+	}
+	if err := c.WaitReady(ctx, added); err != nil {
+		c.markDown(added)
+		return added, fmt.Errorf("%s: %w", stepName(step), err)
+	}
+	return added, nil
+}
+
+func stepName(step string) string {
+	if step == "" {
+		return "grow"
+	}
+	return "step " + step
+}
+
+func (c *Cluster) addMembers(pn []provision.Node, step string) []*Node {
+	out := make([]*Node, 0, len(pn))
+	for _, p := range pn {
+		n := &Node{Node: p, AddedBy: step, State: StateStarted}
+		if it, err := provision.LookupInstanceType(p.InstanceType); err == nil {
+			n.VCPUs = it.VCPUs
+			n.DiskBytes = it.StorageGB * 1e9
+		}
+		out = append(out, n)
+	}
+	c.mu.Lock()
+	c.members = append(c.members, out...)
+	c.mu.Unlock()
+	for _, n := range out {
+		c.emitState(n, StateStarted, "")
+	}
+	return out
+}
+
+func (c *Cluster) markDown(nodes []*Node) {
+	for _, n := range nodes {
+		if c.State(n) != StateNormal {
+			c.SetState(n, StateDown)
+		}
+	}
+}
+
+// WaitReady waits until every node is ready: REST operation_mode NORMAL on
+// the node, the node UN in every live node's view (live, neither joining nor
+// leaving), its CQL port answering and native transport on. Nodes that
+// become ready are marked normal (node_state event) and get their host id.
+func (c *Cluster) WaitReady(ctx context.Context, nodes []*Node) error {
+	if len(nodes) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.NodeReadyTimeout)
+	defer cancel()
+	start := time.Now()
+	lastLog := start
+	pending := slices.Clone(nodes)
+	reasons := map[string]string{}
+	for {
+		views := c.views(ctx, pending)
+		var still []*Node
+		for _, n := range pending {
+			if why := c.notReady(ctx, n, views); why != "" {
+				reasons[n.Name] = why
+				still = append(still, n)
+				continue
+			}
+			delete(reasons, n.Name)
+			c.becameNormal(ctx, n)
+		}
+		pending = still
+		if len(pending) == 0 {
+			return nil
+		}
+		if err := c.checkExited(pending); err != nil {
+			return err
+		}
+		if time.Since(lastLog) >= progressEvery {
+			lastLog = time.Now()
+			c.opts.Logf("waiting %s for %d node(s) to be ready: %s", time.Since(start).Round(time.Second), len(pending), describe(pending, reasons))
+		}
+		t := time.NewTimer(c.opts.PollInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("node(s) not ready after %s (%v): %s", time.Since(start).Round(time.Second), ctx.Err(), describe(pending, reasons))
+		case <-t.C:
+		}
+	}
+}
+
+func describe(nodes []*Node, reasons map[string]string) string {
+	parts := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		parts = append(parts, fmt.Sprintf("%s (%s): %s", n.Name, n.Address, reasons[n.Name]))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// view is what one node reports about the others.
+type view struct {
+	live, joining, leaving map[string]bool
+	err                    error
+}
+
+// views asks every node that should have an opinion: the normal members and
+// the nodes being waited for.
+func (c *Cluster) views(ctx context.Context, waiting []*Node) map[string]*view {
+	observers := c.membersIn(StateNormal)
+	for _, n := range waiting {
+		if !slices.Contains(observers, n) {
+			observers = append(observers, n)
+		}
+	}
+	out := make(map[string]*view, len(observers))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, o := range observers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := &view{}
+			cl := c.probe(o)
+			var live, joining, leaving []string
+			live, v.err = cl.Live(ctx)
+			if v.err == nil {
+				joining, v.err = cl.Joining(ctx)
+			}
+			if v.err == nil {
+				leaving, v.err = cl.Leaving(ctx)
+			}
+			v.live, v.joining, v.leaving = set(live), set(joining), set(leaving)
+			mu.Lock()
+			out[o.Name] = v
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func set(l []string) map[string]bool {
+	m := make(map[string]bool, len(l))
+	for _, s := range l {
+		m[s] = true
+	}
+	return m
+}
+
+// notReady returns why n is not ready, or "".
+func (c *Cluster) notReady(ctx context.Context, n *Node, views map[string]*view) string {
+	cl := c.probe(n)
+	mode, err := cl.OperationMode(ctx)
+	if err != nil {
+		return "REST: " + err.Error()
+	}
+	if mode != "NORMAL" {
+		return "operation_mode " + mode
+	}
+	own := views[n.Name]
+	for name, v := range views {
+		if v.err != nil {
+			// A member that does not answer has no opinion if n itself sees it down.
+			if own != nil && own.err == nil && !own.live[c.addressOf(name)] {
+				continue
+			}
+			return fmt.Sprintf("no view from %s: %v", name, v.err)
+		}
+		switch {
+		case !v.live[n.Address]:
+			return "not live in " + name + "'s view"
+		case v.joining[n.Address]:
+			return "joining in " + name + "'s view"
+		case v.leaving[n.Address]:
+			return "leaving in " + name + "'s view"
+		}
+	}
+	if on, err := cl.NativeTransportRunning(ctx); err != nil {
+		return "native_transport: " + err.Error()
+	} else if !on {
+		return "native transport not running"
+	}
+	if err := PingCQL(ctx, n.Address, n.CQLPort, 3*time.Second); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+func (c *Cluster) addressOf(name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.members {
+		if m.Name == name {
+			return m.Address
+		}
+	}
+	return ""
+}
+
+func (c *Cluster) becameNormal(ctx context.Context, n *Node) {
+	if n.HostID == "" {
+		if id, err := c.probe(n).HostID(ctx); err == nil {
+			c.mu.Lock()
+			n.HostID = id
+			c.mu.Unlock()
+		} else {
+			c.opts.Logf("%s is ready but its host id could not be read: %v", n.Name, err)
+		}
+	}
+	if c.State(n) != StateNormal {
+		c.SetState(n, StateNormal)
+	}
+}
+
+// checkExited fails when the provider knows a waited-for process has ended.
+func (c *Cluster) checkExited(nodes []*Node) error {
+	pc, ok := c.p.(ProcessChecker)
+	if !ok {
+		return nil
+	}
+	for _, n := range nodes {
+		exited, err := pc.NodeExited(n.Name)
+		if !exited {
+			continue
+		}
+		msg := fmt.Sprintf("%s (%s) exited while waiting for it to be ready", n.Name, n.Address)
+		if err != nil {
+			msg += ": " + err.Error()
+		}
+		if line := LastErrorLine(n.LogPath); line != "" {
+			msg += "; its log says: " + line
+		}
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// LastErrorLine returns the last "Startup failed" or ERROR line of the end
+// of a log file, or "".
+func LastErrorLine(path string) string {
+	if path == "" {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const tail = 64 << 10
+	if st, err := f.Stat(); err == nil && st.Size() > tail {
+		_, _ = f.Seek(st.Size()-tail, 0)
+	}
+	buf := make([]byte, tail)
+	k, _ := f.Read(buf)
+	lines := strings.Split(string(buf[:k]), "\n")
+	var lastErr string
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if strings.Contains(l, "Startup failed") {
+			return l
+		}
+		if lastErr == "" && strings.HasPrefix(l, "ERROR") {
+			lastErr = l
+		}
+	}
+	return lastErr
+}
+
+// Decommission asks n to leave (POST decommission on n), waits until it is
+// gone from the other nodes' host lists, then releases it with the
+// provider's RemoveNode.
+func (c *Cluster) Decommission(ctx context.Context, n *Node) error {
+	c.SetState(n, StateLeaving)
+	if err := c.Admin(n).Decommission(ctx); err != nil {
+		// ScyllaDB may drop the connection as the node shuts its API down;
+		// only an answer from the node is a failure.
+		if !scyllarest.IsConnectionError(err) || ctx.Err() != nil {
+			c.SetState(n, StateNormal)
+			return fmt.Errorf("decommissioning %s (%s): %w", n.Name, n.Address, err)
+		}
+		c.opts.Logf("decommission of %s: connection ended (%v); checking the other nodes", n.Name, err)
+	}
+	if err := c.waitGone(ctx, n); err != nil {
+		return fmt.Errorf("decommissioning %s: %w", n.Name, err)
+	}
+	c.SetState(n, StateLeft)
+	return c.release(ctx, n)
+}
+
+// RemoveDead removes a dead node through a live one (POST remove_node with
+// its host id), waits until it is gone, then releases it with the provider.
+func (c *Cluster) RemoveDead(ctx context.Context, n *Node) error {
+	var lastErr error
+	for _, o := range c.membersIn(StateNormal) {
+		if o == n {
+			continue
+		}
+		id := n.HostID
+		if id == "" {
+			ids, err := c.Admin(o).HostIDs(ctx)
+			if err != nil {
+				lastErr = err
+				continue
+			}
+			id = ids[n.Address]
+			if id == "" {
+				return fmt.Errorf("removing %s: %s does not know its host id", n.Name, o.Name)
+			}
+		}
+		err := c.Admin(o).RemoveNode(ctx, id)
+		if scyllarest.IsConnectionError(err) && ctx.Err() == nil {
+			lastErr = err
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("removing %s (host id %s) through %s: %w", n.Name, id, o.Name, err)
+		}
+		c.SetState(n, StateLeft)
+		if err := c.waitGone(ctx, n); err != nil {
+			return fmt.Errorf("removing %s: %w", n.Name, err)
+		}
+		return c.release(ctx, n)
+	}
+	return fmt.Errorf("removing %s: no live node answered: %v", n.Name, lastErr)
+}
+
+// Drop releases a node the cluster no longer has (e.g. one that failed to
+// join) with the provider's RemoveNode, and forgets it.
+func (c *Cluster) Drop(ctx context.Context, n *Node) error { return c.release(ctx, n) }
+
+func (c *Cluster) release(ctx context.Context, n *Node) error {
+	err := c.p.RemoveNode(ctx, n.Node)
+	c.mu.Lock()
+	c.members = slices.DeleteFunc(c.members, func(m *Node) bool { return m == n })
+	delete(c.admins, n.Name)
+	delete(c.probes, n.Name)
+	c.mu.Unlock()
+	c.SetState(n, StateRemoved)
+	if err != nil {
+		return fmt.Errorf("releasing %s on %s: %w", n.Name, c.p.Name(), err)
+	}
+	return nil
+}
+
+// waitGone waits until no other member lists n in its host ids, live or leaving lists.
+func (c *Cluster) waitGone(ctx context.Context, n *Node) error {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.NodeReadyTimeout)
+	defer cancel()
+	start, lastLog := time.Now(), time.Now()
+	for {
+		why := ""
+		answered := 0
+		for _, o := range c.membersIn(StateNormal) {
+			if o == n {
+				continue
+			}
+			cl := c.probe(o)
+			ids, err := cl.HostIDs(ctx)
+			if err != nil {
+				why = fmt.Sprintf("%s: %v", o.Name, err)
+				continue
+			}
+			answered++
+			leaving, err := cl.Leaving(ctx)
+			if err != nil {
+				why = fmt.Sprintf("%s: %v", o.Name, err)
+				continue
+			}
+			if _, ok := ids[n.Address]; ok {
+				why = "still in " + o.Name + "'s host ids"
+				break
+			}
+			if slices.Contains(leaving, n.Address) {
+				why = "still leaving in " + o.Name + "'s view"
+				break
+			}
+		}
+		if why == "" && answered > 0 {
+			return nil
+		}
+		if answered == 0 && why == "" {
+			why = "no other live node to ask"
+		}
+		if time.Since(lastLog) >= progressEvery {
+			lastLog = time.Now()
+			c.opts.Logf("waiting %s for %s (%s) to leave: %s", time.Since(start).Round(time.Second), n.Name, n.Address, why)
+		}
+		t := time.NewTimer(c.opts.PollInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%s (%s) not gone after %s (%v): %s", n.Name, n.Address, time.Since(start).Round(time.Second), ctx.Err(), why)
+		case <-t.C:
+		}
+	}
+}
+
+// Quiesce blocks until topology work (joins, leaves, tablet migrations) is
+// done: quiesce_topology on a live node.
+func (c *Cluster) Quiesce(ctx context.Context) error {
+	return c.onLive(ctx, "quiescing topology", func(cl *scyllarest.Client) error { return cl.QuiesceTopology(ctx) })
+}
+
+// SetBalancing turns the tablet load balancer on or off.
+func (c *Cluster) SetBalancing(ctx context.Context, on bool) error {
+	return c.onLive(ctx, fmt.Sprintf("setting tablet balancing to %v", on), func(cl *scyllarest.Client) error { return cl.SetTabletBalancing(ctx, on) })
+}
+
+// onLive runs fn against the first normal member that answers.
+func (c *Cluster) onLive(ctx context.Context, what string, fn func(*scyllarest.Client) error) error {
+	var lastErr error
+	for _, n := range c.membersIn(StateNormal) {
+		err := fn(c.Admin(n))
+		if err == nil {
+			return nil
+		}
+		if !scyllarest.IsConnectionError(err) || ctx.Err() != nil {
+			return fmt.Errorf("%s through %s: %w", what, n.Name, err)
+		}
+		lastErr = err
+	}
+	if lastErr == nil {
+		return fmt.Errorf("%s: no normal node in the cluster", what)
+	}
+	return fmt.Errorf("%s: no live node answered: %w", what, lastErr)
+}
+
+// Nodes returns the current members, oldest first.
+func (c *Cluster) Nodes() []*Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.members)
+}
+
+// Node returns the member called name, or nil.
+func (c *Cluster) Node(name string) *Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.members {
+		if m.Name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) membersIn(state string) []*Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*Node
+	for _, m := range c.members {
+		if m.State == state {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Hosts returns the CQL contact points: the addresses of the normal members.
+func (c *Cluster) Hosts() []string {
+	var hosts []string
+	for _, n := range c.membersIn(StateNormal) {
+		hosts = append(hosts, n.Address)
+	}
+	sort.Strings(hosts)
+	return hosts
+}
+
+// State reads n's state under the cluster's lock.
+func (c *Cluster) State(n *Node) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return n.State
+}
+
+// SetState records a state change of n and emits a node_state event. The
+// nemesis uses it for changes the cluster does not make itself (down after a
+// kill, normal again after a restart).
+func (c *Cluster) SetState(n *Node, state string) {
+	c.mu.Lock()
+	changed := n.State != state
+	n.State = state
+	c.mu.Unlock()
+	if changed {
+		c.emitState(n, state, "")
+	}
+}
+
+func (c *Cluster) emitState(n *Node, state, msg string) {
+	c.opts.Emit(results.Event{Time: time.Now().UTC(), Type: results.EventNodeState, Node: n.Name, State: state, Message: msg})
+}
+
+// Admin is the REST client of n (default timeouts and retries).
+func (c *Cluster) Admin(n *Node) *scyllarest.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cl, ok := c.admins[n.Name]
+	if !ok {
+		cl = scyllarest.New(n.Address, n.RESTPort)
+		c.admins[n.Name] = cl
+	}
+	return cl
+}
+
+// probe is a REST client for polling: short timeout, no retry, so that one
+// frozen node does not stall a wait loop.
+func (c *Cluster) probe(n *Node) *scyllarest.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cl, ok := c.probes[n.Name]
+	if !ok {
+		cl = scyllarest.New(n.Address, n.RESTPort)
+		cl.Timeout = 3 * time.Second
+		cl.Attempts = 1
+		c.probes[n.Name] = cl
+	}
+	return cl
+}
+
+// Destroy tears the cluster down through the provider.
+func (c *Cluster) Destroy(ctx context.Context) error {
+	if err := c.p.Destroy(ctx); err != nil {
+		return fmt.Errorf("destroying the cluster on %s: %w", c.p.Name(), err)
+	}
+	return nil
+}
