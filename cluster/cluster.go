@@ -125,6 +125,21 @@ func (c *Cluster) Create(ctx context.Context, spec provision.ClusterSpec) error 
 // per node or once with all specs. On error the nodes that were started are
 // returned too (state down unless they became normal), so the caller can Drop them.
 func (c *Cluster) Grow(ctx context.Context, step string, specs []provision.NodeSpec) ([]*Node, error) {
+	added, err := c.Add(ctx, step, specs)
+	if err != nil {
+		return added, err
+	}
+	if err := c.WaitReady(ctx, added); err != nil {
+		c.markDown(added)
+		return added, fmt.Errorf("%s: %w", stepName(step), err)
+	}
+	return added, nil
+}
+
+// Add starts new nodes that join the cluster and returns once they are
+// started (state joining), not necessarily normal: the first half of Grow,
+// for callers that time the join themselves. Follow it with WaitReady.
+func (c *Cluster) Add(ctx context.Context, step string, specs []provision.NodeSpec) ([]*Node, error) {
 	pn, err := c.p.AddNodes(ctx, specs)
 	added := c.addMembers(pn, step)
 	if err != nil {
@@ -133,10 +148,6 @@ func (c *Cluster) Grow(ctx context.Context, step string, specs []provision.NodeS
 	}
 	for _, n := range added {
 		c.SetState(n, StateJoining)
-	}
-	if err := c.WaitReady(ctx, added); err != nil {
-		c.markDown(added)
-		return added, fmt.Errorf("%s: %w", stepName(step), err)
 	}
 	return added, nil
 }
@@ -403,6 +414,15 @@ func LastErrorLine(path string) string {
 // gone from the other nodes' host lists, then releases it with the
 // provider's RemoveNode.
 func (c *Cluster) Decommission(ctx context.Context, n *Node) error {
+	if err := c.Leave(ctx, n); err != nil {
+		return err
+	}
+	return c.release(ctx, n)
+}
+
+// Leave is Decommission without releasing the node: it returns when n has
+// left (state left); Drop releases it.
+func (c *Cluster) Leave(ctx context.Context, n *Node) error {
 	c.SetState(n, StateLeaving)
 	if err := c.Admin(n).Decommission(ctx); err != nil {
 		// ScyllaDB may drop the connection as the node shuts its API down;
@@ -417,7 +437,7 @@ func (c *Cluster) Decommission(ctx context.Context, n *Node) error {
 		return fmt.Errorf("decommissioning %s: %w", n.Name, err)
 	}
 	c.SetState(n, StateLeft)
-	return c.release(ctx, n)
+	return nil
 }
 
 // RemoveDead removes a dead node through a live one (POST remove_node with
