@@ -1,0 +1,300 @@
+package sched
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+type collect struct {
+	mu   sync.Mutex
+	recs []results.LatencyRecord
+}
+
+func (c *collect) sink(r results.LatencyRecord) {
+	c.mu.Lock()
+	c.recs = append(c.recs, r)
+	c.mu.Unlock()
+}
+
+func (c *collect) all() []results.LatencyRecord {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]results.LatencyRecord(nil), c.recs...)
+}
+
+func noop(context.Context, int, uint64) error { return nil }
+
+func runFor(t *testing.T, d time.Duration, cfg Config, fn Op) (Summary, *Scheduler) {
+	t.Helper()
+	s, err := New(cfg, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	sum, err := s.Run(ctx)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return sum, s
+}
+
+// checkAccounting: nothing is silently skipped.
+func checkAccounting(t *testing.T, sum Summary) {
+	t.Helper()
+	if sum.Intended != sum.Succeeded+sum.Errors+sum.Dropped {
+		t.Fatalf("intended %d != succeeded %d + errors %d + dropped %d", sum.Intended, sum.Succeeded, sum.Errors, sum.Dropped)
+	}
+	for _, o := range sum.Ops {
+		if o.Intended != o.Succeeded+o.ErrorCount()+o.Dropped {
+			t.Fatalf("%s: intended %d != %d + %d + %d", o.Op, o.Intended, o.Succeeded, o.ErrorCount(), o.Dropped)
+		}
+	}
+}
+
+func TestRateIsKept(t *testing.T) {
+	var c collect
+	sum, _ := runFor(t, time.Second, Config{Ops: []string{"write", "read"}, Rate: 2000, Interval: 200 * time.Millisecond, Sink: c.sink}, noop)
+	checkAccounting(t, sum)
+	// Operations 0..2000 are intended in [0, 1 s]; allow for the timer of the test.
+	if sum.Intended < 1960 || sum.Intended > 2010 {
+		t.Fatalf("intended %d operations in 1 s at 2000/s", sum.Intended)
+	}
+	if sum.Dropped != 0 || sum.Errors != 0 {
+		t.Fatalf("dropped %d errors %d with a no-op", sum.Dropped, sum.Errors)
+	}
+	w, _ := sum.Op("write")
+	r, _ := sum.Op("read")
+	if math.Abs(float64(w.Intended-r.Intended)) > 0.1*float64(sum.Intended) {
+		t.Fatalf("mix write=1,read=1 gave %d writes and %d reads", w.Intended, r.Intended)
+	}
+	recs := c.all()
+	var n int64
+	for _, r := range recs {
+		n += r.Count
+		if r.ResponseHDR == "" || r.ServiceHDR == "" {
+			t.Fatal("record without histograms")
+		}
+	}
+	if n != sum.Succeeded {
+		t.Fatalf("records count %d successes, summary %d", n, sum.Succeeded)
+	}
+	if len(recs) < 8 || len(recs)%2 != 0 {
+		t.Fatalf("%d records for 2 ops over ~5 intervals", len(recs))
+	}
+}
+
+func TestOverloadDropsAndWarns(t *testing.T) {
+	var warned atomic.Int32
+	slow := func(ctx context.Context, _ int, _ uint64) error {
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return nil
+	}
+	sum, _ := runFor(t, 1500*time.Millisecond, Config{
+		Ops: []string{"write"}, Rate: 1000, Concurrency: 5, MaxLag: 100 * time.Millisecond,
+		Interval: 250 * time.Millisecond, Warn: func(string) { warned.Add(1) },
+	}, slow)
+	checkAccounting(t, sum)
+	// Capacity is 5 / 50 ms = 100/s against 1000/s intended.
+	if sum.Dropped < sum.Intended/2 {
+		t.Fatalf("dropped only %d of %d", sum.Dropped, sum.Intended)
+	}
+	if sum.Late == 0 {
+		t.Fatal("no late operations")
+	}
+	if warned.Load() == 0 || len(sum.Warnings) == 0 || !strings.Contains(sum.Warnings[0], "concurrency 5 cannot sustain 1000 ops/s") {
+		t.Fatalf("no loud warning: %q", sum.Warnings)
+	}
+	w, _ := sum.Op("write")
+	// Response time includes the wait for a worker (up to MaxLag), service time does not.
+	if w.Response.P99 < 100 || w.Service.P99 > 100 {
+		t.Fatalf("response p99 %.1f ms, service p99 %.1f ms", w.Response.P99, w.Service.P99)
+	}
+}
+
+// A backend that blocks for a while: the response time of the stalled window
+// shows the stall, the service time of the bounded pool barely does.
+func TestStallShowsInResponseNotService(t *testing.T) {
+	var stallFrom, stallTo atomic.Int64
+	epoch := time.Now()
+	stallFrom.Store(int64(400 * time.Millisecond))
+	stallTo.Store(int64(700 * time.Millisecond))
+	fn := func(ctx context.Context, _ int, _ uint64) error {
+		if until := stallTo.Load(); time.Since(epoch) >= time.Duration(stallFrom.Load()) && time.Since(epoch) < time.Duration(until) {
+			select {
+			case <-time.After(time.Duration(until) - time.Since(epoch)):
+			case <-ctx.Done():
+			}
+		}
+		return nil
+	}
+	sum, _ := runFor(t, 1500*time.Millisecond, Config{Ops: []string{"write"}, Rate: 2000, Concurrency: 4, MaxLag: time.Second}, fn)
+	checkAccounting(t, sum)
+	w, _ := sum.Op("write")
+	if w.Response.P99 < 150 {
+		t.Fatalf("response p99 %.1f ms does not show a 300 ms stall", w.Response.P99)
+	}
+	if w.Service.P99 > 50 {
+		t.Fatalf("service p99 %.1f ms: 4 stalled operations of ~3000 should stay above p99", w.Service.P99)
+	}
+	if w.Service.Max < 150 {
+		t.Fatalf("service max %.1f ms misses the stalled in-flight operations", w.Service.Max)
+	}
+	if sum.Dropped != 0 {
+		t.Fatalf("dropped %d with MaxLag 1 s and a 300 ms stall", sum.Dropped)
+	}
+}
+
+func TestErrorsAreClassified(t *testing.T) {
+	errTimeout := errors.New("timeout")
+	fn := func(_ context.Context, op int, seq uint64) error {
+		if seq%4 == 0 {
+			return errTimeout
+		}
+		return nil
+	}
+	classify := func(err error) string {
+		if errors.Is(err, errTimeout) {
+			return "timeout"
+		}
+		return "other"
+	}
+	sum, _ := runFor(t, 500*time.Millisecond, Config{Ops: []string{"write", "read"}, Weights: []float64{3, 1}, Rate: 1000, Classify: classify}, fn)
+	checkAccounting(t, sum)
+	var timeouts int64
+	for _, o := range sum.Ops {
+		timeouts += o.Errors["timeout"]
+	}
+	if timeouts == 0 || timeouts != sum.Errors {
+		t.Fatalf("timeouts %d of %d errors", timeouts, sum.Errors)
+	}
+	if d := math.Abs(float64(timeouts)/float64(sum.Intended) - 0.25); d > 0.05 {
+		t.Fatalf("%d timeouts of %d", timeouts, sum.Intended)
+	}
+	w, _ := sum.Op("write")
+	if r := float64(w.Intended) / float64(sum.Intended); r < 0.65 || r > 0.85 {
+		t.Fatalf("write share %.2f for write=3,read=1", r)
+	}
+}
+
+func TestSetRate(t *testing.T) {
+	s, err := New(Config{Ops: []string{"write"}, Rate: 500}, noop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		_ = s.SetRate(2000)
+	}()
+	sum, err := s.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAccounting(t, sum)
+	// ~250 at 500/s then ~1000 at 2000/s.
+	if sum.Intended < 1100 || sum.Intended > 1400 {
+		t.Fatalf("intended %d, want ~1250", sum.Intended)
+	}
+	if sum.TargetRate != 2000 {
+		t.Fatalf("target rate %v", sum.TargetRate)
+	}
+	if err := s.SetRate(-1); err == nil {
+		t.Fatal("negative rate accepted")
+	}
+}
+
+func TestClosedLoop(t *testing.T) {
+	fn := func(ctx context.Context, _ int, _ uint64) error {
+		time.Sleep(2 * time.Millisecond)
+		return nil
+	}
+	sum, _ := runFor(t, 500*time.Millisecond, Config{Ops: []string{"fill"}, Rate: 0, Concurrency: 4}, fn)
+	checkAccounting(t, sum)
+	if sum.Succeeded < 200 || sum.Dropped != 0 || sum.Late != 0 {
+		t.Fatalf("closed loop: %+v", sum)
+	}
+	f, _ := sum.Op("fill")
+	if f.Response != f.Service {
+		t.Fatalf("closed loop response %+v != service %+v", f.Response, f.Service)
+	}
+}
+
+// Operations that ignore the end of the run are cancelled after DrainTimeout
+// and counted, not lost.
+func TestDrainCancels(t *testing.T) {
+	block := func(ctx context.Context, _ int, _ uint64) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	classify := func(err error) string {
+		if errors.Is(err, context.Canceled) {
+			return "cancelled"
+		}
+		return "other"
+	}
+	start := time.Now()
+	sum, _ := runFor(t, 200*time.Millisecond, Config{Ops: []string{"write"}, Rate: 100, Concurrency: 3, DrainTimeout: 100 * time.Millisecond, Classify: classify}, block)
+	if time.Since(start) > 2*time.Second {
+		t.Fatalf("drain took %v", time.Since(start))
+	}
+	checkAccounting(t, sum)
+	w, _ := sum.Op("write")
+	if w.Errors["cancelled"] != 3 {
+		t.Fatalf("cancelled %d, want the 3 in flight (%+v)", w.Errors["cancelled"], w)
+	}
+}
+
+func TestLatencyJSONLRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), results.FileLatency)
+	wr, err := results.OpenJSONL(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sinkErr error
+	fn := func(_ context.Context, _ int, seq uint64) error {
+		time.Sleep(time.Duration(seq%5) * 100 * time.Microsecond)
+		return nil
+	}
+	sum, _ := runFor(t, 600*time.Millisecond, Config{Ops: []string{"write", "read"}, Rate: 1000, Interval: 100 * time.Millisecond,
+		Sink: func(r results.LatencyRecord) {
+			if err := wr.Write(r); err != nil && sinkErr == nil {
+				sinkErr = err
+			}
+		}}, fn)
+	if sinkErr != nil {
+		t.Fatal(sinkErr)
+	}
+	if err := wr.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var recs []results.LatencyRecord
+	if err := results.ReadJSONL(path, func(_ int, r *results.LatencyRecord) error { recs = append(recs, *r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	win, err := results.MergeWindow(recs, time.Time{}, time.Time{}, "write")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := sum.Op("write")
+	if win.Count != w.Succeeded || win.Response.TotalCount() != w.Succeeded {
+		t.Fatalf("merged %d / hdr %d, summary %d", win.Count, win.Response.TotalCount(), w.Succeeded)
+	}
+	// Merging every interval reproduces the whole run's percentiles exactly.
+	if got := results.SummarizeHDR(win.Response); got != w.Response {
+		t.Fatalf("merged %+v != cumulative %+v", got, w.Response)
+	}
+}
