@@ -1,0 +1,774 @@
+// Package local is the default backend: one emulated node process
+// (`elasticity node`) per node, each on its own loopback address
+// (127.0.0.2, 127.0.0.3, ... as ccm does) with the same ports, its own data
+// directory below the run directory and its own process group, so that
+// stopping a node takes its children too.
+//
+// Linux routes all of 127.0.0.0/8 to lo; on macOS the addresses need
+// aliases (sudo ifconfig lo0 alias 127.0.0.N up).
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/provision"
+)
+
+// Defaults of Options.
+const (
+	DefaultBaseAddress            = "127.0.0.2"
+	DefaultCQLPort                = 9042
+	DefaultRESTPort               = 10000
+	DefaultMetricsPort            = 9180
+	DefaultInternodePort          = 7000
+	DefaultBlockedReactorNotifyMS = 25
+	DefaultStopTimeout            = 15 * time.Second
+	DefaultMaxSeeds               = 3
+	killWait                      = 10 * time.Second
+)
+
+// Options configure the local backend. Every field is optional.
+type Options struct {
+	// Binary is the elasticity executable (default: this process's executable).
+	Binary string
+	// BinaryArgs come before the "node" subcommand (tests re-exec their own binary).
+	BinaryArgs []string
+	// BaseAddress is node-1's address; node-N gets the Nth address after it.
+	// Distinct bases let tests and concurrent runs coexist.
+	BaseAddress string
+	// Ports, the same on every node (each node has its own address).
+	CQLPort, RESTPort, MetricsPort, InternodePort int
+	// Scale factors of the emulated capacity (0 = the node's own default).
+	StorageScaleMiBPerGB float64
+	OpsPerVCPU           float64
+	StreamMiBPerVCPU     float64
+	// BlockedReactorNotifyMS is the stall report threshold (default 25).
+	BlockedReactorNotifyMS int
+	// ExtraArgs are appended to every node's command line (after the spec's ExtraArgs).
+	ExtraArgs []string
+	// FaultArgs returns extra arguments for one node (fault injection, e.g.
+	// --fail-startup "msg" for one grow node). It is called once per node start.
+	FaultArgs func(n provision.Node) []string
+	// Env is added to the nodes' environment.
+	Env []string
+	// StopTimeout is how long a SIGTERM'ed node may take before SIGKILL.
+	StopTimeout time.Duration
+	// StartInterval is a pause between starting two nodes of one call.
+	StartInterval time.Duration
+	// MaxSeeds is how many of the initial nodes are seeds (default 3).
+	MaxSeeds int
+	// KeepData keeps the nodes' data directories on Destroy and RemoveNode.
+	KeepData bool
+	// Logf receives what the provider does.
+	Logf func(format string, args ...any)
+}
+
+// NodeExit reports that a node's process ended.
+type NodeExit struct {
+	Node provision.Node
+	Err  error // nil for exit status 0
+	Time time.Time
+	// Requested is true when the provider stopped it (StopNode, KillNode,
+	// RemoveNode, Destroy): a death nobody needs to explain.
+	Requested bool
+}
+
+// proc is one node's process.
+type proc struct {
+	node      provision.Node
+	dataDir   string
+	args      []string
+	cmd       *exec.Cmd
+	done      chan struct{} // closed when the process has been reaped
+	err       error         // exit error, valid after done
+	requested bool          // the provider asked it to stop
+	running   bool
+}
+
+// Provider runs emulated nodes as local processes. It implements
+// provision.Provider, Pauser, Restarter and LogCollector, and reports process
+// exits (Exits, NodeExited).
+type Provider struct {
+	opts Options
+
+	mu        sync.Mutex
+	spec      provision.ClusterSpec
+	dir       string
+	created   bool
+	destroyed bool
+	next      int // index of the last node started
+	seeds     []string
+	procs     map[string]*proc
+	exits     chan NodeExit
+	closed    bool
+}
+
+var (
+	_ provision.Provider     = (*Provider)(nil)
+	_ provision.Pauser       = (*Provider)(nil)
+	_ provision.Restarter    = (*Provider)(nil)
+	_ provision.LogCollector = (*Provider)(nil)
+)
+
+// New returns a local provider.
+func New(opts Options) *Provider {
+	if opts.Binary == "" {
+		if exe, err := os.Executable(); err == nil {
+			opts.Binary = exe
+		}
+	}
+	if opts.BaseAddress == "" {
+		opts.BaseAddress = DefaultBaseAddress
+	}
+	setDefault(&opts.CQLPort, DefaultCQLPort)
+	setDefault(&opts.RESTPort, DefaultRESTPort)
+	setDefault(&opts.MetricsPort, DefaultMetricsPort)
+	setDefault(&opts.InternodePort, DefaultInternodePort)
+	setDefault(&opts.BlockedReactorNotifyMS, DefaultBlockedReactorNotifyMS)
+	setDefault(&opts.MaxSeeds, DefaultMaxSeeds)
+	if opts.StopTimeout <= 0 {
+		opts.StopTimeout = DefaultStopTimeout
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	return &Provider{opts: opts, procs: map[string]*proc{}, exits: make(chan NodeExit, 256)}
+}
+
+func setDefault(v *int, d int) {
+	if *v == 0 {
+		*v = d
+	}
+}
+
+// Name is "local".
+func (p *Provider) Name() string { return "local" }
+
+// Exits delivers one NodeExit per process end, requested or not. It is
+// closed by Destroy. Exits are dropped if nobody reads and 256 are queued.
+func (p *Provider) Exits() <-chan NodeExit { return p.exits }
+
+// NodeExited reports whether the named node's process has ended, with its
+// exit error. A node never started or already removed has not exited.
+func (p *Provider) NodeExited(name string) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pr, ok := p.procs[name]
+	if !ok || pr.cmd == nil || pr.running {
+		return false, nil
+	}
+	return true, pr.err
+}
+
+// NodeDir is the directory of a node's files (its data directory is <NodeDir>/data).
+func (p *Provider) NodeDir(name string) string { return filepath.Join(p.dir, "nodes", name) }
+
+// Create starts the initial nodes: NodesPerRack in every rack, interleaved
+// across racks (node-1 in the first rack, node-2 in the second ...).
+func (p *Provider) Create(ctx context.Context, spec provision.ClusterSpec) ([]provision.Node, error) {
+	if spec.Dir == "" {
+		return nil, errors.New("local: the cluster spec has no run directory")
+	}
+	if len(spec.Racks) == 0 {
+		spec.Racks = []string{"rack1"}
+	}
+	if spec.NodesPerRack <= 0 {
+		spec.NodesPerRack = 1
+	}
+	if spec.DC == "" {
+		spec.DC = "dc1"
+	}
+	if spec.ClusterName == "" {
+		spec.ClusterName = "elasticity"
+		if spec.RunID != "" {
+			spec.ClusterName = "elasticity-" + spec.RunID
+		}
+	}
+	if _, err := provision.LookupInstanceType(spec.InstanceType); err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	dir, err := filepath.Abs(spec.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("local: resolving run directory %s: %w", spec.Dir, err)
+	}
+	for _, d := range []string{filepath.Join(dir, "nodes"), filepath.Join(dir, "logs")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("local: creating %s: %w", d, err)
+		}
+	}
+	p.mu.Lock()
+	if p.created {
+		p.mu.Unlock()
+		return nil, errors.New("local: Create called twice on one provider")
+	}
+	p.created, p.spec, p.dir = true, spec, dir
+	total := len(spec.Racks) * spec.NodesPerRack
+	for i := 1; i <= min(total, p.opts.MaxSeeds); i++ {
+		addr, err := p.address(i)
+		if err != nil {
+			p.mu.Unlock()
+			return nil, err
+		}
+		p.seeds = append(p.seeds, addr)
+	}
+	p.mu.Unlock()
+
+	specs := make([]provision.NodeSpec, 0, total)
+	for i := 0; i < spec.NodesPerRack; i++ {
+		for _, r := range spec.Racks {
+			specs = append(specs, provision.NodeSpec{Rack: r, InstanceType: spec.InstanceType})
+		}
+	}
+	return p.start(ctx, specs)
+}
+
+// AddNodes starts new nodes that join the existing cluster through its seeds.
+func (p *Provider) AddNodes(ctx context.Context, specs []provision.NodeSpec) ([]provision.Node, error) {
+	p.mu.Lock()
+	created := p.created
+	p.mu.Unlock()
+	if !created {
+		return nil, errors.New("local: AddNodes before Create")
+	}
+	for _, s := range specs {
+		if _, err := provision.LookupInstanceType(s.InstanceType); err != nil {
+			return nil, fmt.Errorf("local: %w", err)
+		}
+	}
+	return p.start(ctx, specs)
+}
+
+// address is the address of the i-th node (1-based).
+func (p *Provider) address(i int) (string, error) {
+	base, err := netip.ParseAddr(p.opts.BaseAddress)
+	if err != nil || !base.Is4() {
+		return "", fmt.Errorf("local: base address %q is not an IPv4 address", p.opts.BaseAddress)
+	}
+	b := base.As4()
+	last := int(b[3]) + i - 1
+	if last > 254 {
+		return "", fmt.Errorf("local: node %d would need address %d.%d.%d.%d: out of addresses after %s", i, b[0], b[1], b[2], last, p.opts.BaseAddress)
+	}
+	b[3] = byte(last)
+	return netip.AddrFrom4(b).String(), nil
+}
+
+func (p *Provider) start(ctx context.Context, specs []provision.NodeSpec) ([]provision.Node, error) {
+	var out []provision.Node
+	for i, s := range specs {
+		if i > 0 && p.opts.StartInterval > 0 {
+			select {
+			case <-ctx.Done():
+				return out, fmt.Errorf("local: starting nodes: %w", ctx.Err())
+			case <-time.After(p.opts.StartInterval):
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return out, fmt.Errorf("local: starting nodes: %w", err)
+		}
+		n, err := p.startNew(s)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func (p *Provider) startNew(s provision.NodeSpec) (provision.Node, error) {
+	p.mu.Lock()
+	if p.destroyed {
+		p.mu.Unlock()
+		return provision.Node{}, errors.New("local: provider already destroyed")
+	}
+	p.next++
+	idx := p.next
+	spec, dir, seeds := p.spec, p.dir, strings.Join(p.seeds, ",")
+	p.mu.Unlock()
+
+	addr, err := p.address(idx)
+	if err != nil {
+		return provision.Node{}, err
+	}
+	it, err := provision.LookupInstanceType(s.InstanceType)
+	if err != nil {
+		return provision.Node{}, fmt.Errorf("local: %w", err)
+	}
+	rack := s.Rack
+	if rack == "" {
+		rack = spec.Racks[(idx-1)%len(spec.Racks)]
+	}
+	name := fmt.Sprintf("node-%d", idx)
+	n := provision.Node{
+		Name: name, DC: spec.DC, Rack: rack, InstanceType: it.Name, Address: addr,
+		CQLPort: p.opts.CQLPort, RESTPort: p.opts.RESTPort, MetricsPort: p.opts.MetricsPort,
+		LogPath: filepath.Join(dir, "logs", name+".log"),
+	}
+	dataDir := filepath.Join(dir, "nodes", name, "data")
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return n, fmt.Errorf("local: creating %s: %w", dataDir, err)
+	}
+	if err := p.checkFree(addr); err != nil {
+		return n, err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	args := append(slicesClone(p.opts.BinaryArgs), "node",
+		"--listen-address", addr,
+		"--data-dir", dataDir,
+		"--cluster-name", spec.ClusterName,
+		"--dc", spec.DC,
+		"--rack", rack,
+		"--instance-type", it.Name,
+		"--vcpus", strconv.Itoa(it.VCPUs),
+		"--memory-gb", f(it.MemoryGB),
+		"--disk-gb", f(it.StorageGB),
+		"--seeds", seeds,
+		"--log-file", n.LogPath,
+		"--cql-port", strconv.Itoa(p.opts.CQLPort),
+		"--rest-port", strconv.Itoa(p.opts.RESTPort),
+		"--metrics-port", strconv.Itoa(p.opts.MetricsPort),
+		"--internode-port", strconv.Itoa(p.opts.InternodePort),
+		"--blocked-reactor-notify-ms", strconv.Itoa(p.opts.BlockedReactorNotifyMS),
+	)
+	if p.opts.StorageScaleMiBPerGB > 0 {
+		args = append(args, "--storage-scale-mib-per-gb", f(p.opts.StorageScaleMiBPerGB))
+	}
+	if p.opts.OpsPerVCPU > 0 {
+		args = append(args, "--ops-per-vcpu", f(p.opts.OpsPerVCPU))
+	}
+	if p.opts.StreamMiBPerVCPU > 0 {
+		args = append(args, "--stream-mib-per-vcpu", f(p.opts.StreamMiBPerVCPU))
+	}
+	args = append(args, spec.ExtraArgs...)
+	args = append(args, p.opts.ExtraArgs...)
+	if p.opts.FaultArgs != nil {
+		args = append(args, p.opts.FaultArgs(n)...)
+	}
+	pr := &proc{node: n, dataDir: dataDir, args: args}
+	p.mu.Lock()
+	p.procs[name] = pr
+	p.mu.Unlock()
+	if err := p.launch(pr); err != nil {
+		return n, err
+	}
+	p.mu.Lock()
+	n = pr.node
+	p.mu.Unlock()
+	return n, nil
+}
+
+func slicesClone(s []string) []string { return append([]string(nil), s...) }
+
+// checkFree fails when something already serves the node's address, which
+// would be another run (or a leftover) using the same addresses.
+func (p *Provider) checkFree(addr string) error {
+	for _, port := range []int{p.opts.CQLPort, p.opts.RESTPort} {
+		hp := net.JoinHostPort(addr, strconv.Itoa(port))
+		c, err := net.DialTimeout("tcp", hp, 300*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return fmt.Errorf("local: %s is already in use (another run or a leftover node?); choose another base address", hp)
+		}
+	}
+	return nil
+}
+
+// launch starts pr's process in its own process group and reaps it in the background.
+func (p *Provider) launch(pr *proc) error {
+	outPath := strings.TrimSuffix(pr.node.LogPath, ".log") + ".out"
+	out, err := os.OpenFile(outPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("local: opening %s: %w", outPath, err)
+	}
+	cmd := exec.Command(p.opts.Binary, pr.args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Stdout, cmd.Stderr = out, out // panics and anything not in the ScyllaDB-format log
+	cmd.Dir = filepath.Dir(pr.dataDir)
+	cmd.Env = append(os.Environ(), p.opts.Env...)
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		return fmt.Errorf("local: starting %s (%s %s): %w", pr.node.Name, p.opts.Binary, strings.Join(pr.args, " "), err)
+	}
+	done := make(chan struct{})
+	p.mu.Lock()
+	pr.cmd, pr.done, pr.err, pr.requested, pr.running = cmd, done, nil, false, true
+	pr.node.ID = strconv.Itoa(cmd.Process.Pid)
+	p.mu.Unlock()
+	p.opts.Logf("started %s on %s (pid %d, rack %s, %s)", pr.node.Name, pr.node.Address, cmd.Process.Pid, pr.node.Rack, pr.node.InstanceType)
+	go func() {
+		err := cmd.Wait()
+		out.Close()
+		// Children left behind by the node go with its group.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		p.mu.Lock()
+		pr.err, pr.running = err, false
+		exit := NodeExit{Node: pr.node, Err: err, Time: time.Now().UTC(), Requested: pr.requested}
+		if !p.closed {
+			select {
+			case p.exits <- exit:
+			default:
+				p.opts.Logf("exit of %s not delivered: nobody reads Exits", pr.node.Name)
+			}
+		}
+		p.mu.Unlock()
+		close(done)
+		p.opts.Logf("%s (pid %d) exited: %v (requested: %v)", pr.node.Name, cmd.Process.Pid, errOrOK(err), exit.Requested)
+	}()
+	return nil
+}
+
+func errOrOK(err error) string {
+	if err == nil {
+		return "status 0"
+	}
+	return err.Error()
+}
+
+// lookup returns the running (or stopped) process of n.
+func (p *Provider) lookup(n provision.Node) (*proc, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pr, ok := p.procs[n.Name]
+	if !ok {
+		return nil, fmt.Errorf("local: unknown node %q", n.Name)
+	}
+	return pr, nil
+}
+
+// signal sends sig to the node's process group.
+func (p *Provider) signal(pr *proc, sig syscall.Signal) error {
+	p.mu.Lock()
+	running, cmd := pr.running, pr.cmd
+	p.mu.Unlock()
+	if !running || cmd == nil {
+		return fmt.Errorf("local: %s is not running", pr.node.Name)
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("local: sending %v to %s (pid %d): %w", sig, pr.node.Name, cmd.Process.Pid, err)
+	}
+	return nil
+}
+
+// stop ends a node's process: SIGTERM (or SIGKILL when hard), then SIGKILL
+// after StopTimeout, and waits until it has been reaped. Stopping a node that
+// is not running is not an error.
+func (p *Provider) stop(ctx context.Context, pr *proc, hard bool) error {
+	p.mu.Lock()
+	running, cmd, done := pr.running, pr.cmd, pr.done
+	if running {
+		pr.requested = true
+	}
+	p.mu.Unlock()
+	if !running || cmd == nil {
+		return nil
+	}
+	pid := cmd.Process.Pid
+	if !hard {
+		_ = syscall.Kill(-pid, syscall.SIGTERM)
+		_ = syscall.Kill(-pid, syscall.SIGCONT) // a paused node must wake up to see SIGTERM
+		t := time.NewTimer(p.opts.StopTimeout)
+		select {
+		case <-done:
+			t.Stop()
+			return nil
+		case <-ctx.Done():
+			// Fall through to SIGKILL: never leave a half-stopped node behind.
+		case <-t.C:
+			p.opts.Logf("%s (pid %d) did not stop within %s after SIGTERM; sending SIGKILL", pr.node.Name, pid, p.opts.StopTimeout)
+		}
+		t.Stop()
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	select {
+	case <-done:
+		return nil
+	case <-time.After(killWait):
+		return fmt.Errorf("local: %s (pid %d) did not exit %s after SIGKILL", pr.node.Name, pid, killWait)
+	}
+}
+
+// StopNode stops a node gracefully: SIGTERM, then SIGKILL after StopTimeout.
+func (p *Provider) StopNode(ctx context.Context, n provision.Node) error {
+	pr, err := p.lookup(n)
+	if err != nil {
+		return err
+	}
+	return p.stop(ctx, pr, false)
+}
+
+// KillNode stops a node abruptly (SIGKILL to its process group).
+func (p *Provider) KillNode(ctx context.Context, n provision.Node) error {
+	pr, err := p.lookup(n)
+	if err != nil {
+		return err
+	}
+	return p.stop(ctx, pr, true)
+}
+
+// PauseNode freezes a node (SIGSTOP to its process group).
+func (p *Provider) PauseNode(ctx context.Context, n provision.Node) error {
+	pr, err := p.lookup(n)
+	if err != nil {
+		return err
+	}
+	return p.signal(pr, syscall.SIGSTOP)
+}
+
+// ResumeNode thaws a paused node (SIGCONT).
+func (p *Provider) ResumeNode(ctx context.Context, n provision.Node) error {
+	pr, err := p.lookup(n)
+	if err != nil {
+		return err
+	}
+	return p.signal(pr, syscall.SIGCONT)
+}
+
+// StartNode starts a stopped node again with the same command line and data.
+func (p *Provider) StartNode(ctx context.Context, n provision.Node) error {
+	pr, err := p.lookup(n)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	running, destroyed := pr.running, p.destroyed
+	p.mu.Unlock()
+	if destroyed {
+		return errors.New("local: provider already destroyed")
+	}
+	if running {
+		return fmt.Errorf("local: %s is already running", n.Name)
+	}
+	if err := p.checkFree(pr.node.Address); err != nil {
+		return err
+	}
+	return p.launch(pr)
+}
+
+// RemoveNode stops the node, keeps its log and deletes its data directory.
+// Removing an unknown or already removed node is not an error.
+func (p *Provider) RemoveNode(ctx context.Context, n provision.Node) error {
+	p.mu.Lock()
+	pr, ok := p.procs[n.Name]
+	dir := p.dir
+	p.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	if err := p.stop(ctx, pr, false); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	delete(p.procs, n.Name)
+	p.mu.Unlock()
+	if p.opts.KeepData {
+		return nil
+	}
+	return removeWithin(dir, filepath.Dir(pr.dataDir))
+}
+
+// Destroy stops every node (SIGTERM, then SIGKILL after StopTimeout) and
+// waits for them, deletes the nodes' data (unless KeepData; logs stay) and
+// closes Exits. It is idempotent and safe after a failed Create.
+func (p *Provider) Destroy(ctx context.Context) error {
+	p.mu.Lock()
+	p.destroyed = true
+	procs := make([]*proc, 0, len(p.procs))
+	for _, pr := range p.procs {
+		procs = append(procs, pr)
+	}
+	dir := p.dir
+	p.mu.Unlock()
+
+	var wg sync.WaitGroup
+	errs := make([]error, len(procs))
+	for i, pr := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = p.stop(ctx, pr, false)
+		}()
+	}
+	wg.Wait()
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.exits)
+	}
+	p.mu.Unlock()
+	if dir != "" && !p.opts.KeepData {
+		if _, err := os.Stat(filepath.Join(dir, "nodes")); err == nil {
+			errs = append(errs, removeWithin(dir, filepath.Join(dir, "nodes")))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Logs streams a node's log file from its start, following it (like tail -F,
+// across truncation or replacement) until ctx ends or the reader is closed.
+func (p *Provider) Logs(ctx context.Context, n provision.Node) (io.ReadCloser, error) {
+	path := n.LogPath
+	if path == "" {
+		pr, err := p.lookup(n)
+		if err != nil {
+			return nil, err
+		}
+		path = pr.node.LogPath
+	}
+	return Follow(ctx, path, 200*time.Millisecond), nil
+}
+
+// Follow reads path from its start and keeps following it until ctx ends or
+// the reader is closed; a file that does not exist yet is waited for.
+func Follow(ctx context.Context, path string, poll time.Duration) io.ReadCloser {
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(ctx, func() { pw.Close() })
+	go func() {
+		defer stop()
+		defer cancel()
+		var f *os.File
+		var off int64
+		defer func() {
+			if f != nil {
+				f.Close()
+			}
+		}()
+		buf := make([]byte, 64<<10)
+		for {
+			if f == nil {
+				var err error
+				f, err = os.Open(path)
+				if err != nil {
+					f = nil
+					if !errors.Is(err, os.ErrNotExist) {
+						pw.CloseWithError(fmt.Errorf("following %s: %w", path, err))
+						return
+					}
+					if !sleepCtx(ctx, poll) {
+						pw.Close()
+						return
+					}
+					continue
+				}
+				off = 0
+			}
+			k, err := f.Read(buf)
+			if k > 0 {
+				if _, werr := pw.Write(buf[:k]); werr != nil {
+					return // reader closed or ctx ended
+				}
+				off += int64(k)
+				continue
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				pw.CloseWithError(fmt.Errorf("reading %s: %w", path, err))
+				return
+			}
+			// At the end: reopen if the file was replaced or truncated.
+			if st, serr := os.Stat(path); serr == nil {
+				if fst, ferr := f.Stat(); ferr == nil && (!os.SameFile(st, fst) || st.Size() < off) {
+					f.Close()
+					f = nil
+					continue
+				}
+			}
+			if !sleepCtx(ctx, poll) {
+				pw.Close()
+				return
+			}
+		}
+	}()
+	return &follower{PipeReader: pr, cancel: cancel}
+}
+
+type follower struct {
+	*io.PipeReader
+	cancel context.CancelFunc
+}
+
+func (f *follower) Close() error {
+	f.cancel()
+	return f.PipeReader.Close()
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// CollectLogs copies every node's log (and stdout/stderr capture) into dir.
+// Logs already live in <run dir>/logs, so collecting there is a no-op.
+func (p *Provider) CollectLogs(ctx context.Context, dir string) error {
+	p.mu.Lock()
+	src := filepath.Join(p.dir, "logs")
+	p.mu.Unlock()
+	if p.dir == "" {
+		return nil
+	}
+	if same, _ := sameDir(src, dir); same {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("local: creating %s: %w", dir, err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return fmt.Errorf("local: listing %s: %w", src, err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.IsDir() || ctx.Err() != nil {
+			continue
+		}
+		errs = append(errs, copyFile(filepath.Join(src, e.Name()), filepath.Join(dir, e.Name())))
+	}
+	return errors.Join(errs...)
+}
+
+func sameDir(a, b string) (bool, error) {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	sb, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(sa, sb), nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("local: opening %s: %w", src, err)
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return fmt.Errorf("local: creating %s: %w", dst, err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return fmt.Errorf("local: copying %s to %s: %w", src, dst, err)
+	}
+	return out.Close()
+}
