@@ -1,0 +1,529 @@
+// Package docker runs clusters as containers through testcontainers-go: one
+// user-defined network per run, one container per node with a fixed address
+// on it, labels that `elasticity gc --backend docker` can find.
+//
+// It runs real ScyllaDB images (scylladb/scylla) and, in our own tests, the
+// emulator image built from this repository (Dockerfile.emulator), with the
+// same code: only the command line differs.
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	mnetwork "github.com/moby/moby/api/types/network"
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/network"
+
+	"github.com/elasticity-dev/elasticity/provision"
+)
+
+// Labels put on every container and network.
+const (
+	LabelRunID     = "elasticity.run-id"
+	LabelScenario  = "elasticity.scenario"
+	LabelNode      = "elasticity.node"
+	LabelCreatedAt = "elasticity.created-at"
+	LabelKeepUntil = "elasticity.keep-until"
+	LabelCreatedBy = "elasticity.created-by"
+)
+
+// DefaultImage is the ScyllaDB image used when the scenario names none.
+const DefaultImage = "scylladb/scylla:2025.1"
+
+// Options configure the Docker provider.
+type Options struct {
+	Image string // container image; DefaultImage when empty
+	// Emulator says the image is this repository's emulator (entrypoint
+	// `elasticity`), which takes `node` flags instead of ScyllaDB's.
+	Emulator bool
+	// SMP and MemoryGB override the instance type's figures (0 = derive, see resources).
+	SMP      int
+	MemoryGB float64
+	// HostCPUs and HostMemoryGB bound what a node may ask for; 0 = this host's.
+	HostCPUs     int
+	HostMemoryGB float64
+	// NodeArgs adds per-node arguments (emulator scale factors, fault injection).
+	NodeArgs func(n provision.Node, it provision.InstanceType) []string
+	// DCRackFlags: the image accepts --dc/--rack (ScyllaDB 2025.4 and later).
+	// When false, a cassandra-rackdc.properties is written and
+	// GossipingPropertyFileSnitch is used.
+	DCRackFlags bool
+	Logf        func(format string, args ...any)
+	Now         func() time.Time
+}
+
+// Provider is the Docker backend.
+type Provider struct {
+	opts Options
+
+	mu      sync.Mutex
+	spec    provision.ClusterSpec
+	net     *testcontainers.DockerNetwork
+	subnet  netip.Prefix
+	nextIP  netip.Addr
+	next    int
+	seeds   []string
+	nodes   map[string]*member // by node name
+	created []testcontainers.Container
+}
+
+type member struct {
+	node provision.Node
+	c    testcontainers.Container
+	log  *os.File
+}
+
+var (
+	_ provision.Provider  = (*Provider)(nil)
+	_ provision.Pauser    = (*Provider)(nil)
+	_ provision.Restarter = (*Provider)(nil)
+)
+
+// New builds the provider.
+func New(opts Options) *Provider {
+	if opts.Image == "" {
+		opts.Image = DefaultImage
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.HostCPUs <= 0 {
+		opts.HostCPUs = runtime.NumCPU()
+	}
+	if opts.HostMemoryGB <= 0 {
+		opts.HostMemoryGB = hostMemoryGB()
+	}
+	return &Provider{opts: opts, nodes: map[string]*member{}}
+}
+
+// Name implements provision.Provider.
+func (p *Provider) Name() string { return "docker" }
+
+func (p *Provider) logf(format string, args ...any) { p.opts.Logf("docker: "+format, args...) }
+
+// Resources maps an instance type to --smp and --memory within the host's
+// limits: smp = min(vCPUs, host CPUs); memory = min(instance memory, host
+// memory / 4) so that a few nodes fit on one machine; explicit overrides win.
+func (p *Provider) Resources(it provision.InstanceType) (smp int, memGB float64) {
+	smp = it.VCPUs
+	if smp > p.opts.HostCPUs {
+		smp = p.opts.HostCPUs
+	}
+	if p.opts.SMP > 0 {
+		smp = p.opts.SMP
+	}
+	if smp < 1 {
+		smp = 1
+	}
+	memGB = it.MemoryGB
+	if limit := p.opts.HostMemoryGB / 4; limit >= 1 && memGB > limit {
+		memGB = limit
+	}
+	if p.opts.MemoryGB > 0 {
+		memGB = p.opts.MemoryGB
+	}
+	if memGB < 1 {
+		memGB = 1
+	}
+	return smp, memGB
+}
+
+func (p *Provider) labels(node string) map[string]string {
+	ttl := p.spec.TTL
+	if ttl <= 0 {
+		ttl = 12 * time.Hour
+	}
+	now := p.opts.Now().UTC()
+	l := map[string]string{
+		LabelRunID: p.spec.RunID, LabelScenario: p.spec.Scenario, LabelCreatedBy: "elasticity",
+		LabelCreatedAt: now.Format(time.RFC3339), LabelKeepUntil: now.Add(ttl).Format(time.RFC3339),
+	}
+	if node != "" {
+		l[LabelNode] = node
+	}
+	for k, v := range p.spec.Labels {
+		l[k] = v
+	}
+	return l
+}
+
+// Request builds the container request of one node. It is pure so that the
+// exact flags, network and labels can be checked without a Docker engine.
+func (p *Provider) Request(n provision.Node, seeds []string, networkName string) (testcontainers.ContainerRequest, error) {
+	it, err := provision.LookupInstanceType(n.InstanceType)
+	if err != nil {
+		return testcontainers.ContainerRequest{}, fmt.Errorf("docker: %w", err)
+	}
+	smp, memGB := p.Resources(it)
+	ip := n.Address
+	var cmd []string
+	var entrypoint []string
+	var files []testcontainers.ContainerFile
+	if p.opts.Emulator {
+		entrypoint = []string{"/elasticity"}
+		cmd = []string{"node",
+			"--listen-address", ip, "--data-dir", "/var/lib/scylla",
+			"--cluster-name", p.spec.ClusterName, "--dc", n.DC, "--rack", n.Rack,
+			"--instance-type", it.Name, "--vcpus", strconv.Itoa(smp),
+			"--memory-gb", strconv.FormatFloat(memGB, 'f', -1, 64),
+			"--disk-gb", strconv.FormatFloat(it.StorageGB, 'f', -1, 64),
+			"--seeds", strings.Join(seeds, ","),
+		}
+	} else {
+		cmd = []string{
+			"--seeds", strings.Join(seeds, ","),
+			"--listen-address", ip, "--rpc-address", ip, "--broadcast-address", ip, "--broadcast-rpc-address", ip,
+			// REST binds to localhost by default, unreachable from the runner.
+			"--api-address", "0.0.0.0",
+			"--smp", strconv.Itoa(smp), "--memory", strconv.Itoa(int(memGB*1024)) + "M",
+			"--overprovisioned", "1", "--developer-mode", "1",
+			"--blocked-reactor-notify-ms", "25",
+		}
+		if p.opts.DCRackFlags {
+			cmd = append(cmd, "--dc", n.DC, "--rack", n.Rack)
+		} else {
+			cmd = append(cmd, "--endpoint-snitch", "GossipingPropertyFileSnitch")
+			files = append(files, testcontainers.ContainerFile{
+				Reader:            strings.NewReader(fmt.Sprintf("dc=%s\nrack=%s\nprefer_local=true\n", n.DC, n.Rack)),
+				ContainerFilePath: "/etc/scylla/cassandra-rackdc.properties", FileMode: 0o644,
+			})
+		}
+		if p.spec.ClusterName != "" {
+			cmd = append(cmd, "--cluster-name", p.spec.ClusterName)
+		}
+	}
+	cmd = append(cmd, p.spec.ExtraArgs...)
+	if p.opts.NodeArgs != nil {
+		cmd = append(cmd, p.opts.NodeArgs(n, it)...)
+	}
+	addr, err := netip.ParseAddr(ip)
+	if err != nil {
+		return testcontainers.ContainerRequest{}, fmt.Errorf("docker: node %s has no valid address %q", n.Name, ip)
+	}
+	memBytes := int64((memGB + 1) * (1 << 30)) // +1 GiB for the process beyond the database's share
+	return testcontainers.ContainerRequest{
+		Image:          p.opts.Image,
+		Name:           containerName(p.spec.RunID, n.Name),
+		Entrypoint:     entrypoint,
+		Cmd:            cmd,
+		Labels:         p.labels(n.Name),
+		Networks:       []string{networkName},
+		NetworkAliases: map[string][]string{networkName: {n.Name}},
+		Files:          files,
+		HostConfigModifier: func(hc *container.HostConfig) {
+			hc.NanoCPUs = int64(smp) * 1e9
+			hc.Memory = memBytes
+		},
+		EndpointSettingsModifier: func(eps map[string]*mnetwork.EndpointSettings) {
+			if es, ok := eps[networkName]; ok && es != nil {
+				es.IPAMConfig = &mnetwork.EndpointIPAMConfig{IPv4Address: addr}
+			} else {
+				eps[networkName] = &mnetwork.EndpointSettings{IPAMConfig: &mnetwork.EndpointIPAMConfig{IPv4Address: addr}, Aliases: []string{n.Name}}
+			}
+		},
+	}, nil
+}
+
+func containerName(runID, node string) string {
+	return "elasticity-" + sanitize(runID) + "-" + node
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// Create implements provision.Provider: a network with its own /24 and the
+// initial nodes, the first of which is the seed.
+func (p *Provider) Create(ctx context.Context, spec provision.ClusterSpec) (nodes []provision.Node, err error) {
+	if len(spec.Racks) == 0 || spec.NodesPerRack <= 0 {
+		return nil, errors.New("docker: cluster spec needs racks and nodes_per_rack > 0")
+	}
+	p.mu.Lock()
+	p.spec = spec
+	p.mu.Unlock()
+	defer func() {
+		if err != nil {
+			if derr := p.Destroy(context.WithoutCancel(ctx)); derr != nil {
+				err = errors.Join(err, fmt.Errorf("tearing down after the failure: %w", derr))
+			}
+		}
+	}()
+	if err := p.createNetwork(ctx); err != nil {
+		return nil, err
+	}
+	var specs []provision.NodeSpec
+	for i := 0; i < spec.NodesPerRack; i++ {
+		for _, r := range spec.Racks {
+			specs = append(specs, provision.NodeSpec{Rack: r, InstanceType: spec.InstanceType})
+		}
+	}
+	return p.AddNodes(ctx, specs)
+}
+
+func (p *Provider) createNetwork(ctx context.Context) error {
+	var lastErr error
+	// A random /24 in 10.213.0.0/16; retried when the engine says it overlaps.
+	for attempt := 0; attempt < 8; attempt++ {
+		third := 1 + rand.IntN(250)
+		subnet := netip.MustParsePrefix(fmt.Sprintf("10.213.%d.0/24", third))
+		gw := netip.MustParseAddr(fmt.Sprintf("10.213.%d.1", third))
+		nw, err := network.New(ctx,
+			network.WithLabels(p.labels("")),
+			network.WithIPAM(&mnetwork.IPAM{Driver: "default", Config: []mnetwork.IPAMConfig{{Subnet: subnet, Gateway: gw}}}),
+		)
+		if err == nil {
+			p.mu.Lock()
+			p.net, p.subnet, p.nextIP = nw, subnet, gw.Next()
+			p.mu.Unlock()
+			p.logf("network %s on %s", nw.Name, subnet)
+			return nil
+		}
+		lastErr = err
+	}
+	return fmt.Errorf("docker: creating the run's network: %w", lastErr)
+}
+
+// AddNodes implements provision.Provider. Containers start in parallel; the
+// seeds are the first node ever created.
+func (p *Provider) AddNodes(ctx context.Context, specs []provision.NodeSpec) ([]provision.Node, error) {
+	p.mu.Lock()
+	if p.net == nil {
+		p.mu.Unlock()
+		return nil, errors.New("docker: AddNodes before Create")
+	}
+	netName := p.net.Name
+	var todo []provision.Node
+	for _, s := range specs {
+		p.next++
+		ip := p.nextIP
+		p.nextIP = p.nextIP.Next()
+		n := provision.Node{Name: fmt.Sprintf("node-%d", p.next), DC: p.spec.DC, Rack: s.Rack, InstanceType: s.InstanceType,
+			Address: ip.String(), CQLPort: 9042, RESTPort: 10000, MetricsPort: 9180,
+			LogPath: filepath.Join(p.spec.Dir, "logs", fmt.Sprintf("node-%d.log", p.next))}
+		if len(p.seeds) == 0 {
+			p.seeds = []string{n.Address}
+		}
+		todo = append(todo, n)
+	}
+	seeds := append([]string(nil), p.seeds...)
+	p.mu.Unlock()
+
+	var wg sync.WaitGroup
+	errs := make([]error, len(todo))
+	for i := range todo {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs[i] = p.start(ctx, &todo[i], seeds, netName)
+		}(i)
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return todo, nil
+}
+
+func (p *Provider) start(ctx context.Context, n *provision.Node, seeds []string, netName string) error {
+	req, err := p.Request(*n, seeds, netName)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(n.LogPath), 0o755); err != nil {
+		return fmt.Errorf("docker: creating the log dir: %w", err)
+	}
+	lf, err := os.OpenFile(n.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("docker: opening %s: %w", n.LogPath, err)
+	}
+	req.LogConsumerCfg = &testcontainers.LogConsumerConfig{Consumers: []testcontainers.LogConsumer{&fileConsumer{f: lf}}}
+	p.logf("starting %s (%s, rack %s) at %s from %s", n.Name, n.InstanceType, n.Rack, n.Address, p.opts.Image)
+	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
+	if c != nil {
+		p.mu.Lock()
+		p.created = append(p.created, c)
+		p.mu.Unlock()
+	}
+	if err != nil {
+		lf.Close()
+		return fmt.Errorf("docker: starting %s: %w", n.Name, err)
+	}
+	n.ID = c.GetContainerID()
+	p.mu.Lock()
+	p.nodes[n.Name] = &member{node: *n, c: c, log: lf}
+	p.mu.Unlock()
+	return nil
+}
+
+type fileConsumer struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+func (fc *fileConsumer) Accept(l testcontainers.Log) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	_, _ = fc.f.Write(l.Content)
+}
+
+func (p *Provider) member(n provision.Node) (*member, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m, ok := p.nodes[n.Name]
+	if !ok {
+		return nil, fmt.Errorf("docker: unknown node %s", n.Name)
+	}
+	return m, nil
+}
+
+// StopNode implements provision.Provider (SIGTERM, then SIGKILL after 30 s).
+func (p *Provider) StopNode(ctx context.Context, n provision.Node) error {
+	m, err := p.member(n)
+	if err != nil {
+		return err
+	}
+	t := 30 * time.Second
+	if err := m.c.Stop(ctx, &t); err != nil {
+		return fmt.Errorf("docker: stopping %s: %w", n.Name, err)
+	}
+	return nil
+}
+
+// KillNode implements provision.Provider.
+func (p *Provider) KillNode(ctx context.Context, n provision.Node) error {
+	m, err := p.member(n)
+	if err != nil {
+		return err
+	}
+	t := time.Duration(0)
+	if err := m.c.Stop(ctx, &t); err != nil {
+		return fmt.Errorf("docker: killing %s: %w", n.Name, err)
+	}
+	return nil
+}
+
+// StartNode implements provision.Restarter.
+func (p *Provider) StartNode(ctx context.Context, n provision.Node) error {
+	m, err := p.member(n)
+	if err != nil {
+		return err
+	}
+	if err := m.c.Start(ctx); err != nil {
+		return fmt.Errorf("docker: starting %s again: %w", n.Name, err)
+	}
+	return nil
+}
+
+// PauseNode implements provision.Pauser (docker pause freezes the cgroup).
+func (p *Provider) PauseNode(ctx context.Context, n provision.Node) error {
+	return p.withClient(ctx, func(c *testcontainers.DockerClient) error {
+		m, err := p.member(n)
+		if err != nil {
+			return err
+		}
+		_, err = c.ContainerPause(ctx, m.c.GetContainerID(), clientPauseOptions())
+		return err
+	})
+}
+
+// ResumeNode implements provision.Pauser.
+func (p *Provider) ResumeNode(ctx context.Context, n provision.Node) error {
+	return p.withClient(ctx, func(c *testcontainers.DockerClient) error {
+		m, err := p.member(n)
+		if err != nil {
+			return err
+		}
+		_, err = c.ContainerUnpause(ctx, m.c.GetContainerID(), clientUnpauseOptions())
+		return err
+	})
+}
+
+// RemoveNode implements provision.Provider: the container goes, its log stays.
+func (p *Provider) RemoveNode(ctx context.Context, n provision.Node) error {
+	m, err := p.member(n)
+	if err != nil {
+		return err
+	}
+	if err := testcontainers.TerminateContainer(m.c); err != nil {
+		return fmt.Errorf("docker: removing %s: %w", n.Name, err)
+	}
+	m.log.Close()
+	p.mu.Lock()
+	delete(p.nodes, n.Name)
+	p.mu.Unlock()
+	return nil
+}
+
+// Logs implements provision.Provider by following the node's log file, which
+// the container's log consumer writes.
+func (p *Provider) Logs(ctx context.Context, n provision.Node) (io.ReadCloser, error) {
+	return provision.FollowFile(ctx, n.LogPath)
+}
+
+// Destroy implements provision.Provider: every container and the network.
+func (p *Provider) Destroy(ctx context.Context) error {
+	p.mu.Lock()
+	created := p.created
+	p.created = nil
+	members := p.nodes
+	p.nodes = map[string]*member{}
+	nw := p.net
+	p.net = nil
+	p.mu.Unlock()
+	var errs []error
+	for _, c := range created {
+		if err := testcontainers.TerminateContainer(c); err != nil {
+			errs = append(errs, fmt.Errorf("docker: removing container %s: %w", c.GetContainerID(), err))
+		}
+	}
+	for _, m := range members {
+		m.log.Close()
+	}
+	if nw != nil {
+		if err := nw.Remove(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("docker: removing network %s: %w", nw.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func hostMemoryGB() float64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 8
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "MemTotal:") {
+			f := strings.Fields(line)
+			if len(f) >= 2 {
+				kb, _ := strconv.ParseFloat(f[1], 64)
+				return kb / (1 << 20)
+			}
+		}
+	}
+	return 8
+}

@@ -1,0 +1,101 @@
+package docker
+
+import (
+	"io"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	mnetwork "github.com/moby/moby/api/types/network"
+
+	"github.com/elasticity-dev/elasticity/provision"
+)
+
+func TestScyllaContainerRequestsThreeRacks(t *testing.T) {
+	p := New(Options{Image: "scylladb/scylla:2025.1", HostCPUs: 8, HostMemoryGB: 32,
+		Now: func() time.Time { return time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) }})
+	p.spec = provision.ClusterSpec{RunID: "run-7", Scenario: "90pct-scaleout", ClusterName: "elasticity-run-7", DC: "dc1",
+		Racks: []string{"rack1", "rack2", "rack3"}, NodesPerRack: 1, InstanceType: "i4i.large", TTL: 2 * time.Hour,
+		ExtraArgs: []string{"--abort-on-lsa-bad-alloc", "1"}}
+	seeds := []string{"10.213.9.2"}
+	for i, rack := range p.spec.Racks {
+		ip := []string{"10.213.9.2", "10.213.9.3", "10.213.9.4"}[i]
+		name := []string{"node-1", "node-2", "node-3"}[i]
+		req, err := p.Request(provision.Node{Name: name, DC: "dc1", Rack: rack, InstanceType: "i4i.large", Address: ip}, seeds, "elasticity-net")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "--seeds 10.213.9.2 --listen-address " + ip + " --rpc-address " + ip + " --broadcast-address " + ip +
+			" --broadcast-rpc-address " + ip + " --api-address 0.0.0.0 --smp 2 --memory 8192M --overprovisioned 1 --developer-mode 1" +
+			" --blocked-reactor-notify-ms 25 --endpoint-snitch GossipingPropertyFileSnitch --cluster-name elasticity-run-7 --abort-on-lsa-bad-alloc 1"
+		if got := strings.Join(req.Cmd, " "); got != want {
+			t.Errorf("%s flags:\n got %s\nwant %s", name, got, want)
+		}
+		if req.Image != "scylladb/scylla:2025.1" || req.Name != "elasticity-run-7-"+name || len(req.Entrypoint) != 0 {
+			t.Errorf("%s: image %q name %q entrypoint %v", name, req.Image, req.Name, req.Entrypoint)
+		}
+		if len(req.Networks) != 1 || req.Networks[0] != "elasticity-net" || req.NetworkAliases["elasticity-net"][0] != name {
+			t.Errorf("%s network: %v %v", name, req.Networks, req.NetworkAliases)
+		}
+		wantLabels := map[string]string{LabelRunID: "run-7", LabelScenario: "90pct-scaleout", LabelNode: name, LabelCreatedBy: "elasticity",
+			LabelCreatedAt: "2026-11-30T12:00:00Z", LabelKeepUntil: "2026-11-30T14:00:00Z"}
+		for k, v := range wantLabels {
+			if req.Labels[k] != v {
+				t.Errorf("%s label %s = %q, want %q", name, k, req.Labels[k], v)
+			}
+		}
+		// The rack goes into cassandra-rackdc.properties (images before 2025.4).
+		if len(req.Files) != 1 || req.Files[0].ContainerFilePath != "/etc/scylla/cassandra-rackdc.properties" {
+			t.Fatalf("%s files: %+v", name, req.Files)
+		}
+		b, _ := io.ReadAll(req.Files[0].Reader)
+		if string(b) != "dc=dc1\nrack="+rack+"\nprefer_local=true\n" {
+			t.Errorf("%s rackdc: %q", name, b)
+		}
+		hc := &container.HostConfig{}
+		req.HostConfigModifier(hc)
+		if hc.NanoCPUs != 2e9 || hc.Memory != 9<<30 {
+			t.Errorf("%s limits: cpus %d memory %d", name, hc.NanoCPUs, hc.Memory)
+		}
+		eps := map[string]*mnetwork.EndpointSettings{"elasticity-net": {}}
+		req.EndpointSettingsModifier(eps)
+		if eps["elasticity-net"].IPAMConfig.IPv4Address != netip.MustParseAddr(ip) {
+			t.Errorf("%s fixed address: %v", name, eps["elasticity-net"].IPAMConfig)
+		}
+	}
+}
+
+func TestResourcesWithinHostLimitsAndDCRackFlags(t *testing.T) {
+	p := New(Options{HostCPUs: 2, HostMemoryGB: 24, DCRackFlags: true})
+	it, _ := provision.LookupInstanceType("i4i.4xlarge")
+	if smp, mem := p.Resources(it); smp != 2 || mem != 6 {
+		t.Fatalf("i4i.4xlarge on a 2-core 24 GiB host: smp %d mem %v", smp, mem)
+	}
+	p.spec = provision.ClusterSpec{RunID: "r", DC: "dc1"}
+	req, err := p.Request(provision.Node{Name: "node-4", DC: "dc1", Rack: "rack2", InstanceType: "i4i.4xlarge", Address: "10.213.1.5"}, []string{"10.213.1.2"}, "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmd := strings.Join(req.Cmd, " "); !strings.Contains(cmd, "--dc dc1 --rack rack2") || strings.Contains(cmd, "snitch") || len(req.Files) != 0 {
+		t.Fatalf("2025.4+ images take --dc/--rack: %s", cmd)
+	}
+	if _, err := p.Request(provision.Node{Name: "x", InstanceType: "m1.tiny", Address: "10.0.0.1"}, nil, "n"); err == nil || !strings.Contains(err.Error(), "i4i.large") {
+		t.Fatalf("unknown type: %v", err)
+	}
+}
+
+func TestEmulatorImageCommand(t *testing.T) {
+	p := New(Options{Image: "elasticity-emulator:test", Emulator: true, HostCPUs: 2, HostMemoryGB: 24,
+		NodeArgs: func(provision.Node, provision.InstanceType) []string { return []string{"--storage-scale-mib-per-gb", "0.5"} }})
+	p.spec = provision.ClusterSpec{RunID: "r", ClusterName: "c", DC: "dc1"}
+	req, err := p.Request(provision.Node{Name: "node-1", DC: "dc1", Rack: "rack1", InstanceType: "i4i.large", Address: "10.213.1.2"}, []string{"10.213.1.2"}, "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "node --listen-address 10.213.1.2 --data-dir /var/lib/scylla --cluster-name c --dc dc1 --rack rack1 --instance-type i4i.large --vcpus 2 --memory-gb 6 --disk-gb 468 --seeds 10.213.1.2 --storage-scale-mib-per-gb 0.5"
+	if got := strings.Join(req.Cmd, " "); got != want || req.Entrypoint[0] != "/elasticity" {
+		t.Fatalf("emulator command:\n got %s\nwant %s", got, want)
+	}
+}
