@@ -1,0 +1,73 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/elasticity-dev/elasticity/nemesis"
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+// Cluster is the running cluster as the runner sees it: the nemesis's view
+// plus creation, readiness, description and teardown.
+type Cluster interface {
+	nemesis.Cluster
+	// Create provisions the initial nodes and waits until they are ready.
+	Create(ctx context.Context) error
+	// Hosts are the CQL contact points.
+	Hosts() []string
+	// Info describes every node that was ever part of the run.
+	Info() []results.NodeInfo
+	// CollectLogs copies every node's log into dir.
+	CollectLogs(ctx context.Context, dir string) error
+	// Destroy tears every node down; safe to call twice and after a failed Create.
+	Destroy(ctx context.Context) error
+}
+
+// Disk watches disk usage (it also appends samples to metrics.jsonl).
+type Disk interface {
+	// Run samples until ctx ends.
+	Run(ctx context.Context)
+	// Snapshot reads every node now.
+	Snapshot(ctx context.Context) ([]results.NodeDisk, results.NodeDisk, error)
+	// ClusterUsagePercent is the latest cluster-wide usage.
+	ClusterUsagePercent() float64
+	// DataBytes is the latest total used bytes (all replicas), for timeouts.
+	DataBytes() float64
+}
+
+// Load is the workload generator bound to the cluster.
+type Load interface {
+	// CreateSchema creates the keyspace and table (RF, tablets).
+	CreateSchema(ctx context.Context) error
+	// Fill writes until done() is true or ctx ends; progress is called with keys written.
+	Fill(ctx context.Context, done func() bool, sink func(results.LatencyRecord), progress func(keys int64)) (int64, error)
+	// Calibrate measures the sustainable rate (ops/s).
+	Calibrate(ctx context.Context) (float64, error)
+	// Run applies the mixed workload at rate ops/s until ctx ends.
+	Run(ctx context.Context, rate float64, sink func(results.LatencyRecord)) error
+	// Close releases the sessions.
+	Close()
+}
+
+// Env is what dependency constructors get from the runner.
+type Env struct {
+	Plan *Plan
+	Dir  string
+	Emit func(results.Event)
+	Logf func(format string, args ...any)
+	// Metrics appends one line to metrics.jsonl.
+	Metrics func(results.NodeSample)
+	// Fail ends the run with an error from outside the runner's own calls
+	// (an unexpected node death, a load generator that gave up).
+	Fail func(error)
+}
+
+// Deps builds the runner's collaborators. The real ones are wired by
+// DefaultDeps; tests pass fakes.
+type Deps struct {
+	NewCluster func(ctx context.Context, env *Env) (Cluster, error)
+	NewDisk    func(ctx context.Context, env *Env, c Cluster) (Disk, error)
+	NewLoad    func(ctx context.Context, env *Env, c Cluster) (Load, error)
+	// Finalize computes result.json and the reports from the run directory.
+	Finalize func(dir, status, reason string) (*results.Result, error)
+}

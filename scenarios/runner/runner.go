@@ -1,0 +1,575 @@
+// Package runner executes a scenario: provision, schema, fill phases,
+// steady state, nemesis, final hold, teardown, then the reports. It writes
+// the run directory live (events, latency and metrics .jsonl) so that a
+// report can be recomputed from it even after an interrupted or failed run.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/nemesis"
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+// Phase names of events.jsonl.
+const (
+	PhaseProvision = "provision"
+	PhaseSchema    = "schema"
+	PhaseFill      = "fill"
+	PhaseHold      = "hold"
+	PhaseSteady    = "steady_state"
+	PhaseNemesis   = "nemesis"
+	PhaseFinalHold = "final_hold"
+	PhaseTeardown  = "teardown"
+)
+
+// Disk snapshot names besides the fill phases'.
+const (
+	SnapshotScaleOut = "Scale out"
+	SnapshotFinal    = "Final"
+)
+
+// Options control where and how a plan runs.
+type Options struct {
+	Out    string // the run directory
+	Force  bool   // reuse a non-empty run directory
+	Stdout io.Writer
+	Stderr io.Writer
+	Deps   Deps
+	// TeardownTimeout bounds log collection and destruction (default 2 min).
+	TeardownTimeout time.Duration
+}
+
+// InputError is a problem with what the user asked for (exit code 2).
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// RunError says how a run ended when it did not complete: Status is
+// results.StatusError or results.StatusInterrupted.
+type RunError struct {
+	Status string
+	Err    error
+}
+
+func (e *RunError) Error() string { return e.Err.Error() }
+func (e *RunError) Unwrap() error { return e.Err }
+
+type run struct {
+	p      *Plan
+	o      Options
+	dir    string
+	rep    *reporter
+	events *results.JSONLWriter
+	lat    *results.JSONLWriter
+	met    *results.JSONLWriter
+	runLog *os.File
+
+	cancel context.CancelCauseFunc
+
+	cluster Cluster
+	disk    Disk
+	load    Load
+	env     *Env
+
+	recovery *nemesis.Recovery
+	cycles   *nemesis.Cycles
+
+	bg         sync.WaitGroup
+	diskCancel context.CancelFunc
+	loadCancel context.CancelFunc
+	loadDone   chan struct{}
+	loadMu     sync.Mutex
+	loadStop   bool
+}
+
+// Execute runs the plan into o.Out. It returns the result computed by
+// Finalize (nil when none could be computed) and, when the run did not
+// complete, a *RunError or *InputError.
+func Execute(ctx context.Context, p *Plan, o Options) (*results.Result, error) {
+	if o.TeardownTimeout <= 0 {
+		o.TeardownTimeout = 2 * time.Minute
+	}
+	if err := prepareDir(o.Out, o.Force); err != nil {
+		return nil, &InputError{Err: err}
+	}
+	r := &run{p: p, o: o, dir: o.Out, cycles: &nemesis.Cycles{}}
+	if err := r.open(); err != nil {
+		r.close()
+		return nil, &RunError{Status: results.StatusError, Err: err}
+	}
+	r.recovery = nemesis.NewRecovery(nemesis.ThresholdsFrom(p.Thresholds))
+
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.cancel = cancel
+	r.env = &Env{Plan: p, Dir: r.dir, Emit: r.emit, Logf: r.rep.Logf, Metrics: r.metric, Fail: r.fail}
+
+	r.emit(results.Event{Type: results.EventRunStart, Setup: p.Setup(p.PlannedNodes()), Message: fmt.Sprintf("run %s of %s", p.RunID, p.Name)})
+	r.rep.Logf("run %s: scenario %s on %s, results in %s", p.RunID, p.Name, p.Backend, r.dir)
+
+	err := r.phases(runCtx)
+	status, reason := results.StatusPassed, ""
+	if err != nil {
+		status = results.StatusError
+		if ctx.Err() != nil {
+			status = results.StatusInterrupted
+			err = fmt.Errorf("interrupted: %w", err)
+		} else if c := context.Cause(runCtx); c != nil && !errors.Is(err, c) {
+			// An outside failure (node death) canceled the phase: say that.
+			err = fmt.Errorf("%w (while: %v)", c, err)
+		}
+		reason = err.Error()
+		r.rep.Logf("run %s: %s", status, reason)
+	}
+	cancel(errors.New("run ending"))
+
+	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), o.TeardownTimeout)
+	r.teardown(tctx)
+	tcancel()
+
+	r.emit(results.Event{Type: results.EventRunEnd, Status: status, Message: reason})
+	r.close()
+
+	var res *results.Result
+	if o.Deps.Finalize != nil {
+		var ferr error
+		res, ferr = o.Deps.Finalize(r.dir, status, reason)
+		if ferr != nil {
+			fmt.Fprintf(r.stderr(), "elasticity: computing the reports of %s: %v\n", r.dir, ferr)
+			if err == nil {
+				return res, &RunError{Status: results.StatusError, Err: fmt.Errorf("computing the reports: %w", ferr)}
+			}
+		}
+	}
+	if err != nil {
+		return res, &RunError{Status: status, Err: err}
+	}
+	return res, nil
+}
+
+func (r *run) stderr() io.Writer {
+	if r.o.Stderr != nil {
+		return r.o.Stderr
+	}
+	return io.Discard
+}
+
+// prepareDir creates the run directory, refusing a non-empty one unless forced.
+func prepareDir(dir string, force bool) error {
+	if dir == "" {
+		return errors.New("no results directory given")
+	}
+	ents, err := os.ReadDir(dir)
+	switch {
+	case err == nil && len(ents) > 0 && !force:
+		return fmt.Errorf("results directory %s is not empty (use --force to reuse it)", dir)
+	case err == nil && len(ents) > 0:
+		for _, name := range []string{results.FileEvents, results.FileLatency, results.FileMetrics, results.FileResult, results.FileReportMD, results.FileReportHTML} {
+			_ = os.Remove(filepath.Join(dir, name)) // forced: start the timeline afresh
+		}
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("reading results directory %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, results.DirLogs), 0o755); err != nil {
+		return fmt.Errorf("creating results directory: %w", err)
+	}
+	return nil
+}
+
+func (r *run) open() error {
+	var err error
+	if err = os.WriteFile(filepath.Join(r.dir, results.FileScenario), r.p.YAML, 0o644); err != nil {
+		return fmt.Errorf("writing the resolved scenario: %w", err)
+	}
+	if r.events, err = results.OpenJSONL(filepath.Join(r.dir, results.FileEvents)); err != nil {
+		return err
+	}
+	if r.lat, err = results.OpenJSONL(filepath.Join(r.dir, results.FileLatency)); err != nil {
+		return err
+	}
+	if r.met, err = results.OpenJSONL(filepath.Join(r.dir, results.FileMetrics)); err != nil {
+		return err
+	}
+	r.runLog, _ = os.Create(filepath.Join(r.dir, results.DirLogs, "run.log"))
+	var logw io.Writer
+	if r.runLog != nil {
+		logw = r.runLog
+	}
+	r.rep = newReporter(r.o.Stdout, logw, r.emit)
+	return nil
+}
+
+func (r *run) close() {
+	for _, w := range []*results.JSONLWriter{r.events, r.lat, r.met} {
+		if w != nil {
+			_ = w.Close()
+		}
+	}
+	if r.runLog != nil {
+		_ = r.runLog.Close()
+	}
+}
+
+func (r *run) emit(ev results.Event) {
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	if r.events == nil {
+		return
+	}
+	if err := r.events.Write(ev); err != nil {
+		fmt.Fprintf(r.stderr(), "elasticity: %v\n", err)
+	}
+}
+
+func (r *run) metric(s results.NodeSample) {
+	if r.met != nil {
+		_ = r.met.Write(s)
+	}
+}
+
+// sink records one latency interval and feeds latency-recovered detection.
+func (r *run) sink(rec results.LatencyRecord) {
+	if r.lat != nil {
+		_ = r.lat.Write(rec)
+	}
+	r.recovery.Observe(rec)
+}
+
+// fail ends the run from outside a phase (node death, load generator gone).
+func (r *run) fail(err error) {
+	if r.cancel != nil && err != nil {
+		r.rep.Logf("failure: %v", err)
+		r.cancel(err)
+	}
+}
+
+// phase runs fn between phase_start and phase_end events.
+func (r *run) phase(ctx context.Context, phase, name string, fn func(ctx context.Context) error) error {
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	label := phase
+	if name != "" {
+		label += " " + name
+	}
+	r.rep.Logf("── %s", label)
+	start := time.Now()
+	r.emit(results.Event{Type: results.EventPhaseStart, Phase: phase, Name: name})
+	err := fn(ctx)
+	if err != nil && ctx.Err() != nil && !errors.Is(err, context.Cause(ctx)) {
+		err = fmt.Errorf("%w: %v", context.Cause(ctx), err)
+	}
+	end := results.Event{Type: results.EventPhaseEnd, Phase: phase, Name: name}
+	if err != nil {
+		end.Status, end.Message = results.StatusError, err.Error()
+		err = fmt.Errorf("%s: %w", label, err)
+	}
+	r.emit(end)
+	r.rep.Logf("── %s done in %s", label, time.Since(start).Round(100*time.Millisecond))
+	return err
+}
+
+func (r *run) phases(ctx context.Context) error {
+	p := r.p
+	if err := r.phase(ctx, PhaseProvision, "", r.provision); err != nil {
+		return err
+	}
+	if err := r.phase(ctx, PhaseSchema, "", func(ctx context.Context) error { return r.load.CreateSchema(ctx) }); err != nil {
+		return err
+	}
+	for _, f := range p.Fills {
+		if err := r.phase(ctx, PhaseFill, f.Name, func(ctx context.Context) error { return r.fill(ctx, f) }); err != nil {
+			return err
+		}
+		if err := r.snapshot(ctx, f.Name); err != nil {
+			return err
+		}
+		if err := r.phase(ctx, PhaseHold, f.Name, func(ctx context.Context) error {
+			return r.sleep(ctx, PhaseHold, f.Hold, "holding after "+f.Name)
+		}); err != nil {
+			return err
+		}
+	}
+	if err := r.phase(ctx, PhaseSteady, "", r.steady); err != nil {
+		return err
+	}
+	if len(p.Nemesis) > 0 {
+		if err := r.phase(ctx, PhaseNemesis, "", r.nemesis); err != nil {
+			return err
+		}
+		if p.hasTopology() {
+			if err := r.snapshot(ctx, SnapshotScaleOut); err != nil {
+				return err
+			}
+		}
+	}
+	if err := r.phase(ctx, PhaseFinalHold, "", func(ctx context.Context) error {
+		return r.sleep(ctx, PhaseFinalHold, p.FinalHold, "final hold under load")
+	}); err != nil {
+		return err
+	}
+	if err := r.snapshot(ctx, SnapshotFinal); err != nil {
+		return err
+	}
+	return r.stopLoad()
+}
+
+func (r *run) provision(ctx context.Context) error {
+	var err error
+	if r.cluster, err = r.o.Deps.NewCluster(ctx, r.env); err != nil {
+		return fmt.Errorf("preparing the cluster: %w", err)
+	}
+	r.rep.Progress(PhaseProvision, fmt.Sprintf("starting %d × %s in racks %v and waiting for them to be ready", r.p.Spec.NodesPerRack*len(r.p.Spec.Racks), r.p.Spec.InstanceType, r.p.Spec.Racks))
+	if err := r.cluster.Create(ctx); err != nil {
+		return fmt.Errorf("creating the cluster: %w", err)
+	}
+	if r.disk, err = r.o.Deps.NewDisk(ctx, r.env, r.cluster); err != nil {
+		return fmt.Errorf("starting the disk monitor: %w", err)
+	}
+	dctx, dcancel := context.WithCancel(context.WithoutCancel(ctx))
+	r.diskCancel = dcancel
+	r.bg.Add(1)
+	go func() { defer r.bg.Done(); r.disk.Run(dctx) }()
+	if r.load, err = r.o.Deps.NewLoad(ctx, r.env, r.cluster); err != nil {
+		return fmt.Errorf("connecting the load generator: %w", err)
+	}
+	return nil
+}
+
+// snapshot records disk usage per node and for the cluster.
+func (r *run) snapshot(ctx context.Context, name string) error {
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	nodes, cl, err := r.disk.Snapshot(sctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		r.emit(results.Event{Type: results.EventWarning, Name: name, Message: fmt.Sprintf("disk snapshot %s: %v", name, err)})
+		if len(nodes) == 0 {
+			return nil
+		}
+	}
+	cl.Node = "cluster"
+	disk := append(append([]results.NodeDisk(nil), nodes...), cl)
+	r.emit(results.Event{Type: results.EventDiskSnapshot, Name: name, Disk: disk})
+	r.rep.Logf("disk [%s]: cluster %.1f%% used (%.2f of %.2f GB)", name, cl.UsagePercent, cl.UsedGB, cl.TotalGB)
+	return nil
+}
+
+func (r *run) fill(ctx context.Context, f Fill) error {
+	timeout := r.p.FillTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Minute
+	}
+	fctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var keys int64
+	var mu sync.Mutex
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				mu.Lock()
+				k := keys
+				mu.Unlock()
+				r.rep.Progress(PhaseFill, fmt.Sprintf("%s: cluster disk %.1f%% of target %.0f%% (%d keys written)", f.Name, r.disk.ClusterUsagePercent(), f.TargetPercent, k))
+			}
+		}
+	}()
+	done := func() bool { return r.disk.ClusterUsagePercent() >= f.TargetPercent }
+	written, err := r.load.Fill(fctx, done, r.sink, func(k int64) {
+		mu.Lock()
+		keys = k
+		mu.Unlock()
+	})
+	if err != nil && ctx.Err() == nil && fctx.Err() != nil {
+		return fmt.Errorf("disk usage %.1f%% did not reach %.0f%% within %s", r.disk.ClusterUsagePercent(), f.TargetPercent, timeout)
+	}
+	if err != nil {
+		return fmt.Errorf("filling to %.0f%%: %w", f.TargetPercent, err)
+	}
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	r.rep.Logf("%s reached: cluster disk %.1f%% after %d keys", f.Name, r.disk.ClusterUsagePercent(), written)
+	return nil
+}
+
+func (r *run) sleep(ctx context.Context, phase string, d time.Duration, what string) error {
+	if d <= 0 {
+		return nil
+	}
+	end := time.Now().Add(d)
+	tick := time.NewTicker(progressEvery(d))
+	defer tick.Stop()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	r.rep.Progress(phase, fmt.Sprintf("%s, %s left", what, d.Round(time.Second)))
+	for {
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-timer.C:
+			return nil
+		case <-tick.C:
+			r.rep.Progress(phase, fmt.Sprintf("%s, %s left", what, time.Until(end).Round(time.Second)))
+		}
+	}
+}
+
+func progressEvery(d time.Duration) time.Duration {
+	if d < time.Minute {
+		return 5 * time.Second
+	}
+	return 15 * time.Second
+}
+
+// steady calibrates when asked, starts the workload that runs without a gap
+// until the end of the final hold, and measures Cycle #0.
+func (r *run) steady(ctx context.Context) error {
+	rate := r.p.Rate
+	if rate <= 0 && r.p.LoadPercent > 0 {
+		r.rep.Progress(PhaseSteady, "calibrating the cluster's capacity")
+		capacity, err := r.load.Calibrate(ctx)
+		if err != nil {
+			return fmt.Errorf("calibrating: %w", err)
+		}
+		rate = capacity * r.p.LoadPercent / 100
+		// run_start was written before the capacity was known: record it here.
+		r.emit(results.Event{Type: results.EventProgress, Phase: PhaseSteady, Name: "calibrated",
+			Message: fmt.Sprintf("capacity %.0f ops/s; rate %.0f ops/s (%.0f%% load)", capacity, rate, r.p.LoadPercent)})
+		r.rep.Logf("calibrated capacity %.0f ops/s → rate %.0f ops/s", capacity, rate)
+	}
+	if rate <= 0 {
+		return errors.New("no workload rate: set rate or load_percent")
+	}
+	r.startLoad(ctx, rate)
+	cyc := r.cycles.Start(r.nemesisEnv(), "")
+	r.recovery.StartBaseline()
+	err := r.sleep(ctx, PhaseSteady, r.p.SteadyState, fmt.Sprintf("%s under %.0f ops/s", cyc, rate))
+	r.recovery.EndBaseline()
+	r.cycles.End(r.nemesisEnv(), cyc, "")
+	if t := r.recovery.Targets(); len(t) > 0 {
+		r.rep.Logf("latency-recovered targets (P99): %v ms", t)
+	}
+	return err
+}
+
+func (r *run) startLoad(ctx context.Context, rate float64) {
+	lctx, cancel := context.WithCancel(ctx)
+	r.loadCancel = cancel
+	r.loadDone = make(chan struct{})
+	go func() {
+		defer close(r.loadDone)
+		err := r.load.Run(lctx, rate, r.sink)
+		r.loadMu.Lock()
+		stopping := r.loadStop
+		r.loadMu.Unlock()
+		if !stopping && lctx.Err() == nil {
+			if err == nil {
+				err = errors.New("ended early")
+			}
+			r.fail(fmt.Errorf("workload: %w", err))
+		}
+	}()
+}
+
+// stopLoad ends the workload and waits for its last interval to be written.
+func (r *run) stopLoad() error {
+	if r.loadCancel == nil {
+		return nil
+	}
+	r.loadMu.Lock()
+	r.loadStop = true
+	r.loadMu.Unlock()
+	r.loadCancel()
+	select {
+	case <-r.loadDone:
+		return nil
+	case <-time.After(30 * time.Second):
+		return errors.New("the workload did not stop within 30s")
+	}
+}
+
+func (r *run) nemesisEnv() *nemesis.Env {
+	pol := r.p.Timeouts
+	if r.disk != nil {
+		pol.DataBytes = r.disk.DataBytes
+	}
+	return &nemesis.Env{
+		Cluster:  r.cluster,
+		Emit:     r.emit,
+		Logf:     r.rep.Logf,
+		Progress: r.rep.Progress,
+		Cycles:   r.cycles,
+		Recovery: r.recovery,
+		Timeouts: pol,
+		LogDir:   filepath.Join(r.dir, results.DirLogs),
+	}
+}
+
+func (r *run) nemesis(ctx context.Context) error {
+	env := r.nemesisEnv()
+	for i, s := range r.p.Nemesis {
+		r.rep.Logf("nemesis %d/%d: %s (%s)", i+1, len(r.p.Nemesis), s.Name, s.Kind)
+		if err := nemesis.Run(ctx, env, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// teardown stops the load, collects logs and destroys every node; it runs
+// on every path out of a run and records problems as warnings.
+func (r *run) teardown(ctx context.Context) {
+	r.rep.Logf("── %s", PhaseTeardown)
+	r.emit(results.Event{Type: results.EventPhaseStart, Phase: PhaseTeardown})
+	warn := func(what string, err error) {
+		if err != nil {
+			msg := fmt.Sprintf("teardown: %s: %v", what, err)
+			r.rep.Logf("%s", msg)
+			r.emit(results.Event{Type: results.EventWarning, Phase: PhaseTeardown, Message: msg})
+		}
+	}
+	warn("stopping the workload", r.stopLoad())
+	if r.load != nil {
+		r.load.Close()
+	}
+	if r.diskCancel != nil {
+		r.diskCancel()
+	}
+	waitGroup(&r.bg, 10*time.Second)
+	if r.cluster != nil {
+		r.rep.Progress(PhaseTeardown, "collecting node logs")
+		warn("collecting logs", r.cluster.CollectLogs(ctx, filepath.Join(r.dir, results.DirLogs)))
+		r.rep.Progress(PhaseTeardown, "destroying the cluster")
+		warn("destroying the cluster", r.cluster.Destroy(ctx))
+	}
+	r.emit(results.Event{Type: results.EventPhaseEnd, Phase: PhaseTeardown})
+}
+
+func waitGroup(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}

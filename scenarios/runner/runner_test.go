@@ -1,0 +1,318 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/nemesis"
+	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+// fakeWorld is a cluster, disk monitor and load generator in one: fill
+// raises disk usage, growing lowers it.
+type fakeWorld struct {
+	mu        sync.Mutex
+	nodes     []nemesis.Node
+	seq       int
+	usedGB    float64
+	totalGB   float64
+	destroyed atomic.Bool
+	collected atomic.Bool
+	addErr    error
+	fillBlock chan struct{} // when set, Fill blocks until ctx ends
+}
+
+func (w *fakeWorld) Create(ctx context.Context) error {
+	for _, r := range []string{"r1", "r2", "r3"} {
+		w.seq++
+		w.nodes = append(w.nodes, nemesis.Node{Name: fmt.Sprintf("node-%d", w.seq), Rack: r, Seq: w.seq})
+	}
+	w.totalGB = 300
+	return nil
+}
+func (w *fakeWorld) Hosts() []string { return []string{"127.0.5.1"} }
+func (w *fakeWorld) Info() []results.NodeInfo {
+	return nil
+}
+func (w *fakeWorld) CollectLogs(ctx context.Context, dir string) error {
+	w.collected.Store(true)
+	return os.WriteFile(filepath.Join(dir, "node-1.log"), []byte("log\n"), 0o644)
+}
+func (w *fakeWorld) Destroy(ctx context.Context) error { w.destroyed.Store(true); return nil }
+func (w *fakeWorld) Nodes() []nemesis.Node {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]nemesis.Node(nil), w.nodes...)
+}
+func (w *fakeWorld) AddNodes(ctx context.Context, step string, specs []provision.NodeSpec) ([]nemesis.Node, error) {
+	if w.addErr != nil {
+		return nil, w.addErr
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []nemesis.Node
+	for _, s := range specs {
+		w.seq++
+		n := nemesis.Node{Name: fmt.Sprintf("node-%d", w.seq), Rack: s.Rack, Seq: w.seq}
+		w.nodes = append(w.nodes, n)
+		out = append(out, n)
+		w.totalGB += 100
+	}
+	return out, nil
+}
+func (w *fakeWorld) WaitNormal(ctx context.Context, nodes []nemesis.Node) error { return nil }
+func (w *fakeWorld) Decommission(ctx context.Context, n nemesis.Node) error     { return nil }
+func (w *fakeWorld) Remove(ctx context.Context, n nemesis.Node) error           { return nil }
+func (w *fakeWorld) Quiesce(ctx context.Context) error                          { return nil }
+func (w *fakeWorld) Load(ctx context.Context, n nemesis.Node) (nemesis.Load, error) {
+	return nemesis.Load{}, nil
+}
+func (w *fakeWorld) ExpectDeath(n nemesis.Node) {}
+
+func (w *fakeWorld) Snapshot(ctx context.Context) ([]results.NodeDisk, results.NodeDisk, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var nodes []results.NodeDisk
+	for _, n := range w.nodes {
+		nodes = append(nodes, results.NodeDisk{Node: n.Name, Rack: n.Rack, TotalGB: 100, UsedGB: w.usedGB / float64(len(w.nodes)) * 3})
+	}
+	return nodes, results.NodeDisk{TotalGB: w.totalGB, UsedGB: w.usedGB, UsagePercent: 100 * w.usedGB / w.totalGB}, nil
+}
+func (w *fakeWorld) ClusterUsagePercent() float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.totalGB == 0 {
+		return 0
+	}
+	return 100 * w.usedGB / w.totalGB
+}
+func (w *fakeWorld) DataBytes() float64 { return 1e6 }
+
+func (w *fakeWorld) CreateSchema(ctx context.Context) error { return nil }
+func (w *fakeWorld) Fill(ctx context.Context, done func() bool, sink func(results.LatencyRecord), progress func(int64)) (int64, error) {
+	if w.fillBlock != nil {
+		close(w.fillBlock)
+		<-ctx.Done()
+		return 0, ctx.Err()
+	}
+	var keys int64
+	for !done() {
+		w.mu.Lock()
+		w.usedGB += 10
+		w.mu.Unlock()
+		keys += 100
+		progress(keys)
+		if ctx.Err() != nil {
+			return keys, ctx.Err()
+		}
+	}
+	return keys, nil
+}
+func (w *fakeWorld) Calibrate(ctx context.Context) (float64, error) { return 1000, nil }
+func (w *fakeWorld) Run(ctx context.Context, rate float64, sink func(results.LatencyRecord)) error {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-t.C:
+			for _, op := range []string{results.OpWrite, results.OpRead} {
+				sink(results.LatencyRecord{Start: now.Add(-20 * time.Millisecond), End: now, Op: op, Count: 10, Response: results.Summary{P99: 1}})
+			}
+		}
+	}
+}
+func (w *fakeWorld) Close() {}
+
+// loadAdapter avoids the name clash between Disk.Run and Load.Run.
+type loadAdapter struct{ w *fakeWorld }
+
+func (l loadAdapter) CreateSchema(ctx context.Context) error { return l.w.CreateSchema(ctx) }
+func (l loadAdapter) Fill(ctx context.Context, done func() bool, sink func(results.LatencyRecord), p func(int64)) (int64, error) {
+	return l.w.Fill(ctx, done, sink, p)
+}
+func (l loadAdapter) Calibrate(ctx context.Context) (float64, error) { return l.w.Calibrate(ctx) }
+func (l loadAdapter) Run(ctx context.Context, rate float64, sink func(results.LatencyRecord)) error {
+	return l.w.Run(ctx, rate, sink)
+}
+func (l loadAdapter) Close() {}
+
+type diskAdapter struct{ *fakeWorld }
+
+func (d diskAdapter) Run(ctx context.Context) { <-ctx.Done() }
+
+func fakeDeps(w *fakeWorld, finalized *string) Deps {
+	return Deps{
+		NewCluster: func(ctx context.Context, env *Env) (Cluster, error) { return w, nil },
+		NewDisk:    func(ctx context.Context, env *Env, c Cluster) (Disk, error) { return diskAdapter{w}, nil },
+		NewLoad:    func(ctx context.Context, env *Env, c Cluster) (Load, error) { return loadAdapter{w}, nil },
+		Finalize: func(dir, status, reason string) (*results.Result, error) {
+			*finalized = status
+			return &results.Result{Status: status, Reason: reason}, nil
+		},
+	}
+}
+
+func testPlan() *Plan {
+	return &Plan{
+		Name: "t", Backend: "local", RunID: "r1",
+		Spec:        provision.ClusterSpec{Racks: []string{"r1", "r2", "r3"}, NodesPerRack: 1, InstanceType: "i4i.large"},
+		RF:          3,
+		Fills:       []Fill{{Name: "Soft Limit", TargetPercent: 30}, {Name: "Hard Limit", TargetPercent: 60}},
+		LoadPercent: 50,
+		SteadyState: 150 * time.Millisecond,
+		Nemesis: []nemesis.Step{{Name: "grow", Kind: nemesis.KindGrow, Mode: nemesis.ModeSerial, InstanceType: "i4i.xlarge", CountPerRack: 1,
+			Timeouts: map[string]nemesis.Timeout{nemesis.WaitRecovery: {Soft: time.Second, Hard: 2 * time.Second}}}},
+		FinalHold: 100 * time.Millisecond,
+		YAML:      []byte("name: t\n"),
+	}
+}
+
+func readEvents(t *testing.T, dir string) []results.Event {
+	t.Helper()
+	var evs []results.Event
+	if err := results.ReadJSONL(filepath.Join(dir, results.FileEvents), func(_ int, e *results.Event) error {
+		evs = append(evs, *e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+func TestExecuteSequence(t *testing.T) {
+	w := &fakeWorld{}
+	var status string
+	dir := filepath.Join(t.TempDir(), "run")
+	res, err := Execute(context.Background(), testPlan(), Options{Out: dir, Stdout: io.Discard, Deps: fakeDeps(w, &status)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != results.StatusPassed || status != results.StatusPassed {
+		t.Fatalf("status %q", res.Status)
+	}
+	var seq []string
+	snaps := map[string]bool{}
+	cycles := map[string]bool{}
+	for _, e := range readEvents(t, dir) {
+		switch e.Type {
+		case results.EventPhaseStart:
+			seq = append(seq, e.Phase+":"+e.Name)
+		case results.EventDiskSnapshot:
+			snaps[e.Name] = true
+			if e.Disk[len(e.Disk)-1].Node != "cluster" {
+				t.Fatalf("snapshot without cluster entry: %+v", e.Disk)
+			}
+		case results.EventCycleStart:
+			cycles[e.Cycle] = true
+		}
+	}
+	want := "provision: schema: fill:Soft Limit hold:Soft Limit fill:Hard Limit hold:Hard Limit steady_state: nemesis: final_hold: teardown:"
+	if got := strings.Join(seq, " "); got != want {
+		t.Fatalf("phases:\n got %s\nwant %s", got, want)
+	}
+	for _, n := range []string{"Soft Limit", "Hard Limit", "Scale out", "Final"} {
+		if !snaps[n] {
+			t.Fatalf("missing disk snapshot %s (have %v)", n, snaps)
+		}
+	}
+	for i := 0; i <= 3; i++ {
+		if !cycles[nemesis.Name(i)] {
+			t.Fatalf("missing %s (have %v)", nemesis.Name(i), cycles)
+		}
+	}
+	evs := readEvents(t, dir)
+	if evs[0].Type != results.EventRunStart || evs[0].Setup == nil || len(evs[0].Setup.Nemesis) != 1 {
+		t.Fatalf("first event %+v", evs[0])
+	}
+	if last := evs[len(evs)-1]; last.Type != results.EventRunEnd || last.Status != results.StatusPassed {
+		t.Fatalf("last event %+v", last)
+	}
+	recovered := 0
+	for _, e := range evs {
+		if e.Type == results.EventLatencyRecov {
+			recovered++
+		}
+	}
+	if recovered != 3 {
+		t.Fatalf("latency_recovered %d, want one per serial node", recovered)
+	}
+	if !w.destroyed.Load() || !w.collected.Load() {
+		t.Fatal("teardown did not collect and destroy")
+	}
+	if _, err := os.Stat(filepath.Join(dir, results.FileScenario)); err != nil {
+		t.Fatal(err)
+	}
+	// A second run into the same directory is refused without --force.
+	_, err = Execute(context.Background(), testPlan(), Options{Out: dir, Stdout: io.Discard, Deps: fakeDeps(&fakeWorld{}, &status)})
+	var ie *InputError
+	if !errors.As(err, &ie) {
+		t.Fatalf("reusing a results dir: %v", err)
+	}
+}
+
+func TestExecuteInterruptedDuringFill(t *testing.T) {
+	w := &fakeWorld{fillBlock: make(chan struct{})}
+	var status string
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-w.fillBlock; cancel() }()
+	_, err := Execute(ctx, testPlan(), Options{Out: dir, Stdout: io.Discard, Deps: fakeDeps(w, &status)})
+	var re *RunError
+	if !errors.As(err, &re) || re.Status != results.StatusInterrupted {
+		t.Fatalf("err %v", err)
+	}
+	if status != results.StatusInterrupted || !w.destroyed.Load() {
+		t.Fatalf("status %q destroyed %v", status, w.destroyed.Load())
+	}
+	evs := readEvents(t, dir)
+	if last := evs[len(evs)-1]; last.Status != results.StatusInterrupted {
+		t.Fatalf("run_end %+v", last)
+	}
+}
+
+func TestExecuteGrowFailure(t *testing.T) {
+	w := &fakeWorld{addErr: errors.New("node-4: init - Startup failed: boom")}
+	var status string
+	dir := t.TempDir()
+	_, err := Execute(context.Background(), testPlan(), Options{Out: dir, Stdout: io.Discard, Deps: fakeDeps(w, &status)})
+	var re *RunError
+	if !errors.As(err, &re) || re.Status != results.StatusError || !strings.Contains(err.Error(), "Startup failed") {
+		t.Fatalf("err %v", err)
+	}
+	if status != results.StatusError || !w.destroyed.Load() {
+		t.Fatalf("status %q destroyed %v", status, w.destroyed.Load())
+	}
+}
+
+func TestExecuteOutsideFailure(t *testing.T) {
+	w := &fakeWorld{}
+	var status string
+	dir := t.TempDir()
+	deps := fakeDeps(w, &status)
+	deps.NewLoad = func(ctx context.Context, env *Env, c Cluster) (Load, error) {
+		go func() {
+			time.Sleep(50 * time.Millisecond)
+			env.Fail(errors.New("node-2 died unexpectedly"))
+		}()
+		return loadAdapter{w}, nil
+	}
+	p := testPlan()
+	p.SteadyState = 5 * time.Second
+	start := time.Now()
+	_, err := Execute(context.Background(), p, Options{Out: dir, Stdout: io.Discard, Deps: deps})
+	if err == nil || !strings.Contains(err.Error(), "died unexpectedly") || time.Since(start) > 3*time.Second {
+		t.Fatalf("err %v after %s", err, time.Since(start))
+	}
+}
