@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/spf13/cobra"
+
+	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/provision/aws"
+	"github.com/elasticity-dev/elasticity/provision/docker"
+)
+
+// sweeperFor builds the Sweeper of a backend. A variable so tests can swap it.
+var sweeperFor = func(ctx context.Context, backend, region string) (provision.Sweeper, error) {
+	switch backend {
+	case "docker":
+		return docker.New(docker.Options{}), nil
+	case "aws":
+		return aws.New(ctx, aws.Options{Region: region})
+	}
+	return nil, fmt.Errorf("gc: backend %q has nothing to collect (docker or aws)", backend)
+}
+
+func init() {
+	addCommand(func(e *env) *cobra.Command {
+		var backend, region, runID string
+		var yes bool
+		c := &cobra.Command{
+			Use:   "gc --backend docker|aws [--yes]",
+			Short: "Remove resources left behind by crashed runs",
+			Long: `gc finds what earlier runs created (containers and networks labelled
+elasticity.created-by=elasticity; EC2 instances and security groups tagged
+CreatedBy=elasticity) whose keep-until time has passed. It is a dry run by
+default: it lists what it would remove. --yes removes it. --run-id removes
+everything of one run whatever its keep-until.`,
+			Args: cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				if backend == "" {
+					return withCode(ExitInvalid, fmt.Errorf("gc: --backend is required (docker or aws)"))
+				}
+				ctx := cmd.Context()
+				sw, err := sweeperFor(ctx, backend, region)
+				if err != nil {
+					return withCode(ExitInvalid, err)
+				}
+				var res []provision.Resource
+				if rs, ok := sw.(interface {
+					SweepRun(context.Context, string, bool) ([]provision.Resource, error)
+				}); ok && runID != "" {
+					res, err = rs.SweepRun(ctx, runID, !yes)
+				} else if runID != "" {
+					return withCode(ExitInvalid, fmt.Errorf("gc: --run-id is not supported for backend %s", backend))
+				} else {
+					res, err = sw.Sweep(ctx, time.Now(), !yes)
+				}
+				printResources(e, res, yes)
+				if err != nil {
+					return withCode(ExitRunError, err)
+				}
+				return nil
+			},
+		}
+		c.Flags().StringVar(&backend, "backend", "", "docker or aws")
+		c.Flags().StringVar(&region, "region", "", "AWS region (default: the standard AWS configuration)")
+		c.Flags().StringVar(&runID, "run-id", "", "remove every resource of this run (docker)")
+		c.Flags().BoolVar(&yes, "yes", false, "remove what was found (default: dry run)")
+		return c
+	})
+}
+
+func printResources(e *env, res []provision.Resource, acted bool) {
+	expired := 0
+	t := tablewriter.NewWriter(e.Stdout)
+	t.Header("KIND", "ID", "NAME", "RUN", "KEEP UNTIL", "ACTION")
+	for _, r := range res {
+		action := "keep"
+		if r.Expired {
+			expired++
+			action = "would remove"
+			if acted {
+				action = "removed"
+			}
+		}
+		ku := "-"
+		if !r.KeepUntil.IsZero() {
+			ku = r.KeepUntil.UTC().Format(time.RFC3339)
+		}
+		_ = t.Append(r.Kind, r.ID, r.Name, r.RunID, ku, action)
+	}
+	if len(res) > 0 {
+		_ = t.Render()
+	}
+	verb := "would be removed (dry run; --yes to remove)"
+	if acted {
+		verb = "removed"
+	}
+	fmt.Fprintf(e.Stdout, "%d resource(s) found, %d expired %s\n", len(res), expired, verb)
+}
