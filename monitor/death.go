@@ -1,0 +1,195 @@
+package monitor
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/cluster"
+	"github.com/elasticity-dev/elasticity/provision/local"
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+// StateDied is the node_state of a node whose process ended or that the
+// cluster reports down.
+const StateDied = "died"
+
+// DeathMonitor fails a run when a node dies without the nemesis having said
+// it would (roachtest's monitor.ExpectDeath). It is fed by process exits
+// (FollowExits) and/or the cluster's down lists (PollDown); each death is
+// reported once until the node is seen alive again.
+type DeathMonitor struct {
+	emit func(results.Event)
+	logf func(format string, args ...any)
+
+	mu       sync.Mutex
+	expected map[string]int
+	dead     map[string]bool
+	first    error
+	errs     chan error
+}
+
+// NewDeathMonitor returns a monitor; emit and logf may be nil.
+func NewDeathMonitor(emit func(results.Event), logf func(format string, args ...any)) *DeathMonitor {
+	if emit == nil {
+		emit = func(results.Event) {}
+	}
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	return &DeathMonitor{emit: emit, logf: logf, expected: map[string]int{}, dead: map[string]bool{}, errs: make(chan error, 64)}
+}
+
+// ExpectDeath announces that node is about to stop on purpose: its next
+// death is not a failure. Call it before stopping, killing or pausing it.
+func (m *DeathMonitor) ExpectDeath(node string) {
+	m.mu.Lock()
+	m.expected[node]++
+	m.mu.Unlock()
+}
+
+// ResetExpected withdraws announcements that did not happen (e.g. a nemesis step failed before stopping the node).
+func (m *DeathMonitor) ResetExpected(node string) {
+	m.mu.Lock()
+	delete(m.expected, node)
+	m.mu.Unlock()
+}
+
+// Died records a death. It returns the error sent to Unexpected when nobody
+// expected it, nil otherwise (also for a node already dead).
+func (m *DeathMonitor) Died(node, cause string, t time.Time, requested bool) error {
+	m.mu.Lock()
+	if m.dead[node] {
+		m.mu.Unlock()
+		return nil
+	}
+	m.dead[node] = true
+	expected := requested
+	if !expected && m.expected[node] > 0 {
+		m.expected[node]--
+		expected = true
+	}
+	var err error
+	if !expected {
+		err = fmt.Errorf("node %s died unexpectedly at %s: %s", node, t.UTC().Format(time.RFC3339), cause)
+		if m.first == nil {
+			m.first = err
+		}
+	}
+	m.mu.Unlock()
+	m.emit(results.Event{Time: t.UTC(), Type: results.EventNodeState, Node: node, State: StateDied, Expected: expected, Message: cause})
+	if err != nil {
+		m.logf("%v", err)
+		select {
+		case m.errs <- err:
+		default:
+		}
+	} else {
+		m.logf("node %s stopped as expected: %s", node, cause)
+	}
+	return err
+}
+
+// Up records that node is alive again (restarted), so its next death counts.
+func (m *DeathMonitor) Up(node string) {
+	m.mu.Lock()
+	was := m.dead[node]
+	delete(m.dead, node)
+	m.mu.Unlock()
+	if was {
+		m.emit(results.Event{Time: time.Now().UTC(), Type: results.EventNodeState, Node: node, State: "up"})
+	}
+}
+
+// Unexpected delivers every unexpected death.
+func (m *DeathMonitor) Unexpected() <-chan error { return m.errs }
+
+// Err is the first unexpected death, or nil.
+func (m *DeathMonitor) Err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.first
+}
+
+// FollowExits records the local provider's process exits until ctx ends or
+// the channel is closed (provider destroyed). Exits the provider caused
+// itself (StopNode, KillNode, RemoveNode, Destroy) are expected.
+func (m *DeathMonitor) FollowExits(ctx context.Context, exits <-chan local.NodeExit) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-exits:
+			if !ok {
+				return
+			}
+			cause := "process exited with status 0"
+			if e.Err != nil {
+				cause = "process exited: " + e.Err.Error()
+			}
+			if line := cluster.LastErrorLine(e.Node.LogPath); line != "" && !e.Requested {
+				cause += "; last error in its log: " + line
+			}
+			m.Died(e.Node.Name, cause, e.Time, e.Requested)
+		}
+	}
+}
+
+// PollDown asks the cluster every interval which nodes its live members see
+// down and records those deaths (and recoveries), until ctx ends.
+func (m *DeathMonitor) PollDown(ctx context.Context, c *cluster.Cluster, interval time.Duration) {
+	if interval <= 0 {
+		interval = 5 * time.Second
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		m.pollOnce(ctx, c)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (m *DeathMonitor) pollOnce(ctx context.Context, c *cluster.Cluster) {
+	nodes := c.Nodes()
+	byAddr := map[string]*cluster.Node{}
+	for _, n := range nodes {
+		byAddr[n.Address] = n
+	}
+	for _, o := range nodes {
+		if c.State(o) != cluster.StateNormal {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		cl := c.Admin(o)
+		down, err := cl.Down(cctx)
+		var live []string
+		if err == nil {
+			live, err = cl.Live(cctx)
+		}
+		cancel()
+		if err != nil {
+			continue // ask the next member
+		}
+		for _, a := range down {
+			if n := byAddr[a]; n != nil && n != o {
+				m.Died(n.Name, "reported down by "+o.Name, time.Now(), false)
+			}
+		}
+		for _, a := range live {
+			if n := byAddr[a]; n != nil {
+				m.mu.Lock()
+				wasDead := m.dead[n.Name]
+				m.mu.Unlock()
+				if wasDead {
+					m.Up(n.Name)
+				}
+			}
+		}
+		return
+	}
+}

@@ -1,0 +1,331 @@
+// Package monitor watches a running cluster: disk usage and scraped metrics
+// (metrics.jsonl), node logs turned into events (reactor stalls, database
+// errors), and node deaths that nobody announced.
+package monitor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/elasticity-dev/elasticity/cluster"
+	"github.com/elasticity-dev/elasticity/cluster/scyllarest"
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+// DataMountpoint is the data filesystem's mountpoint in node_exporter metrics.
+const DataMountpoint = "/var/lib/scylla"
+
+// Sample sources.
+const (
+	SourceMetrics = "metrics"
+	SourceREST    = "rest"
+)
+
+// ScrapedMetrics are the scylla_* series copied into NodeSample.Metrics
+// (without the prefix): summed over shards, or averaged when avg is true.
+var ScrapedMetrics = []struct {
+	Name string
+	Avg  bool
+}{
+	{"scylla_reactor_stalls", false},
+	{"scylla_reactor_utilization", true},
+	{"scylla_tablets_count", false},
+	{"scylla_streaming_total_incoming_bytes", false},
+	{"scylla_streaming_total_outgoing_bytes", false},
+	{"scylla_load_balancer_migrations_produced", false},
+	{"scylla_storage_proxy_coordinator_write_timeouts", false},
+	{"scylla_storage_proxy_coordinator_read_timeouts", false},
+}
+
+// DiskMonitor samples disk usage and a few metrics of every node.
+type DiskMonitor struct {
+	nodes    func() []*cluster.Node
+	w        *results.JSONLWriter
+	interval time.Duration
+	// Timeout bounds one node's scrape.
+	Timeout time.Duration
+	// Logf receives scrape failures (once per node until it recovers).
+	Logf func(format string, args ...any)
+	HTTP *http.Client
+
+	mu     sync.Mutex
+	latest map[string]results.NodeSample
+	failed map[string]bool
+}
+
+// NewDiskMonitor samples the nodes nodes() returns every interval into w
+// (w may be nil: then samples are only kept in memory).
+func NewDiskMonitor(nodes func() []*cluster.Node, w *results.JSONLWriter, interval time.Duration) *DiskMonitor {
+	if interval <= 0 {
+		interval = 5 * time.Second
+	}
+	return &DiskMonitor{
+		nodes: nodes, w: w, interval: interval, Timeout: 5 * time.Second,
+		Logf:   func(string, ...any) {},
+		HTTP:   &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 2}},
+		latest: map[string]results.NodeSample{}, failed: map[string]bool{},
+	}
+}
+
+// Run samples every interval until ctx ends.
+func (m *DiskMonitor) Run(ctx context.Context) error {
+	t := time.NewTicker(m.interval)
+	defer t.Stop()
+	for {
+		m.SampleAll(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// SampleAll reads every node once, records and writes the samples.
+func (m *DiskMonitor) SampleAll(ctx context.Context) []results.NodeSample {
+	nodes := m.nodes()
+	out := make([]results.NodeSample, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = m.Sample(ctx, n)
+		}()
+	}
+	wg.Wait()
+	m.mu.Lock()
+	live := map[string]bool{}
+	for _, s := range out {
+		live[s.Node] = true
+		if s.Error != "" {
+			if !m.failed[s.Node] {
+				m.Logf("monitor: reading disk usage of %s: %s", s.Node, s.Error)
+			}
+			m.failed[s.Node] = true
+			continue
+		}
+		m.failed[s.Node] = false
+		m.latest[s.Node] = s
+	}
+	for name := range m.latest { // nodes that left no longer count
+		if !live[name] {
+			delete(m.latest, name)
+		}
+	}
+	m.mu.Unlock()
+	if m.w != nil && ctx.Err() == nil {
+		for _, s := range out {
+			if err := m.w.Write(s); err != nil {
+				m.Logf("monitor: %v", err)
+			}
+		}
+	}
+	return out
+}
+
+// Sample reads one node: node_filesystem_* from its metrics endpoint, or
+// REST load against its instance type's disk when the metrics lack them.
+func (m *DiskMonitor) Sample(ctx context.Context, n *cluster.Node) results.NodeSample {
+	s := results.NodeSample{Time: time.Now().UTC(), Node: n.Name, Address: n.Address, Rack: n.Rack, InstanceType: n.InstanceType}
+	ctx, cancel := context.WithTimeout(ctx, m.Timeout)
+	defer cancel()
+	fams, merr := m.scrape(ctx, n)
+	if merr == nil {
+		s.Metrics = pick(fams)
+		size, okS := fsValue(fams["node_filesystem_size_bytes"])
+		avail, okA := fsValue(fams["node_filesystem_avail_bytes"])
+		if okS && okA {
+			s.DiskTotalBytes, s.DiskAvailBytes, s.DiskUsedBytes = size, avail, size-avail
+			s.Source = SourceMetrics
+			return s
+		}
+	}
+	cl := scyllarest.New(n.Address, n.RESTPort)
+	cl.Timeout, cl.Attempts = m.Timeout, 1
+	load, rerr := cl.Load(ctx)
+	if rerr != nil || n.DiskBytes <= 0 {
+		s.Error = fmt.Sprintf("metrics: %v; REST load: %v (disk size %.0f)", orNoFS(merr), rerr, n.DiskBytes)
+		return s
+	}
+	s.DiskTotalBytes, s.DiskUsedBytes = n.DiskBytes, load
+	s.DiskAvailBytes = max(n.DiskBytes-load, 0)
+	s.Source = SourceREST
+	return s
+}
+
+func orNoFS(err error) any {
+	if err == nil {
+		return "no node_filesystem_* series for " + DataMountpoint
+	}
+	return err
+}
+
+func (m *DiskMonitor) scrape(ctx context.Context, n *cluster.Node) (map[string]*dto.MetricFamily, error) {
+	url := "http://" + net.JoinHostPort(n.Address, strconv.Itoa(n.MetricsPort)) + "/metrics"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	resp, err := m.HTTP.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scraping %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("scraping %s: HTTP %d", url, resp.StatusCode)
+	}
+	return ParseMetrics(resp.Body)
+}
+
+// ParseMetrics parses the Prometheus text format.
+func ParseMetrics(r io.Reader) (map[string]*dto.MetricFamily, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, fmt.Errorf("parsing metrics: %w", err)
+	}
+	return fams, nil
+}
+
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Untyped != nil:
+		return m.Untyped.GetValue()
+	}
+	return 0
+}
+
+// fsValue sums the series of the data mountpoint (one per device).
+func fsValue(f *dto.MetricFamily) (float64, bool) {
+	if f == nil {
+		return 0, false
+	}
+	var sum float64
+	found := false
+	for _, m := range f.Metric {
+		for _, l := range m.Label {
+			if l.GetName() == "mountpoint" && l.GetValue() == DataMountpoint {
+				sum += value(m)
+				found = true
+			}
+		}
+	}
+	return sum, found
+}
+
+func pick(fams map[string]*dto.MetricFamily) map[string]float64 {
+	out := map[string]float64{}
+	for _, sm := range ScrapedMetrics {
+		f := fams[sm.Name]
+		if f == nil || len(f.Metric) == 0 {
+			continue
+		}
+		var sum float64
+		for _, m := range f.Metric {
+			sum += value(m)
+		}
+		if sm.Avg {
+			sum /= float64(len(f.Metric))
+		}
+		out[sm.Name[len("scylla_"):]] = sum
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// Latest returns the last good sample of every current node, by node name.
+func (m *DiskMonitor) Latest() []results.NodeSample {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]results.NodeSample, 0, len(m.latest))
+	for _, s := range m.latest {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return nodeLess(out[i].Node, out[j].Node) })
+	return out
+}
+
+// ClusterUsagePercent is used/total over the latest samples of all nodes, or 0.
+func (m *DiskMonitor) ClusterUsagePercent() float64 {
+	return Aggregate(m.Latest()).UsagePercent
+}
+
+// Snapshot samples every node now (writing the samples) and returns disk
+// usage per node and for the cluster (Node "cluster"), for disk_snapshot
+// events and fill stop conditions. Nodes that could not be read are left out
+// and named in the error.
+func (m *DiskMonitor) Snapshot(ctx context.Context) ([]results.NodeDisk, results.NodeDisk, error) {
+	samples := m.SampleAll(ctx)
+	var nodes []results.NodeDisk
+	var good []results.NodeSample
+	var errs []error
+	for _, s := range samples {
+		if s.Error != "" {
+			errs = append(errs, fmt.Errorf("%s: %s", s.Node, s.Error))
+			continue
+		}
+		good = append(good, s)
+		nodes = append(nodes, ToNodeDisk(s))
+	}
+	return nodes, Aggregate(good), errors.Join(errs...)
+}
+
+// ToNodeDisk converts a sample to GB figures (1 GB = 1e9 bytes, as the instance catalog).
+func ToNodeDisk(s results.NodeSample) results.NodeDisk {
+	d := results.NodeDisk{Node: s.Node, Rack: s.Rack, InstanceType: s.InstanceType,
+		TotalGB: s.DiskTotalBytes / 1e9, UsedGB: s.DiskUsedBytes / 1e9, AvailGB: s.DiskAvailBytes / 1e9}
+	if s.DiskTotalBytes > 0 {
+		d.UsagePercent = 100 * s.DiskUsedBytes / s.DiskTotalBytes
+	}
+	return d
+}
+
+// Aggregate sums samples into the cluster's figure (Node "cluster").
+func Aggregate(samples []results.NodeSample) results.NodeDisk {
+	var total, used, avail float64
+	for _, s := range samples {
+		total += s.DiskTotalBytes
+		used += s.DiskUsedBytes
+		avail += s.DiskAvailBytes
+	}
+	return ToNodeDisk(results.NodeSample{Node: "cluster", DiskTotalBytes: total, DiskUsedBytes: used, DiskAvailBytes: avail})
+}
+
+// nodeLess orders node-2 before node-10.
+func nodeLess(a, b string) bool {
+	na, ea := trailingInt(a)
+	nb, eb := trailingInt(b)
+	if ea && eb && a[:len(a)-len(strconv.Itoa(na))] == b[:len(b)-len(strconv.Itoa(nb))] {
+		return na < nb
+	}
+	return a < b
+}
+
+func trailingInt(s string) (int, bool) {
+	i := len(s)
+	for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+		i--
+	}
+	n, err := strconv.Atoi(s[i:])
+	return n, err == nil
+}
