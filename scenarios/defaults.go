@@ -1,0 +1,222 @@
+package scenarios
+
+import (
+	"fmt"
+	"time"
+)
+
+// The defaults live here, in one place; `elasticity plan` shows them resolved.
+
+// DefaultLocal is the emulator's scale model. With these numbers
+// configs/90pct-scaleout.yaml (3 × i4i.large written to 90%, one
+// i4i.4xlarge added per rack) runs in a few minutes on a laptop: a 468 GB
+// i4i.large becomes a 234 MiB disk and 30 real minutes become 18 s.
+var DefaultLocal = Local{
+	StorageScaleMiBPerGB:   0.5,
+	OpsPerVCPU:             250,
+	StreamMiBPerVCPU:       2,
+	TimeScale:              0.01,
+	BaseAddress:            "127.0.0.2",
+	BlockedReactorNotifyMS: 25,
+}
+
+// DefaultTimeouts are the waits' limits on the local backend (small scaled data).
+var DefaultTimeoutsLocal = Timeouts{
+	NodeReady:        Duration(3 * time.Minute),
+	DataBalanced:     Duration(15 * time.Minute),
+	LatencyRecovered: Duration(5 * time.Minute),
+	Fill:             Duration(30 * time.Minute),
+	Step:             Duration(30 * time.Minute),
+	Teardown:         Duration(2 * time.Minute),
+}
+
+// DefaultTimeoutsReal are the waits' limits on docker, aws and static (real-sized data).
+var DefaultTimeoutsReal = Timeouts{
+	NodeReady:        Duration(30 * time.Minute),
+	DataBalanced:     Duration(4 * time.Hour),
+	LatencyRecovered: Duration(1 * time.Hour),
+	Fill:             Duration(12 * time.Hour),
+	Step:             Duration(6 * time.Hour),
+	Teardown:         Duration(30 * time.Minute),
+}
+
+// Other defaults.
+var (
+	DefaultFill = []FillPhase{
+		{Name: "Soft Limit", TargetPercent: 70, Hold: Duration(30 * time.Minute)},
+		{Name: "Hard Limit", TargetPercent: 90, Hold: Duration(30 * time.Minute)},
+	}
+	DefaultDocker = Docker{SMP: 1, Memory: 2 << 30}
+	DefaultAWS    = AWS{Region: "us-east-1", LoaderInstanceType: "c6i.2xlarge", LoaderCount: 1, TTL: Duration(12 * time.Hour)}
+	DefaultReport = []string{"md", "html", "json"}
+)
+
+const (
+	DefaultInstanceType    = "i4i.large"
+	DefaultRacks           = 3
+	DefaultRF              = 3
+	DefaultTabletsScylla   = 1024
+	DefaultValueSize       = Size(1 << 10)
+	DefaultLoadPercent     = Percent(50)
+	DefaultConcurrency     = 150
+	DefaultFillConcurrency = 64
+	DefaultConsistency     = "QUORUM"
+	DefaultSteadyState     = Duration(30 * time.Minute)
+	DefaultCalibration     = Duration(10 * time.Minute)
+	DefaultHookTimeout     = Duration(10 * time.Minute)
+)
+
+// applyDefaults fills every field that the file and the overrides left unset.
+// Where zero is a meaningful value (tablets_initial: 0, fill: []) it looks at
+// whether the field was given rather than at its value.
+func applyDefaults(s *Scenario, d *decoder) {
+	str := func(p *string, v string) {
+		if *p == "" {
+			*p = v
+		}
+	}
+	num := func(p *int, path string, v int) {
+		if !d.isSet(path) {
+			*p = v
+		}
+	}
+	flt := func(p *float64, path string, v float64) {
+		if !d.isSet(path) {
+			*p = v
+		}
+	}
+	dur := func(p *Duration, path string, v Duration) {
+		if !d.isSet(path) {
+			*p = v
+		}
+	}
+
+	str(&s.Backend, BackendLocal)
+
+	c := &s.Cluster
+	str(&c.Flavour, FlavourScylla)
+	str(&c.Name, "elasticity")
+	str(&c.DC, "dc1")
+	if !d.isSet("cluster.racks") {
+		c.Racks = RackNames(DefaultRacks)
+		if s.Backend == BackendAWS && len(s.AWS.AvailabilityZones) > 0 {
+			c.Racks = RackList(append([]string(nil), s.AWS.AvailabilityZones...))
+		}
+	}
+	num(&c.NodesPerRack, "cluster.nodes_per_rack", 1)
+	str(&c.InstanceType, DefaultInstanceType)
+	if c.Flavour == FlavourScylla {
+		num(&c.TabletsInitial, "cluster.tablets_initial", DefaultTabletsScylla)
+	}
+
+	ds := &s.Dataset
+	num(&ds.RF, "dataset.rf", min(DefaultRF, max(1, len(c.Racks)*c.NodesPerRack)))
+	str(&ds.Keyspace, "elasticity")
+	str(&ds.Table, "standard1")
+	if !d.isSet("dataset.value_size") {
+		ds.ValueSize = ValueSize{Min: DefaultValueSize, Max: DefaultValueSize}
+	}
+	str(&ds.KeyDistribution, "sequential")
+	if !d.isSet("dataset.fill") {
+		ds.Fill = append([]FillPhase(nil), DefaultFill...)
+	}
+	if ds.Fill == nil {
+		ds.Fill = []FillPhase{}
+	}
+	for i := range ds.Fill {
+		str(&ds.Fill[i].Name, fmt.Sprintf("Fill %d", i+1))
+	}
+	num(&ds.FillConcurrency, "dataset.fill_concurrency", DefaultFillConcurrency)
+
+	w := &s.Workload
+	if !d.isSet("workload.mix") {
+		w.Mix = Mix{Write: 1, Read: 1}
+	}
+	if !d.isSet("workload.rate") && !d.isSet("workload.load_percent") {
+		w.LoadPercent = DefaultLoadPercent
+	}
+	dur(&w.Calibration, "workload.calibration", DefaultCalibration)
+	num(&w.Concurrency, "workload.concurrency", DefaultConcurrency)
+	str(&w.Consistency.Write, DefaultConsistency)
+	str(&w.Consistency.Read, DefaultConsistency)
+	str(&w.Distribution, "uniform")
+
+	dur(&s.SteadyState, "steady_state", DefaultSteadyState)
+
+	if s.Nemesis == nil {
+		s.Nemesis = []Step{}
+	}
+	counts := map[string]int{}
+	for i := range s.Nemesis {
+		st := &s.Nemesis[i]
+		if st.kind == "" {
+			continue // decoding failed; already reported
+		}
+		counts[st.kind]++
+		if st.Name == "" {
+			st.Name = fmt.Sprintf("%s #%d", st.kind, counts[st.kind])
+		}
+		p := fmt.Sprintf("nemesis.%d.%s.", i, st.kind)
+		switch {
+		case st.Grow != nil:
+			str(&st.Grow.InstanceType, c.InstanceType)
+			num(&st.Grow.CountPerRack, p+"count_per_rack", 1)
+			str(&st.Grow.Mode, ModeSerial)
+		case st.Shrink != nil:
+			if len(st.Shrink.Nodes) == 0 {
+				num(&st.Shrink.CountPerRack, p+"count_per_rack", 1)
+			}
+			str(&st.Shrink.Mode, ModeSerial)
+		case st.Drain != nil:
+			if len(st.Drain.Nodes) == 0 {
+				num(&st.Drain.CountPerRack, p+"count_per_rack", 1)
+			}
+			num(&st.Drain.Workers, p+"workers", 1)
+		case st.Hook != nil:
+			dur(&st.Hook.Timeout, p+"timeout", DefaultHookTimeout)
+		}
+	}
+
+	for i := range s.Thresholds.Cycles {
+		str(&s.Thresholds.Cycles[i].Cycle, "*")
+	}
+	if !d.isSet("report.formats") {
+		s.Report.Formats = append([]string(nil), DefaultReport...)
+	}
+
+	tdef := DefaultTimeoutsReal
+	if s.Backend == BackendLocal {
+		tdef = DefaultTimeoutsLocal
+	}
+	t := &s.Timeouts
+	dur(&t.NodeReady, "timeouts.node_ready", tdef.NodeReady)
+	dur(&t.DataBalanced, "timeouts.data_balanced", tdef.DataBalanced)
+	dur(&t.LatencyRecovered, "timeouts.latency_recovered", tdef.LatencyRecovered)
+	dur(&t.Fill, "timeouts.fill", tdef.Fill)
+	dur(&t.Step, "timeouts.step", tdef.Step)
+	dur(&t.Teardown, "timeouts.teardown", tdef.Teardown)
+
+	l := &s.Local
+	flt(&l.StorageScaleMiBPerGB, "local.storage_scale_mib_per_gb", DefaultLocal.StorageScaleMiBPerGB)
+	flt(&l.OpsPerVCPU, "local.ops_per_vcpu", DefaultLocal.OpsPerVCPU)
+	flt(&l.StreamMiBPerVCPU, "local.stream_mib_per_vcpu", DefaultLocal.StreamMiBPerVCPU)
+	flt(&l.TimeScale, "local.time_scale", DefaultLocal.TimeScale)
+	str(&l.BaseAddress, DefaultLocal.BaseAddress)
+	num(&l.BlockedReactorNotifyMS, "local.blocked_reactor_notify_ms", DefaultLocal.BlockedReactorNotifyMS)
+
+	num(&s.Docker.SMP, "docker.smp", DefaultDocker.SMP)
+	if !d.isSet("docker.memory") {
+		s.Docker.Memory = DefaultDocker.Memory
+	}
+
+	a := &s.AWS
+	str(&a.Region, DefaultAWS.Region)
+	str(&a.LoaderInstanceType, DefaultAWS.LoaderInstanceType)
+	num(&a.LoaderCount, "aws.loader_count", DefaultAWS.LoaderCount)
+	dur(&a.TTL, "aws.ttl", DefaultAWS.TTL)
+	if s.Backend == BackendAWS && len(a.AvailabilityZones) == 0 && len(c.Racks) <= 26 {
+		for i := range c.Racks {
+			a.AvailabilityZones = append(a.AvailabilityZones, a.Region+string(rune('a'+i)))
+		}
+	}
+}

@@ -1,0 +1,26 @@
+package scenarios
+
+import "github.com/elasticity-dev/elasticity/results"
+
+// MetricDurationSeconds is the results metric of duration ceilings.
+const MetricDurationSeconds = "duration_seconds"
+
+// ResultThresholds converts the scenario's thresholds to the results model:
+// one Threshold per limit set. Duration ceilings are real-world durations and
+// are scaled like every other scenario duration (local.time_scale), so they
+// compare with what a run measures.
+func (s *Scenario) ResultThresholds() []results.Threshold {
+	var out []results.Threshold
+	for _, c := range s.Thresholds.Cycles {
+		for _, m := range c.metrics() {
+			if m.v == 0 {
+				continue
+			}
+			out = append(out, results.Threshold{Cycle: c.Cycle, Metric: m.metric, Limit: m.v, Floor: m.floor})
+		}
+	}
+	for _, l := range s.Thresholds.Durations {
+		out = append(out, results.Threshold{Cycle: l.Name, Metric: MetricDurationSeconds, Limit: s.Scaled(l.Max.D()).Seconds()})
+	}
+	return out
+}

@@ -1,0 +1,352 @@
+// Package scenarios is the scenario model of elasticity: the types of a YAML
+// scenario, strict loading with file:line and field-path errors, defaults,
+// validation, --set overrides and the computed plan. The phase runner that
+// executes a scenario lives in scenarios/runner.
+package scenarios
+
+import "time"
+
+// Backend names.
+const (
+	BackendLocal  = "local"
+	BackendDocker = "docker"
+	BackendAWS    = "aws"
+	BackendStatic = "static"
+)
+
+// Database flavours.
+const (
+	FlavourScylla    = "scylla"
+	FlavourCassandra = "cassandra"
+)
+
+// Nemesis step kinds: the single key of a nemesis list item.
+const (
+	KindGrow         = "grow_cluster"
+	KindShrink       = "shrink_cluster"
+	KindDecommission = "decommission"
+	KindDrain        = "drain"
+	KindHold         = "hold"
+	KindHook         = "hook"
+)
+
+// Step modes.
+const (
+	ModeSerial   = "serial"
+	ModeParallel = "parallel"
+)
+
+// Scenario is one resolved scenario: what Load returns after strict decoding,
+// --set overrides, defaults and validation. Every field has its default
+// filled in, so consumers never need to apply defaults themselves.
+type Scenario struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description,omitempty"`
+	// Backend is local (emulated nodes as processes, the default), docker, aws or static.
+	Backend  string   `yaml:"backend"`
+	Cluster  Cluster  `yaml:"cluster"`
+	Dataset  Dataset  `yaml:"dataset"`
+	Workload Workload `yaml:"workload"`
+	// SteadyState is the length of Cycle #0 (measured before the nemesis).
+	SteadyState Duration `yaml:"steady_state"`
+	// Nemesis is the sequence of topology steps, run in order.
+	Nemesis []Step `yaml:"nemesis"`
+	// FinalHold keeps the workload running after the last step ("Sleep 30 minutes").
+	FinalHold  Duration   `yaml:"final_hold"`
+	Thresholds Thresholds `yaml:"thresholds"`
+	Report     Report     `yaml:"report"`
+	Timeouts   Timeouts   `yaml:"timeouts"`
+	Local      Local      `yaml:"local"`
+	Docker     Docker     `yaml:"docker"`
+	AWS        AWS        `yaml:"aws"`
+	Static     Static     `yaml:"static"`
+
+	// source is the file the scenario came from ("" when parsed from bytes without a name).
+	source string
+}
+
+// Cluster is the initial database cluster.
+type Cluster struct {
+	// Flavour is scylla (default) or cassandra.
+	Flavour string `yaml:"flavour"`
+	// Version is the database version (image tag, AMI lookup); "" = backend default.
+	Version string `yaml:"version,omitempty"`
+	// Image is an explicit container image or AMI id; "" = derived from version.
+	Image string `yaml:"image,omitempty"`
+	// Name is the database cluster_name.
+	Name string `yaml:"name"`
+	// DC is the data centre name.
+	DC string `yaml:"dc"`
+	// Racks are the rack names; in YAML a list of names or a count (3 = rack1, rack2, rack3).
+	Racks RackList `yaml:"racks"`
+	// NodesPerRack is the number of initial nodes in every rack.
+	NodesPerRack int `yaml:"nodes_per_rack"`
+	// InstanceType is the initial nodes' type, a provision catalog name.
+	InstanceType string `yaml:"instance_type"`
+	// TabletsInitial is the keyspace's initial tablet count; 0 = vnodes.
+	TabletsInitial int `yaml:"tablets_initial"`
+	// ExtraArgs are passed to the database on start.
+	ExtraArgs []string `yaml:"extra_args,omitempty"`
+}
+
+// Dataset is the schema and how the disks are filled.
+type Dataset struct {
+	RF       int    `yaml:"rf"`
+	Keyspace string `yaml:"keyspace"`
+	Table    string `yaml:"table"`
+	// ValueSize is fixed ("1KiB") or a range ({min: 512B, max: 2KiB}).
+	ValueSize ValueSize `yaml:"value_size"`
+	// KeyDistribution is how fill picks keys: sequential (default), uniform, gaussian or zipf.
+	KeyDistribution string `yaml:"key_distribution"`
+	// Fill phases run in order; each writes until the cluster's disk usage reaches its target.
+	Fill []FillPhase `yaml:"fill"`
+	// FillConcurrency is the number of in-flight fill writes.
+	FillConcurrency int `yaml:"fill_concurrency"`
+	// FillRate caps fill writes (ops/s); 0 = as fast as the cluster takes them.
+	FillRate Rate `yaml:"fill_rate,omitempty"`
+}
+
+// FillPhase writes data until the cluster's disk usage reaches TargetPercent, then holds.
+type FillPhase struct {
+	Name          string   `yaml:"name"`
+	TargetPercent Percent  `yaml:"target_percent"`
+	Hold          Duration `yaml:"hold"`
+}
+
+// Workload is the fixed-rate mixed workload: measured alone in Cycle #0
+// (steady state), then kept running through the nemesis to the end of the run.
+type Workload struct {
+	// Mix is the write:read ratio ("1:1" or {write: 1, read: 1}).
+	Mix Mix `yaml:"mix"`
+	// Rate is the fixed total rate in ops/s. Exactly one of Rate and LoadPercent is set.
+	Rate Rate `yaml:"rate,omitempty"`
+	// LoadPercent is the rate as a percentage of capacity measured by a calibration run.
+	LoadPercent Percent `yaml:"load_percent,omitempty"`
+	// Calibration is how long capacity is measured when LoadPercent is used (scaled on local).
+	Calibration Duration `yaml:"calibration"`
+	// Concurrency is the maximum number of in-flight operations.
+	Concurrency int `yaml:"concurrency"`
+	// Consistency levels per operation.
+	Consistency Consistency `yaml:"consistency"`
+	// Distribution is how keys are picked: uniform (default), gaussian, zipf or sequential.
+	Distribution string `yaml:"distribution"`
+}
+
+// Mix is the write:read ratio; only the ratio matters (1:1 == 50:50).
+type Mix struct {
+	Write float64 `yaml:"write"`
+	Read  float64 `yaml:"read"`
+}
+
+// WriteFraction is Write/(Write+Read).
+func (m Mix) WriteFraction() float64 {
+	if m.Write+m.Read == 0 {
+		return 0
+	}
+	return m.Write / (m.Write + m.Read)
+}
+
+// Consistency levels per operation (CQL names: ONE, QUORUM, LOCAL_QUORUM, ALL ...).
+type Consistency struct {
+	Write string `yaml:"write"`
+	Read  string `yaml:"read"`
+}
+
+// Step is one nemesis list item: exactly one of the kind pointers is set.
+// In YAML an item is a mapping with a single key naming the kind, e.g.
+//
+//   - grow_cluster: {instance_type: i4i.4xlarge, count_per_rack: 1, mode: serial}
+type Step struct {
+	// Name is given by the `name` key of the step's body, or "grow_cluster #1" style.
+	Name   string
+	Grow   *Grow   // grow_cluster
+	Shrink *Shrink // shrink_cluster and decommission
+	Drain  *Drain  // drain
+	Hold   *Hold   // hold
+	Hook   *Hook   // hook
+
+	kind string
+}
+
+// Kind is the YAML key of the step: grow_cluster, shrink_cluster, decommission, drain, hold or hook.
+func (s Step) Kind() string { return s.kind }
+
+// ResultKind is the short kind used in results (grow | shrink | drain | hold | hook).
+func (s Step) ResultKind() string {
+	switch s.kind {
+	case KindGrow:
+		return "grow"
+	case KindShrink, KindDecommission:
+		return "shrink"
+	}
+	return s.kind
+}
+
+// Grow adds nodes to every rack (or the listed racks).
+type Grow struct {
+	// InstanceType of the new nodes; defaults to cluster.instance_type.
+	InstanceType string `yaml:"instance_type"`
+	// CountPerRack is the number of nodes added to each rack.
+	CountPerRack int `yaml:"count_per_rack"`
+	// Mode serial adds one node at a time (one cycle per node); parallel adds all at once (one cycle).
+	Mode string `yaml:"mode"`
+	// Racks restricts the step to these racks; empty = all racks.
+	Racks []string `yaml:"racks,omitempty"`
+}
+
+// Shrink decommissions nodes: CountPerRack per rack, newest first, or the named Nodes.
+type Shrink struct {
+	CountPerRack int      `yaml:"count_per_rack"`
+	Nodes        []string `yaml:"nodes,omitempty"`
+	Mode         string   `yaml:"mode"`
+	Racks        []string `yaml:"racks,omitempty"`
+}
+
+// Drain evacuates the data of nodes (by name, or CountPerRack newest first
+// in each of Racks) with parallel streaming workers, then removes them.
+type Drain struct {
+	Nodes        []string `yaml:"nodes,omitempty"`
+	CountPerRack int      `yaml:"count_per_rack,omitempty"`
+	Racks        []string `yaml:"racks,omitempty"`
+	// Workers is the number of parallel streaming workers.
+	Workers int `yaml:"workers"`
+}
+
+// Hold keeps the workload running for Duration (scaled on local). In YAML
+// `- hold: 10m` is short for `- hold: {duration: 10m}`.
+type Hold struct {
+	Duration Duration `yaml:"duration"`
+}
+
+// Hook runs an external command. It gets ELASTICITY_* variables (run id,
+// run directory, node addresses) on top of Env.
+type Hook struct {
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args,omitempty"`
+	Env     map[string]string `yaml:"env,omitempty"`
+	// Timeout is a wall-clock limit (never scaled).
+	Timeout Duration `yaml:"timeout"`
+	// IgnoreFailure keeps the run going when the command fails.
+	IgnoreFailure bool `yaml:"ignore_failure,omitempty"`
+}
+
+// Thresholds are SCT fixed_limit-style limits checked at the end of a run.
+type Thresholds struct {
+	// Cycles are latency limits and throughput floors per cycle.
+	Cycles []CycleThreshold `yaml:"cycles,omitempty"`
+	// Durations are ceilings of named durations ("Add new node(s)",
+	// "New node(s) ready", "Data balanced", "Latency recovered", a fill phase
+	// name, or "step" for every nemesis step). Real-world durations: scaled on local.
+	Durations DurationLimits `yaml:"durations,omitempty"`
+}
+
+// CycleThreshold applies to the cycles selected by Cycle. A zero limit is unset.
+type CycleThreshold struct {
+	// Cycle is "*" (default: every cycle), "steady_state", "nemesis" or an exact name ("Cycle #1").
+	Cycle      string  `yaml:"cycle"`
+	WriteP90MS float64 `yaml:"write_p90_ms,omitempty"`
+	WriteP99MS float64 `yaml:"write_p99_ms,omitempty"`
+	ReadP90MS  float64 `yaml:"read_p90_ms,omitempty"`
+	ReadP99MS  float64 `yaml:"read_p99_ms,omitempty"`
+	// Floors.
+	WriteOpsPerSec float64 `yaml:"write_ops_per_sec,omitempty"`
+	ReadOpsPerSec  float64 `yaml:"read_ops_per_sec,omitempty"`
+	TotalOpsPerSec float64 `yaml:"total_ops_per_sec,omitempty"`
+}
+
+// DurationLimits is an ordered mapping from duration name to ceiling.
+type DurationLimits []DurationLimit
+
+// DurationLimit is one ceiling.
+type DurationLimit struct {
+	Name string
+	Max  Duration
+}
+
+// Report lists the report formats written at the end of a run.
+type Report struct {
+	// Formats: md, html, json.
+	Formats []string `yaml:"formats"`
+}
+
+// Timeouts bound every wait of a run. They are wall-clock limits and are
+// never scaled; their defaults depend on the backend.
+type Timeouts struct {
+	// NodeReady: a new node is UN (and an initial node answers CQL).
+	NodeReady Duration `yaml:"node_ready"`
+	// DataBalanced: tablet migrations / streaming after a topology change are done.
+	DataBalanced Duration `yaml:"data_balanced"`
+	// LatencyRecovered: latency back within thresholds after a step.
+	LatencyRecovered Duration `yaml:"latency_recovered"`
+	// Fill: one fill phase reaches its target.
+	Fill Duration `yaml:"fill"`
+	// Step: one whole nemesis step.
+	Step Duration `yaml:"step"`
+	// Teardown: destroying the cluster.
+	Teardown Duration `yaml:"teardown"`
+}
+
+// Local configures the embedded emulator backend. Capacities come from the
+// instance catalog scaled by these factors.
+type Local struct {
+	// StorageScaleMiBPerGB: an emulated node's disk is catalog storage GB × this many MiB.
+	StorageScaleMiBPerGB float64 `yaml:"storage_scale_mib_per_gb"`
+	// OpsPerVCPU: operations per second one emulated vCPU serves before queueing.
+	OpsPerVCPU float64 `yaml:"ops_per_vcpu"`
+	// StreamMiBPerVCPU: streaming bandwidth (MiB/s) per vCPU of the sending node.
+	StreamMiBPerVCPU float64 `yaml:"stream_mib_per_vcpu"`
+	// TimeScale multiplies every scenario duration (steady state, holds, calibration, duration thresholds).
+	TimeScale float64 `yaml:"time_scale"`
+	// BaseAddress is the first node's loopback address; later nodes count up (ccm style).
+	BaseAddress string `yaml:"base_address"`
+	// BlockedReactorNotifyMS: stalls at least this long are logged ("Reactor stalled for N ms").
+	BlockedReactorNotifyMS int `yaml:"blocked_reactor_notify_ms"`
+}
+
+// Docker configures the testcontainers backend.
+type Docker struct {
+	// Image of the database nodes; "" = derived from cluster.flavour and version.
+	Image string `yaml:"image,omitempty"`
+	// SMP is the number of shards (scylla --smp).
+	SMP int `yaml:"smp"`
+	// Memory per container.
+	Memory Size `yaml:"memory"`
+	// Network is an existing docker network; "" = one created per run.
+	Network string `yaml:"network,omitempty"`
+}
+
+// AWS configures the EC2 backend. Racks map to availability zones.
+type AWS struct {
+	Region string `yaml:"region"`
+	// AvailabilityZones, one per rack in rack order; empty = racks named after zones a, b, c of the region.
+	AvailabilityZones []string `yaml:"availability_zones,omitempty"`
+	// AMI of the database nodes; "" = looked up from cluster.version.
+	AMI              string   `yaml:"ami,omitempty"`
+	KeyPair          string   `yaml:"key_pair,omitempty"`
+	SubnetIDs        []string `yaml:"subnet_ids,omitempty"`
+	SecurityGroupIDs []string `yaml:"security_group_ids,omitempty"`
+	// LoaderInstanceType and LoaderCount describe the load generator machines.
+	LoaderInstanceType string `yaml:"loader_instance_type"`
+	LoaderCount        int    `yaml:"loader_count"`
+	// TTL lets gc remove resources of crashed runs after this long.
+	TTL  Duration          `yaml:"ttl"`
+	Tags map[string]string `yaml:"tags,omitempty"`
+}
+
+// Static points at an existing cluster (nothing is provisioned; grow/shrink need hooks).
+type Static struct {
+	// Hosts are CQL contact points (host or host:port).
+	Hosts []string `yaml:"hosts,omitempty"`
+}
+
+// Source is the file the scenario was loaded from ("" if none).
+func (s *Scenario) Source() string { return s.source }
+
+// Scaled applies local.time_scale to a scenario duration on the local
+// backend; elsewhere durations are real.
+func (s *Scenario) Scaled(d time.Duration) time.Duration {
+	if s.Backend != BackendLocal || s.Local.TimeScale <= 0 {
+		return d
+	}
+	return time.Duration(float64(d) * s.Local.TimeScale)
+}

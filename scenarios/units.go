@@ -1,0 +1,258 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Duration is a time.Duration written as "30m", "1h30m", "90s" (or 0).
+type Duration time.Duration
+
+// D returns the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+func (d Duration) String() string { return formatDuration(time.Duration(d)) }
+
+// MarshalYAML writes the short form ("30m").
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// ParseDuration reads "30m", "1h30m", "1d", "90s" or "0".
+func ParseDuration(s string) (Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "0" {
+		return 0, nil
+	}
+	if s == "" {
+		return 0, fmt.Errorf("empty duration")
+	}
+	// Go durations have no day unit; accept a leading "Nd".
+	var days time.Duration
+	if i := strings.IndexByte(s, 'd'); i > 0 {
+		n, err := strconv.Atoi(s[:i])
+		if err != nil {
+			return 0, fmt.Errorf("invalid duration %q (use e.g. 30s, 30m, 1h30m)", s)
+		}
+		days = time.Duration(n) * 24 * time.Hour
+		s = s[i+1:]
+		if s == "" {
+			return Duration(days), nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q (use e.g. 30s, 30m, 1h30m)", s)
+	}
+	if d < 0 || days < 0 {
+		return 0, fmt.Errorf("duration %q must not be negative", s)
+	}
+	return Duration(days + d), nil
+}
+
+// formatDuration prints whole units without the "0s" tails of time.Duration.String.
+func formatDuration(d time.Duration) string {
+	if d == 0 {
+		return "0s"
+	}
+	if d%time.Second != 0 {
+		return d.String()
+	}
+	var b strings.Builder
+	if d < 0 {
+		b.WriteByte('-')
+		d = -d
+	}
+	h := d / time.Hour
+	m := (d % time.Hour) / time.Minute
+	sec := (d % time.Minute) / time.Second
+	if h > 0 {
+		fmt.Fprintf(&b, "%dh", h)
+	}
+	if m > 0 {
+		fmt.Fprintf(&b, "%dm", m)
+	}
+	if sec > 0 {
+		fmt.Fprintf(&b, "%ds", sec)
+	}
+	return b.String()
+}
+
+// Size is a number of bytes written as "1KiB", "468GB", "512B" or a plain integer (bytes).
+type Size int64
+
+// MarshalYAML writes the shortest exact form.
+func (s Size) MarshalYAML() (any, error) { return s.String(), nil }
+
+var sizeUnits = []struct {
+	suffix string
+	mult   float64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12},
+	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40},
+	{"B", 1},
+}
+
+// ParseSize reads "1KiB", "1.5GiB", "468GB", "512B", "1024".
+func ParseSize(s string) (Size, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, fmt.Errorf("empty size")
+	}
+	mult := 1.0
+	for _, u := range sizeUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			mult = u.mult
+			t = strings.TrimSpace(strings.TrimSuffix(t, u.suffix))
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("invalid size %q (use e.g. 512B, 1KiB, 468GB)", s)
+	}
+	if f < 0 {
+		return 0, fmt.Errorf("size %q must not be negative", s)
+	}
+	v := f * mult
+	if v > math.MaxInt64/2 {
+		return 0, fmt.Errorf("size %q is too large", s)
+	}
+	return Size(math.Round(v)), nil
+}
+
+func (s Size) String() string {
+	b := int64(s)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if b != 0 && b%u.mult == 0 {
+			return fmt.Sprintf("%d%s", b/u.mult, u.suffix)
+		}
+	}
+	return fmt.Sprintf("%dB", b)
+}
+
+// HumanBytes prints a byte count with a binary unit and two decimals ("1.50 GiB").
+func HumanBytes(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	i := 0
+	for math.Abs(b) >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f B", b)
+	}
+	return fmt.Sprintf("%.2f %s", b, units[i])
+}
+
+// Rate is operations per second, written "3400/s", "200000/m", "1000/h" or a plain number (per second).
+type Rate float64
+
+// MarshalYAML writes "N/s".
+func (r Rate) MarshalYAML() (any, error) { return r.String(), nil }
+
+func (r Rate) String() string { return strconv.FormatFloat(float64(r), 'f', -1, 64) + "/s" }
+
+// ParseRate reads "3400/s", "3400", "60/m", "3600/h".
+func ParseRate(s string) (Rate, error) {
+	t := strings.TrimSpace(s)
+	div := 1.0
+	if i := strings.IndexByte(t, '/'); i >= 0 {
+		switch strings.TrimSpace(t[i+1:]) {
+		case "s", "sec", "second":
+		case "m", "min", "minute":
+			div = 60
+		case "h", "hour":
+			div = 3600
+		default:
+			return 0, fmt.Errorf("invalid rate %q (use e.g. 3400/s)", s)
+		}
+		t = strings.TrimSpace(t[:i])
+	}
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("invalid rate %q (use e.g. 3400/s)", s)
+	}
+	if f < 0 {
+		return 0, fmt.Errorf("rate %q must not be negative", s)
+	}
+	return Rate(f / div), nil
+}
+
+// Percent is a percentage 0..100, written "90%" or 90.
+type Percent float64
+
+// MarshalYAML writes "90%".
+func (p Percent) MarshalYAML() (any, error) { return p.String(), nil }
+
+func (p Percent) String() string { return strconv.FormatFloat(float64(p), 'f', -1, 64) + "%" }
+
+// Fraction is the percentage as 0..1.
+func (p Percent) Fraction() float64 { return float64(p) / 100 }
+
+// ParsePercent reads "90%", "90" or "12.5%".
+func ParsePercent(s string) (Percent, error) {
+	t := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
+	f, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("invalid percentage %q (use e.g. 90%% or 90)", s)
+	}
+	return Percent(f), nil
+}
+
+// RackList is the rack names; YAML accepts a list of names or a count.
+type RackList []string
+
+// RackNames builds rack1..rackN.
+func RackNames(n int) RackList {
+	r := make(RackList, n)
+	for i := range r {
+		r[i] = fmt.Sprintf("rack%d", i+1)
+	}
+	return r
+}
+
+// ValueSize is a fixed size (Min == Max) or a uniform range of value sizes.
+type ValueSize struct {
+	Min Size `yaml:"min"`
+	Max Size `yaml:"max"`
+}
+
+// Fixed reports whether every value has the same size.
+func (v ValueSize) Fixed() bool { return v.Min == v.Max }
+
+// Mean is the average value size in bytes.
+func (v ValueSize) Mean() float64 { return (float64(v.Min) + float64(v.Max)) / 2 }
+
+// MarshalYAML writes a fixed size as a scalar.
+func (v ValueSize) MarshalYAML() (any, error) {
+	if v.Fixed() {
+		return v.Min.String(), nil
+	}
+	return struct {
+		Min Size `yaml:"min"`
+		Max Size `yaml:"max"`
+	}{v.Min, v.Max}, nil
+}
+
+func (v ValueSize) String() string {
+	if v.Fixed() {
+		return v.Min.String()
+	}
+	return v.Min.String() + ".." + v.Max.String()
+}
+
+// MarshalYAML writes "1:1".
+func (m Mix) MarshalYAML() (any, error) {
+	return strconv.FormatFloat(m.Write, 'f', -1, 64) + ":" + strconv.FormatFloat(m.Read, 'f', -1, 64), nil
+}
+
+func (m Mix) String() string {
+	s, _ := m.MarshalYAML()
+	return s.(string)
+}

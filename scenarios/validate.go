@@ -1,0 +1,394 @@
+package scenarios
+
+import (
+	"fmt"
+	"net"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/elasticity-dev/elasticity/provision"
+)
+
+var (
+	reName       = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+	reIdentifier = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,47}$`)
+
+	backends       = []string{BackendLocal, BackendDocker, BackendAWS, BackendStatic}
+	flavours       = []string{FlavourScylla, FlavourCassandra}
+	distributions  = []string{"sequential", "uniform", "gaussian", "zipf"}
+	modes          = []string{ModeSerial, ModeParallel}
+	reportFormats  = []string{"md", "html", "json"}
+	consistencyCLs = []string{"ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"}
+)
+
+// validate checks the resolved scenario and records every problem.
+func validate(s *Scenario, d *decoder) {
+	oneOf := func(path, v string, allowed []string) {
+		if !slices.Contains(allowed, v) {
+			d.problem(path, "%q is not one of %s", v, strings.Join(allowed, ", "))
+		}
+	}
+	positive := func(path string, v float64) {
+		if v <= 0 {
+			d.problem(path, "must be > 0")
+		}
+	}
+	nonNegative := func(path string, v float64) {
+		if v < 0 {
+			d.problem(path, "must be >= 0")
+		}
+	}
+	instanceType := func(path, name string) {
+		if _, err := provision.LookupInstanceType(name); err != nil {
+			d.problem(path, "%v", err)
+		}
+	}
+
+	if s.Name == "" {
+		d.problem("name", "is required")
+	} else if !reName.MatchString(s.Name) {
+		d.problem("name", "%q must be 1-100 letters, digits, '.', '_' or '-' (it names run directories)", s.Name)
+	}
+	oneOf("backend", s.Backend, backends)
+
+	// cluster
+	c := s.Cluster
+	oneOf("cluster.flavour", c.Flavour, flavours)
+	if !reIdentifier.MatchString(c.DC) {
+		d.problem("cluster.dc", "%q is not a valid data centre name (letters, digits, _)", c.DC)
+	}
+	if len(c.Racks) == 0 {
+		d.problem("cluster.racks", "at least one rack is required")
+	}
+	seenRack := map[string]bool{}
+	for i, r := range c.Racks {
+		p := fmt.Sprintf("cluster.racks.%d", i)
+		if r == "" || strings.ContainsAny(r, " \t\n'\"") {
+			d.problem(p, "rack name %q must be non-empty without spaces or quotes", r)
+		} else if seenRack[r] {
+			d.problem(p, "duplicate rack %q", r)
+		}
+		seenRack[r] = true
+	}
+	if c.NodesPerRack < 1 {
+		d.problem("cluster.nodes_per_rack", "must be >= 1")
+	} else if c.NodesPerRack > 100 {
+		d.problem("cluster.nodes_per_rack", "must be <= 100")
+	}
+	instanceType("cluster.instance_type", c.InstanceType)
+	if c.TabletsInitial < 0 {
+		d.problem("cluster.tablets_initial", "must be >= 0 (0 = vnodes)")
+	} else if c.TabletsInitial > 0 && c.Flavour == FlavourCassandra {
+		d.problem("cluster.tablets_initial", "cassandra has no tablets; use 0")
+	}
+	initialNodes := len(c.Racks) * c.NodesPerRack
+
+	// dataset
+	ds := s.Dataset
+	if ds.RF < 1 {
+		d.problem("dataset.rf", "must be >= 1")
+	} else if initialNodes > 0 && ds.RF > initialNodes {
+		d.problem("dataset.rf", "%d is more than the %d initial nodes", ds.RF, initialNodes)
+	}
+	if !reIdentifier.MatchString(ds.Keyspace) {
+		d.problem("dataset.keyspace", "%q is not a valid CQL identifier (a letter, then letters, digits or _; at most 48)", ds.Keyspace)
+	}
+	if !reIdentifier.MatchString(ds.Table) {
+		d.problem("dataset.table", "%q is not a valid CQL identifier (a letter, then letters, digits or _; at most 48)", ds.Table)
+	}
+	vs := ds.ValueSize
+	switch {
+	case vs.Min < 1:
+		d.problem(vsPath(d, "min"), "must be at least 1B")
+	case vs.Max < vs.Min:
+		d.problem("dataset.value_size.max", "%s is less than min %s", vs.Max, vs.Min)
+	case vs.Max > 16<<20:
+		d.problem(vsPath(d, "max"), "%s is more than 16MiB", vs.Max)
+	}
+	oneOf("dataset.key_distribution", ds.KeyDistribution, distributions)
+	seenFill := map[string]bool{}
+	var prev Percent
+	for i, f := range ds.Fill {
+		p := fmt.Sprintf("dataset.fill.%d", i)
+		if seenFill[f.Name] {
+			d.problem(p+".name", "duplicate fill phase name %q", f.Name)
+		}
+		seenFill[f.Name] = true
+		switch {
+		case f.TargetPercent <= 0 || f.TargetPercent >= 100:
+			d.problem(p+".target_percent", "must be between 0%% and 100%% (exclusive), got %v", f.TargetPercent)
+		case f.TargetPercent <= prev:
+			d.problem(p+".target_percent", "%v must be above the previous phase's %v", f.TargetPercent, prev)
+		}
+		if f.TargetPercent > prev {
+			prev = f.TargetPercent
+		}
+	}
+	if ds.FillConcurrency < 1 {
+		d.problem("dataset.fill_concurrency", "must be >= 1")
+	}
+	nonNegative("dataset.fill_rate", float64(ds.FillRate))
+
+	// workload
+	w := s.Workload
+	nonNegative("workload.mix.write", w.Mix.Write)
+	nonNegative("workload.mix.read", w.Mix.Read)
+	if w.Mix.Write >= 0 && w.Mix.Read >= 0 && w.Mix.Write+w.Mix.Read == 0 {
+		d.problem("workload.mix", "write and read cannot both be 0")
+	}
+	switch {
+	case d.isSet("workload.rate") && d.isSet("workload.load_percent"):
+		d.problem("workload.rate", "set either rate or load_percent, not both")
+	case d.isSet("workload.rate"):
+		positive("workload.rate", float64(w.Rate))
+	default:
+		if w.LoadPercent <= 0 || w.LoadPercent > 200 {
+			d.problem("workload.load_percent", "must be in (0%%, 200%%], got %v", w.LoadPercent)
+		}
+	}
+	positive("workload.calibration", float64(w.Calibration))
+	if w.Concurrency < 1 {
+		d.problem("workload.concurrency", "must be >= 1")
+	}
+	oneOf("workload.consistency.write", strings.ToUpper(w.Consistency.Write), consistencyCLs)
+	oneOf("workload.consistency.read", strings.ToUpper(w.Consistency.Read), consistencyCLs)
+	oneOf("workload.distribution", w.Distribution, distributions)
+
+	positive("steady_state", float64(s.SteadyState))
+	nonNegative("final_hold", float64(s.FinalHold))
+
+	validateNemesis(s, d, instanceType, oneOf, positive)
+
+	// thresholds
+	for i, t := range s.Thresholds.Cycles {
+		p := fmt.Sprintf("thresholds.cycles.%d", i)
+		if strings.TrimSpace(t.Cycle) == "" {
+			d.problem(p+".cycle", "must name a cycle (\"*\", steady_state, nemesis or \"Cycle #1\")")
+		}
+		n := 0
+		for _, m := range t.metrics() {
+			mp := p + "." + m.key
+			if d.isSet(mp) {
+				positive(mp, m.v)
+				n++
+			}
+		}
+		if n == 0 {
+			d.problem(p, "sets no limit (write_p90_ms, write_p99_ms, read_p90_ms, read_p99_ms, write_ops_per_sec, read_ops_per_sec, total_ops_per_sec)")
+		}
+	}
+	for _, l := range s.Thresholds.Durations {
+		p := "thresholds.durations." + l.Name
+		if strings.TrimSpace(l.Name) == "" {
+			d.problem(p, "duration name must not be empty")
+		}
+		positive(p, float64(l.Max))
+	}
+
+	seenFmt := map[string]bool{}
+	for i, f := range s.Report.Formats {
+		p := fmt.Sprintf("report.formats.%d", i)
+		oneOf(p, f, reportFormats)
+		if seenFmt[f] {
+			d.problem(p, "duplicate format %q", f)
+		}
+		seenFmt[f] = true
+	}
+
+	t := s.Timeouts
+	positive("timeouts.node_ready", float64(t.NodeReady))
+	positive("timeouts.data_balanced", float64(t.DataBalanced))
+	positive("timeouts.latency_recovered", float64(t.LatencyRecovered))
+	positive("timeouts.fill", float64(t.Fill))
+	positive("timeouts.step", float64(t.Step))
+	positive("timeouts.teardown", float64(t.Teardown))
+
+	l := s.Local
+	positive("local.storage_scale_mib_per_gb", l.StorageScaleMiBPerGB)
+	positive("local.ops_per_vcpu", l.OpsPerVCPU)
+	positive("local.stream_mib_per_vcpu", l.StreamMiBPerVCPU)
+	if l.TimeScale <= 0 || l.TimeScale > 1 {
+		d.problem("local.time_scale", "must be in (0, 1], got %v", l.TimeScale)
+	}
+	if ip := net.ParseIP(l.BaseAddress); ip == nil || ip.To4() == nil {
+		d.problem("local.base_address", "%q is not an IPv4 address", l.BaseAddress)
+	} else if s.Backend == BackendLocal && !ip.IsLoopback() {
+		d.problem("local.base_address", "%q is not a loopback address (127.0.0.0/8)", l.BaseAddress)
+	}
+	if l.BlockedReactorNotifyMS < 1 {
+		d.problem("local.blocked_reactor_notify_ms", "must be >= 1")
+	}
+
+	if s.Docker.SMP < 1 {
+		d.problem("docker.smp", "must be >= 1")
+	}
+	if s.Docker.Memory < 256<<20 {
+		d.problem("docker.memory", "%s is less than 256MiB", s.Docker.Memory)
+	}
+
+	if s.Backend == BackendAWS {
+		a := s.AWS
+		if a.Region == "" {
+			d.problem("aws.region", "is required")
+		}
+		if len(a.AvailabilityZones) != len(c.Racks) {
+			d.problem("aws.availability_zones", "has %d zones for %d racks; give one zone per rack", len(a.AvailabilityZones), len(c.Racks))
+		}
+		if a.LoaderCount < 0 {
+			d.problem("aws.loader_count", "must be >= 0")
+		}
+		positive("aws.ttl", float64(a.TTL))
+	}
+	if s.Backend == BackendStatic && len(s.Static.Hosts) == 0 {
+		d.problem("static.hosts", "the static backend needs at least one host")
+	}
+}
+
+// vsPath names value_size itself when it was a scalar, else its min/max key.
+func vsPath(d *decoder, sub string) string {
+	if d.isSet("dataset.value_size." + sub) {
+		return "dataset.value_size." + sub
+	}
+	return "dataset.value_size"
+}
+
+type metricValue struct {
+	key, metric string
+	v           float64
+	floor       bool
+}
+
+// metrics lists the limits of a cycle threshold with their results metric names.
+func (t CycleThreshold) metrics() []metricValue {
+	return []metricValue{
+		{"write_p90_ms", "write_p90_ms", t.WriteP90MS, false},
+		{"write_p99_ms", "write_p99_ms", t.WriteP99MS, false},
+		{"read_p90_ms", "read_p90_ms", t.ReadP90MS, false},
+		{"read_p99_ms", "read_p99_ms", t.ReadP99MS, false},
+		{"write_ops_per_sec", "write_ops_per_sec", t.WriteOpsPerSec, true},
+		{"read_ops_per_sec", "read_ops_per_sec", t.ReadOpsPerSec, true},
+		{"total_ops_per_sec", "total_ops_per_sec", t.TotalOpsPerSec, true},
+	}
+}
+
+func validateNemesis(s *Scenario, d *decoder, instanceType func(string, string), oneOf func(string, string, []string), positive func(string, float64)) {
+	// Track nodes per rack through the sequence to catch shrinking below RF or to nothing.
+	perRack := map[string]int{}
+	for _, r := range s.Cluster.Racks {
+		perRack[r] += s.Cluster.NodesPerRack
+	}
+	total := func() int {
+		n := 0
+		for _, v := range perRack {
+			n += v
+		}
+		return n
+	}
+	racksOf := func(p string, racks []string) []string {
+		if len(racks) == 0 {
+			return s.Cluster.Racks
+		}
+		for i, r := range racks {
+			if _, ok := perRack[r]; !ok {
+				d.problem(fmt.Sprintf("%s.racks.%d", p, i), "unknown rack %q (cluster.racks: %s)", r, strings.Join(s.Cluster.Racks, ", "))
+			}
+		}
+		return racks
+	}
+	// remove takes nodes off the inventory: the named ones, or countPerRack newest in each rack.
+	remove := func(p string, names []string, countPerRack int, racks []string) {
+		racks = racksOf(p, racks)
+		switch {
+		case len(names) > 0 && d.isSet(p+".count_per_rack"):
+			d.problem(p+".nodes", "set either nodes or count_per_rack, not both")
+		case len(names) > 0:
+			checkNodeNames(d, p+".nodes", names)
+			if left := total() - len(names); left < s.Dataset.RF {
+				d.problem(p+".nodes", "removing %d node(s) leaves %d, fewer than rf=%d", len(names), left, s.Dataset.RF)
+			}
+			// A name does not say which rack it is in; count it against the first.
+			if len(racks) > 0 {
+				perRack[racks[0]] -= len(names)
+			}
+		case countPerRack < 1:
+			d.problem(p+".count_per_rack", "must be >= 1")
+		default:
+			for _, r := range racks {
+				n, ok := perRack[r]
+				if !ok {
+					continue
+				}
+				if n-countPerRack < 1 {
+					d.problem(p+".count_per_rack", "removing %d from rack %s leaves %d nodes there", countPerRack, r, n-countPerRack)
+				}
+				perRack[r] = n - countPerRack
+			}
+			if total() < s.Dataset.RF {
+				d.problem(p+".count_per_rack", "leaves %d nodes, fewer than rf=%d", total(), s.Dataset.RF)
+			}
+		}
+	}
+	seenName := map[string]bool{}
+	for i, st := range s.Nemesis {
+		if st.kind == "" {
+			continue
+		}
+		p := fmt.Sprintf("nemesis.%d.%s", i, st.kind)
+		if seenName[st.Name] {
+			d.problem(p+".name", "duplicate step name %q", st.Name)
+		}
+		seenName[st.Name] = true
+		if s.Backend == BackendStatic && (st.Grow != nil || st.Shrink != nil || st.Drain != nil) {
+			d.problem(p, "the static backend cannot change the topology; use a hook step")
+		}
+		switch {
+		case st.Grow != nil:
+			g := st.Grow
+			instanceType(p+".instance_type", g.InstanceType)
+			if g.CountPerRack < 1 || g.CountPerRack > 100 {
+				d.problem(p+".count_per_rack", "must be 1..100")
+			}
+			oneOf(p+".mode", g.Mode, modes)
+			for _, r := range racksOf(p, g.Racks) {
+				if _, ok := perRack[r]; ok {
+					perRack[r] += g.CountPerRack
+				}
+			}
+		case st.Shrink != nil:
+			oneOf(p+".mode", st.Shrink.Mode, modes)
+			remove(p, st.Shrink.Nodes, st.Shrink.CountPerRack, st.Shrink.Racks)
+		case st.Drain != nil:
+			remove(p, st.Drain.Nodes, st.Drain.CountPerRack, st.Drain.Racks)
+			if st.Drain.Workers < 1 || st.Drain.Workers > 64 {
+				d.problem(p+".workers", "must be 1..64")
+			}
+		case st.Hold != nil:
+			positive(p+".duration", float64(st.Hold.Duration))
+		case st.Hook != nil:
+			h := st.Hook
+			if strings.TrimSpace(h.Command) == "" {
+				d.problem(p+".command", "is required")
+			}
+			positive(p+".timeout", float64(h.Timeout))
+			for k := range h.Env {
+				if k == "" || strings.ContainsAny(k, "= \t") {
+					d.problem(p+".env."+k, "invalid environment variable name %q", k)
+				}
+			}
+		}
+	}
+}
+
+func checkNodeNames(d *decoder, path string, names []string) {
+	seen := map[string]bool{}
+	for i, n := range names {
+		p := fmt.Sprintf("%s.%d", path, i)
+		if strings.TrimSpace(n) == "" {
+			d.problem(p, "node name must not be empty")
+		} else if seen[n] {
+			d.problem(p, "duplicate node %q", n)
+		}
+		seen[n] = true
+	}
+}
