@@ -1,0 +1,60 @@
+package preflight
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDiskAndMemoryChecksFailWithReasons(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "not", "yet")
+	_, err := Run(context.Background(), Input{Backend: "static", OutDir: dir, PlannedDiskBytes: 1 << 60, PlannedMemoryBytes: 1 << 60})
+	var pe *Error
+	if !errors.As(err, &pe) || len(pe.Failed) != 2 {
+		t.Fatalf("want disk and memory failures, got %v", err)
+	}
+	if !strings.Contains(err.Error(), "disk:") || !strings.Contains(err.Error(), "needed") || !strings.Contains(err.Error(), "--skip-preflight") {
+		t.Fatalf("message: %v", err)
+	}
+	checks, err := Run(context.Background(), Input{Backend: "static", OutDir: dir, PlannedDiskBytes: 1 << 20, PlannedMemoryBytes: 1 << 20})
+	if err != nil || len(checks) != 2 {
+		t.Fatalf("small plan should pass: %v %v", checks, err)
+	}
+}
+
+func TestBackendChecks(t *testing.T) {
+	exe, _ := os.Executable()
+	if _, err := Run(context.Background(), Input{Backend: "local", OutDir: t.TempDir(), Binary: exe, BaseAddress: "127.0.7.9"}); err != nil {
+		t.Fatalf("local: %v", err)
+	}
+	_, err := Run(context.Background(), Input{Backend: "local", OutDir: t.TempDir(), Binary: "/nonexistent/elasticity"})
+	if err == nil || !strings.Contains(err.Error(), "binary") {
+		t.Fatalf("missing binary: %v", err)
+	}
+	_, err = Run(context.Background(), Input{Backend: "docker", OutDir: t.TempDir(), DockerPing: func(context.Context) error { return errors.New("connection refused") }})
+	if err == nil || !strings.Contains(err.Error(), "no Docker engine") {
+		t.Fatalf("docker: %v", err)
+	}
+	empty := func(string) string { return "" }
+	_, err = Run(context.Background(), Input{Backend: "aws", OutDir: t.TempDir(), Getenv: func(k string) string {
+		if k == "HOME" {
+			return t.TempDir()
+		}
+		return empty(k)
+	}})
+	if err == nil || !strings.Contains(err.Error(), "no AWS credentials") {
+		t.Fatalf("aws without credentials: %v", err)
+	}
+	_, err = Run(context.Background(), Input{Backend: "aws", OutDir: t.TempDir(), Getenv: func(k string) string {
+		if k == "AWS_ACCESS_KEY_ID" {
+			return "AKIAEXAMPLE"
+		}
+		return ""
+	}})
+	if err != nil {
+		t.Fatalf("aws with env credentials: %v", err)
+	}
+}
