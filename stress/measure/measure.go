@@ -45,7 +45,7 @@ type opRec struct {
 	resp, svc *hdrhistogram.Histogram // current interval
 	// Spares swapped in at a snapshot, so that steady state allocates no histograms.
 	spareResp, spareSvc *hdrhistogram.Histogram
-	cur       counts
+	cur                 counts
 	// Cumulative since the start, merged in at every snapshot.
 	totResp, totSvc *hdrhistogram.Histogram
 	tot             counts

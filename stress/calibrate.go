@@ -1,0 +1,170 @@
+package stress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gocql/gocql"
+
+	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/stress/sched"
+)
+
+// CalibrateOptions tunes the saturation probe.
+type CalibrateOptions struct {
+	// Ceiling is the highest acceptable P99 (of every operation type); required.
+	Ceiling time.Duration
+	// Step is how long each concurrency level runs; the first fifth is warm-up. Default 5 s.
+	Step time.Duration
+	// MaxConcurrency bounds the probe; default 512.
+	MaxConcurrency int
+	// MaxErrorRatio above which a level fails like a latency breach; default 0.01.
+	MaxErrorRatio float64
+	// Sink, when set, receives the probe's interval records.
+	Sink Sink
+	// Progress, when set, is told about every level measured.
+	Progress func(CalibrationStep)
+}
+
+// CalibrationStep is one concurrency level of the probe.
+type CalibrationStep struct {
+	Concurrency int     `json:"concurrency"`
+	OpsPerSec   float64 `json:"ops_per_sec"` // successful operations per second after warm-up
+	P99MS       float64 `json:"p99_ms"`      // worst P99 across operation types
+	Errors      int64   `json:"errors"`
+	OK          bool    `json:"ok"` // under the ceiling and the error ratio
+}
+
+// Calibration is the outcome of the probe.
+type Calibration struct {
+	MaxOpsPerSec float64           `json:"max_ops_per_sec"` // best throughput of an OK level
+	Concurrency  int               `json:"concurrency"`     // the level that reached it
+	Steps        []CalibrationStep `json:"steps"`
+}
+
+// Calibrate finds the maximum throughput the cluster sustains with the mix
+// of w while the P99 stays under ceiling, with default options. A scenario's
+// load_percent: 70 then runs at 0.7 x the result.
+func Calibrate(ctx context.Context, s *gocql.Session, w Workload, ceiling time.Duration) (float64, error) {
+	c, err := CalibrateWith(ctx, s, w, CalibrateOptions{Ceiling: ceiling})
+	return c.MaxOpsPerSec, err
+}
+
+// CalibrateWith runs the closed-loop saturation probe: the workload mix of w
+// (rate ignored) at concurrency 1, 2, 4 ... until the P99 passes the ceiling,
+// errors pass MaxErrorRatio, throughput stops growing (< 5% for two levels)
+// or MaxConcurrency is reached.
+func CalibrateWith(ctx context.Context, s *gocql.Session, w Workload, o CalibrateOptions) (Calibration, error) {
+	if s == nil {
+		return Calibration{}, errors.New("calibrate: nil session")
+	}
+	op, _, err := cqlMixOp(s, &w)
+	if err != nil {
+		return Calibration{}, fmt.Errorf("calibrate: %w", err)
+	}
+	return calibrate(ctx, w, op, o)
+}
+
+func calibrate(ctx context.Context, w Workload, op sched.Op, o CalibrateOptions) (Calibration, error) {
+	if o.Ceiling <= 0 {
+		return Calibration{}, errors.New("calibrate: a latency ceiling is required")
+	}
+	if o.Step <= 0 {
+		o.Step = 5 * time.Second
+	}
+	if o.MaxConcurrency <= 0 {
+		o.MaxConcurrency = 512
+	}
+	if o.MaxErrorRatio <= 0 {
+		o.MaxErrorRatio = 0.01
+	}
+	var cal Calibration
+	flat := 0
+	for c := 1; c <= o.MaxConcurrency; c *= 2 {
+		st, err := probeLevel(ctx, w, op, c, o)
+		if err != nil {
+			return cal, err
+		}
+		if ctx.Err() != nil {
+			break // an interrupted level measures nothing
+		}
+		cal.Steps = append(cal.Steps, st)
+		if o.Progress != nil {
+			o.Progress(st)
+		}
+		if !st.OK {
+			break
+		}
+		if st.OpsPerSec < cal.MaxOpsPerSec*1.05 {
+			flat++
+		} else {
+			flat = 0
+		}
+		if st.OpsPerSec > cal.MaxOpsPerSec {
+			cal.MaxOpsPerSec, cal.Concurrency = st.OpsPerSec, c
+		}
+		if flat >= 2 {
+			break
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return cal, fmt.Errorf("calibrate: %w", err)
+	}
+	if cal.MaxOpsPerSec == 0 {
+		return cal, fmt.Errorf("calibrate: no concurrency level kept P99 under %v without errors (%+v)", o.Ceiling, cal.Steps)
+	}
+	return cal, nil
+}
+
+// probeLevel runs one closed-loop level and measures it after warm-up.
+func probeLevel(ctx context.Context, w Workload, op sched.Op, c int, o CalibrateOptions) (CalibrationStep, error) {
+	interval := o.Step / 5
+	var mu sync.Mutex
+	var recs []results.LatencyRecord
+	sink := func(r results.LatencyRecord) {
+		if o.Sink != nil {
+			o.Sink(r)
+		}
+		mu.Lock()
+		recs = append(recs, r)
+		mu.Unlock()
+	}
+	lw := w
+	lw.Rate, lw.Concurrency, lw.Interval, lw.Warn = 0, c, interval, nil
+	r, err := newRunner(lw, op, nil, sink)
+	if err != nil {
+		return CalibrationStep{}, fmt.Errorf("calibrate: %w", err)
+	}
+	lctx, cancel := context.WithTimeout(ctx, o.Step)
+	defer cancel()
+	start := time.Now()
+	if _, err := r.sch.Run(lctx); err != nil {
+		return CalibrationStep{}, fmt.Errorf("calibrate at concurrency %d: %w", c, err)
+	}
+	from := start.Add(interval)
+	st := CalibrationStep{Concurrency: c}
+	var ok, errs int64
+	mu.Lock()
+	defer mu.Unlock()
+	for _, name := range mixOps {
+		win, err := results.MergeWindow(recs, from, time.Time{}, name)
+		if err != nil {
+			return st, fmt.Errorf("calibrate: %w", err)
+		}
+		if p := results.SummarizeHDR(win.Response).P99; p > st.P99MS {
+			st.P99MS = p
+		}
+		ok += win.Count
+		errs += win.ErrorCount()
+		if secs := win.End.Sub(win.Start).Seconds(); secs > 0 {
+			st.OpsPerSec += float64(win.Count) / secs
+		}
+	}
+	st.Errors = errs
+	st.OK = ok > 0 && st.P99MS <= float64(o.Ceiling)/float64(time.Millisecond) &&
+		float64(errs) <= o.MaxErrorRatio*float64(ok+errs)
+	return st, nil
+}

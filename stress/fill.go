@@ -1,0 +1,149 @@
+package stress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gocql/gocql"
+
+	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/stress/keygen"
+	"github.com/elasticity-dev/elasticity/stress/sched"
+)
+
+// Fill writes new keys StartKey, StartKey+1, ... as fast as allowed.
+type Fill struct {
+	Keyspace, Table string
+	ValueSize       int // bytes; default 1 KiB
+	ValueMax        int // > ValueSize: sizes uniformly in [ValueSize, ValueMax]
+	Concurrency     int // writes in flight; default 64
+	// RateCap > 0 writes at that fixed rate (open model, never dropping);
+	// 0 writes closed-loop as fast as Concurrency allows.
+	RateCap  float64
+	StartKey int64
+	CL       gocql.Consistency // default QUORUM
+	Interval time.Duration     // measurement interval; default 1 s
+	Source   string
+	// CheckEvery is how often done and progress are called; default 500 ms.
+	CheckEvery time.Duration
+	// GiveUpAfter stops the fill with an error when this long passes with
+	// errors and not one successful write (e.g. every node's disk is full);
+	// default 30 s.
+	GiveUpAfter time.Duration
+	Warn        func(string)
+}
+
+// ErrFillStalled is returned when the fill gives up (see Fill.GiveUpAfter).
+var ErrFillStalled = errors.New("fill made no progress")
+
+// RunFill writes keys until done returns true (checked every CheckEvery) or
+// ctx ends, reporting the successful writes so far to progress. Records go to
+// sink with op "fill". It returns n such that keys [StartKey, StartKey+n) were
+// written (failed writes, counted by class in the records, leave holes), so
+// the next fill may start at StartKey+n. ctx ending is not an error.
+func RunFill(ctx context.Context, s *gocql.Session, f Fill, done func() bool, sink Sink, progress func(written int64)) (int64, error) {
+	if s == nil {
+		return 0, errors.New("fill: nil session")
+	}
+	if err := errors.Join(checkIdent("keyspace", f.Keyspace), checkIdent("table", f.Table)); err != nil {
+		return 0, fmt.Errorf("fill: %w", err)
+	}
+	if f.ValueSize == 0 {
+		f.ValueSize = 1024
+	}
+	vals, err := keygen.NewValues(f.ValueSize, max(f.ValueSize, f.ValueMax))
+	if err != nil {
+		return 0, fmt.Errorf("fill: %w", err)
+	}
+	cl := f.CL
+	if cl == 0 {
+		cl = gocql.Quorum
+	}
+	insert := fmt.Sprintf("INSERT INTO %s.%s (key, value) VALUES (?, ?)", f.Keyspace, f.Table)
+	start := f.StartKey
+	op := func(ctx context.Context, _ int, seq uint64) error {
+		q := s.Query(insert, start+int64(seq), vals.Value(seq)).WithContext(ctx).Consistency(cl).Idempotent(true)
+		err := q.Exec()
+		q.Release()
+		return err
+	}
+	return runFill(ctx, f, op, done, sink, progress)
+}
+
+// runFill is RunFill around any write operation.
+func runFill(ctx context.Context, f Fill, op sched.Op, done func() bool, sink Sink, progress func(int64)) (int64, error) {
+	if done == nil {
+		done = func() bool { return false }
+	}
+	every := f.CheckEvery
+	if every <= 0 {
+		every = 500 * time.Millisecond
+	}
+	giveUp := f.GiveUpAfter
+	if giveUp <= 0 {
+		giveUp = 30 * time.Second
+	}
+	// Track how long writes have failed without a single success.
+	var mu sync.Mutex
+	var failingSince time.Time
+	var stalled atomic.Bool
+	wrapped := func(r results.LatencyRecord) {
+		if sink != nil {
+			sink(r)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case r.Count > 0:
+			failingSince = time.Time{}
+		case len(r.Errors) > 0 && failingSince.IsZero():
+			failingSince = r.Start
+		case len(r.Errors) > 0 && r.End.Sub(failingSince) >= giveUp:
+			stalled.Store(true)
+		}
+	}
+	sch, err := sched.New(sched.Config{
+		Ops: []string{results.OpFill}, Rate: f.RateCap, Concurrency: f.Concurrency,
+		MaxLag: -1, Interval: f.Interval, Source: f.Source, Classify: ClassifyError,
+		Sink: wrapped, Warn: f.Warn,
+	}, op)
+	if err != nil {
+		return 0, fmt.Errorf("fill: %w", err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-t.C:
+				if progress != nil {
+					progress(sch.Succeeded())
+				}
+				if stalled.Load() || done() {
+					stop()
+					return
+				}
+			}
+		}
+	}()
+	sum, err := sch.Run(runCtx)
+	if progress != nil {
+		progress(sum.Succeeded)
+	}
+	n := sch.Started()
+	if err != nil {
+		return n, fmt.Errorf("fill: %w", err)
+	}
+	if stalled.Load() {
+		return n, fmt.Errorf("fill: %w for %v: %d writes failed (%v)", ErrFillStalled, giveUp, sum.Errors, sum.Ops[0].Errors)
+	}
+	return n, nil
+}

@@ -1,0 +1,99 @@
+package keygen
+
+import (
+	"math"
+	"testing"
+)
+
+func TestDistributionsStayInRange(t *testing.T) {
+	for _, spec := range []string{"", "uniform", "seq", "sequential", "gaussian", "gaussian(2.5)"} {
+		d, err := Parse(spec)
+		if err != nil {
+			t.Fatalf("%q: %v", spec, err)
+		}
+		seen := map[int64]bool{}
+		for seq := uint64(0); seq < 20000; seq++ {
+			k := d.Key(seq, 1000)
+			if k < 0 || k >= 1000 {
+				t.Fatalf("%s: key %d out of [0,1000)", d, k)
+			}
+			seen[k] = true
+		}
+		if len(seen) < 900 {
+			t.Fatalf("%s: only %d distinct keys of 1000 in 20000 draws", d, len(seen))
+		}
+	}
+	for _, bad := range []string{"zipf", "gaussian(x)", "gaussian(-1)"} {
+		if _, err := Parse(bad); err == nil {
+			t.Fatalf("%q accepted", bad)
+		}
+	}
+}
+
+func TestSequentialIsInOrder(t *testing.T) {
+	d, _ := Parse("sequential")
+	for i := int64(0); i < 25; i++ {
+		if k := d.Key(99, 10); k != i%10 {
+			t.Fatalf("draw %d gave %d", i, k)
+		}
+	}
+}
+
+func TestGaussianFollowsItsCentre(t *testing.T) {
+	d, _ := Parse("gaussian")
+	const n = 100000
+	// Around seq 30000 the centre is key 30000 and stddev n/10 = 10000.
+	var sum, sq float64
+	const draws = 4000
+	for i := uint64(0); i < draws; i++ {
+		k := float64(d.Key(30000+i, n)) - float64(30000+i)
+		if k > n/2 {
+			k -= n
+		}
+		sum += k
+		sq += k * k
+	}
+	mean, std := sum/draws, math.Sqrt(sq/draws-(sum/draws)*(sum/draws))
+	if math.Abs(mean) > 1000 || std < 8500 || std > 11500 {
+		t.Fatalf("offset from centre: mean %.0f stddev %.0f, want ~0 and ~10000", mean, std)
+	}
+}
+
+func TestValues(t *testing.T) {
+	v, err := NewValues(100, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := 1000, 0
+	for seq := uint64(0); seq < 5000; seq++ {
+		n := len(v.Value(seq))
+		lo, hi = min(lo, n), max(hi, n)
+	}
+	if lo != 100 || hi != 200 {
+		t.Fatalf("sizes %d..%d, want 100..200", lo, hi)
+	}
+	f, _ := NewValues(1024, 1024)
+	if len(f.Value(7)) != 1024 {
+		t.Fatal("fixed size")
+	}
+	if a := testing.AllocsPerRun(1000, func() { _ = f.Value(3) }); a != 0 {
+		t.Fatalf("%v allocs per value", a)
+	}
+	if _, err := NewValues(10, 5); err == nil {
+		t.Fatal("inverted range accepted")
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string][2]int{"1KiB": {1024, 1024}, "100": {100, 100}, "512..4KiB": {512, 4096}, "1k-2k": {1024, 2048}, "1MiB": {1 << 20, 1 << 20}} {
+		a, b, err := ParseSizeRange(in)
+		if err != nil || a != want[0] || b != want[1] {
+			t.Fatalf("%q: %d..%d %v", in, a, b, err)
+		}
+	}
+	for _, bad := range []string{"", "x", "-1", "4KiB..1KiB", "1GiB"} {
+		if _, _, err := ParseSizeRange(bad); err == nil {
+			t.Fatalf("%q accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package stress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+
+	"github.com/gocql/gocql"
+)
+
+// Schema is the key/value table the workload uses.
+type Schema struct {
+	Keyspace, Table string
+	RF              int
+	// DC names the data centre of NetworkTopologyStrategy; "" = the DC of the
+	// node the session is connected to (read from system.local).
+	DC string
+	// Tablets > 0 asks for `tablets = {'initial': N}`, < 0 disables tablets
+	// (vnodes, ScyllaDB 6+), 0 keeps the cluster's default.
+	Tablets int
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,47}$`)
+
+func checkIdent(what, s string) error {
+	if !identRE.MatchString(s) {
+		return fmt.Errorf("%s %q is not a valid CQL identifier", what, s)
+	}
+	return nil
+}
+
+// Statements returns the CQL that CreateSchema runs (the DC must be known).
+func (sc Schema) Statements() ([]string, error) {
+	if err := errors.Join(checkIdent("keyspace", sc.Keyspace), checkIdent("table", sc.Table)); err != nil {
+		return nil, err
+	}
+	if sc.RF < 1 {
+		return nil, fmt.Errorf("replication factor %d: must be at least 1", sc.RF)
+	}
+	if sc.DC == "" {
+		return nil, errors.New("schema: data centre unknown")
+	}
+	ks := fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'NetworkTopologyStrategy', '%s': %d}",
+		sc.Keyspace, sc.DC, sc.RF)
+	switch {
+	case sc.Tablets > 0:
+		ks += fmt.Sprintf(" AND tablets = {'initial': %d}", sc.Tablets)
+	case sc.Tablets < 0:
+		ks += " AND tablets = {'enabled': false}"
+	}
+	tbl := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s (key bigint PRIMARY KEY, value blob)", sc.Keyspace, sc.Table)
+	return []string{ks, tbl}, nil
+}
+
+// CreateSchema creates the keyspace (NetworkTopologyStrategy) and the table
+// `key bigint PRIMARY KEY, value blob` if they do not exist.
+func CreateSchema(ctx context.Context, s *gocql.Session, sc Schema) error {
+	if sc.DC == "" {
+		var dc string
+		if err := s.Query("SELECT data_center FROM system.local").WithContext(ctx).Scan(&dc); err != nil {
+			return fmt.Errorf("reading the data centre from system.local: %w", err)
+		}
+		sc.DC = dc
+	}
+	stmts, err := sc.Statements()
+	if err != nil {
+		return err
+	}
+	for _, st := range stmts {
+		if err := s.Query(st).WithContext(ctx).Consistency(gocql.All).Exec(); err != nil {
+			return fmt.Errorf("creating schema: %s: %w", st, err)
+		}
+	}
+	return nil
+}

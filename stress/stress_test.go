@@ -1,0 +1,218 @@
+package stress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+
+	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/stress/sched"
+)
+
+func TestFillStopsWhenDone(t *testing.T) {
+	var keys sync.Map
+	op := func(_ context.Context, _ int, seq uint64) error {
+		keys.Store(seq, true)
+		time.Sleep(100 * time.Microsecond)
+		return nil
+	}
+	var recs atomic.Int64
+	var lastProgress atomic.Int64
+	var calls atomic.Int64
+	n, err := runFill(context.Background(), Fill{Concurrency: 4, CheckEvery: 20 * time.Millisecond, Interval: 50 * time.Millisecond}, op,
+		func() bool { return calls.Add(1) >= 5 },
+		func(r results.LatencyRecord) {
+			if r.Op != results.OpFill {
+				t.Errorf("record op %q", r.Op)
+			}
+			recs.Add(r.Count)
+		},
+		func(w int64) { lastProgress.Store(w) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 || recs.Load() != n || lastProgress.Load() != n {
+		t.Fatalf("wrote %d keys, records count %d, progress %d", n, recs.Load(), lastProgress.Load())
+	}
+	for i := uint64(0); i < uint64(n); i++ {
+		if _, ok := keys.Load(i); !ok {
+			t.Fatalf("key %d of [0,%d) never written", i, n)
+		}
+	}
+}
+
+func TestFillRateCap(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	n, err := runFill(ctx, Fill{RateCap: 1000}, func(context.Context, int, uint64) error { return nil }, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 450 || n > 510 {
+		t.Fatalf("%d writes in 0.5 s at a cap of 1000/s", n)
+	}
+}
+
+func TestFillGivesUpWhenNothingSucceeds(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := runFill(ctx, Fill{Concurrency: 2, Interval: 50 * time.Millisecond, CheckEvery: 10 * time.Millisecond, GiveUpAfter: 200 * time.Millisecond},
+		func(context.Context, int, uint64) error {
+			time.Sleep(time.Millisecond)
+			return errors.New("write failed: No space left on device")
+		}, nil, nil, nil)
+	if !errors.Is(err, ErrFillStalled) || !strings.Contains(err.Error(), ErrNoSpace) {
+		t.Fatalf("err = %v", err)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Fatalf("gave up after %v", time.Since(start))
+	}
+}
+
+// A fake server with a capacity of ~4,000 ops/s: latency grows with the
+// queue once more than 4 operations are in flight.
+func TestCalibrateFindsTheKnee(t *testing.T) {
+	var inflight atomic.Int64
+	op := func(ctx context.Context, _ int, _ uint64) error {
+		n := inflight.Add(1)
+		defer inflight.Add(-1)
+		d := time.Millisecond
+		if n > 4 {
+			d = time.Duration(n) * time.Millisecond / 4
+		}
+		time.Sleep(d)
+		return nil
+	}
+	w := Workload{Keyspace: "ks", Table: "t", WriteRatio: 1, ReadRatio: 1}
+	if err := w.normalise(); err != nil {
+		t.Fatal(err)
+	}
+	var steps []CalibrationStep
+	cal, err := calibrate(context.Background(), w, op, CalibrateOptions{
+		Ceiling: 6 * time.Millisecond, Step: 300 * time.Millisecond, MaxConcurrency: 64,
+		Progress: func(s CalibrationStep) { steps = append(steps, s) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) < 3 || len(cal.Steps) != len(steps) {
+		t.Fatalf("steps %+v", steps)
+	}
+	// Capacity is ~4 / 1 ms; timers on a busy machine make it lower, never much higher.
+	if cal.MaxOpsPerSec < 1000 || cal.MaxOpsPerSec > 5000 {
+		t.Fatalf("calibrated %.0f ops/s (%+v)", cal.MaxOpsPerSec, cal.Steps)
+	}
+	last := cal.Steps[len(cal.Steps)-1]
+	if last.OK && last.Concurrency < 64 {
+		// Stopped because throughput went flat: fine, but it must be past the knee.
+		if last.Concurrency < 8 {
+			t.Fatalf("stopped at concurrency %d", last.Concurrency)
+		}
+	}
+}
+
+func TestCalibrateNeedsACeiling(t *testing.T) {
+	_, err := calibrate(context.Background(), Workload{}, func(context.Context, int, uint64) error { return nil }, CalibrateOptions{})
+	if err == nil {
+		t.Fatal("no error without a ceiling")
+	}
+}
+
+func TestWorkloadRunnerWithFakeOp(t *testing.T) {
+	w := Workload{Keyspace: "ks", Table: "t", WriteRatio: 1, ReadRatio: 3, Rate: 1000, Concurrency: 8}
+	if err := w.normalise(); err != nil {
+		t.Fatal(err)
+	}
+	var reads, writes atomic.Int64
+	op := func(_ context.Context, typ int, _ uint64) error {
+		if typ == opRead {
+			reads.Add(1)
+		} else {
+			writes.Add(1)
+		}
+		return nil
+	}
+	r, err := newRunner(w, op, new(atomic.Int64), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	sum, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Intended != sum.Succeeded || sum.Succeeded != reads.Load()+writes.Load() {
+		t.Fatalf("%+v", sum)
+	}
+	if share := float64(reads.Load()) / float64(sum.Succeeded); math.Abs(share-0.75) > 0.08 {
+		t.Fatalf("read share %.2f for write=1,read=3", share)
+	}
+}
+
+func TestWorkloadValidation(t *testing.T) {
+	for _, w := range []Workload{
+		{Keyspace: "ks", Table: "t"},
+		{Keyspace: "k s", Table: "t", WriteRatio: 1},
+		{Keyspace: "ks", Table: "t;drop", WriteRatio: 1},
+		{Keyspace: "ks", Table: "t", WriteRatio: -1, ReadRatio: 2},
+		{Keyspace: "ks", Table: "t", WriteRatio: 1, KeyCount: -5},
+	} {
+		if err := w.normalise(); err == nil {
+			t.Fatalf("%+v accepted", w)
+		}
+	}
+}
+
+func TestSchemaStatements(t *testing.T) {
+	st, err := Schema{Keyspace: "ks", Table: "kv", RF: 3, DC: "dc1", Tablets: 16}.Statements()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "CREATE KEYSPACE IF NOT EXISTS ks WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3} AND tablets = {'initial': 16}"
+	if st[0] != want || st[1] != "CREATE TABLE IF NOT EXISTS ks.kv (key bigint PRIMARY KEY, value blob)" {
+		t.Fatalf("%q", st)
+	}
+	st, _ = Schema{Keyspace: "ks", Table: "kv", RF: 1, DC: "dc1", Tablets: -1}.Statements()
+	if !strings.HasSuffix(st[0], "AND tablets = {'enabled': false}") {
+		t.Fatalf("%q", st[0])
+	}
+	if _, err := (Schema{Keyspace: "ks", Table: "kv", RF: 0, DC: "dc1"}).Statements(); err == nil {
+		t.Fatal("RF 0 accepted")
+	}
+}
+
+type fakeReqErr struct{ code int }
+
+func (e fakeReqErr) Code() int       { return e.code }
+func (e fakeReqErr) Message() string { return "x" }
+func (e fakeReqErr) Error() string   { return fmt.Sprintf("request error %#x", e.code) }
+
+func TestClassifyError(t *testing.T) {
+	cases := map[string]error{
+		ErrTimeout:      fmt.Errorf("op: %w", gocql.ErrTimeoutNoResponse),
+		ErrCancelled:    context.Canceled,
+		ErrNoConnection: gocql.ErrNoConnections,
+		ErrOverloaded:   fakeReqErr{gocql.ErrCodeOverloaded},
+		ErrUnavailable:  &gocql.RequestErrUnavailable{},
+		ErrNoSpace:      errors.New("storage: No space left on device"),
+		ErrOther:        errors.New("boom"),
+	}
+	cases[ErrTimeout+"2"] = &gocql.RequestErrWriteTimeout{}
+	for want, err := range cases {
+		if got := ClassifyError(err); got != strings.TrimSuffix(want, "2") {
+			t.Errorf("%v: %q, want %q", err, got, want)
+		}
+	}
+}
+
+var _ sched.Op = func(context.Context, int, uint64) error { return nil }
