@@ -284,7 +284,7 @@ func (s *Scenario) Plan() *Plan {
 			}
 			n := len(racks) * g.CountPerRack
 			for _, r := range racks {
-				p.Nodes = append(p.Nodes, PlanNodes{Rack: r, InstanceType: it.Name, Count: g.CountPerRack, VCPUs: it.VCPUs, DiskBytes: s.NodeDiskBytes(it)})
+				p.Nodes = append(p.Nodes, PlanNodes{Rack: r, InstanceType: it.Name, Count: g.CountPerRack, VCPUs: it.VCPUs, DiskBytes: s.NodeDiskBytes(it), AddedBy: st.Name})
 				for i := 0; i < g.CountPerRack; i++ {
 					nodes = append(nodes, node{r, it})
 				}

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -28,19 +27,20 @@ type liveCluster struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu       sync.Mutex
-	seq      map[string]int
-	next     int
-	expected map[string]bool
-	info     []results.NodeInfo
-	watched  map[string]bool
+	mu      sync.Mutex
+	seq     map[string]int
+	next    int
+	info    []results.NodeInfo
+	watched map[string]bool
+	deaths  *monitor.DeathMonitor
 }
 
 func newLiveCluster(p provision.Provider, spec provision.ClusterSpec, env *Env, readyTimeout time.Duration) *liveCluster {
 	ctx, cancel := context.WithCancel(context.Background())
 	lc := &liveCluster{p: p, spec: spec, env: env, ctx: ctx, cancel: cancel,
-		seq: map[string]int{}, expected: map[string]bool{}, watched: map[string]bool{}}
+		seq: map[string]int{}, watched: map[string]bool{}}
 	lc.c = cluster.New(p, cluster.Options{Emit: env.Emit, Logf: env.Logf, NodeReadyTimeout: readyTimeout})
+	lc.deaths = monitor.NewDeathMonitor(env.Emit, env.Logf)
 	if lp, ok := p.(*local.Provider); ok {
 		lc.wg.Add(1)
 		go func() { defer lc.wg.Done(); lc.watchExits(lp.Exits()) }()
@@ -51,6 +51,12 @@ func newLiveCluster(p provision.Provider, spec provision.ClusterSpec, env *Env, 
 func (lc *liveCluster) Create(ctx context.Context) error {
 	err := lc.c.Create(ctx, lc.spec)
 	lc.track(lc.c.Nodes())
+	if _, isLocal := lc.p.(*local.Provider); err == nil && !isLocal {
+		// Without process exits, deaths are seen in the cluster's down lists.
+		lc.wg.Add(2)
+		go func() { defer lc.wg.Done(); lc.deaths.PollDown(lc.ctx, lc.c, 5*time.Second) }()
+		go func() { defer lc.wg.Done(); lc.followUnexpected() }()
+	}
 	return err
 }
 
@@ -90,9 +96,10 @@ func (lc *liveCluster) watchLog(n provision.Node) {
 	}()
 }
 
-// watchExits is the death monitor: a node that exits without being asked
-// to, and without having been announced, ends the run. Nodes still starting
-// are left to the wait that started them, which reports why they failed.
+// watchExits feeds the death monitor with the local provider's process
+// exits: a node that was normal and exits without being asked to, and
+// without having been announced, ends the run. Nodes still starting are
+// left to the wait that started them, which reports why they failed.
 func (lc *liveCluster) watchExits(exits <-chan local.NodeExit) {
 	for {
 		select {
@@ -102,30 +109,32 @@ func (lc *liveCluster) watchExits(exits <-chan local.NodeExit) {
 			if !ok {
 				return
 			}
-			if ex.Requested {
-				continue
-			}
-			lc.mu.Lock()
-			expected := lc.expected[ex.Node.Name]
-			lc.mu.Unlock()
 			n := lc.c.Node(ex.Node.Name)
-			state := ""
-			if n != nil {
-				state = lc.c.State(n)
-			}
-			lc.env.Emit(results.Event{Type: results.EventNodeState, Node: ex.Node.Name, State: "died", Expected: expected, Message: errString(ex.Err)})
-			if expected || state != cluster.StateNormal {
-				continue
-			}
-			msg := fmt.Sprintf("%s (%s) died unexpectedly", ex.Node.Name, ex.Node.Address)
+			wasNormal := n != nil && lc.c.State(n) == cluster.StateNormal
+			cause := "process exited with status 0"
 			if ex.Err != nil {
-				msg += ": " + ex.Err.Error()
+				cause = "process exited: " + ex.Err.Error()
 			}
-			if line := cluster.LastErrorLine(ex.Node.LogPath); line != "" {
-				msg += "; its log says: " + line
+			if line := cluster.LastErrorLine(ex.Node.LogPath); line != "" && !ex.Requested {
+				cause += "; last error in its log: " + line
 			}
-			lc.c.SetState(n, cluster.StateDown)
-			lc.env.Fail(errors.New(msg))
+			if err := lc.deaths.Died(ex.Node.Name, cause, ex.Time, ex.Requested); err != nil && wasNormal {
+				lc.c.SetState(n, cluster.StateDown)
+				lc.env.Fail(err)
+			}
+		}
+	}
+}
+
+// followUnexpected fails the run on deaths the death monitor saw itself
+// (backends without process exits: the cluster's down lists).
+func (lc *liveCluster) followUnexpected() {
+	for {
+		select {
+		case <-lc.ctx.Done():
+			return
+		case err := <-lc.deaths.Unexpected():
+			lc.env.Fail(err)
 		}
 	}
 }
@@ -231,11 +240,7 @@ func (lc *liveCluster) Load(ctx context.Context, n nemesis.Node) (nemesis.Load, 
 	return nemesis.Load{Bytes: b}, nil
 }
 
-func (lc *liveCluster) ExpectDeath(n nemesis.Node) {
-	lc.mu.Lock()
-	defer lc.mu.Unlock()
-	lc.expected[n.Name] = true
-}
+func (lc *liveCluster) ExpectDeath(n nemesis.Node) { lc.deaths.ExpectDeath(n.Name) }
 
 func (lc *liveCluster) CollectLogs(ctx context.Context, dir string) error {
 	if c, ok := lc.p.(provision.LogCollector); ok {
@@ -245,12 +250,13 @@ func (lc *liveCluster) CollectLogs(ctx context.Context, dir string) error {
 }
 
 func (lc *liveCluster) Destroy(ctx context.Context) error {
-	lc.mu.Lock()
-	for name := range lc.seq {
-		lc.expected[name] = true // every exit from here on is asked for
-	}
-	lc.mu.Unlock()
+	// Exits caused by Destroy are requested, so the death monitor stays
+	// quiet; the log watchers get a moment to read the last lines.
 	err := lc.c.Destroy(ctx)
+	select {
+	case <-time.After(time.Second):
+	case <-ctx.Done():
+	}
 	lc.cancel()
 	waitGroup(&lc.wg, 5*time.Second)
 	return err

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	addCommand(func(e *env) *cobra.Command {
+		var sets []string
+		c := &cobra.Command{
+			Use:   "validate FILE...",
+			Short: "Validate scenario files",
+			Long: `validate loads each scenario strictly (unknown keys are errors), applies
+--set overrides and defaults, and checks every field. It prints one OK line
+per valid file and every problem of an invalid one as file:line: field: message.
+Exit code 0 when all files are valid, 2 otherwise.`,
+			Example: `  elasticity validate configs/*.yaml
+  elasticity validate --set workload.load_percent=70 configs/90pct-scaleout.yaml`,
+			Args: cobra.MinimumNArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				bad := 0
+				for _, path := range args {
+					s, err := loadScenario(e, path, sets)
+					if err != nil {
+						bad++
+						printProblems(e.Stderr, err)
+						continue
+					}
+					fmt.Fprintf(e.Stdout, "OK %s (%s: %d × %s in %d rack(s), %d fill phase(s), %d nemesis step(s), backend %s)\n",
+						path, s.Name, len(s.Cluster.Racks)*s.Cluster.NodesPerRack, s.Cluster.InstanceType, len(s.Cluster.Racks),
+						len(s.Dataset.Fill), len(s.Nemesis), s.Backend)
+				}
+				if bad > 0 {
+					return withCode(ExitInvalid, fmt.Errorf("validate: %d of %d scenario file(s) invalid", bad, len(args)))
+				}
+				return nil
+			},
+		}
+		addSetFlag(c, &sets)
+		return c
+	})
+}

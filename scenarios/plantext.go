@@ -1,0 +1,155 @@
+package scenarios
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteText prints the plan for a person to check before a run.
+func (p *Plan) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	pf := func(format string, args ...any) { fmt.Fprintf(ew, format, args...) }
+
+	pf("Plan: %s", p.Scenario)
+	if p.Source != "" {
+		pf(" (%s)", p.Source)
+	}
+	pf("\n")
+	if p.Description != "" {
+		pf("  %s\n", p.Description)
+	}
+	pf("Backend: %s", p.Backend)
+	if p.Emulated {
+		pf(" (emulated nodes: figures are shapes, not ScyllaDB's; durations × %g, disks %g MiB per catalog GB)", p.TimeScale, p.StorageScaleMiBPerGB)
+	}
+	pf("\n")
+	db := p.Flavour
+	if p.Version != "" {
+		db += " " + p.Version
+	}
+	tablets := "vnodes"
+	if p.TabletsInitial > 0 {
+		tablets = fmt.Sprintf("%d initial tablets", p.TabletsInitial)
+	}
+	pf("Database: %s, %d rack(s), RF=%d, %s, %s.%s, values %s\n\n", db, len(p.Racks), p.RF, tablets, p.Keyspace, p.Table, p.ValueSize)
+
+	pf("Nodes\n")
+	tw := tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  rack\tcount\tinstance type\tvCPUs\tdisk per node\tadded by\n")
+	for _, n := range p.Nodes {
+		by := n.AddedBy
+		if by == "" {
+			by = "initial cluster"
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%d\t%s\t%s\n", n.Rack, n.Count, n.InstanceType, n.VCPUs, HumanBytes(n.DiskBytes), by)
+	}
+	tw.Flush()
+	pf("  initial cluster capacity: %s\n\n", HumanBytes(p.InitialCapacityBytes))
+
+	if len(p.Fill) > 0 {
+		pf("Fill (RF=%d; on-disk figures include every replica)\n", p.RF)
+		tw = tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "  phase\ttarget\ton disk at target\tto write\tunique data\trows\t≈ time\thold\n")
+		for _, f := range p.Fill {
+			fmt.Fprintf(tw, "  %s\t%g%%\t%s\t%s\t%s\t%d\t%s\t%s\n", f.Name, f.TargetPercent, HumanBytes(f.TargetBytes),
+				HumanBytes(f.WriteBytes), HumanBytes(f.UniqueBytes), f.Rows, secs(f.EstimatedSeconds), secs(f.HoldSeconds))
+		}
+		tw.Flush()
+		pf("\n")
+	} else {
+		pf("Fill: none (the workload starts on an empty table)\n\n")
+	}
+
+	wl := p.Workload
+	rate := fmt.Sprintf("%g ops/s", wl.RateOpsPerS)
+	if wl.RateOpsPerS == 0 {
+		rate = fmt.Sprintf("%g%% of measured capacity (≈ %.0f of an estimated %.0f ops/s)", wl.LoadPercent, wl.EstimatedRateOpsPerS, wl.EstimatedCapacityOps)
+	}
+	pf("Workload: write:read %g:%g at %s, concurrency %d, consistency write %s / read %s, %s keys\n\n",
+		round2(wl.WriteRatio*100), round2(wl.ReadRatio*100), rate, wl.Concurrency, wl.WriteConsistency, wl.ReadConsistency, wl.Distribution)
+
+	pf("Phases (≈ marks estimates)\n")
+	tw = tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  #\tstart\tphase\tname\tduration\tcycles\tdetail\n")
+	for i, ph := range p.Phases {
+		d := secs(ph.Seconds)
+		if ph.Estimated {
+			d = "≈" + d
+		}
+		cycles := ""
+		if ph.Cycles > 0 {
+			cycles = fmt.Sprint(ph.Cycles)
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", i+1, secs(ph.StartSeconds), ph.Phase, ph.Name, d, cycles, ph.Detail)
+	}
+	tw.Flush()
+	pf("\n")
+
+	if len(p.Thresholds) > 0 {
+		pf("Thresholds\n")
+		tw = tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "  cycle\tmetric\tlimit\n")
+		for _, t := range p.Thresholds {
+			op := "<="
+			if t.Floor {
+				op = ">="
+			}
+			limit := fmt.Sprintf("%s %g", op, t.Limit)
+			if t.Metric == MetricDurationSeconds {
+				limit = op + " " + secs(t.Limit)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Cycle, t.Metric, limit)
+		}
+		tw.Flush()
+		pf("\n")
+	} else {
+		pf("Thresholds: none (the run passes unless it fails)\n\n")
+	}
+
+	var to []string
+	for _, t := range p.Timeouts {
+		to = append(to, t.Name+" "+secs(t.Seconds))
+	}
+	pf("Timeouts (wall clock): %s\n", strings.Join(to, ", "))
+
+	section := ""
+	for _, l := range p.Extra {
+		if l.Section != section {
+			section = l.Section
+			pf("\n%s\n", section)
+		}
+		pf("  %s: %s\n", l.Label, l.Value)
+	}
+	pf("\nEstimated wall time: ≈ %s\n", secs(p.EstimatedSeconds))
+	return ew.err
+}
+
+func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
+
+// secs prints seconds as a short duration ("18s", "1m30s", "2h").
+func secs(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	if d >= time.Second {
+		d = d.Round(time.Second)
+	} else {
+		d = d.Round(10 * time.Millisecond)
+	}
+	return formatDuration(d)
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(b []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(b)
+	e.err = err
+	return n, err
+}
