@@ -38,6 +38,12 @@ func init() {
 	add("i8g.xlarge", 4, 32, 937, 0.343)
 	add("i8g.2xlarge", 8, 64, 1875, 0.686)
 	add("i8g.4xlarge", 16, 128, 3750, 1.373)
+	// Loader machines (no local NVMe): not valid as database nodes.
+	add("c6i.xlarge", 4, 8, 0, 0.17)
+	add("c6i.2xlarge", 8, 16, 0, 0.34)
+	add("c6i.4xlarge", 16, 32, 0, 0.68)
+	add("c7i.2xlarge", 8, 16, 0, 0.357)
+	add("m6i.2xlarge", 8, 32, 0, 0.384)
 }
 
 // LookupInstanceType returns the catalog entry for name, or an error listing the known types.
