@@ -88,7 +88,9 @@ func TestResourcesWithinHostLimitsAndDCRackFlags(t *testing.T) {
 
 func TestEmulatorImageCommand(t *testing.T) {
 	p := New(Options{Image: "elasticity-emulator:test", Emulator: true, HostCPUs: 2, HostMemoryGB: 24,
-		NodeArgs: func(provision.Node, provision.InstanceType) []string { return []string{"--storage-scale-mib-per-gb", "0.5"} }})
+		NodeArgs: func(provision.Node, provision.InstanceType) []string {
+			return []string{"--storage-scale-mib-per-gb", "0.5"}
+		}})
 	p.spec = provision.ClusterSpec{RunID: "r", ClusterName: "c", DC: "dc1"}
 	req, err := p.Request(provision.Node{Name: "node-1", DC: "dc1", Rack: "rack1", InstanceType: "i4i.large", Address: "10.213.1.2"}, []string{"10.213.1.2"}, "n")
 	if err != nil {
