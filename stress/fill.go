@@ -116,7 +116,9 @@ func runFill(ctx context.Context, f Fill, op sched.Op, done func() bool, sink Si
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	pollerDone := make(chan struct{})
 	go func() {
+		defer close(pollerDone)
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
@@ -135,6 +137,8 @@ func runFill(ctx context.Context, f Fill, op sched.Op, done func() bool, sink Si
 		}
 	}()
 	sum, err := sch.Run(runCtx)
+	stop()
+	<-pollerDone // progress and done are never called concurrently
 	if progress != nil {
 		progress(sum.Succeeded)
 	}

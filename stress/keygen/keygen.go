@@ -66,7 +66,7 @@ func unit(h uint64) float64 { return float64(h>>11) / (1 << 53) }
 type uniform struct{}
 
 func (uniform) Key(seq uint64, n int64) int64 { return int64(Mix64(seq) % uint64(n)) }
-func (uniform) String() string                 { return Uniform }
+func (uniform) String() string                { return Uniform }
 
 // sequential hands out keys in order with its own counter, so that the keys
 // of one operation type are consecutive even when types interleave.

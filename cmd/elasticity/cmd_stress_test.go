@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func runStressCLI(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
+	code := run(ctx, e, append([]string{"stress"}, args...))
+	return code, out.String(), errb.String()
+}
+
+func TestStressInvalidInput(t *testing.T) {
+	cases := map[string][]string{
+		"--hosts is required":      {},
+		"--rate":                   {"--hosts", "127.0.3.1", "--rate", "fast"},
+		"unknown operation":        {"--hosts", "127.0.3.1", "--mix", "scan=1"},
+		"weights sum to zero":      {"--hosts", "127.0.3.1", "--mix", "write=0,read=0"},
+		"--cl-write":               {"--hosts", "127.0.3.1", "--cl-write", "MOST"},
+		"unknown key distribution": {"--hosts", "127.0.3.1", "--distribution", "zipf"},
+		"--value-size":             {"--hosts", "127.0.3.1", "--value-size", "4KiB..1KiB"},
+		"--prefill needs":          {"--hosts", "127.0.3.1", "--prefill", "--keys", "0"},
+		"--load-percent needs":     {"--hosts", "127.0.3.1", "--load-percent", "70"},
+		"not a valid CQL":          {"--hosts", "127.0.3.1", "--create-schema", "--keyspace", "a-b"},
+		"unknown flag":             {"--hosts", "127.0.3.1", "--bogus"},
+	}
+	for want, args := range cases {
+		code, _, stderr := runStressCLI(t, context.Background(), args...)
+		if code != ExitInvalid || !strings.Contains(stderr, want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", args, code, stderr, want)
+		}
+	}
+}
+
+func TestStressUnreachableClusterIsARunError(t *testing.T) {
+	code, _, stderr := runStressCLI(t, context.Background(), "--hosts", "127.0.3.1", "--port", "1", "--duration", "1s", "--timeout", "500ms")
+	if code != ExitRunError || !strings.Contains(stderr, "connecting to CQL hosts") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestParseMixAndRate(t *testing.T) {
+	w, r, err := parseMix("write=3, read=1")
+	if err != nil || w != 3 || r != 1 {
+		t.Fatalf("%v %v %v", w, r, err)
+	}
+	if w, r, err = parseMix("write=1"); err != nil || w != 1 || r != 0 {
+		t.Fatalf("%v %v %v", w, r, err)
+	}
+	if _, _, err := parseMix("write=1,write=2"); err == nil {
+		t.Fatal("duplicate accepted")
+	}
+	for in, want := range map[string]float64{"5000/s": 5000, "5k/s": 5000, "2500": 2500, "0": 0, "1.5k": 1500, "100 ops/s": 100} {
+		if got, err := parseRate(in); err != nil || got != want {
+			t.Fatalf("%q: %v %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "-1/s", "x/s", "NaN"} {
+		if _, err := parseRate(bad); err == nil {
+			t.Fatalf("%q accepted", bad)
+		}
+	}
+}
