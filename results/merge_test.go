@@ -1,0 +1,55 @@
+package results
+
+import (
+	"testing"
+	"time"
+)
+
+func loaderRecord(t *testing.T, start time.Time, op string, values ...int64) LatencyRecord {
+	t.Helper()
+	h := NewHDR()
+	for _, v := range values {
+		if err := h.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc, err := EncodeHDR(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return LatencyRecord{Start: start, End: start.Add(time.Second), Op: op, Count: int64(len(values)),
+		ResponseHDR: enc, ServiceHDR: enc, Response: SummarizeHDR(h), Errors: map[string]int64{"timeout": 1}}
+}
+
+func TestMergeLoadersReproducesCombinedPercentiles(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	// Loader A is fast, loader B slow; they tick 300 ms apart.
+	var fast, slow []int64
+	for i := 0; i < 900; i++ {
+		fast = append(fast, 1000) // 1 ms
+	}
+	for i := 0; i < 100; i++ {
+		slow = append(slow, 50000) // 50 ms
+	}
+	a := []LatencyRecord{loaderRecord(t, t0, OpWrite, fast...)}
+	b := []LatencyRecord{loaderRecord(t, t0.Add(300*time.Millisecond), OpWrite, slow...), loaderRecord(t, t0.Add(1300*time.Millisecond), OpRead, 2000)}
+	merged, err := MergeLoaders([][]LatencyRecord{a, b}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(merged) != 2 {
+		t.Fatalf("want 2 merged records (write @0s, read @1s), got %d", len(merged))
+	}
+	w := merged[0]
+	if w.Op != OpWrite || w.Count != 1000 || w.Errors["timeout"] != 2 || !w.Start.Equal(t0) {
+		t.Fatalf("merged write: %+v", w)
+	}
+	// 10% of all operations took 50 ms: the merged P90 is ~1 ms and P99 is ~50 ms,
+	// which neither loader's own summary shows.
+	if w.Response.P90 > 1.1 || w.Response.P99 < 49 || w.Response.P99 > 51 {
+		t.Fatalf("merged percentiles: %+v", w.Response)
+	}
+	if merged[1].Op != OpRead || !merged[1].Start.Equal(t0.Add(time.Second)) {
+		t.Fatalf("second record: %+v", merged[1])
+	}
+}
