@@ -305,8 +305,13 @@ func TestPolicyDerive(t *testing.T) {
 	}
 	p.Overrides = map[string]Timeout{WaitJoin: {Hard: time.Second}}
 	o := p.For(WaitJoin, 60e9, map[string]Timeout{WaitJoin: {Soft: 2 * time.Second}})
-	if o.Soft != 2*time.Second || o.Hard != 2*time.Second {
-		t.Fatalf("override: %+v (hard is raised to soft)", o)
+	if o.Soft != time.Second || o.Hard != time.Second {
+		t.Fatalf("override: %+v (soft is capped by hard)", o)
+	}
+	p.Overrides = nil
+	p.Ceilings = map[string]time.Duration{WaitJoin: time.Hour}
+	if c := p.For(WaitJoin, 60e9, nil); c.Hard != time.Hour || c.Soft != time.Minute+1200*time.Second {
+		t.Fatalf("ceiling: %+v", c)
 	}
 }
 

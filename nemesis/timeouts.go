@@ -34,6 +34,9 @@ type Policy struct {
 	StreamBytesPerSec float64
 	// Base is the fixed part of every wait (start-up, gossip, schema pull).
 	Base time.Duration
+	// Ceilings cap the derived hard timeout per wait name (a backend's
+	// default limits): derived values adapt below them.
+	Ceilings map[string]time.Duration
 	// Overrides replace derived timeouts per wait name (from the scenario).
 	Overrides map[string]Timeout
 }
@@ -67,10 +70,14 @@ func (p Policy) Derive(moveBytes float64) Timeout {
 }
 
 // For returns the timeouts of a named wait: the step's override, else the
-// policy's override, else the derived value. A partial override (only Soft
-// or only Hard) keeps the derived other half, and Hard is never below Soft.
+// policy's override, else the derived value capped by the wait's ceiling.
+// A partial override (only Soft or only Hard) keeps the derived other half;
+// Soft never exceeds Hard.
 func (p Policy) For(wait string, moveBytes float64, step map[string]Timeout) Timeout {
 	t := p.Derive(moveBytes)
+	if c, ok := p.Ceilings[wait]; ok && c > 0 && t.Hard > c {
+		t.Hard = c
+	}
 	for _, o := range []map[string]Timeout{p.Overrides, step} {
 		if ov, ok := o[wait]; ok {
 			if ov.Soft > 0 {
@@ -81,8 +88,8 @@ func (p Policy) For(wait string, moveBytes float64, step map[string]Timeout) Tim
 			}
 		}
 	}
-	if t.Hard < t.Soft {
-		t.Hard = t.Soft
+	if t.Soft > t.Hard {
+		t.Soft = t.Hard
 	}
 	return t
 }

@@ -55,8 +55,9 @@ type Env struct {
 	Dir  string
 	Emit func(results.Event)
 	Logf func(format string, args ...any)
-	// Metrics appends one line to metrics.jsonl.
-	Metrics func(results.NodeSample)
+	// Metrics appends one line to metrics.jsonl; MetricsWriter is the same file.
+	Metrics       func(results.NodeSample)
+	MetricsWriter *results.JSONLWriter
 	// Fail ends the run with an error from outside the runner's own calls
 	// (an unexpected node death, a load generator that gave up).
 	Fail func(error)

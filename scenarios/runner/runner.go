@@ -111,7 +111,7 @@ func Execute(ctx context.Context, p *Plan, o Options) (*results.Result, error) {
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r.cancel = cancel
-	r.env = &Env{Plan: p, Dir: r.dir, Emit: r.emit, Logf: r.rep.Logf, Metrics: r.metric, Fail: r.fail}
+	r.env = &Env{Plan: p, Dir: r.dir, Emit: r.emit, Logf: r.rep.Logf, Metrics: r.metric, MetricsWriter: r.met, Fail: r.fail}
 
 	r.emit(results.Event{Type: results.EventRunStart, Setup: p.Setup(p.PlannedNodes()), Message: fmt.Sprintf("run %s of %s", p.RunID, p.Name)})
 	r.rep.Logf("run %s: scenario %s on %s, results in %s", p.RunID, p.Name, p.Backend, r.dir)

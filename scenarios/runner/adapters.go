@@ -1,0 +1,158 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/gocql/gocql"
+
+	"github.com/elasticity-dev/elasticity/cluster"
+	"github.com/elasticity-dev/elasticity/monitor"
+	"github.com/elasticity-dev/elasticity/nemesis"
+	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/scenarios"
+	"github.com/elasticity-dev/elasticity/stress"
+)
+
+// diskMonitor adapts monitor.DiskMonitor to the runner.
+type diskMonitor struct {
+	m *monitor.DiskMonitor
+}
+
+func newDiskMonitor(lc *liveCluster, env *Env) *diskMonitor {
+	interval := 5 * time.Second
+	if env.Plan.Emulated {
+		// Small emulated disks fill in seconds: sample often so fills stop near target.
+		interval = time.Second
+	}
+	m := monitor.NewDiskMonitor(func() []*cluster.Node {
+		var out []*cluster.Node
+		for _, n := range lc.c.Nodes() {
+			if s := lc.c.State(n); s == cluster.StateNormal || s == cluster.StateJoining || s == cluster.StateLeaving {
+				out = append(out, n)
+			}
+		}
+		return out
+	}, env.MetricsWriter, interval)
+	m.Logf = env.Logf
+	return &diskMonitor{m: m}
+}
+
+func (d *diskMonitor) Run(ctx context.Context) { _ = d.m.Run(ctx) }
+
+func (d *diskMonitor) Snapshot(ctx context.Context) ([]results.NodeDisk, results.NodeDisk, error) {
+	return d.m.Snapshot(ctx)
+}
+
+func (d *diskMonitor) ClusterUsagePercent() float64 { return d.m.ClusterUsagePercent() }
+
+func (d *diskMonitor) DataBytes() float64 {
+	var b float64
+	for _, s := range d.m.Latest() {
+		b += s.DiskUsedBytes
+	}
+	return b
+}
+
+// stressLoad adapts the stress package to the runner.
+type stressLoad struct {
+	sc   *scenarios.Scenario
+	env  *Env
+	s    *gocql.Session
+	keys atomic.Int64 // keys written by the fills: the workload reads among them
+}
+
+func newStressLoad(ctx context.Context, sc *scenarios.Scenario, env *Env, c Cluster) (*stressLoad, error) {
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	s, err := stress.NewSession(cctx, stress.SessionConfig{Hosts: c.Hosts(), LocalDC: sc.Cluster.DC})
+	if err != nil {
+		return nil, err
+	}
+	return &stressLoad{sc: sc, env: env, s: s}, nil
+}
+
+func (l *stressLoad) CreateSchema(ctx context.Context) error {
+	tablets := l.sc.Cluster.TabletsInitial
+	if tablets == 0 && l.sc.Cluster.Flavour == scenarios.FlavourScylla {
+		tablets = -1 // the scenario asks for vnodes
+	}
+	return stress.CreateSchema(ctx, l.s, stress.Schema{Keyspace: l.sc.Dataset.Keyspace, Table: l.sc.Dataset.Table, RF: l.sc.Dataset.RF, DC: l.sc.Cluster.DC, Tablets: tablets})
+}
+
+func consistency(s string) gocql.Consistency {
+	c, err := gocql.ParseConsistencyWrapper(s)
+	if err != nil {
+		return gocql.Quorum
+	}
+	return c
+}
+
+func (l *stressLoad) Fill(ctx context.Context, done func() bool, sink func(results.LatencyRecord), progress func(int64)) (int64, error) {
+	ds := l.sc.Dataset
+	start := l.keys.Load()
+	n, err := stress.RunFill(ctx, l.s, stress.Fill{
+		Keyspace: ds.Keyspace, Table: ds.Table,
+		ValueSize: int(ds.ValueSize.Min), ValueMax: int(ds.ValueSize.Max),
+		Concurrency: ds.FillConcurrency, RateCap: float64(ds.FillRate),
+		StartKey: start, CL: consistency(l.sc.Workload.Consistency.Write),
+		Source: "fill", Warn: func(s string) { l.env.Logf("fill: %s", s) },
+	}, done, stress.Sink(sink), func(k int64) { progress(start + k) })
+	l.keys.Add(n)
+	return start + n, err
+}
+
+func (l *stressLoad) workload(rate float64) stress.Workload {
+	w := l.sc.Workload
+	ds := l.sc.Dataset
+	return stress.Workload{
+		Keyspace: ds.Keyspace, Table: ds.Table,
+		WriteRatio: w.Mix.Write, ReadRatio: w.Mix.Read,
+		Rate: rate, Concurrency: w.Concurrency,
+		WriteCL: consistency(w.Consistency.Write), ReadCL: consistency(w.Consistency.Read),
+		Distribution: w.Distribution, KeyCount: l.keys.Load(),
+		ValueMin: int(ds.ValueSize.Min), ValueMax: int(ds.ValueSize.Max),
+		Source: "workload",
+		Warn:   func(s string) { l.env.Logf("workload: %s", s) },
+	}
+}
+
+// calibrationCeiling is the P99 a calibrated level may reach: the tightest
+// steady-state P99 threshold, else 50 ms.
+func (l *stressLoad) calibrationCeiling() time.Duration {
+	ceiling := 50.0
+	for _, lim := range nemesis.ThresholdsFrom(l.env.Plan.Thresholds) {
+		if lim < ceiling {
+			ceiling = lim
+		}
+	}
+	return time.Duration(ceiling * float64(time.Millisecond))
+}
+
+func (l *stressLoad) Calibrate(ctx context.Context) (float64, error) {
+	total := l.sc.Scaled(l.sc.Workload.Calibration.D())
+	step := max(total/8, 2*time.Second)
+	c, err := stress.CalibrateWith(ctx, l.s, l.workload(0), stress.CalibrateOptions{
+		Ceiling: l.calibrationCeiling(),
+		Step:    step,
+		Progress: func(s stress.CalibrationStep) {
+			l.env.Logf("calibration: concurrency %d → %.0f ops/s, P99 %.2f ms, %d errors (ok=%v)", s.Concurrency, s.OpsPerSec, s.P99MS, s.Errors, s.OK)
+		},
+	})
+	if err != nil {
+		return 0, err
+	}
+	if c.MaxOpsPerSec <= 0 {
+		return 0, fmt.Errorf("calibration found no level under P99 %s", l.calibrationCeiling())
+	}
+	return c.MaxOpsPerSec, nil
+}
+
+func (l *stressLoad) Run(ctx context.Context, rate float64, sink func(results.LatencyRecord)) error {
+	_, err := stress.Run(ctx, l.s, l.workload(rate), stress.Sink(sink))
+	return err
+}
+
+func (l *stressLoad) Close() { l.s.Close() }
