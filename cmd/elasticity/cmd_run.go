@@ -1,0 +1,126 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/scenarios/runner"
+)
+
+// finalizeRun computes result.json and the reports of a run directory
+// (reporting.Finalize); set by the reporting wiring so that this file does
+// not depend on its internals. When unset, run_end is the only verdict.
+var finalizeRun func(dir, status, reason string) (*results.Result, error)
+
+var backends = []string{"local", "docker", "aws", "static"}
+
+// parseFaults turns --fault NODE=ARGS values into per-node extra arguments
+// of local nodes (e.g. --fault 'node-4=--fail-startup=raft timeout').
+func parseFaults(specs []string) (func(provision.Node) []string, error) {
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	faults := map[string][]string{}
+	for _, s := range specs {
+		node, args, ok := strings.Cut(s, "=")
+		if !ok || node == "" || args == "" {
+			return nil, fmt.Errorf("--fault %q: want NODE=ARGS, e.g. node-4=--fail-startup=boom", s)
+		}
+		faults[node] = append(faults[node], args)
+	}
+	return func(n provision.Node) []string { return faults[n.Name] }, nil
+}
+
+func init() {
+	addCommand(func(e *env) *cobra.Command {
+		var sets, faults []string
+		var out, backend string
+		var force bool
+		c := &cobra.Command{
+			Use:   "run SCENARIO [--set k=v ...] [--out DIR] [--backend local|docker|aws|static] [--force]",
+			Short: "Run a scenario end to end",
+			Long: `run provisions the scenario's cluster, fills it, applies the workload,
+measures the steady state (Cycle #0), runs the nemesis steps (one cycle per
+serial node or parallel batch), holds, tears everything down and writes the
+results directory: scenario.yaml, events/latency/metrics .jsonl, logs/,
+result.json, report.md and report.html.
+
+Ctrl-C stops the load, collects logs, tears every node down and writes what
+was measured (status interrupted).
+
+Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
+130 interrupted.`,
+			Args: cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				ctx := cmd.Context()
+				if backend != "" && !slices.Contains(backends, backend) {
+					return withCode(ExitInvalid, fmt.Errorf("--backend %q: want one of %s", backend, strings.Join(backends, ", ")))
+				}
+				faultArgs, err := parseFaults(faults)
+				if err != nil {
+					return withCode(ExitInvalid, err)
+				}
+				sc, err := loadScenario(e, args[0], sets)
+				if err != nil {
+					return err
+				}
+				if out == "" {
+					out = runner.DefaultOut(sc.Name, time.Now())
+				}
+				res, err := runner.Run(ctx, sc, runner.RunOptions{
+					Out: out, Force: force, Stdout: e.Stdout, Stderr: e.Stderr,
+					Binary: e.Executable, Backend: backend, FaultArgs: faultArgs,
+					Finalize: finalizeRun,
+				})
+				var ie *runner.InputError
+				if errors.As(err, &ie) {
+					return withCode(ExitInvalid, err)
+				}
+				fmt.Fprintf(e.Stdout, "results: %s\n", out)
+				if res != nil || finalizeRun != nil {
+					fmt.Fprintf(e.Stdout, "report:  %s\n", filepath.Join(out, results.FileReportMD))
+				}
+				var re *runner.RunError
+				if errors.As(err, &re) {
+					fmt.Fprintf(e.Stdout, "status:  %s\n", re.Status)
+					if re.Status == results.StatusInterrupted {
+						return withCode(ExitInterrupted, err)
+					}
+					return withCode(ExitRunError, err)
+				}
+				if err != nil {
+					return withCode(ExitRunError, err)
+				}
+				status := results.StatusPassed
+				if res != nil {
+					status = res.Status
+				}
+				fmt.Fprintf(e.Stdout, "status:  %s\n", status)
+				switch status {
+				case results.StatusFailed:
+					return withCode(ExitFailed, errors.New("thresholds failed (see the report)"))
+				case results.StatusError:
+					return withCode(ExitRunError, fmt.Errorf("run error: %s", res.Reason))
+				case results.StatusInterrupted:
+					return withCode(ExitInterrupted, errors.New("interrupted"))
+				}
+				return nil
+			},
+		}
+		addSetFlag(c, &sets)
+		c.Flags().StringVar(&out, "out", "", "results directory (default results/<scenario>-<timestamp>)")
+		c.Flags().StringVar(&backend, "backend", "", "override the scenario's backend: "+strings.Join(backends, ", "))
+		c.Flags().BoolVar(&force, "force", false, "reuse a non-empty results directory")
+		c.Flags().StringArrayVar(&faults, "fault", nil, "inject a fault into a local node: NODE=ARGS (testing; repeatable)")
+		_ = c.Flags().MarkHidden("fault")
+		return c
+	})
+}
