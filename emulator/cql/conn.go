@@ -1,0 +1,317 @@
+package cql
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/frame"
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+)
+
+const (
+	headerLen   = 9
+	eventStream = -1
+)
+
+// outFrame is one encoded response; closeAfter makes the writer close the
+// connection once it is on the wire.
+type outFrame struct {
+	b          []byte
+	closeAfter bool
+}
+
+// conn is one client connection: a reader goroutine (serve), one goroutine
+// per in-flight request and a single writer goroutine.
+type conn struct {
+	s     *Server
+	nc    net.Conn
+	shard int
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	out chan outFrame
+	sem chan struct{}
+
+	mu         sync.Mutex
+	keyspace   string
+	registered map[primitive.EventType]bool
+	subscribed bool
+
+	closeOnce sync.Once
+	reqs      sync.WaitGroup
+}
+
+func newConn(ctx context.Context, s *Server, nc net.Conn, shard int) *conn {
+	ctx, cancel := context.WithCancel(ctx)
+	return &conn{
+		s:          s,
+		nc:         nc,
+		shard:      shard,
+		ctx:        ctx,
+		cancel:     cancel,
+		out:        make(chan outFrame, 256),
+		sem:        make(chan struct{}, s.opts.MaxInFlight),
+		registered: map[primitive.EventType]bool{},
+	}
+}
+
+func (c *conn) close() {
+	c.closeOnce.Do(func() {
+		c.cancel()
+		c.nc.Close()
+	})
+}
+
+func (c *conn) getKeyspace() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.keyspace
+}
+
+func (c *conn) setKeyspace(ks string) {
+	c.mu.Lock()
+	c.keyspace = ks
+	c.mu.Unlock()
+}
+
+// serve reads frames until the connection fails or is closed.
+func (c *conn) serve() {
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop()
+	}()
+	fatal := false
+	defer func() {
+		if fatal {
+			// Let the writer put the error on the wire before closing.
+			select {
+			case <-writerDone:
+			case <-time.After(2 * time.Second):
+			}
+		}
+		c.close()
+		c.reqs.Wait()
+		<-writerDone
+	}()
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	var hdr [headerLen]byte
+	for {
+		if _, err := io.ReadFull(br, hdr[:1]); err != nil {
+			return
+		}
+		version := hdr[0] & 0x7f
+		if version < 3 {
+			// v1/v2 headers have a one-byte stream id; answer in the
+			// client's own version so it can read the error and downgrade.
+			if _, err := io.ReadFull(br, hdr[1:8]); err != nil {
+				return
+			}
+			c.sendOldVersionError(version, hdr[2])
+			fatal = true
+			return
+		}
+		if _, err := io.ReadFull(br, hdr[1:]); err != nil {
+			return
+		}
+		flags := primitive.HeaderFlag(hdr[1])
+		stream := int16(binary.BigEndian.Uint16(hdr[2:4]))
+		opcode := primitive.OpCode(hdr[4])
+		length := int32(binary.BigEndian.Uint32(hdr[5:9]))
+		if version > 4 {
+			c.sendFatal(primitive.ProtocolVersion4, stream, &message.ProtocolError{ErrorMessage: fmt.Sprintf(
+				"Invalid or unsupported protocol version (%d); the lowest supported version is 3 and the greatest is 4", version)})
+			fatal = true
+			return
+		}
+		pv := primitive.ProtocolVersion(version)
+		if hdr[0]&0x80 != 0 {
+			c.sendFatal(pv, stream, &message.ProtocolError{ErrorMessage: "Invalid frame: response direction bit set in a request"})
+			fatal = true
+			return
+		}
+		if length < 0 || int64(length) > int64(c.s.opts.MaxFrameBytes) {
+			c.s.logf("WARN", "client %s: request frame of %d bytes exceeds the maximum of %d; closing connection", c.nc.RemoteAddr(), length, c.s.opts.MaxFrameBytes)
+			c.sendFatal(pv, stream, &message.ProtocolError{ErrorMessage: fmt.Sprintf(
+				"Request is too big: length %d exceeds maximum allowed length %d.", length, c.s.opts.MaxFrameBytes)})
+			fatal = true
+			return
+		}
+		body := make([]byte, length)
+		if _, err := io.ReadFull(br, body); err != nil {
+			return
+		}
+		if err := primitive.CheckRequestOpCode(opcode); err != nil {
+			c.sendError(pv, stream, &message.ProtocolError{ErrorMessage: fmt.Sprintf("Unknown or unsupported request opcode 0x%02x", uint8(opcode))})
+			continue
+		}
+		if flags.Contains(primitive.HeaderFlagCompressed) {
+			c.sendError(pv, stream, &message.ProtocolError{ErrorMessage: "Compressed frames are not supported (no compression was negotiated)"})
+			continue
+		}
+		h := &frame.Header{Version: pv, Flags: flags, StreamId: stream, OpCode: opcode, BodyLength: length}
+		select {
+		case c.sem <- struct{}{}:
+		case <-c.ctx.Done():
+			return
+		}
+		c.reqs.Add(1)
+		go c.handle(h, body)
+	}
+}
+
+func (c *conn) writeLoop() {
+	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	for {
+		var f outFrame
+		select {
+		case f = <-c.out:
+		case <-c.ctx.Done():
+			return
+		}
+		if _, err := bw.Write(f.b); err != nil {
+			c.close()
+			return
+		}
+		if f.closeAfter || len(c.out) == 0 {
+			if err := bw.Flush(); err != nil {
+				c.close()
+				return
+			}
+		}
+		if f.closeAfter {
+			c.close()
+			return
+		}
+	}
+}
+
+func (c *conn) enqueue(f outFrame) {
+	select {
+	case c.out <- f:
+	case <-c.ctx.Done():
+	}
+}
+
+func (c *conn) encode(version primitive.ProtocolVersion, stream int16, msg message.Message) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := c.s.codec.EncodeFrame(frame.NewFrame(version, stream, msg), &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// send encodes and queues a response; an unencodable response becomes a
+// SERVER_ERROR so the client is never left waiting.
+func (c *conn) send(version primitive.ProtocolVersion, stream int16, msg message.Message) {
+	b, err := c.encode(version, stream, msg)
+	if err != nil {
+		c.s.logf("ERROR", "encoding %T response: %v", msg, err)
+		b, err = c.encode(version, stream, &message.ServerError{ErrorMessage: fmt.Sprintf("cannot encode response: %v", err)})
+		if err != nil {
+			c.close()
+			return
+		}
+	}
+	c.enqueue(outFrame{b: b})
+}
+
+func (c *conn) sendError(version primitive.ProtocolVersion, stream int16, msg message.Error) {
+	c.send(version, stream, msg)
+}
+
+// sendFatal queues an error and closes the connection once it is written.
+func (c *conn) sendFatal(version primitive.ProtocolVersion, stream int16, msg message.Error) {
+	b, err := c.encode(version, stream, msg)
+	if err != nil {
+		c.close()
+		return
+	}
+	c.enqueue(outFrame{b: b, closeAfter: true})
+}
+
+// sendOldVersionError answers a v1/v2 client in its own header format.
+func (c *conn) sendOldVersionError(version, stream byte) {
+	msg := fmt.Sprintf("Invalid or unsupported protocol version (%d); the lowest supported version is 3 and the greatest is 4", version)
+	var body bytes.Buffer
+	_ = primitive.WriteInt(int32(primitive.ErrorCodeProtocolError), &body)
+	_ = primitive.WriteString(msg, &body)
+	b := []byte{0x80 | version, 0, stream, byte(primitive.OpCodeError), 0, 0, 0, 0}
+	binary.BigEndian.PutUint32(b[4:8], uint32(body.Len()))
+	c.enqueue(outFrame{b: append(b, body.Bytes()...), closeAfter: true})
+}
+
+// handle decodes and executes one request and queues its response.
+func (c *conn) handle(h *frame.Header, body []byte) {
+	defer func() {
+		<-c.sem
+		c.reqs.Done()
+	}()
+	defer func() {
+		if r := recover(); r != nil {
+			c.s.logf("ERROR", "panic while handling %s on stream %d: %v\n%s", h.OpCode, h.StreamId, r, debug.Stack())
+			c.send(h.Version, h.StreamId, &message.ServerError{ErrorMessage: fmt.Sprintf("internal error: %v", r)})
+		}
+	}()
+	b, err := c.s.codec.DecodeBody(h, bytes.NewReader(body))
+	if err != nil {
+		c.send(h.Version, h.StreamId, &message.ProtocolError{ErrorMessage: fmt.Sprintf("Invalid %s message: %v", h.OpCode, err)})
+		return
+	}
+	resp := c.dispatch(h, b.Message)
+	c.send(h.Version, h.StreamId, resp)
+}
+
+func (c *conn) dispatch(h *frame.Header, msg message.Message) message.Message {
+	switch m := msg.(type) {
+	case *message.Options:
+		return &message.Supported{Options: c.s.supported(c.shard)}
+	case *message.Startup:
+		if comp, ok := m.Options["COMPRESSION"]; ok && comp != "" {
+			return &message.ProtocolError{ErrorMessage: fmt.Sprintf("Unknown compression algorithm: %s", comp)}
+		}
+		return &message.Ready{}
+	case *message.Register:
+		for _, t := range m.EventTypes {
+			if err := primitive.CheckValidEventType(t); err != nil {
+				return &message.ProtocolError{ErrorMessage: fmt.Sprintf("Invalid event type %q", t)}
+			}
+		}
+		c.register(h.Version, m.EventTypes)
+		return &message.Ready{}
+	case *message.Query:
+		return c.s.query(c, m)
+	case *message.Prepare:
+		return c.s.prepare(c, m)
+	case *message.Execute:
+		return c.s.executePrepared(c, m)
+	case *message.Batch:
+		return c.s.batch(c, m)
+	case *message.AuthResponse:
+		return &message.ProtocolError{ErrorMessage: "Unexpected AUTH_RESPONSE: authentication is not enabled"}
+	}
+	return &message.ProtocolError{ErrorMessage: fmt.Sprintf("Unexpected message %s", h.OpCode)}
+}
+
+func (s *Server) supported(shard int) map[string][]string {
+	return map[string][]string{
+		"CQL_VERSION":                {"3.3.1"},
+		"COMPRESSION":                {},
+		"PROTOCOL_VERSIONS":          {"3/v3", "4/v4"},
+		"SCYLLA_SHARD":               {fmt.Sprint(shard)},
+		"SCYLLA_NR_SHARDS":           {fmt.Sprint(s.opts.Shards)},
+		"SCYLLA_PARTITIONER":         {"org.apache.cassandra.dht.Murmur3Partitioner"},
+		"SCYLLA_SHARDING_ALGORITHM":  {"biased-token-round-robin"},
+		"SCYLLA_SHARDING_IGNORE_MSB": {"12"},
+	}
+}

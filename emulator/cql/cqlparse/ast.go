@@ -1,0 +1,169 @@
+package cqlparse
+
+import "time"
+
+// Statement is one parsed CQL statement.
+type Statement interface {
+	// Name is the statement's name for error messages, e.g. "INSERT".
+	Name() string
+}
+
+// TermKind says what a Term is.
+type TermKind int
+
+const (
+	TermBind     TermKind = iota + 1 // ? or :name
+	TermString                       // 'text'
+	TermInt                          // integer literal (Text holds the digits, maybe signed)
+	TermFloat                        // floating point literal
+	TermBlob                         // 0x... (Text holds the hex digits)
+	TermUUID                         // canonical uuid text
+	TermBool                         // true/false (Text is "true" or "false")
+	TermNull                         // null
+	TermMap                          // {k: v, ...}
+	TermList                         // [a, b] or (a, b) in IN relations
+	TermDuration                     // 5s, 100ms
+)
+
+// Term is a value in a statement: a literal or a bind marker.
+type Term struct {
+	Kind TermKind
+	Text string
+	// Bind is the 0-based position of this marker among the statement's bind
+	// markers (TermBind only); BindName is set for :name markers.
+	Bind     int
+	BindName string
+	// Map entries (TermMap) and list elements (TermList).
+	Keys, Values []Term
+}
+
+// Relation is one WHERE condition: Column Op Value.
+type Relation struct {
+	Column string
+	Op     string // =, <, <=, >, >=, IN
+	Value  Term
+}
+
+// Assignment is one SET clause of an UPDATE: Column = Value.
+type Assignment struct {
+	Column string
+	Value  Term
+}
+
+// Using holds USING TTL / TIMESTAMP / TIMEOUT.
+type Using struct {
+	TTL       *Term
+	Timestamp *Term
+	Timeout   time.Duration
+}
+
+// CreateKeyspace is CREATE KEYSPACE.
+type CreateKeyspace struct {
+	Keyspace    string
+	IfNotExists bool
+	// Options maps option name (lower case) to its value term, e.g.
+	// "replication" -> map, "durable_writes" -> bool, "tablets" -> map.
+	Options map[string]Term
+}
+
+// DropKeyspace is DROP KEYSPACE.
+type DropKeyspace struct {
+	Keyspace string
+	IfExists bool
+}
+
+// ColumnDef is one column of CREATE TABLE.
+type ColumnDef struct {
+	Name string
+	Type string // lower-case CQL type, e.g. "bigint", "map<text, text>"
+}
+
+// CreateTable is CREATE TABLE.
+type CreateTable struct {
+	Keyspace, Table string
+	IfNotExists     bool
+	Columns         []ColumnDef
+	PartitionKey    []string
+	Clustering      []string
+	// ClusteringOrder maps clustering column to true when DESC.
+	ClusteringOrder map[string]bool
+	CompactStorage  bool
+	// Options are the other WITH options.
+	Options map[string]Term
+}
+
+// DropTable is DROP TABLE.
+type DropTable struct {
+	Keyspace, Table string
+	IfExists        bool
+}
+
+// Use is USE keyspace.
+type Use struct{ Keyspace string }
+
+// Insert is INSERT INTO.
+type Insert struct {
+	Keyspace, Table string
+	Columns         []string
+	Values          []Term
+	IfNotExists     bool
+	Using           Using
+}
+
+// Selector is one item of a SELECT list.
+type Selector struct {
+	Column string
+	Alias  string
+}
+
+// Select is SELECT.
+type Select struct {
+	Keyspace, Table string
+	Star            bool
+	Count           bool // SELECT COUNT(*) / COUNT(1)
+	Columns         []Selector
+	Where           []Relation
+	Limit           *Term
+	AllowFiltering  bool
+	Using           Using
+}
+
+// Update is UPDATE.
+type Update struct {
+	Keyspace, Table string
+	Set             []Assignment
+	Where           []Relation
+	Using           Using
+	IfExists        bool
+}
+
+// Delete is DELETE.
+type Delete struct {
+	Keyspace, Table string
+	Columns         []string // empty = whole row / partition
+	Where           []Relation
+	Using           Using
+	IfExists        bool
+}
+
+// Truncate is TRUNCATE [TABLE].
+type Truncate struct{ Keyspace, Table string }
+
+// Batch is BEGIN [UNLOGGED|LOGGED] BATCH ... APPLY BATCH.
+type Batch struct {
+	Unlogged   bool
+	Statements []Statement
+	Using      Using
+}
+
+func (*CreateKeyspace) Name() string { return "CREATE KEYSPACE" }
+func (*DropKeyspace) Name() string   { return "DROP KEYSPACE" }
+func (*CreateTable) Name() string    { return "CREATE TABLE" }
+func (*DropTable) Name() string      { return "DROP TABLE" }
+func (*Use) Name() string            { return "USE" }
+func (*Insert) Name() string         { return "INSERT" }
+func (*Select) Name() string         { return "SELECT" }
+func (*Update) Name() string         { return "UPDATE" }
+func (*Delete) Name() string         { return "DELETE" }
+func (*Truncate) Name() string       { return "TRUNCATE" }
+func (*Batch) Name() string          { return "BATCH" }

@@ -1,0 +1,1003 @@
+package cqlparse
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// SyntaxError is a statement the parser cannot read. Servers report it with
+// the protocol's SyntaxError code.
+type SyntaxError struct {
+	Statement string // statement name if known, e.g. "SELECT"
+	Msg       string
+}
+
+func (e *SyntaxError) Error() string {
+	if e.Statement != "" {
+		return fmt.Sprintf("%s: %s", e.Statement, e.Msg)
+	}
+	return e.Msg
+}
+
+// maxDepth bounds nesting of collection literals and types.
+const maxDepth = 32
+
+// maxLen bounds the statement text the parser accepts.
+const maxLen = 1 << 20
+
+// Parse parses one statement (an optional trailing ';' is allowed) and
+// returns it with the number of bind markers it contains.
+func Parse(src string) (Statement, int, error) {
+	if len(src) > maxLen {
+		return nil, 0, &SyntaxError{Msg: fmt.Sprintf("statement too long (%d bytes)", len(src))}
+	}
+	toks, err := lex(src)
+	if err != nil {
+		return nil, 0, &SyntaxError{Statement: firstWord(src), Msg: err.Error()}
+	}
+	p := &parser{toks: toks, src: src}
+	st, err := p.statement()
+	if err != nil {
+		return nil, 0, err
+	}
+	p.accept(";")
+	if p.peek().kind != tEOF {
+		return nil, 0, p.errf("unexpected %s after end of statement", p.peek())
+	}
+	return st, p.binds, nil
+}
+
+func firstWord(src string) string {
+	f := strings.Fields(src)
+	if len(f) == 0 {
+		return ""
+	}
+	w := strings.ToUpper(f[0])
+	if len(w) > 20 {
+		w = w[:20]
+	}
+	return w
+}
+
+type parser struct {
+	toks  []token
+	i     int
+	src   string
+	stmt  string // current statement name for errors
+	binds int
+	depth int
+}
+
+func (p *parser) peek() token { return p.toks[p.i] }
+func (p *parser) peekAt(k int) token {
+	if p.i+k < len(p.toks) {
+		return p.toks[p.i+k]
+	}
+	return p.toks[len(p.toks)-1]
+}
+func (p *parser) next() token {
+	t := p.toks[p.i]
+	if t.kind != tEOF {
+		p.i++
+	}
+	return t
+}
+
+func (p *parser) errf(format string, args ...any) error {
+	t := p.peek()
+	line, col := 1, 0
+	for i := 0; i < t.pos && i < len(p.src); i++ {
+		if p.src[i] == '\n' {
+			line++
+			col = 0
+		} else {
+			col++
+		}
+	}
+	return &SyntaxError{Statement: p.stmt, Msg: fmt.Sprintf("line %d:%d %s", line, col, fmt.Sprintf(format, args...))}
+}
+
+// isKw reports whether the next token is the keyword kw (lower case).
+func (p *parser) isKw(kw string) bool {
+	t := p.peek()
+	return t.kind == tIdent && t.text == kw
+}
+
+func (p *parser) acceptKw(kw string) bool {
+	if p.isKw(kw) {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *parser) expectKw(kw string) error {
+	if !p.acceptKw(kw) {
+		return p.errf("expecting %s, got %s", strings.ToUpper(kw), p.peek())
+	}
+	return nil
+}
+
+func (p *parser) accept(sym string) bool {
+	t := p.peek()
+	if t.kind == tSymbol && t.text == sym {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *parser) expect(sym string) error {
+	if !p.accept(sym) {
+		return p.errf("expecting '%s', got %s", sym, p.peek())
+	}
+	return nil
+}
+
+// ident reads an identifier (unquoted: lower-cased; quoted: verbatim).
+func (p *parser) ident(what string) (string, error) {
+	t := p.peek()
+	if t.kind == tIdent || t.kind == tQuotedIdent {
+		p.i++
+		return t.text, nil
+	}
+	return "", p.errf("expecting %s, got %s", what, t)
+}
+
+// qualifiedName reads [keyspace.]name.
+func (p *parser) qualifiedName(what string) (ks, name string, err error) {
+	name, err = p.ident(what)
+	if err != nil {
+		return "", "", err
+	}
+	if p.accept(".") {
+		ks = name
+		if name, err = p.ident(what); err != nil {
+			return "", "", err
+		}
+	}
+	return ks, name, nil
+}
+
+func (p *parser) statement() (Statement, error) {
+	t := p.peek()
+	if t.kind != tIdent {
+		return nil, p.errf("no viable alternative at input %s", t)
+	}
+	switch t.text {
+	case "select":
+		p.stmt = "SELECT"
+		return p.selectStmt()
+	case "insert":
+		p.stmt = "INSERT"
+		return p.insertStmt()
+	case "update":
+		p.stmt = "UPDATE"
+		return p.updateStmt()
+	case "delete":
+		p.stmt = "DELETE"
+		return p.deleteStmt()
+	case "create":
+		p.i++
+		switch {
+		case p.acceptKw("keyspace"), p.acceptKw("schema"):
+			p.stmt = "CREATE KEYSPACE"
+			return p.createKeyspace()
+		case p.acceptKw("table"), p.acceptKw("columnfamily"):
+			p.stmt = "CREATE TABLE"
+			return p.createTable()
+		}
+		p.stmt = "CREATE"
+		return nil, p.errf("unsupported CREATE %s (only KEYSPACE and TABLE)", p.peek())
+	case "drop":
+		p.i++
+		switch {
+		case p.acceptKw("keyspace"), p.acceptKw("schema"):
+			p.stmt = "DROP KEYSPACE"
+			ifExists, err := p.ifExists()
+			if err != nil {
+				return nil, err
+			}
+			name, err := p.ident("keyspace name")
+			if err != nil {
+				return nil, err
+			}
+			return &DropKeyspace{Keyspace: name, IfExists: ifExists}, nil
+		case p.acceptKw("table"), p.acceptKw("columnfamily"):
+			p.stmt = "DROP TABLE"
+			ifExists, err := p.ifExists()
+			if err != nil {
+				return nil, err
+			}
+			ks, name, err := p.qualifiedName("table name")
+			if err != nil {
+				return nil, err
+			}
+			return &DropTable{Keyspace: ks, Table: name, IfExists: ifExists}, nil
+		}
+		p.stmt = "DROP"
+		return nil, p.errf("unsupported DROP %s (only KEYSPACE and TABLE)", p.peek())
+	case "use":
+		p.stmt = "USE"
+		p.i++
+		name, err := p.ident("keyspace name")
+		if err != nil {
+			return nil, err
+		}
+		return &Use{Keyspace: name}, nil
+	case "truncate":
+		p.stmt = "TRUNCATE"
+		p.i++
+		p.acceptKw("table")
+		ks, name, err := p.qualifiedName("table name")
+		if err != nil {
+			return nil, err
+		}
+		if _, err := p.using(); err != nil {
+			return nil, err
+		}
+		return &Truncate{Keyspace: ks, Table: name}, nil
+	case "begin":
+		p.stmt = "BATCH"
+		return p.batchStmt()
+	}
+	p.stmt = strings.ToUpper(t.text)
+	return nil, p.errf("unsupported statement %s", t)
+}
+
+func (p *parser) ifExists() (bool, error) {
+	if p.isKw("if") && p.peekAt(1).kind == tIdent && p.peekAt(1).text == "exists" {
+		p.i += 2
+		return true, nil
+	}
+	return false, nil
+}
+
+func (p *parser) ifNotExists() (bool, error) {
+	if p.isKw("if") && p.peekAt(1).kind == tIdent && p.peekAt(1).text == "not" {
+		p.i += 2
+		if err := p.expectKw("exists"); err != nil {
+			return false, err
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// options parses `name = term [AND name = term]...` after WITH.
+func (p *parser) options(into map[string]Term) error {
+	for {
+		name, err := p.ident("option name")
+		if err != nil {
+			return err
+		}
+		if err := p.expect("="); err != nil {
+			return err
+		}
+		v, err := p.term()
+		if err != nil {
+			return err
+		}
+		into[name] = v
+		if !p.acceptKw("and") {
+			return nil
+		}
+	}
+}
+
+func (p *parser) createKeyspace() (Statement, error) {
+	ine, err := p.ifNotExists()
+	if err != nil {
+		return nil, err
+	}
+	name, err := p.ident("keyspace name")
+	if err != nil {
+		return nil, err
+	}
+	st := &CreateKeyspace{Keyspace: name, IfNotExists: ine, Options: map[string]Term{}}
+	if err := p.expectKw("with"); err != nil {
+		return nil, err
+	}
+	if err := p.options(st.Options); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func (p *parser) cqlType() (string, error) {
+	p.depth++
+	defer func() { p.depth-- }()
+	if p.depth > maxDepth {
+		return "", p.errf("type nested too deeply")
+	}
+	t := p.peek()
+	if t.kind == tString { // custom type class name
+		p.i++
+		return "'" + t.text + "'", nil
+	}
+	name, err := p.ident("type")
+	if err != nil {
+		return "", err
+	}
+	if !p.accept("<") {
+		return name, nil
+	}
+	var args []string
+	for {
+		a, err := p.cqlType()
+		if err != nil {
+			return "", err
+		}
+		args = append(args, a)
+		if p.accept(">") {
+			break
+		}
+		if err := p.expect(","); err != nil {
+			return "", err
+		}
+	}
+	return name + "<" + strings.Join(args, ", ") + ">", nil
+}
+
+func (p *parser) createTable() (Statement, error) {
+	ine, err := p.ifNotExists()
+	if err != nil {
+		return nil, err
+	}
+	ks, name, err := p.qualifiedName("table name")
+	if err != nil {
+		return nil, err
+	}
+	st := &CreateTable{Keyspace: ks, Table: name, IfNotExists: ine, ClusteringOrder: map[string]bool{}, Options: map[string]Term{}}
+	if err := p.expect("("); err != nil {
+		return nil, err
+	}
+	pkSeen := false
+	for {
+		if p.isKw("primary") && p.peekAt(1).kind == tIdent && p.peekAt(1).text == "key" {
+			p.i += 2
+			if pkSeen {
+				return nil, p.errf("multiple PRIMARY KEY definitions")
+			}
+			pkSeen = true
+			if err := p.primaryKey(st); err != nil {
+				return nil, err
+			}
+		} else {
+			col, err := p.ident("column name")
+			if err != nil {
+				return nil, err
+			}
+			typ, err := p.cqlType()
+			if err != nil {
+				return nil, err
+			}
+			p.acceptKw("static")
+			st.Columns = append(st.Columns, ColumnDef{Name: col, Type: typ})
+			if p.isKw("primary") {
+				p.i++
+				if err := p.expectKw("key"); err != nil {
+					return nil, err
+				}
+				if pkSeen {
+					return nil, p.errf("multiple PRIMARY KEY definitions")
+				}
+				pkSeen = true
+				st.PartitionKey = []string{col}
+			}
+		}
+		if p.accept(")") {
+			break
+		}
+		if err := p.expect(","); err != nil {
+			return nil, err
+		}
+		if p.accept(")") { // tolerate a trailing comma
+			break
+		}
+	}
+	if !pkSeen {
+		return nil, p.errf("no PRIMARY KEY specified for table %s", name)
+	}
+	if p.acceptKw("with") {
+		for {
+			switch {
+			case p.isKw("clustering"):
+				p.i++
+				if err := p.expectKw("order"); err != nil {
+					return nil, err
+				}
+				if err := p.expectKw("by"); err != nil {
+					return nil, err
+				}
+				if err := p.expect("("); err != nil {
+					return nil, err
+				}
+				for {
+					col, err := p.ident("clustering column")
+					if err != nil {
+						return nil, err
+					}
+					desc := false
+					if p.acceptKw("desc") {
+						desc = true
+					} else if !p.acceptKw("asc") {
+						return nil, p.errf("expecting ASC or DESC, got %s", p.peek())
+					}
+					st.ClusteringOrder[col] = desc
+					if p.accept(")") {
+						break
+					}
+					if err := p.expect(","); err != nil {
+						return nil, err
+					}
+				}
+			case p.isKw("compact"):
+				p.i++
+				if err := p.expectKw("storage"); err != nil {
+					return nil, err
+				}
+				st.CompactStorage = true
+			default:
+				name, err := p.ident("table option")
+				if err != nil {
+					return nil, err
+				}
+				if err := p.expect("="); err != nil {
+					return nil, err
+				}
+				v, err := p.term()
+				if err != nil {
+					return nil, err
+				}
+				st.Options[name] = v
+			}
+			if !p.acceptKw("and") {
+				break
+			}
+		}
+	}
+	return st, nil
+}
+
+func (p *parser) primaryKey(st *CreateTable) error {
+	if err := p.expect("("); err != nil {
+		return err
+	}
+	if p.accept("(") {
+		for {
+			c, err := p.ident("partition key column")
+			if err != nil {
+				return err
+			}
+			st.PartitionKey = append(st.PartitionKey, c)
+			if p.accept(")") {
+				break
+			}
+			if err := p.expect(","); err != nil {
+				return err
+			}
+		}
+	} else {
+		c, err := p.ident("partition key column")
+		if err != nil {
+			return err
+		}
+		st.PartitionKey = []string{c}
+	}
+	for p.accept(",") {
+		c, err := p.ident("clustering column")
+		if err != nil {
+			return err
+		}
+		st.Clustering = append(st.Clustering, c)
+	}
+	return p.expect(")")
+}
+
+// term parses a literal, collection literal or bind marker.
+func (p *parser) term() (Term, error) {
+	p.depth++
+	defer func() { p.depth-- }()
+	if p.depth > maxDepth {
+		return Term{}, p.errf("literal nested too deeply")
+	}
+	t := p.peek()
+	switch t.kind {
+	case tBind:
+		p.i++
+		tm := Term{Kind: TermBind, Bind: p.binds}
+		p.binds++
+		return tm, nil
+	case tNamedBind:
+		p.i++
+		tm := Term{Kind: TermBind, Bind: p.binds, BindName: t.text}
+		p.binds++
+		return tm, nil
+	case tString:
+		p.i++
+		return Term{Kind: TermString, Text: t.text}, nil
+	case tNumber:
+		p.i++
+		return numberTerm(t.text), nil
+	case tDuration:
+		p.i++
+		return Term{Kind: TermDuration, Text: t.text}, nil
+	case tBlob:
+		p.i++
+		return Term{Kind: TermBlob, Text: t.text}, nil
+	case tUUID:
+		p.i++
+		return Term{Kind: TermUUID, Text: t.text}, nil
+	case tIdent:
+		switch t.text {
+		case "true", "false":
+			p.i++
+			return Term{Kind: TermBool, Text: t.text}, nil
+		case "null":
+			p.i++
+			return Term{Kind: TermNull}, nil
+		case "nan", "infinity":
+			p.i++
+			return Term{Kind: TermFloat, Text: t.text}, nil
+		}
+	case tSymbol:
+		switch t.text {
+		case "-":
+			nt := p.peekAt(1)
+			if nt.kind == tNumber {
+				p.i += 2
+				return numberTerm("-" + nt.text), nil
+			}
+			if nt.kind == tIdent && nt.text == "infinity" {
+				p.i += 2
+				return Term{Kind: TermFloat, Text: "-infinity"}, nil
+			}
+		case "{":
+			p.i++
+			return p.collection("}")
+		case "[":
+			p.i++
+			return p.collection("]")
+		}
+	}
+	return Term{}, p.errf("expecting a value, got %s", t)
+}
+
+func numberTerm(text string) Term {
+	if strings.ContainsAny(text, ".eE") {
+		return Term{Kind: TermFloat, Text: text}
+	}
+	return Term{Kind: TermInt, Text: text}
+}
+
+// collection parses the rest of a map, set or list literal up to the closer.
+func (p *parser) collection(closer string) (Term, error) {
+	if p.accept(closer) {
+		if closer == "}" {
+			return Term{Kind: TermMap}, nil
+		}
+		return Term{Kind: TermList}, nil
+	}
+	first, err := p.term()
+	if err != nil {
+		return Term{}, err
+	}
+	if closer == "}" && p.accept(":") {
+		m := Term{Kind: TermMap}
+		k := first
+		for {
+			v, err := p.term()
+			if err != nil {
+				return Term{}, err
+			}
+			m.Keys = append(m.Keys, k)
+			m.Values = append(m.Values, v)
+			if p.accept(closer) {
+				return m, nil
+			}
+			if err := p.expect(","); err != nil {
+				return Term{}, err
+			}
+			if k, err = p.term(); err != nil {
+				return Term{}, err
+			}
+			if err := p.expect(":"); err != nil {
+				return Term{}, err
+			}
+		}
+	}
+	l := Term{Kind: TermList, Values: []Term{first}}
+	for !p.accept(closer) {
+		if err := p.expect(","); err != nil {
+			return Term{}, err
+		}
+		v, err := p.term()
+		if err != nil {
+			return Term{}, err
+		}
+		l.Values = append(l.Values, v)
+	}
+	return l, nil
+}
+
+// using parses an optional USING TTL/TIMESTAMP/TIMEOUT clause.
+func (p *parser) using() (Using, error) {
+	var u Using
+	if !p.acceptKw("using") {
+		return u, nil
+	}
+	for {
+		switch {
+		case p.acceptKw("ttl"):
+			t, err := p.term()
+			if err != nil {
+				return u, err
+			}
+			u.TTL = &t
+		case p.acceptKw("timestamp"):
+			t, err := p.term()
+			if err != nil {
+				return u, err
+			}
+			u.Timestamp = &t
+		case p.acceptKw("timeout"):
+			t := p.peek()
+			if t.kind != tDuration {
+				return u, p.errf("expecting a duration after TIMEOUT, got %s", t)
+			}
+			p.i++
+			d, err := ParseDuration(t.text)
+			if err != nil {
+				return u, p.errf("%v", err)
+			}
+			u.Timeout = d
+		default:
+			return u, p.errf("expecting TTL, TIMESTAMP or TIMEOUT, got %s", p.peek())
+		}
+		if !p.acceptKw("and") {
+			return u, nil
+		}
+	}
+}
+
+// ParseDuration parses a CQL duration literal such as 5s, 100ms, 1h30m or 10us.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.ToLower(s)
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < 0 {
+			return 0, fmt.Errorf("negative duration %q", s)
+		}
+		return d, nil
+	}
+	if strings.HasSuffix(s, "d") {
+		var n int64
+		if _, err := fmt.Sscanf(s, "%dd", &n); err == nil && n >= 0 && n < 1e5 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	return 0, fmt.Errorf("invalid duration %q", s)
+}
+
+func (p *parser) where() ([]Relation, error) {
+	var rels []Relation
+	for {
+		col, err := p.ident("column name")
+		if err != nil {
+			return nil, err
+		}
+		t := p.peek()
+		var op string
+		switch {
+		case t.kind == tSymbol && (t.text == "=" || t.text == "<" || t.text == "<=" || t.text == ">" || t.text == ">=" || t.text == "!="):
+			op = t.text
+			p.i++
+		case t.kind == tIdent && t.text == "in":
+			op = "IN"
+			p.i++
+		case t.kind == tSymbol && t.text == "(":
+			return nil, p.errf("function calls in WHERE (%s(...)) are not supported", col)
+		default:
+			return nil, p.errf("expecting a relation operator after %s, got %s", col, t)
+		}
+		var v Term
+		if op == "IN" && p.accept("(") {
+			v, err = p.collection(")")
+		} else {
+			v, err = p.term()
+		}
+		if err != nil {
+			return nil, err
+		}
+		rels = append(rels, Relation{Column: col, Op: op, Value: v})
+		if !p.acceptKw("and") {
+			return rels, nil
+		}
+	}
+}
+
+func (p *parser) selectStmt() (Statement, error) {
+	p.i++ // SELECT
+	st := &Select{}
+	if p.isKw("json") || p.isKw("distinct") {
+		return nil, p.errf("SELECT %s is not supported", strings.ToUpper(p.peek().text))
+	}
+	if p.accept("*") {
+		st.Star = true
+	} else {
+		for {
+			if p.isKw("count") && p.peekAt(1).kind == tSymbol && p.peekAt(1).text == "(" {
+				p.i += 2
+				if !p.accept("*") {
+					if t := p.peek(); t.kind == tNumber && t.text == "1" {
+						p.i++
+					} else {
+						return nil, p.errf("only COUNT(*) and COUNT(1) are supported")
+					}
+				}
+				if err := p.expect(")"); err != nil {
+					return nil, err
+				}
+				st.Count = true
+			} else {
+				col, err := p.ident("column name")
+				if err != nil {
+					return nil, err
+				}
+				if p.peek().kind == tSymbol && p.peek().text == "(" {
+					return nil, p.errf("function %s() is not supported in selection", col)
+				}
+				sel := Selector{Column: col}
+				if p.acceptKw("as") {
+					if sel.Alias, err = p.ident("alias"); err != nil {
+						return nil, err
+					}
+				}
+				st.Columns = append(st.Columns, sel)
+			}
+			if !p.accept(",") {
+				break
+			}
+		}
+		if st.Count && len(st.Columns) > 0 {
+			return nil, p.errf("COUNT(*) cannot be mixed with other selectors")
+		}
+	}
+	if err := p.expectKw("from"); err != nil {
+		return nil, err
+	}
+	var err error
+	if st.Keyspace, st.Table, err = p.qualifiedName("table name"); err != nil {
+		return nil, err
+	}
+	if p.acceptKw("where") {
+		if st.Where, err = p.where(); err != nil {
+			return nil, err
+		}
+	}
+	if p.isKw("order") {
+		return nil, p.errf("ORDER BY is not supported")
+	}
+	if p.acceptKw("per") {
+		return nil, p.errf("PER PARTITION LIMIT is not supported")
+	}
+	if p.acceptKw("limit") {
+		t, err := p.term()
+		if err != nil {
+			return nil, err
+		}
+		st.Limit = &t
+	}
+	if p.acceptKw("allow") {
+		if err := p.expectKw("filtering"); err != nil {
+			return nil, err
+		}
+		st.AllowFiltering = true
+	}
+	if p.acceptKw("bypass") {
+		if err := p.expectKw("cache"); err != nil {
+			return nil, err
+		}
+	}
+	if st.Using, err = p.using(); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func (p *parser) insertStmt() (Statement, error) {
+	p.i++ // INSERT
+	if err := p.expectKw("into"); err != nil {
+		return nil, err
+	}
+	st := &Insert{}
+	var err error
+	if st.Keyspace, st.Table, err = p.qualifiedName("table name"); err != nil {
+		return nil, err
+	}
+	if p.isKw("json") {
+		return nil, p.errf("INSERT JSON is not supported")
+	}
+	if err := p.expect("("); err != nil {
+		return nil, err
+	}
+	for {
+		c, err := p.ident("column name")
+		if err != nil {
+			return nil, err
+		}
+		st.Columns = append(st.Columns, c)
+		if p.accept(")") {
+			break
+		}
+		if err := p.expect(","); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.expectKw("values"); err != nil {
+		return nil, err
+	}
+	if err := p.expect("("); err != nil {
+		return nil, err
+	}
+	for {
+		v, err := p.term()
+		if err != nil {
+			return nil, err
+		}
+		st.Values = append(st.Values, v)
+		if p.accept(")") {
+			break
+		}
+		if err := p.expect(","); err != nil {
+			return nil, err
+		}
+	}
+	if len(st.Values) != len(st.Columns) {
+		return nil, p.errf("unmatched column names/values: %d columns, %d values", len(st.Columns), len(st.Values))
+	}
+	if st.IfNotExists, err = p.ifNotExists(); err != nil {
+		return nil, err
+	}
+	if st.Using, err = p.using(); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+func (p *parser) updateStmt() (Statement, error) {
+	p.i++ // UPDATE
+	st := &Update{}
+	var err error
+	if st.Keyspace, st.Table, err = p.qualifiedName("table name"); err != nil {
+		return nil, err
+	}
+	if st.Using, err = p.using(); err != nil {
+		return nil, err
+	}
+	if err := p.expectKw("set"); err != nil {
+		return nil, err
+	}
+	for {
+		c, err := p.ident("column name")
+		if err != nil {
+			return nil, err
+		}
+		if err := p.expect("="); err != nil {
+			return nil, err
+		}
+		if t := p.peek(); t.kind == tIdent && t.text == c {
+			return nil, p.errf("counter and collection updates (%s = %s ...) are not supported", c, c)
+		}
+		v, err := p.term()
+		if err != nil {
+			return nil, err
+		}
+		st.Set = append(st.Set, Assignment{Column: c, Value: v})
+		if !p.accept(",") {
+			break
+		}
+	}
+	if err := p.expectKw("where"); err != nil {
+		return nil, err
+	}
+	if st.Where, err = p.where(); err != nil {
+		return nil, err
+	}
+	if st.IfExists, err = p.ifExists(); err != nil {
+		return nil, err
+	}
+	if p.isKw("if") {
+		return nil, p.errf("conditional updates are not supported")
+	}
+	return st, nil
+}
+
+func (p *parser) deleteStmt() (Statement, error) {
+	p.i++ // DELETE
+	st := &Delete{}
+	var err error
+	if !p.isKw("from") {
+		for {
+			c, err := p.ident("column name")
+			if err != nil {
+				return nil, err
+			}
+			st.Columns = append(st.Columns, c)
+			if !p.accept(",") {
+				break
+			}
+		}
+	}
+	if err := p.expectKw("from"); err != nil {
+		return nil, err
+	}
+	if st.Keyspace, st.Table, err = p.qualifiedName("table name"); err != nil {
+		return nil, err
+	}
+	if st.Using, err = p.using(); err != nil {
+		return nil, err
+	}
+	if err := p.expectKw("where"); err != nil {
+		return nil, err
+	}
+	if st.Where, err = p.where(); err != nil {
+		return nil, err
+	}
+	if st.IfExists, err = p.ifExists(); err != nil {
+		return nil, err
+	}
+	if p.isKw("if") {
+		return nil, p.errf("conditional deletes are not supported")
+	}
+	return st, nil
+}
+
+func (p *parser) batchStmt() (Statement, error) {
+	p.i++ // BEGIN
+	st := &Batch{}
+	switch {
+	case p.acceptKw("unlogged"):
+		st.Unlogged = true
+	case p.acceptKw("logged"):
+	case p.isKw("counter"):
+		return nil, p.errf("counter batches are not supported")
+	}
+	if err := p.expectKw("batch"); err != nil {
+		return nil, err
+	}
+	var err error
+	if st.Using, err = p.using(); err != nil {
+		return nil, err
+	}
+	for {
+		if p.acceptKw("apply") {
+			if err := p.expectKw("batch"); err != nil {
+				return nil, err
+			}
+			p.stmt = "BATCH"
+			return st, nil
+		}
+		var child Statement
+		switch {
+		case p.isKw("insert"):
+			p.stmt = "INSERT"
+			child, err = p.insertStmt()
+		case p.isKw("update"):
+			p.stmt = "UPDATE"
+			child, err = p.updateStmt()
+		case p.isKw("delete"):
+			p.stmt = "DELETE"
+			child, err = p.deleteStmt()
+		default:
+			p.stmt = "BATCH"
+			return nil, p.errf("expecting INSERT, UPDATE, DELETE or APPLY BATCH, got %s", p.peek())
+		}
+		if err != nil {
+			return nil, err
+		}
+		st.Statements = append(st.Statements, child)
+		p.accept(";")
+	}
+}

@@ -1,0 +1,405 @@
+package cql
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+func (ec *execCtx) use(st *cqlparse.Use) (message.Message, error) {
+	if !isSystemKeyspace(st.Keyspace) {
+		sch := ec.s.b.Schema()
+		if sch == nil || sch.Keyspaces[st.Keyspace] == nil {
+			return nil, engine.Errorf(engine.CodeInvalid, "Keyspace '%s' does not exist", st.Keyspace)
+		}
+	}
+	if ec.c != nil {
+		ec.c.setKeyspace(st.Keyspace)
+	}
+	return &message.SetKeyspaceResult{Keyspace: st.Keyspace}, nil
+}
+
+func (ec *execCtx) truncate(st *cqlparse.Truncate) (message.Message, error) {
+	ti, err := ec.writableTable(st.Keyspace, st.Table)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := ec.context(0)
+	defer cancel()
+	if err := ec.s.b.Truncate(ctx, ti.keyspace, ti.name); err != nil {
+		return nil, err
+	}
+	return &message.VoidResult{}, nil
+}
+
+const (
+	simpleStrategy = "org.apache.cassandra.locator.SimpleStrategy"
+	ntsStrategy    = "org.apache.cassandra.locator.NetworkTopologyStrategy"
+)
+
+func (ec *execCtx) ddl(st cqlparse.Statement) (message.Message, error) {
+	ch, err := ec.schemaChange(st)
+	if err != nil {
+		return nil, err
+	}
+	if ch == nil { // IF [NOT] EXISTS made it a no-op
+		return &message.VoidResult{}, nil
+	}
+	ctx, cancel := ec.context(0)
+	defer cancel()
+	if _, err := ec.s.b.ApplySchema(ctx, *ch); err != nil {
+		var ee *engine.Error
+		if errors.As(err, &ee) && ((ee.Code == engine.CodeAlreadyExists && ch.IfNotExists) || ch.IfExists) {
+			return &message.VoidResult{}, nil
+		}
+		return nil, err
+	}
+	ct, target, ks, obj := schemaChangeParts(*ch)
+	return &message.SchemaChangeResult{ChangeType: ct, Target: target, Keyspace: ks, Object: obj}, nil
+}
+
+// schemaChange validates a DDL statement against the current schema and
+// builds the engine change; nil means nothing to do.
+func (ec *execCtx) schemaChange(st cqlparse.Statement) (*engine.SchemaChange, error) {
+	sch := ec.s.b.Schema()
+	if sch == nil {
+		sch = &engine.Schema{}
+	}
+	switch x := st.(type) {
+	case *cqlparse.CreateKeyspace:
+		if isSystemKeyspace(x.Keyspace) || sch.Keyspaces[x.Keyspace] != nil {
+			if x.IfNotExists {
+				return nil, nil
+			}
+			return nil, &engine.Error{Code: engine.CodeAlreadyExists, Message: "Keyspace '" + x.Keyspace + "' already exists", Keyspace: x.Keyspace}
+		}
+		ks, err := ec.keyspaceDef(x)
+		if err != nil {
+			return nil, err
+		}
+		return &engine.SchemaChange{Kind: engine.CreateKeyspace, IfNotExists: x.IfNotExists, Keyspace: ks, KeyspaceName: ks.Name}, nil
+	case *cqlparse.DropKeyspace:
+		if isSystemKeyspace(x.Keyspace) {
+			return nil, engine.Errorf(engine.CodeUnauthorized, "Cannot DROP system keyspace %s", x.Keyspace)
+		}
+		if sch.Keyspaces[x.Keyspace] == nil {
+			if x.IfExists {
+				return nil, nil
+			}
+			return nil, engine.Errorf(engine.CodeConfigError, "Cannot drop non existing keyspace '%s'.", x.Keyspace)
+		}
+		return &engine.SchemaChange{Kind: engine.DropKeyspace, IfExists: x.IfExists, KeyspaceName: x.Keyspace}, nil
+	case *cqlparse.CreateTable:
+		ks := x.Keyspace
+		if ks == "" {
+			ks = ec.keyspace
+		}
+		if ks == "" {
+			return nil, engine.Errorf(engine.CodeInvalid, "No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
+		}
+		if isSystemKeyspace(ks) {
+			return nil, engine.Errorf(engine.CodeUnauthorized, "Cannot create tables in system keyspace %s", ks)
+		}
+		if sch.Keyspaces[ks] == nil {
+			return nil, engine.Errorf(engine.CodeInvalid, "Keyspace '%s' doesn't exist", ks)
+		}
+		if sch.Tables[ks][x.Table] != nil {
+			if x.IfNotExists {
+				return nil, nil
+			}
+			return nil, &engine.Error{Code: engine.CodeAlreadyExists, Message: "Table '" + ks + "." + x.Table + "' already exists", Keyspace: ks, Table: x.Table}
+		}
+		t, err := tableDef(ks, x)
+		if err != nil {
+			return nil, err
+		}
+		return &engine.SchemaChange{Kind: engine.CreateTable, IfNotExists: x.IfNotExists, Table: t, KeyspaceName: ks, TableName: t.Name}, nil
+	case *cqlparse.DropTable:
+		ks := x.Keyspace
+		if ks == "" {
+			ks = ec.keyspace
+		}
+		if ks == "" {
+			return nil, engine.Errorf(engine.CodeInvalid, "No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
+		}
+		if isSystemKeyspace(ks) {
+			return nil, engine.Errorf(engine.CodeUnauthorized, "Cannot DROP system table %s.%s", ks, x.Table)
+		}
+		if sch.Tables[ks][x.Table] == nil {
+			if x.IfExists {
+				return nil, nil
+			}
+			return nil, engine.Errorf(engine.CodeInvalid, "Table '%s.%s' doesn't exist", ks, x.Table)
+		}
+		return &engine.SchemaChange{Kind: engine.DropTable, IfExists: x.IfExists, KeyspaceName: ks, TableName: x.Table}, nil
+	}
+	return nil, engine.Errorf(engine.CodeSyntaxError, "%s is not a schema statement", st.Name())
+}
+
+func (ec *execCtx) keyspaceDef(x *cqlparse.CreateKeyspace) (*engine.Keyspace, error) {
+	ks := &engine.Keyspace{Name: x.Keyspace, DurableWrites: true}
+	for name, v := range x.Options {
+		switch name {
+		case "replication":
+			repl, err := termStringMap(v)
+			if err != nil {
+				return nil, engine.Errorf(engine.CodeSyntaxError, "replication: %v", err)
+			}
+			if ks.Replication, err = ec.normalizeReplication(repl); err != nil {
+				return nil, err
+			}
+		case "durable_writes":
+			b, err := termBool(v)
+			if err != nil {
+				return nil, engine.Errorf(engine.CodeSyntaxError, "durable_writes: %v", err)
+			}
+			ks.DurableWrites = b
+		case "tablets":
+			m, err := termStringMap(v)
+			if err != nil {
+				return nil, engine.Errorf(engine.CodeSyntaxError, "tablets: %v", err)
+			}
+			ks.TabletsEnabled = true
+			for k, val := range m {
+				switch k {
+				case "enabled":
+					switch strings.ToLower(val) {
+					case "true":
+						ks.TabletsEnabled = true
+					case "false":
+						ks.TabletsEnabled = false
+					default:
+						return nil, engine.Errorf(engine.CodeConfigError, "Invalid value for tablets 'enabled': %q", val)
+					}
+				case "initial":
+					n, err := strconv.Atoi(val)
+					if err != nil || n < 0 || n > 1<<20 {
+						return nil, engine.Errorf(engine.CodeConfigError, "Invalid value for tablets 'initial': %q", val)
+					}
+					ks.Tablets = n
+				default:
+					return nil, engine.Errorf(engine.CodeConfigError, "Unrecognized tablets option %q", k)
+				}
+			}
+			if !ks.TabletsEnabled {
+				ks.Tablets = 0
+			}
+		default:
+			return nil, engine.Errorf(engine.CodeSyntaxError, "Unknown property '%s'", name)
+		}
+	}
+	if ks.Replication == nil {
+		return nil, engine.Errorf(engine.CodeConfigError, "Missing mandatory replication strategy class")
+	}
+	return ks, nil
+}
+
+func (ec *execCtx) normalizeReplication(repl map[string]string) (map[string]string, error) {
+	class := repl["class"]
+	switch strings.TrimPrefix(class, "org.apache.cassandra.locator.") {
+	case "SimpleStrategy":
+		class = simpleStrategy
+	case "NetworkTopologyStrategy":
+		class = ntsStrategy
+	case "":
+		return nil, engine.Errorf(engine.CodeConfigError, "Missing mandatory replication strategy class")
+	default:
+		return nil, engine.Errorf(engine.CodeConfigError, "Unable to find replication strategy class '%s'", class)
+	}
+	out := map[string]string{"class": class}
+	for k, v := range repl {
+		if k == "class" {
+			continue
+		}
+		if n, err := strconv.Atoi(v); err != nil || n < 0 {
+			return nil, engine.Errorf(engine.CodeConfigError, "Replication factor must be non-negative integer; found %s", v)
+		}
+		if class == simpleStrategy && k != "replication_factor" {
+			return nil, engine.Errorf(engine.CodeConfigError, "Unrecognized strategy option {%s} passed to SimpleStrategy", k)
+		}
+		out[k] = v
+	}
+	if class == simpleStrategy && out["replication_factor"] == "" {
+		return nil, engine.Errorf(engine.CodeConfigError, "SimpleStrategy requires a replication_factor strategy option.")
+	}
+	if rf, ok := out["replication_factor"]; ok && class == ntsStrategy {
+		// Like ScyllaDB: expand replication_factor to every known DC.
+		delete(out, "replication_factor")
+		for _, dc := range ec.datacenters() {
+			if _, set := out[dc]; !set {
+				out[dc] = rf
+			}
+		}
+	}
+	return out, nil
+}
+
+func (ec *execCtx) datacenters() []string {
+	seen := map[string]bool{}
+	var dcs []string
+	add := func(n engine.NodeInfo) {
+		if n.DC != "" && !seen[n.DC] && n.State != engine.StateLeft {
+			seen[n.DC] = true
+			dcs = append(dcs, n.DC)
+		}
+	}
+	add(ec.s.b.Local())
+	for _, p := range ec.s.b.Peers() {
+		add(p)
+	}
+	sort.Strings(dcs)
+	return dcs
+}
+
+// tableDef validates CREATE TABLE and builds the engine table.
+func tableDef(ks string, x *cqlparse.CreateTable) (*engine.Table, error) {
+	defs := map[string]string{}
+	for _, c := range x.Columns {
+		if _, dup := defs[c.Name]; dup {
+			return nil, engine.Errorf(engine.CodeInvalid, "Multiple definition of identifier %s", c.Name)
+		}
+		dt, err := parseType(c.Type)
+		if err != nil {
+			return nil, engine.Errorf(engine.CodeInvalid, "column %s: %v", c.Name, err)
+		}
+		defs[c.Name] = typeName(dt)
+	}
+	t := &engine.Table{Keyspace: ks, Name: x.Table, Options: map[string]string{}}
+	if _, err := rand.Read(t.ID[:]); err != nil {
+		return nil, err
+	}
+	t.ID[6] = t.ID[6]&0x0f | 0x40
+	t.ID[8] = t.ID[8]&0x3f | 0x80
+	used := map[string]bool{}
+	for i, name := range x.PartitionKey {
+		typ, ok := defs[name]
+		if !ok {
+			return nil, engine.Errorf(engine.CodeInvalid, "Unknown definition %s referenced in PRIMARY KEY", name)
+		}
+		if used[name] {
+			return nil, engine.Errorf(engine.CodeInvalid, "Multiple definition of identifier %s in PRIMARY KEY", name)
+		}
+		if strings.ContainsAny(typ, "<") {
+			return nil, engine.Errorf(engine.CodeInvalid, "Invalid collection type for PRIMARY KEY component %s", name)
+		}
+		used[name] = true
+		t.Columns = append(t.Columns, engine.Column{Name: name, Type: typ, Kind: engine.PartitionKey, Position: i})
+	}
+	for name := range x.ClusteringOrder {
+		found := false
+		for _, c := range x.Clustering {
+			found = found || c == name
+		}
+		if !found {
+			return nil, engine.Errorf(engine.CodeInvalid, "Missing CLUSTERING ORDER for column %s (it is not a clustering column)", name)
+		}
+	}
+	for i, name := range x.Clustering {
+		typ, ok := defs[name]
+		if !ok {
+			return nil, engine.Errorf(engine.CodeInvalid, "Unknown definition %s referenced in PRIMARY KEY", name)
+		}
+		if used[name] {
+			return nil, engine.Errorf(engine.CodeInvalid, "Multiple definition of identifier %s in PRIMARY KEY", name)
+		}
+		if strings.ContainsAny(typ, "<") {
+			return nil, engine.Errorf(engine.CodeInvalid, "Invalid collection type for PRIMARY KEY component %s", name)
+		}
+		switch typ {
+		case "decimal", "varint":
+			return nil, engine.Errorf(engine.CodeInvalid, "clustering column %s of type %s is not supported by the emulator", name, typ)
+		}
+		used[name] = true
+		t.Columns = append(t.Columns, engine.Column{Name: name, Type: typ, Kind: engine.Clustering, Position: i, Desc: x.ClusteringOrder[name]})
+	}
+	var regular []string
+	for _, c := range x.Columns {
+		if !used[c.Name] {
+			regular = append(regular, c.Name)
+		}
+	}
+	sort.Strings(regular)
+	for _, name := range regular {
+		t.Columns = append(t.Columns, engine.Column{Name: name, Type: defs[name], Kind: engine.Regular, Position: -1})
+	}
+	for name, v := range x.Options {
+		s, err := optionString(v)
+		if err != nil {
+			return nil, engine.Errorf(engine.CodeSyntaxError, "option %s: %v", name, err)
+		}
+		t.Options[name] = s
+	}
+	if x.CompactStorage {
+		t.Options["compact_storage"] = "true"
+	}
+	return t, nil
+}
+
+// optionString renders a table option value for storage in Table.Options:
+// scalars as their text, maps as a JSON object of strings.
+func optionString(t cqlparse.Term) (string, error) {
+	if t.Kind == cqlparse.TermMap {
+		m, err := termStringMap(t)
+		if err != nil {
+			return "", err
+		}
+		b, _ := json.Marshal(m)
+		return string(b), nil
+	}
+	return termScalar(t)
+}
+
+func termScalar(t cqlparse.Term) (string, error) {
+	switch t.Kind {
+	case cqlparse.TermString, cqlparse.TermInt, cqlparse.TermFloat, cqlparse.TermBool, cqlparse.TermUUID, cqlparse.TermDuration:
+		return t.Text, nil
+	case cqlparse.TermBlob:
+		return "0x" + t.Text, nil
+	case cqlparse.TermNull:
+		return "", nil
+	}
+	return "", errors.New("expected a constant value")
+}
+
+func termStringMap(t cqlparse.Term) (map[string]string, error) {
+	if t.Kind != cqlparse.TermMap {
+		return nil, errors.New("expected a map literal {'key': value, ...}")
+	}
+	out := map[string]string{}
+	for i, k := range t.Keys {
+		ks, err := termScalar(k)
+		if err != nil {
+			return nil, err
+		}
+		vs, err := termScalar(t.Values[i])
+		if err != nil {
+			return nil, err
+		}
+		if strings.EqualFold(ks, "class") {
+			ks = "class" // DC names stay case-sensitive; option names do not
+		}
+		out[ks] = vs
+	}
+	return out, nil
+}
+
+func termBool(t cqlparse.Term) (bool, error) {
+	s, err := termScalar(t)
+	if err != nil {
+		return false, err
+	}
+	switch strings.ToLower(s) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, errors.New("expected true or false")
+}

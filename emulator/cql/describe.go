@@ -1,0 +1,190 @@
+package cql
+
+import (
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+// describer computes the bound-variable metadata of a statement.
+type describer struct {
+	s        *Server
+	keyspace string
+	vars     []*message.ColumnMetadata
+	pk       []uint16
+}
+
+// describe returns the PREPARED metadata of a statement: one column spec per
+// bind marker, the partition key indexes (for token-aware routing) and the
+// result metadata of a SELECT.
+func (s *Server) describe(ks string, st cqlparse.Statement, nbinds int) (*message.VariablesMetadata, *message.RowsMetadata, error) {
+	d := &describer{s: s, keyspace: ks, vars: make([]*message.ColumnMetadata, nbinds)}
+	result := &message.RowsMetadata{}
+	switch x := st.(type) {
+	case *cqlparse.Select:
+		ti, err := s.resolveTable(ks, x.Keyspace, x.Table)
+		if err != nil {
+			return nil, nil, err
+		}
+		p, err := ti.project(x)
+		if err != nil {
+			return nil, nil, err
+		}
+		result = p.metadata(ti)
+		if err := d.relations(ti, x.Where); err != nil {
+			return nil, nil, err
+		}
+		d.special(ti, x.Limit, "[limit]", datatype.Int)
+		d.pk = pkIndexes(ti, x.Where)
+	case *cqlparse.Insert, *cqlparse.Update, *cqlparse.Delete:
+		pk, err := d.modification(st)
+		if err != nil {
+			return nil, nil, err
+		}
+		d.pk = pk
+	case *cqlparse.Batch:
+		for _, child := range x.Statements {
+			if _, err := d.modification(child); err != nil {
+				return nil, nil, err
+			}
+		}
+	default:
+		if nbinds > 0 {
+			return nil, nil, engine.Errorf(engine.CodeInvalid, "Bind markers are not supported in %s statements", st.Name())
+		}
+	}
+	for i, v := range d.vars {
+		if v == nil {
+			return nil, nil, engine.Errorf(engine.CodeInvalid, "Cannot determine the type of bind marker %d in %s", i, st.Name())
+		}
+	}
+	vars := &message.VariablesMetadata{Columns: d.vars}
+	if len(d.pk) > 0 {
+		vars.PkIndices = d.pk
+	}
+	return vars, result, nil
+}
+
+func (d *describer) modification(st cqlparse.Statement) ([]uint16, error) {
+	switch x := st.(type) {
+	case *cqlparse.Insert:
+		ti, err := d.s.resolveTable(d.keyspace, x.Keyspace, x.Table)
+		if err != nil {
+			return nil, err
+		}
+		byCol := map[string]int{}
+		for i, name := range x.Columns {
+			c, err := ti.column(name)
+			if err != nil {
+				return nil, err
+			}
+			if t := x.Values[i]; t.Kind == cqlparse.TermBind {
+				d.set(t.Bind, ti.spec(c))
+				byCol[c.Name] = t.Bind
+			}
+		}
+		d.using(ti, x.Using)
+		var pk []uint16
+		for _, c := range ti.pk {
+			b, ok := byCol[c.Name]
+			if !ok {
+				return nil, nil
+			}
+			pk = append(pk, uint16(b))
+		}
+		return pk, nil
+	case *cqlparse.Update:
+		ti, err := d.s.resolveTable(d.keyspace, x.Keyspace, x.Table)
+		if err != nil {
+			return nil, err
+		}
+		d.using(ti, x.Using)
+		for _, a := range x.Set {
+			c, err := ti.column(a.Column)
+			if err != nil {
+				return nil, err
+			}
+			if a.Value.Kind == cqlparse.TermBind {
+				d.set(a.Value.Bind, ti.spec(c))
+			}
+		}
+		if err := d.relations(ti, x.Where); err != nil {
+			return nil, err
+		}
+		return pkIndexes(ti, x.Where), nil
+	case *cqlparse.Delete:
+		ti, err := d.s.resolveTable(d.keyspace, x.Keyspace, x.Table)
+		if err != nil {
+			return nil, err
+		}
+		d.using(ti, x.Using)
+		if err := d.relations(ti, x.Where); err != nil {
+			return nil, err
+		}
+		return pkIndexes(ti, x.Where), nil
+	}
+	return nil, engine.Errorf(engine.CodeInvalid, "%s is not allowed in a batch", st.Name())
+}
+
+func (d *describer) set(i int, spec *message.ColumnMetadata) {
+	if i >= 0 && i < len(d.vars) {
+		d.vars[i] = spec
+	}
+}
+
+func (d *describer) special(ti *tableInfo, t *cqlparse.Term, name string, dt datatype.DataType) {
+	if t != nil && t.Kind == cqlparse.TermBind {
+		d.set(t.Bind, &message.ColumnMetadata{Keyspace: ti.keyspace, Table: ti.name, Name: name, Type: dt})
+	}
+}
+
+func (d *describer) using(ti *tableInfo, u cqlparse.Using) {
+	d.special(ti, u.TTL, "[ttl]", datatype.Int)
+	d.special(ti, u.Timestamp, "[timestamp]", datatype.Bigint)
+}
+
+func (d *describer) relations(ti *tableInfo, where []cqlparse.Relation) error {
+	for _, r := range where {
+		c, err := ti.column(r.Column)
+		if err != nil {
+			return err
+		}
+		switch {
+		case r.Value.Kind == cqlparse.TermBind && r.Op == "IN":
+			d.set(r.Value.Bind, &message.ColumnMetadata{Keyspace: ti.keyspace, Table: ti.name, Name: "in(" + c.Name + ")", Type: datatype.NewList(c.dt)})
+		case r.Value.Kind == cqlparse.TermBind:
+			d.set(r.Value.Bind, ti.spec(c))
+		case r.Value.Kind == cqlparse.TermList:
+			for _, el := range r.Value.Values {
+				if el.Kind == cqlparse.TermBind {
+					d.set(el.Bind, ti.spec(c))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// pkIndexes returns the bind indexes of the partition key columns when every
+// one is bound by an equality marker; otherwise nil.
+func pkIndexes(ti *tableInfo, where []cqlparse.Relation) []uint16 {
+	if ti.virtual != nil {
+		return nil
+	}
+	var out []uint16
+	for _, c := range ti.pk {
+		found := false
+		for _, r := range where {
+			if r.Column == c.Name && r.Op == "=" && r.Value.Kind == cqlparse.TermBind {
+				out = append(out, uint16(r.Value.Bind))
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil
+		}
+	}
+	return out
+}

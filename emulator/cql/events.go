@@ -1,0 +1,97 @@
+package cql
+
+import (
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+// register records the event types a client wants and starts forwarding
+// backend events to it (once per connection).
+func (c *conn) register(version primitive.ProtocolVersion, types []primitive.EventType) {
+	c.mu.Lock()
+	for _, t := range types {
+		c.registered[t] = true
+	}
+	start := !c.subscribed
+	c.subscribed = true
+	c.mu.Unlock()
+	if !start {
+		return
+	}
+	ch, cancel := c.s.b.Subscribe()
+	go func() {
+		defer cancel()
+		for {
+			select {
+			case <-c.ctx.Done():
+				return
+			case ev, ok := <-ch:
+				if !ok {
+					return
+				}
+				t, msg := eventMessage(ev)
+				if msg == nil {
+					continue
+				}
+				c.mu.Lock()
+				want := c.registered[t]
+				c.mu.Unlock()
+				if want {
+					c.send(version, eventStream, msg)
+				}
+			}
+		}
+	}()
+}
+
+func eventMessage(ev engine.Event) (primitive.EventType, message.Message) {
+	addr := &primitive.Inet{Addr: ev.Addr, Port: int32(ev.Port)}
+	switch ev.Kind {
+	case engine.TopologyNewNode:
+		return primitive.EventTypeTopologyChange, &message.TopologyChangeEvent{ChangeType: primitive.TopologyChangeTypeNewNode, Address: addr}
+	case engine.TopologyRemovedNode:
+		return primitive.EventTypeTopologyChange, &message.TopologyChangeEvent{ChangeType: primitive.TopologyChangeTypeRemovedNode, Address: addr}
+	case engine.StatusUp:
+		return primitive.EventTypeStatusChange, &message.StatusChangeEvent{ChangeType: primitive.StatusChangeTypeUp, Address: addr}
+	case engine.StatusDown:
+		return primitive.EventTypeStatusChange, &message.StatusChangeEvent{ChangeType: primitive.StatusChangeTypeDown, Address: addr}
+	case engine.SchemaChanged:
+		if ev.Change == nil {
+			return "", nil
+		}
+		ct, target, ks, obj := schemaChangeParts(*ev.Change)
+		if ks == "" {
+			return "", nil
+		}
+		return primitive.EventTypeSchemaChange, &message.SchemaChangeEvent{ChangeType: ct, Target: target, Keyspace: ks, Object: obj}
+	}
+	return "", nil
+}
+
+// schemaChangeParts describes a schema change the way SCHEMA_CHANGE results
+// and events do.
+func schemaChangeParts(ch engine.SchemaChange) (primitive.SchemaChangeType, primitive.SchemaChangeTarget, string, string) {
+	switch ch.Kind {
+	case engine.CreateKeyspace:
+		ks := ch.KeyspaceName
+		if ch.Keyspace != nil {
+			ks = ch.Keyspace.Name
+		}
+		return primitive.SchemaChangeTypeCreated, primitive.SchemaChangeTargetKeyspace, ks, ""
+	case engine.DropKeyspace:
+		return primitive.SchemaChangeTypeDropped, primitive.SchemaChangeTargetKeyspace, ch.KeyspaceName, ""
+	case engine.CreateTable:
+		ks, t := ch.KeyspaceName, ""
+		if ch.Table != nil {
+			if ks == "" {
+				ks = ch.Table.Keyspace
+			}
+			t = ch.Table.Name
+		}
+		return primitive.SchemaChangeTypeCreated, primitive.SchemaChangeTargetTable, ks, t
+	case engine.DropTable:
+		return primitive.SchemaChangeTypeDropped, primitive.SchemaChangeTargetTable, ch.KeyspaceName, ch.TableName
+	}
+	return "", "", "", ""
+}

@@ -1,0 +1,490 @@
+package cql
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
+	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+// execCtx carries what one request's execution needs.
+type execCtx struct {
+	s        *Server
+	c        *conn
+	keyspace string
+	values   []*primitive.Value
+	cl       engine.Consistency
+	ts       *int64 // protocol default timestamp
+	skipMeta bool
+	result   *message.RowsMetadata // prepared result metadata, if any
+}
+
+func (s *Server) query(c *conn, m *message.Query) message.Message {
+	opts := m.Options
+	if opts == nil {
+		opts = &message.QueryOptions{}
+	}
+	st, nbinds, err := cqlparse.Parse(m.Query)
+	if err != nil {
+		return errorMessage(err, engine.One, "")
+	}
+	ec := &execCtx{s: s, c: c, keyspace: c.getKeyspace(), cl: engine.Consistency(opts.Consistency), ts: opts.DefaultTimestamp}
+	if opts.Keyspace != "" {
+		ec.keyspace = opts.Keyspace
+	}
+	if err := ec.bindValues(opts, nbinds, st); err != nil {
+		return errorMessage(err, ec.cl, "")
+	}
+	return ec.run(st)
+}
+
+func (ec *execCtx) bindValues(opts *message.QueryOptions, nbinds int, st cqlparse.Statement) error {
+	if len(opts.NamedValues) > 0 {
+		return engine.Errorf(engine.CodeInvalid, "Named bind values are not supported; bind by position")
+	}
+	if len(opts.PositionalValues) != nbinds {
+		return engine.Errorf(engine.CodeInvalid, "There were %d markers(?) in CQL but %d bound variables", nbinds, len(opts.PositionalValues))
+	}
+	ec.values = opts.PositionalValues
+	return nil
+}
+
+func (s *Server) prepare(c *conn, m *message.Prepare) message.Message {
+	st, nbinds, err := cqlparse.Parse(m.Query)
+	if err != nil {
+		return errorMessage(err, engine.One, "")
+	}
+	ks := c.getKeyspace()
+	if m.Keyspace != "" {
+		ks = m.Keyspace
+	}
+	vars, result, err := s.describe(ks, st, nbinds)
+	if err != nil {
+		return errorMessage(err, engine.One, "")
+	}
+	key := preparedID(ks, m.Query)
+	p := &prepared{id: key[:], query: m.Query, keyspace: ks, stmt: st, nbinds: nbinds, vars: vars, result: result}
+	s.prepared.put(key, p)
+	return &message.PreparedResult{PreparedQueryId: p.id, ResultMetadataId: p.id, VariablesMetadata: vars, ResultMetadata: result}
+}
+
+func (s *Server) executePrepared(c *conn, m *message.Execute) message.Message {
+	p := s.prepared.get(m.QueryId)
+	if p == nil {
+		return &message.Unprepared{ErrorMessage: fmt.Sprintf("Prepared query with ID %x not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", m.QueryId), Id: m.QueryId}
+	}
+	opts := m.Options
+	if opts == nil {
+		opts = &message.QueryOptions{}
+	}
+	ec := &execCtx{s: s, c: c, keyspace: p.keyspace, cl: engine.Consistency(opts.Consistency), ts: opts.DefaultTimestamp, skipMeta: opts.SkipMetadata, result: p.result}
+	if err := ec.bindValues(opts, p.nbinds, p.stmt); err != nil {
+		return errorMessage(err, ec.cl, "")
+	}
+	return ec.run(p.stmt)
+}
+
+func (s *Server) batch(c *conn, m *message.Batch) message.Message {
+	cl := engine.Consistency(m.Consistency)
+	writeType := "BATCH"
+	if m.Type == primitive.BatchTypeUnlogged {
+		writeType = "UNLOGGED_BATCH"
+	} else if m.Type == primitive.BatchTypeCounter {
+		return errorMessage(engine.Errorf(engine.CodeInvalid, "Counter batches are not supported"), cl, "")
+	}
+	ks := c.getKeyspace()
+	if m.Keyspace != "" {
+		ks = m.Keyspace
+	}
+	var muts []engine.Mutation
+	var timeout time.Duration
+	for i, child := range m.Children {
+		var st cqlparse.Statement
+		ec := &execCtx{s: s, c: c, keyspace: ks, cl: cl, ts: m.DefaultTimestamp}
+		if len(child.Id) > 0 {
+			p := s.prepared.get(child.Id)
+			if p == nil {
+				return &message.Unprepared{ErrorMessage: fmt.Sprintf("Prepared query with ID %x not found (batch child %d)", child.Id, i), Id: child.Id}
+			}
+			st, ec.keyspace = p.stmt, p.keyspace
+			if len(child.Values) != p.nbinds {
+				return errorMessage(engine.Errorf(engine.CodeInvalid, "There were %d markers(?) in CQL but %d bound variables", p.nbinds, len(child.Values)), cl, "")
+			}
+		} else {
+			var nbinds int
+			var err error
+			st, nbinds, err = cqlparse.Parse(child.Query)
+			if err != nil {
+				return errorMessage(err, cl, "")
+			}
+			if len(child.Values) != nbinds {
+				return errorMessage(engine.Errorf(engine.CodeInvalid, "There were %d markers(?) in CQL but %d bound variables", nbinds, len(child.Values)), cl, "")
+			}
+		}
+		ec.values = child.Values
+		ms, u, err := ec.mutations(st)
+		if err != nil {
+			return errorMessage(err, cl, "")
+		}
+		if u.Timeout > 0 && (timeout == 0 || u.Timeout < timeout) {
+			timeout = u.Timeout
+		}
+		muts = append(muts, ms...)
+	}
+	if len(muts) == 0 {
+		return &message.VoidResult{}
+	}
+	ec := &execCtx{s: s, c: c}
+	ctx, cancel := ec.context(timeout)
+	defer cancel()
+	if err := s.b.Write(ctx, muts, cl); err != nil {
+		return errorMessage(err, cl, writeType)
+	}
+	return &message.VoidResult{}
+}
+
+func (ec *execCtx) context(timeout time.Duration) (context.Context, context.CancelFunc) {
+	d := ec.s.opts.RequestTimeout
+	if timeout > 0 && timeout < d {
+		d = timeout
+	}
+	parent := context.Background()
+	if ec.c != nil {
+		parent = ec.c.ctx
+	}
+	return context.WithTimeout(parent, d)
+}
+
+// run executes one parsed statement.
+func (ec *execCtx) run(st cqlparse.Statement) message.Message {
+	var (
+		res message.Message
+		err error
+	)
+	switch x := st.(type) {
+	case *cqlparse.Select:
+		res, err = ec.selectRows(x)
+	case *cqlparse.Insert, *cqlparse.Update, *cqlparse.Delete:
+		res, err = ec.write(st, "SIMPLE")
+	case *cqlparse.Batch:
+		wt := "BATCH"
+		if x.Unlogged {
+			wt = "UNLOGGED_BATCH"
+		}
+		res, err = ec.write(st, wt)
+	case *cqlparse.Use:
+		res, err = ec.use(x)
+	case *cqlparse.Truncate:
+		res, err = ec.truncate(x)
+	case *cqlparse.CreateKeyspace, *cqlparse.DropKeyspace, *cqlparse.CreateTable, *cqlparse.DropTable:
+		res, err = ec.ddl(st)
+	default:
+		err = engine.Errorf(engine.CodeSyntaxError, "%s statements are not supported", st.Name())
+	}
+	if err != nil {
+		wt := ""
+		switch st.(type) {
+		case *cqlparse.Insert, *cqlparse.Update, *cqlparse.Delete:
+			wt = "SIMPLE"
+		case *cqlparse.Batch:
+			wt = "BATCH"
+		}
+		return errorMessage(err, ec.cl, wt)
+	}
+	return res
+}
+
+// value returns the serialized value of a term for a column of type dt.
+// unset reports a protocol "unset" bind value.
+func (ec *execCtx) value(t cqlparse.Term, col string, dt datatype.DataType) (b []byte, unset bool, err error) {
+	if t.Kind == cqlparse.TermBind {
+		if t.Bind >= len(ec.values) {
+			return nil, false, engine.Errorf(engine.CodeInvalid, "No value bound for marker %d (%s)", t.Bind, col)
+		}
+		v := ec.values[t.Bind]
+		if v == nil || v.Type == primitive.ValueTypeNull {
+			return nil, false, nil
+		}
+		if v.Type == primitive.ValueTypeUnset {
+			return nil, true, nil
+		}
+		if err := validateValue(col, dt, v.Contents); err != nil {
+			return nil, false, engine.Errorf(engine.CodeInvalid, "%v", err)
+		}
+		if v.Contents == nil {
+			return []byte{}, false, nil
+		}
+		return v.Contents, false, nil
+	}
+	b, err = encodeLiteral(dt, t)
+	if err != nil {
+		return nil, false, engine.Errorf(engine.CodeInvalid, "%v", err)
+	}
+	return b, false, nil
+}
+
+func (ec *execCtx) intTerm(t *cqlparse.Term, what string) (int64, bool, error) {
+	if t == nil {
+		return 0, false, nil
+	}
+	dt := datatype.Int
+	if what == "timestamp" {
+		dt = datatype.Bigint
+	}
+	b, unset, err := ec.value(*t, "["+what+"]", dt)
+	if err != nil {
+		return 0, false, err
+	}
+	if unset || b == nil {
+		return 0, false, nil
+	}
+	switch len(b) {
+	case 4:
+		return int64(int32(binary.BigEndian.Uint32(b))), true, nil
+	case 8:
+		return int64(binary.BigEndian.Uint64(b)), true, nil
+	}
+	return 0, false, engine.Errorf(engine.CodeInvalid, "Invalid %s value", what)
+}
+
+// keyParts collects the equality values of the given key columns from a
+// WHERE clause. For partition keys an IN list expands to several values.
+func (ec *execCtx) keyValues(ti *tableInfo, where []cqlparse.Relation, cols []*colInfo, allowIN bool) ([][][]byte, []bool, error) {
+	vals := make([][][]byte, len(cols))
+	found := make([]bool, len(cols))
+	for _, r := range where {
+		c, err := ti.column(r.Column)
+		if err != nil {
+			return nil, nil, err
+		}
+		pos := -1
+		for i, kc := range cols {
+			if kc == c {
+				pos = i
+			}
+		}
+		if pos < 0 {
+			continue
+		}
+		switch r.Op {
+		case "=":
+			if found[pos] {
+				return nil, nil, engine.Errorf(engine.CodeInvalid, "%s cannot be restricted by more than one relation if it includes an Equal", c.Name)
+			}
+			b, unset, err := ec.value(r.Value, c.Name, c.dt)
+			if err != nil {
+				return nil, nil, err
+			}
+			if unset || b == nil {
+				return nil, nil, engine.Errorf(engine.CodeInvalid, "Invalid null value in condition for column %s", c.Name)
+			}
+			vals[pos] = [][]byte{b}
+			found[pos] = true
+		case "IN":
+			if !allowIN {
+				return nil, nil, engine.Errorf(engine.CodeInvalid, "IN restrictions are not supported on column %s here", c.Name)
+			}
+			list, err := ec.inValues(r.Value, c)
+			if err != nil {
+				return nil, nil, err
+			}
+			vals[pos] = list
+			found[pos] = true
+		}
+	}
+	return vals, found, nil
+}
+
+func (ec *execCtx) inValues(t cqlparse.Term, c *colInfo) ([][]byte, error) {
+	var out [][]byte
+	if t.Kind == cqlparse.TermBind {
+		b, unset, err := ec.value(t, c.Name, datatype.NewList(c.dt))
+		if err != nil {
+			return nil, err
+		}
+		if unset || b == nil {
+			return nil, engine.Errorf(engine.CodeInvalid, "Invalid null value for IN restriction on %s", c.Name)
+		}
+		if len(b) < 4 {
+			return nil, engine.Errorf(engine.CodeInvalid, "Invalid list value for IN restriction on %s", c.Name)
+		}
+		n := int(binary.BigEndian.Uint32(b))
+		b = b[4:]
+		for i := 0; i < n; i++ {
+			if len(b) < 4 {
+				return nil, engine.Errorf(engine.CodeInvalid, "Invalid list value for IN restriction on %s", c.Name)
+			}
+			l := int(int32(binary.BigEndian.Uint32(b)))
+			b = b[4:]
+			if l < 0 || l > len(b) {
+				return nil, engine.Errorf(engine.CodeInvalid, "Invalid list value for IN restriction on %s", c.Name)
+			}
+			out = append(out, b[:l])
+			b = b[l:]
+		}
+		return out, nil
+	}
+	if t.Kind != cqlparse.TermList {
+		return nil, engine.Errorf(engine.CodeInvalid, "Invalid IN value for %s", c.Name)
+	}
+	for _, el := range t.Values {
+		b, unset, err := ec.value(el, c.Name, c.dt)
+		if err != nil {
+			return nil, err
+		}
+		if unset || b == nil {
+			return nil, engine.Errorf(engine.CodeInvalid, "Invalid null value in IN restriction on %s", c.Name)
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// partitionKeys returns the serialized partition keys a statement targets
+// (several with IN) together with the per-column values of each.
+func (ec *execCtx) partitionKeys(ti *tableInfo, where []cqlparse.Relation, allowIN bool) ([][]byte, [][][]byte, error) {
+	vals, found, err := ec.keyValues(ti, where, ti.pk, allowIN)
+	if err != nil {
+		return nil, nil, err
+	}
+	var missing []string
+	for i, ok := range found {
+		if !ok {
+			missing = append(missing, ti.pk[i].Name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, nil, engine.Errorf(engine.CodeInvalid, "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance: partition key parts %v are not restricted by equality", missing)
+	}
+	combos := [][][]byte{{}}
+	for _, vs := range vals {
+		var next [][][]byte
+		for _, prefix := range combos {
+			for _, v := range vs {
+				next = append(next, append(append([][]byte{}, prefix...), v))
+			}
+		}
+		combos = next
+		if len(combos) > 1000 {
+			return nil, nil, engine.Errorf(engine.CodeInvalid, "IN restrictions select too many partitions (more than 1000)")
+		}
+	}
+	keys := make([][]byte, len(combos))
+	for i, parts := range combos {
+		keys[i] = compositeKey(parts)
+	}
+	return keys, combos, nil
+}
+
+// clusteringPrefix encodes the equality-restricted clustering prefix and
+// reports how many components it covers.
+func (ec *execCtx) clusteringPrefix(ti *tableInfo, where []cqlparse.Relation) ([]byte, int, error) {
+	vals, found, err := ec.keyValues(ti, where, ti.ck, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	var prefix []byte
+	n := 0
+	for i, ok := range found {
+		if !ok {
+			break
+		}
+		c := ti.ck[i]
+		if prefix, err = clusteringAppend(prefix, c.dt, vals[i][0], c.Desc); err != nil {
+			return nil, 0, engine.Errorf(engine.CodeInvalid, "%s: %v", c.Name, err)
+		}
+		n++
+	}
+	for i := n; i < len(found); i++ {
+		if found[i] {
+			return nil, 0, engine.Errorf(engine.CodeInvalid, "PRIMARY KEY column %q cannot be restricted as preceding column %q is not restricted", ti.ck[i].Name, ti.ck[n].Name)
+		}
+	}
+	return prefix, n, nil
+}
+
+// errorMessage maps an error to the protocol error the client should see.
+func errorMessage(err error, cl engine.Consistency, writeType string) message.Message {
+	var se *cqlparse.SyntaxError
+	if errors.As(err, &se) {
+		return &message.SyntaxError{ErrorMessage: se.Error()}
+	}
+	var ee *engine.Error
+	if !errors.As(err, &ee) {
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			if writeType != "" {
+				return &message.WriteTimeout{ErrorMessage: "Operation timed out - received only 0 responses.", Consistency: primitive.ConsistencyLevel(cl), WriteType: primitive.WriteType(writeType)}
+			}
+			return &message.ReadTimeout{ErrorMessage: "Operation timed out - received only 0 responses.", Consistency: primitive.ConsistencyLevel(cl)}
+		case errors.Is(err, context.Canceled):
+			return &message.ServerError{ErrorMessage: "request cancelled: connection closing"}
+		}
+		return &message.ServerError{ErrorMessage: err.Error()}
+	}
+	c := ee.Consistency
+	if c == 0 && cl != 0 {
+		c = cl
+	}
+	wt := ee.WriteType
+	if wt == "" {
+		wt = writeType
+	}
+	if wt == "" {
+		wt = "SIMPLE"
+	}
+	pc := primitive.ConsistencyLevel(c)
+	switch ee.Code {
+	case engine.CodeServerError:
+		return &message.ServerError{ErrorMessage: ee.Message}
+	case engine.CodeProtocolError:
+		return &message.ProtocolError{ErrorMessage: ee.Message}
+	case engine.CodeUnavailable:
+		return &message.Unavailable{ErrorMessage: ee.Message, Consistency: pc, Required: int32(ee.Required), Alive: int32(ee.Alive)}
+	case engine.CodeOverloaded:
+		return &message.Overloaded{ErrorMessage: ee.Message}
+	case engine.CodeIsBootstrapping:
+		return &message.IsBootstrapping{ErrorMessage: ee.Message}
+	case engine.CodeTruncateError:
+		return &message.TruncateError{ErrorMessage: ee.Message}
+	case engine.CodeWriteTimeout:
+		return &message.WriteTimeout{ErrorMessage: ee.Message, Consistency: pc, Received: int32(ee.Alive), BlockFor: int32(ee.Required), WriteType: primitive.WriteType(wt)}
+	case engine.CodeReadTimeout:
+		return &message.ReadTimeout{ErrorMessage: ee.Message, Consistency: pc, Received: int32(ee.Alive), BlockFor: int32(ee.Required), DataPresent: ee.DataPresent}
+	case engine.CodeReadFailure:
+		return &message.ReadFailure{ErrorMessage: ee.Message, Consistency: pc, Received: int32(ee.Alive), BlockFor: int32(ee.Required), NumFailures: int32(ee.Failures), DataPresent: ee.DataPresent}
+	case engine.CodeWriteFailure:
+		return &message.WriteFailure{ErrorMessage: ee.Message, Consistency: pc, Received: int32(ee.Alive), BlockFor: int32(ee.Required), NumFailures: int32(ee.Failures), WriteType: primitive.WriteType(wt)}
+	case engine.CodeSyntaxError:
+		return &message.SyntaxError{ErrorMessage: ee.Message}
+	case engine.CodeUnauthorized:
+		return &message.Unauthorized{ErrorMessage: ee.Message}
+	case engine.CodeInvalid:
+		return &message.Invalid{ErrorMessage: ee.Message}
+	case engine.CodeConfigError:
+		return &message.ConfigError{ErrorMessage: ee.Message}
+	case engine.CodeAlreadyExists:
+		return &message.AlreadyExists{ErrorMessage: ee.Message, Keyspace: ee.Keyspace, Table: ee.Table}
+	case engine.CodeUnprepared:
+		return &message.Unprepared{ErrorMessage: ee.Message}
+	}
+	return &message.ServerError{ErrorMessage: fmt.Sprintf("error code 0x%04x: %s", int(ee.Code), ee.Message)}
+}
+
+// compareEncoded orders two values of type dt the CQL way.
+func compareEncoded(dt datatype.DataType, a, b []byte) (int, bool) {
+	ea, err1 := clusteringAppend(nil, dt, a, false)
+	eb, err2 := clusteringAppend(nil, dt, b, false)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return bytes.Compare(ea, eb), true
+}

@@ -1,0 +1,210 @@
+// Package cql is the emulated node's CQL native protocol (v3/v4) front end:
+// its own accept loop and per-connection reader/writer goroutines on the
+// go-cassandra-native-protocol frame codec, a CQL subset executed against an
+// engine.Backend, and the system tables drivers read at connect time.
+package cql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/frame"
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Shards is the advertised SCYLLA_NR_SHARDS (vCPUs); 0 => 1.
+	Shards int
+	// MaxFrameBytes bounds a request frame body; default 16 MiB. A larger
+	// frame gets a protocol error and its connection is closed.
+	MaxFrameBytes int
+	// RequestTimeout is the ctx deadline passed to the Backend; default 5s.
+	RequestTimeout time.Duration
+	// MaxInFlight bounds concurrently executing requests per connection;
+	// default 1024. The reader stops reading while the bound is reached.
+	MaxInFlight int
+	// Logf logs with level INFO/WARN/ERROR and a logger name such as
+	// "cql_server". May be nil.
+	Logf func(level, logger, format string, args ...any)
+}
+
+const (
+	defaultMaxFrame   = 16 << 20
+	defaultTimeout    = 5 * time.Second
+	defaultMaxInFlite = 1024
+	loggerName        = "cql_server"
+)
+
+// Server serves CQL connections for one Backend.
+type Server struct {
+	b     engine.Backend
+	opts  Options
+	codec frame.RawCodec
+
+	prepared *preparedCache
+
+	shardSeq atomic.Uint64
+
+	mu        sync.Mutex
+	closed    bool
+	listeners map[net.Listener]struct{}
+	conns     map[*conn]struct{}
+	wg        sync.WaitGroup
+}
+
+// NewServer returns a server for b. Call Serve to accept connections.
+func NewServer(b engine.Backend, opts Options) *Server {
+	if opts.Shards <= 0 {
+		opts.Shards = 1
+	}
+	if opts.MaxFrameBytes <= 0 {
+		opts.MaxFrameBytes = defaultMaxFrame
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = defaultTimeout
+	}
+	if opts.MaxInFlight <= 0 {
+		opts.MaxInFlight = defaultMaxInFlite
+	}
+	return &Server{
+		b:         b,
+		opts:      opts,
+		codec:     frame.NewRawCodec(),
+		prepared:  newPreparedCache(20000),
+		listeners: map[net.Listener]struct{}{},
+		conns:     map[*conn]struct{}{},
+	}
+}
+
+func (s *Server) logf(level, format string, args ...any) {
+	if s.opts.Logf != nil {
+		s.opts.Logf(level, loggerName, format, args...)
+	}
+}
+
+// ErrServerClosed is returned by Serve after Close.
+var ErrServerClosed = errors.New("cql: server closed")
+
+// Serve accepts connections on ln until ctx ends, ln is closed or Close is
+// called. It closes ln before returning. Connections it accepted are closed
+// when ctx ends or on Close.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, ln)
+		s.mu.Unlock()
+		ln.Close()
+	}()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	s.logf("INFO", "Starting listening for CQL clients on %s (unencrypted, non-shard-aware)", ln.Addr())
+
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				s.closeConns()
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				backoff = min(max(backoff*2, 5*time.Millisecond), time.Second)
+				time.Sleep(backoff)
+				continue
+			}
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return ErrServerClosed
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("accepting CQL connection: %w", err)
+		}
+		backoff = 0
+		c := s.newConn(ctx, nc)
+		if c == nil {
+			nc.Close()
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			c.serve()
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+func (s *Server) newConn(ctx context.Context, nc net.Conn) *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	shard := int(s.shardSeq.Add(1)-1) % s.opts.Shards
+	c := newConn(ctx, s, nc, shard)
+	s.conns[c] = struct{}{}
+	return c
+}
+
+func (s *Server) closeConns() {
+	s.mu.Lock()
+	cs := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		cs = append(cs, c)
+	}
+	s.mu.Unlock()
+	for _, c := range cs {
+		c.close()
+	}
+}
+
+// Close closes all listeners and connections and waits for the connection
+// goroutines to finish.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	lns := make([]net.Listener, 0, len(s.listeners))
+	for ln := range s.listeners {
+		lns = append(lns, ln)
+	}
+	s.mu.Unlock()
+	for _, ln := range lns {
+		ln.Close()
+	}
+	s.closeConns()
+	s.wg.Wait()
+	return nil
+}
+
+// NumConns reports the number of open client connections.
+func (s *Server) NumConns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}

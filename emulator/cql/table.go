@@ -1,0 +1,116 @@
+package cql
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+// colInfo is a column with its parsed type and its index in tableInfo.all.
+type colInfo struct {
+	engine.Column
+	dt  datatype.DataType
+	idx int
+}
+
+// tableInfo is a table definition prepared for statement execution. Rows
+// are handled as [][]byte in all-columns order.
+type tableInfo struct {
+	keyspace, name string
+	def            *engine.Table
+	cols           map[string]*colInfo
+	pk, ck, reg    []*colInfo
+	all            []*colInfo // SELECT * order: pk, clustering, regular
+	virtual        *virtualTable
+}
+
+var tableInfoCache sync.Map // *engine.Table -> *tableInfo (snapshots are immutable)
+
+func infoFor(t *engine.Table) (*tableInfo, error) {
+	if v, ok := tableInfoCache.Load(t); ok {
+		return v.(*tableInfo), nil
+	}
+	ti := &tableInfo{keyspace: t.Keyspace, name: t.Name, def: t, cols: map[string]*colInfo{}}
+	var pk, ck, reg []*colInfo
+	for _, c := range t.Columns {
+		dt, err := parseType(c.Type)
+		if err != nil {
+			return nil, fmt.Errorf("table %s.%s column %s: %w", t.Keyspace, t.Name, c.Name, err)
+		}
+		ci := &colInfo{Column: c, dt: dt}
+		switch c.Kind {
+		case engine.PartitionKey:
+			pk = append(pk, ci)
+		case engine.Clustering:
+			ck = append(ck, ci)
+		default:
+			reg = append(reg, ci)
+		}
+	}
+	sort.SliceStable(pk, func(i, j int) bool { return pk[i].Position < pk[j].Position })
+	sort.SliceStable(ck, func(i, j int) bool { return ck[i].Position < ck[j].Position })
+	sort.SliceStable(reg, func(i, j int) bool { return reg[i].Name < reg[j].Name })
+	ti.pk, ti.ck, ti.reg = pk, ck, reg
+	ti.all = append(append(append([]*colInfo{}, pk...), ck...), reg...)
+	for i, c := range ti.all {
+		c.idx = i
+		ti.cols[c.Name] = c
+	}
+	if len(pk) == 0 {
+		return nil, fmt.Errorf("table %s.%s has no partition key", t.Keyspace, t.Name)
+	}
+	tableInfoCache.Store(t, ti)
+	return ti, nil
+}
+
+func (ti *tableInfo) column(name string) (*colInfo, error) {
+	if c, ok := ti.cols[name]; ok {
+		return c, nil
+	}
+	return nil, engine.Errorf(engine.CodeInvalid, "Undefined column name %s in table %s.%s", name, ti.keyspace, ti.name)
+}
+
+func (ti *tableInfo) spec(c *colInfo) *message.ColumnMetadata {
+	return &message.ColumnMetadata{Keyspace: ti.keyspace, Table: ti.name, Name: c.Name, Type: c.dt}
+}
+
+// resolveTable finds keyspace.table (keyspace defaults to the session's).
+func (s *Server) resolveTable(sessionKS, ks, name string) (*tableInfo, error) {
+	if ks == "" {
+		ks = sessionKS
+	}
+	if ks == "" {
+		return nil, engine.Errorf(engine.CodeInvalid, "No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
+	}
+	if vt := lookupVirtual(ks, name); vt != nil {
+		return vt.info, nil
+	}
+	if isSystemKeyspace(ks) {
+		return nil, engine.Errorf(engine.CodeInvalid, "unconfigured table %s", name)
+	}
+	sch := s.b.Schema()
+	if sch == nil || sch.Keyspaces[ks] == nil {
+		return nil, engine.Errorf(engine.CodeInvalid, "Keyspace %s does not exist", ks)
+	}
+	t := sch.Tables[ks][name]
+	if t == nil {
+		return nil, engine.Errorf(engine.CodeInvalid, "unconfigured table %s", name)
+	}
+	ti, err := infoFor(t)
+	if err != nil {
+		return nil, engine.Errorf(engine.CodeServerError, "%v", err)
+	}
+	return ti, nil
+}
+
+func isSystemKeyspace(ks string) bool {
+	switch ks {
+	case "system", "system_schema", "system_auth", "system_distributed", "system_traces", "system_distributed_everywhere":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,554 @@
+package cql
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"math/big"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
+)
+
+// primitiveTypes are the CQL types a user table may use.
+var primitiveTypes = map[string]datatype.DataType{
+	"ascii":     datatype.Ascii,
+	"bigint":    datatype.Bigint,
+	"blob":      datatype.Blob,
+	"boolean":   datatype.Boolean,
+	"date":      datatype.Date,
+	"decimal":   datatype.Decimal,
+	"double":    datatype.Double,
+	"float":     datatype.Float,
+	"inet":      datatype.Inet,
+	"int":       datatype.Int,
+	"smallint":  datatype.Smallint,
+	"text":      datatype.Varchar,
+	"time":      datatype.Time,
+	"timestamp": datatype.Timestamp,
+	"timeuuid":  datatype.Timeuuid,
+	"tinyint":   datatype.Tinyint,
+	"uuid":      datatype.Uuid,
+	"varchar":   datatype.Varchar,
+	"varint":    datatype.Varint,
+}
+
+// parseType turns a CQL type name (as produced by cqlparse) into a protocol
+// data type. Collections are supported; counters, UDTs and tuples are not.
+func parseType(s string) (datatype.DataType, error) {
+	s = strings.TrimSpace(strings.ToLower(s))
+	if dt, ok := primitiveTypes[s]; ok {
+		return dt, nil
+	}
+	open := strings.IndexByte(s, '<')
+	if open < 0 || !strings.HasSuffix(s, ">") {
+		return nil, fmt.Errorf("unsupported type %q", s)
+	}
+	outer, inner := s[:open], s[open+1:len(s)-1]
+	args := splitTypeArgs(inner)
+	switch outer {
+	case "frozen":
+		if len(args) == 1 {
+			return parseType(args[0])
+		}
+	case "list", "set":
+		if len(args) == 1 {
+			el, err := parseType(args[0])
+			if err != nil {
+				return nil, err
+			}
+			if outer == "list" {
+				return datatype.NewList(el), nil
+			}
+			return datatype.NewSet(el), nil
+		}
+	case "map":
+		if len(args) == 2 {
+			k, err := parseType(args[0])
+			if err != nil {
+				return nil, err
+			}
+			v, err := parseType(args[1])
+			if err != nil {
+				return nil, err
+			}
+			return datatype.NewMap(k, v), nil
+		}
+	}
+	return nil, fmt.Errorf("unsupported type %q", s)
+}
+
+// splitTypeArgs splits "a, map<b, c>" at top-level commas.
+func splitTypeArgs(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '<':
+			depth++
+		case '>':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, strings.TrimSpace(s[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	return append(out, strings.TrimSpace(s[start:]))
+}
+
+// typeName renders a data type as system_schema.columns shows it.
+func typeName(dt datatype.DataType) string {
+	switch t := dt.(type) {
+	case *datatype.List:
+		return "list<" + typeName(t.ElementType) + ">"
+	case *datatype.Set:
+		return "set<" + typeName(t.ElementType) + ">"
+	case *datatype.Map:
+		return "map<" + typeName(t.KeyType) + ", " + typeName(t.ValueType) + ">"
+	}
+	if dt == datatype.Varchar {
+		return "text"
+	}
+	return strings.ToLower(dt.AsCql())
+}
+
+// fixedSize is the serialized size of fixed-width types (0 = variable).
+func fixedSize(dt datatype.DataType) int {
+	switch dt {
+	case datatype.Bigint, datatype.Counter, datatype.Timestamp, datatype.Double, datatype.Time:
+		return 8
+	case datatype.Int, datatype.Float, datatype.Date:
+		return 4
+	case datatype.Smallint:
+		return 2
+	case datatype.Tinyint, datatype.Boolean:
+		return 1
+	case datatype.Uuid, datatype.Timeuuid:
+		return 16
+	}
+	return 0
+}
+
+// validateValue checks a bound value's size against its column type.
+func validateValue(col string, dt datatype.DataType, b []byte) error {
+	if b == nil {
+		return nil
+	}
+	if n := fixedSize(dt); n > 0 && len(b) != n && len(b) != 0 {
+		return fmt.Errorf("Expected %d or 0 byte value for %s (%s), got %d", n, col, typeName(dt), len(b))
+	}
+	if dt == datatype.Inet && len(b) != 0 && len(b) != 4 && len(b) != 16 {
+		return fmt.Errorf("Expected 4 or 16 byte inet for %s, got %d", col, len(b))
+	}
+	return nil
+}
+
+// encodeLiteral serializes a literal term for a column of type dt. A null
+// literal encodes as nil.
+func encodeLiteral(dt datatype.DataType, t cqlparse.Term) ([]byte, error) {
+	if t.Kind == cqlparse.TermNull {
+		return nil, nil
+	}
+	bad := func() error {
+		return fmt.Errorf("Invalid %s constant (%s) for a column of type %s", termKindName(t.Kind), termText(t), typeName(dt))
+	}
+	switch x := dt.(type) {
+	case *datatype.List:
+		if t.Kind != cqlparse.TermList {
+			return nil, bad()
+		}
+		return encodeCollection(x.ElementType, nil, t.Values, nil)
+	case *datatype.Set:
+		if t.Kind == cqlparse.TermMap && len(t.Keys) == 0 {
+			return encodeCollection(x.ElementType, nil, nil, nil)
+		}
+		if t.Kind != cqlparse.TermList {
+			return nil, bad()
+		}
+		return encodeCollection(x.ElementType, nil, t.Values, nil)
+	case *datatype.Map:
+		if t.Kind != cqlparse.TermMap {
+			return nil, bad()
+		}
+		return encodeCollection(x.KeyType, x.ValueType, t.Keys, t.Values)
+	}
+	switch dt {
+	case datatype.Varchar, datatype.Ascii:
+		if t.Kind != cqlparse.TermString {
+			return nil, bad()
+		}
+		return []byte(t.Text), nil
+	case datatype.Bigint, datatype.Counter, datatype.Int, datatype.Smallint, datatype.Tinyint:
+		if t.Kind != cqlparse.TermInt {
+			return nil, bad()
+		}
+		size := fixedSize(dt)
+		v, err := strconv.ParseInt(t.Text, 10, size*8)
+		if err != nil {
+			return nil, fmt.Errorf("Invalid %s value %s: out of range", typeName(dt), t.Text)
+		}
+		return putInt(size, v), nil
+	case datatype.Timestamp:
+		switch t.Kind {
+		case cqlparse.TermInt:
+			v, err := strconv.ParseInt(t.Text, 10, 64)
+			if err != nil {
+				return nil, bad()
+			}
+			return putInt(8, v), nil
+		case cqlparse.TermString:
+			ts, err := parseTimestamp(t.Text)
+			if err != nil {
+				return nil, err
+			}
+			return putInt(8, ts.UnixMilli()), nil
+		}
+		return nil, bad()
+	case datatype.Boolean:
+		if t.Kind != cqlparse.TermBool {
+			return nil, bad()
+		}
+		if t.Text == "true" {
+			return []byte{1}, nil
+		}
+		return []byte{0}, nil
+	case datatype.Double, datatype.Float:
+		if t.Kind != cqlparse.TermInt && t.Kind != cqlparse.TermFloat {
+			return nil, bad()
+		}
+		f, err := strconv.ParseFloat(strings.Replace(t.Text, "infinity", "inf", 1), 64)
+		if err != nil && !strings.Contains(err.Error(), "range") {
+			return nil, bad()
+		}
+		if dt == datatype.Float {
+			b := make([]byte, 4)
+			binary.BigEndian.PutUint32(b, math.Float32bits(float32(f)))
+			return b, nil
+		}
+		b := make([]byte, 8)
+		binary.BigEndian.PutUint64(b, math.Float64bits(f))
+		return b, nil
+	case datatype.Blob:
+		if t.Kind != cqlparse.TermBlob {
+			return nil, bad()
+		}
+		if len(t.Text)%2 == 1 {
+			return nil, fmt.Errorf("Invalid blob literal 0x%s: odd number of hex digits", t.Text)
+		}
+		b, err := hex.DecodeString(t.Text)
+		if err != nil {
+			return nil, bad()
+		}
+		return b, nil
+	case datatype.Uuid, datatype.Timeuuid:
+		if t.Kind != cqlparse.TermUUID {
+			return nil, bad()
+		}
+		b, err := hex.DecodeString(strings.ReplaceAll(t.Text, "-", ""))
+		if err != nil || len(b) != 16 {
+			return nil, bad()
+		}
+		if dt == datatype.Timeuuid && b[6]>>4 != 1 {
+			return nil, fmt.Errorf("Unsupported UUID for timeuuid column: %s is not a version 1 UUID", t.Text)
+		}
+		return b, nil
+	case datatype.Inet:
+		if t.Kind != cqlparse.TermString {
+			return nil, bad()
+		}
+		ip := net.ParseIP(t.Text)
+		if ip == nil {
+			return nil, fmt.Errorf("Unable to make inet address from '%s'", t.Text)
+		}
+		if v4 := ip.To4(); v4 != nil {
+			return v4, nil
+		}
+		return ip, nil
+	case datatype.Varint:
+		if t.Kind != cqlparse.TermInt {
+			return nil, bad()
+		}
+		n, ok := new(big.Int).SetString(t.Text, 10)
+		if !ok {
+			return nil, bad()
+		}
+		return varintBytes(n), nil
+	}
+	return nil, fmt.Errorf("literals of type %s are not supported; use a bind marker", typeName(dt))
+}
+
+func encodeCollection(kt, vt datatype.DataType, keys, vals []cqlparse.Term) ([]byte, error) {
+	n := len(keys)
+	if vt == nil {
+		n = len(keys) + len(vals)
+		keys = append(keys, vals...)
+	}
+	out := binary.BigEndian.AppendUint32(nil, uint32(n))
+	for i, k := range keys {
+		kb, err := encodeLiteral(kt, k)
+		if err != nil {
+			return nil, err
+		}
+		if kb == nil {
+			return nil, fmt.Errorf("null is not supported inside collections")
+		}
+		out = binary.BigEndian.AppendUint32(out, uint32(len(kb)))
+		out = append(out, kb...)
+		if vt != nil {
+			vb, err := encodeLiteral(vt, vals[i])
+			if err != nil {
+				return nil, err
+			}
+			if vb == nil {
+				return nil, fmt.Errorf("null is not supported inside collections")
+			}
+			out = binary.BigEndian.AppendUint32(out, uint32(len(vb)))
+			out = append(out, vb...)
+		}
+	}
+	return out, nil
+}
+
+func varintBytes(n *big.Int) []byte {
+	if n.Sign() >= 0 {
+		b := n.Bytes()
+		if len(b) == 0 || b[0]&0x80 != 0 {
+			b = append([]byte{0}, b...)
+		}
+		return b
+	}
+	// Two's complement of a negative number.
+	bits := n.BitLen()/8*8 + 8
+	m := new(big.Int).Lsh(big.NewInt(1), uint(bits))
+	m.Add(m, n)
+	b := m.Bytes()
+	for len(b) < bits/8 {
+		b = append([]byte{0xff}, b...)
+	}
+	return b
+}
+
+func putInt(size int, v int64) []byte {
+	b := make([]byte, size)
+	switch size {
+	case 8:
+		binary.BigEndian.PutUint64(b, uint64(v))
+	case 4:
+		binary.BigEndian.PutUint32(b, uint32(v))
+	case 2:
+		binary.BigEndian.PutUint16(b, uint16(v))
+	case 1:
+		b[0] = byte(v)
+	}
+	return b
+}
+
+var timestampLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999-0700",
+	"2006-01-02T15:04:05.999999999-0700",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04",
+	"2006-01-02",
+}
+
+func parseTimestamp(s string) (time.Time, error) {
+	for _, l := range timestampLayouts {
+		if ts, err := time.Parse(l, s); err == nil {
+			return ts, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("Unable to coerce '%s' to a formatted date (long)", s)
+}
+
+func termKindName(k cqlparse.TermKind) string {
+	switch k {
+	case cqlparse.TermString:
+		return "STRING"
+	case cqlparse.TermInt:
+		return "INTEGER"
+	case cqlparse.TermFloat:
+		return "FLOAT"
+	case cqlparse.TermBlob:
+		return "HEX"
+	case cqlparse.TermUUID:
+		return "UUID"
+	case cqlparse.TermBool:
+		return "BOOLEAN"
+	case cqlparse.TermDuration:
+		return "DURATION"
+	case cqlparse.TermMap:
+		return "MAP"
+	case cqlparse.TermList:
+		return "LIST"
+	}
+	return "literal"
+}
+
+func termText(t cqlparse.Term) string {
+	switch t.Kind {
+	case cqlparse.TermString:
+		return "'" + t.Text + "'"
+	case cqlparse.TermBlob:
+		return "0x" + t.Text
+	case cqlparse.TermMap, cqlparse.TermList:
+		return "..."
+	}
+	return t.Text
+}
+
+// clusteringAppend appends the order-preserving encoding of one clustering
+// component: bytes.Compare on the concatenation gives CQL clustering order,
+// each component is self-delimiting (so a prefix of components is a byte
+// prefix), and DESC components are bit-inverted.
+func clusteringAppend(dst []byte, dt datatype.DataType, v []byte, desc bool) ([]byte, error) {
+	start := len(dst)
+	if n := fixedSize(dt); n > 0 {
+		if len(v) != n {
+			return nil, fmt.Errorf("invalid %d-byte value for clustering column of type %s", len(v), typeName(dt))
+		}
+		switch dt {
+		case datatype.Bigint, datatype.Counter, datatype.Timestamp, datatype.Int, datatype.Smallint, datatype.Tinyint, datatype.Time:
+			dst = append(dst, v...)
+			dst[start] ^= 0x80 // two's complement -> unsigned order
+		case datatype.Date: // unsigned, epoch at 2^31
+			dst = append(dst, v...)
+		case datatype.Double, datatype.Float:
+			dst = append(dst, v...)
+			if v[0]&0x80 != 0 {
+				for i := start; i < len(dst); i++ {
+					dst[i] = ^dst[i]
+				}
+			} else {
+				dst[start] ^= 0x80
+			}
+		case datatype.Timeuuid:
+			// Order by timestamp: time_hi, time_mid, time_low, then the rest.
+			dst = append(dst, v[6]&0x0f, v[7], v[4], v[5], v[0], v[1], v[2], v[3])
+			dst = append(dst, v[8:]...)
+		case datatype.Uuid:
+			ver := v[6] >> 4
+			if ver == 1 {
+				dst = append(dst, ver, v[6]&0x0f, v[7], v[4], v[5], v[0], v[1], v[2], v[3])
+				dst = append(dst, v[8:]...)
+			} else {
+				dst = append(dst, ver)
+				dst = append(dst, v...)
+			}
+		default: // boolean
+			dst = append(dst, v...)
+		}
+	} else {
+		// Variable length: escape 0x00 as 0x00 0xff and terminate with 0x00 0x01.
+		for _, c := range v {
+			if c == 0 {
+				dst = append(dst, 0, 0xff)
+			} else {
+				dst = append(dst, c)
+			}
+		}
+		dst = append(dst, 0, 1)
+	}
+	if desc {
+		for i := start; i < len(dst); i++ {
+			dst[i] = ^dst[i]
+		}
+	}
+	return dst, nil
+}
+
+// clusteringNext decodes one component from src and returns its value and
+// the remaining bytes.
+func clusteringNext(src []byte, dt datatype.DataType, desc bool) (val, rest []byte, err error) {
+	get := func(i int) byte {
+		if desc {
+			return ^src[i]
+		}
+		return src[i]
+	}
+	if n := fixedSize(dt); n > 0 {
+		enc := n
+		if dt == datatype.Uuid {
+			enc = 17
+		}
+		if len(src) < enc {
+			return nil, nil, fmt.Errorf("truncated clustering key")
+		}
+		b := make([]byte, enc)
+		for i := range b {
+			b[i] = get(i)
+		}
+		switch dt {
+		case datatype.Bigint, datatype.Counter, datatype.Timestamp, datatype.Int, datatype.Smallint, datatype.Tinyint, datatype.Time:
+			b[0] ^= 0x80
+		case datatype.Double, datatype.Float:
+			if b[0]&0x80 == 0 {
+				for i := range b {
+					b[i] = ^b[i]
+				}
+			} else {
+				b[0] ^= 0x80
+			}
+		case datatype.Timeuuid:
+			b = []byte{b[4], b[5], b[6], b[7], b[2], b[3], b[0] | 0x10, b[1], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]}
+		case datatype.Uuid:
+			if b[0] == 1 {
+				b = []byte{b[5], b[6], b[7], b[8], b[3], b[4], b[1] | 0x10, b[2], b[9], b[10], b[11], b[12], b[13], b[14], b[15], b[16]}
+			} else {
+				b = b[1:]
+			}
+		}
+		return b, src[enc:], nil
+	}
+	var out []byte
+	for i := 0; i < len(src); i++ {
+		c := get(i)
+		if c != 0 {
+			out = append(out, c)
+			continue
+		}
+		if i+1 >= len(src) {
+			break
+		}
+		switch get(i + 1) {
+		case 0xff:
+			out = append(out, 0)
+			i++
+		case 1:
+			if out == nil {
+				out = []byte{}
+			}
+			return out, src[i+2:], nil
+		default:
+			return nil, nil, fmt.Errorf("corrupt clustering key")
+		}
+	}
+	return nil, nil, fmt.Errorf("truncated clustering key")
+}
+
+// compositeKey builds the partition key bytes drivers hash for tokens.
+func compositeKey(parts [][]byte) []byte {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	n := 0
+	for _, p := range parts {
+		n += 3 + len(p)
+	}
+	out := make([]byte, 0, n)
+	for _, p := range parts {
+		out = binary.BigEndian.AppendUint16(out, uint16(len(p)))
+		out = append(out, p...)
+		out = append(out, 0)
+	}
+	return out
+}
