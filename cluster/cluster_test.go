@@ -2,9 +2,7 @@ package cluster_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,90 +19,10 @@ import (
 
 var ports = fakescylla.Ports{REST: 19100, Metrics: 19180, CQL: 19042}
 
-// fakeProvider starts fake ScyllaDB nodes on 127.0.4.<base+i>.
-type fakeProvider struct {
-	fc        *fakescylla.Cluster
-	base      int
-	joinAfter time.Duration
-	dir       string
-
-	mu       sync.Mutex
-	next     int
-	removed  []string
-	exited   map[string]bool
-	initNode func(name string, n *fakescylla.Node)
-}
-
-func newFake(t *testing.T, base int) *fakeProvider {
-	p := &fakeProvider{fc: fakescylla.New(), base: base, exited: map[string]bool{}, dir: t.TempDir()}
-	t.Cleanup(p.fc.Close)
+func newFake(t *testing.T, base int) *fakescylla.Provider {
+	p := fakescylla.NewProvider(fmt.Sprintf("127.0.4.%d", base+1), ports, t.TempDir())
+	t.Cleanup(p.FC.Close)
 	return p
-}
-
-func (p *fakeProvider) Name() string { return "fake" }
-
-func (p *fakeProvider) start(specs []provision.NodeSpec, joinAfter time.Duration) ([]provision.Node, error) {
-	var out []provision.Node
-	for _, s := range specs {
-		p.mu.Lock()
-		p.next++
-		i := p.next
-		p.mu.Unlock()
-		name := fmt.Sprintf("node-%d", i)
-		n := provision.Node{Name: name, Rack: s.Rack, InstanceType: s.InstanceType, Address: fmt.Sprintf("127.0.4.%d", p.base+i),
-			CQLPort: ports.CQL, RESTPort: ports.REST, MetricsPort: ports.Metrics, LogPath: filepath.Join(p.dir, name+".log")}
-		err := p.fc.Start(n.Address, ports, func(fn *fakescylla.Node) {
-			fn.JoinAfter, fn.Rack = joinAfter, s.Rack
-			if p.initNode != nil {
-				p.initNode(name, fn)
-			}
-		})
-		if err != nil {
-			return out, err
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-func (p *fakeProvider) Create(ctx context.Context, spec provision.ClusterSpec) ([]provision.Node, error) {
-	var specs []provision.NodeSpec
-	for i := 0; i < spec.NodesPerRack; i++ {
-		for _, r := range spec.Racks {
-			specs = append(specs, provision.NodeSpec{Rack: r, InstanceType: spec.InstanceType})
-		}
-	}
-	return p.start(specs, 0)
-}
-
-func (p *fakeProvider) AddNodes(ctx context.Context, specs []provision.NodeSpec) ([]provision.Node, error) {
-	return p.start(specs, p.joinAfter)
-}
-
-func (p *fakeProvider) StopNode(ctx context.Context, n provision.Node) error {
-	p.fc.Stop(n.Address)
-	p.fc.Update(n.Address, func(f *fakescylla.Node) { f.Down = true })
-	return nil
-}
-func (p *fakeProvider) KillNode(ctx context.Context, n provision.Node) error { return p.StopNode(ctx, n) }
-func (p *fakeProvider) RemoveNode(ctx context.Context, n provision.Node) error {
-	p.fc.Stop(n.Address)
-	p.mu.Lock()
-	p.removed = append(p.removed, n.Name)
-	p.mu.Unlock()
-	return nil
-}
-func (p *fakeProvider) Logs(ctx context.Context, n provision.Node) (io.ReadCloser, error) {
-	return nil, errors.New("no logs")
-}
-func (p *fakeProvider) Destroy(ctx context.Context) error { p.fc.Close(); return nil }
-func (p *fakeProvider) NodeExited(name string) (bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.exited[name] {
-		return true, errors.New("exit status 1")
-	}
-	return false, nil
 }
 
 type recorder struct {
@@ -138,7 +56,7 @@ var spec3 = provision.ClusterSpec{RunID: "t", Racks: []string{"rack1", "rack2", 
 
 func TestCreateGrowDecommission(t *testing.T) {
 	p := newFake(t, 10)
-	p.joinAfter = 700 * time.Millisecond
+	p.JoinAfter = 700 * time.Millisecond
 	rec := &recorder{}
 	c := newCluster(t, p, rec, 10*time.Second)
 	ctx := context.Background()
@@ -174,23 +92,23 @@ func TestCreateGrowDecommission(t *testing.T) {
 		t.Fatalf("node-4 states = %v", got)
 	}
 
-	p.fc.Update(n4.Address, func(f *fakescylla.Node) { f.DecommissionTime = 300 * time.Millisecond })
+	p.FC.Update(n4.Address, func(f *fakescylla.Node) { f.DecommissionTime = 300 * time.Millisecond })
 	if err := c.Decommission(ctx, n4); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Nodes()) != 3 || slices.Contains(p.fc.Members(), n4.Address) || !slices.Equal(p.removed, []string{"node-4"}) {
-		t.Fatalf("after decommission: nodes %d, members %v, removed %v", len(c.Nodes()), p.fc.Members(), p.removed)
+	if len(c.Nodes()) != 3 || slices.Contains(p.FC.Members(), n4.Address) || !slices.Equal(p.RemovedNodes(), []string{"node-4"}) {
+		t.Fatalf("after decommission: nodes %d, members %v, removed %v", len(c.Nodes()), p.FC.Members(), p.RemovedNodes())
 	}
 	if got := rec.states("node-4"); !slices.Equal(got, []string{"started", "joining", "normal", "leaving", "left", "removed"}) {
 		t.Fatalf("node-4 states = %v", got)
 	}
 
-	if err := c.SetBalancing(ctx, true); err != nil || p.fc.Balancing() == nil || !*p.fc.Balancing() {
+	if err := c.SetBalancing(ctx, true); err != nil || p.FC.Balancing() == nil || !*p.FC.Balancing() {
 		t.Fatalf("SetBalancing: %v", err)
 	}
 	// Quiesce goes around a node that does not answer.
 	n1 := c.Nodes()[0]
-	p.fc.Stop(n1.Address)
+	p.FC.Stop(n1.Address)
 	if err := c.Quiesce(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -215,21 +133,21 @@ func TestRemoveDead(t *testing.T) {
 	if err := c.RemoveDead(ctx, n3); err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Nodes()) != 2 || slices.Contains(p.fc.Members(), n3.Address) {
-		t.Fatalf("after remove: %d nodes, members %v", len(c.Nodes()), p.fc.Members())
+	if len(c.Nodes()) != 2 || slices.Contains(p.FC.Members(), n3.Address) {
+		t.Fatalf("after remove: %d nodes, members %v", len(c.Nodes()), p.FC.Members())
 	}
 	found := false
-	for _, call := range p.fc.Calls() {
+	for _, call := range p.FC.Calls() {
 		found = found || strings.HasPrefix(call, "POST /storage_service/remove_node?host_id="+n3.HostID)
 	}
 	if !found {
-		t.Fatalf("no remove_node call with host id %s: %v", n3.HostID, p.fc.Calls())
+		t.Fatalf("no remove_node call with host id %s: %v", n3.HostID, p.FC.Calls())
 	}
 }
 
 func TestWaitReadyTimeoutSaysWhy(t *testing.T) {
 	p := newFake(t, 30)
-	p.initNode = func(name string, n *fakescylla.Node) {
+	p.InitNode = func(name string, n *fakescylla.Node) {
 		if name == "node-2" {
 			n.NativeTransport = false
 		}
@@ -247,17 +165,15 @@ func TestWaitReadyTimeoutSaysWhy(t *testing.T) {
 
 func TestGrowFailsFastWhenTheProcessExits(t *testing.T) {
 	p := newFake(t, 40)
-	p.joinAfter = time.Hour
+	p.JoinAfter = time.Hour
 	rec := &recorder{}
 	c := newCluster(t, p, rec, 30*time.Second)
 	ctx := context.Background()
 	if err := c.Create(ctx, spec3); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(p.dir, "node-4.log"), []byte("INFO  2026-11-30 12:00:00,123 [shard 0:main] init - starting\nERROR 2026-11-30 12:00:01,000 [shard 0:main] init - Startup failed: injected fault\n"), 0o644)
-	p.mu.Lock()
-	p.exited["node-4"] = true
-	p.mu.Unlock()
+	os.WriteFile(filepath.Join(p.Dir, "node-4.log"), []byte("INFO  2026-11-30 12:00:00,123 [shard 0:main] init - starting\nERROR 2026-11-30 12:00:01,000 [shard 0:main] init - Startup failed: injected fault\n"), 0o644)
+	p.SetExited("node-4")
 	start := time.Now()
 	added, err := c.Grow(ctx, "grow-1", []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.large"}})
 	if err == nil || !strings.Contains(err.Error(), "Startup failed: injected fault") {

@@ -25,7 +25,7 @@ type DeathMonitor struct {
 
 	mu       sync.Mutex
 	expected map[string]int
-	dead     map[string]bool
+	dead     map[string]string // node -> how its death was seen: "exit" | "down"
 	first    error
 	errs     chan error
 }
@@ -38,7 +38,7 @@ func NewDeathMonitor(emit func(results.Event), logf func(format string, args ...
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &DeathMonitor{emit: emit, logf: logf, expected: map[string]int{}, dead: map[string]bool{}, errs: make(chan error, 64)}
+	return &DeathMonitor{emit: emit, logf: logf, expected: map[string]int{}, dead: map[string]string{}, errs: make(chan error, 64)}
 }
 
 // ExpectDeath announces that node is about to stop on purpose: its next
@@ -59,12 +59,16 @@ func (m *DeathMonitor) ResetExpected(node string) {
 // Died records a death. It returns the error sent to Unexpected when nobody
 // expected it, nil otherwise (also for a node already dead).
 func (m *DeathMonitor) Died(node, cause string, t time.Time, requested bool) error {
+	return m.died(node, cause, t, requested, "exit")
+}
+
+func (m *DeathMonitor) died(node, cause string, t time.Time, requested bool, source string) error {
 	m.mu.Lock()
-	if m.dead[node] {
+	if m.dead[node] != "" {
 		m.mu.Unlock()
 		return nil
 	}
-	m.dead[node] = true
+	m.dead[node] = source
 	expected := requested
 	if !expected && m.expected[node] > 0 {
 		m.expected[node]--
@@ -91,10 +95,12 @@ func (m *DeathMonitor) Died(node, cause string, t time.Time, requested bool) err
 	return err
 }
 
-// Up records that node is alive again (restarted), so its next death counts.
+// Up records that node is alive again (restarted), so its next death
+// counts. PollDown calls it for deaths it saw itself; after a process exit
+// the caller that restarts the node says so.
 func (m *DeathMonitor) Up(node string) {
 	m.mu.Lock()
-	was := m.dead[node]
+	was := m.dead[node] != ""
 	delete(m.dead, node)
 	m.mu.Unlock()
 	if was {
@@ -177,15 +183,17 @@ func (m *DeathMonitor) pollOnce(ctx context.Context, c *cluster.Cluster) {
 		}
 		for _, a := range down {
 			if n := byAddr[a]; n != nil && n != o {
-				m.Died(n.Name, "reported down by "+o.Name, time.Now(), false)
+				m.died(n.Name, "reported down by "+o.Name, time.Now(), false, "down")
 			}
 		}
 		for _, a := range live {
 			if n := byAddr[a]; n != nil {
+				// Gossip may still list a killed process as live for a
+				// while, so only deaths seen here are undone here.
 				m.mu.Lock()
-				wasDead := m.dead[n.Name]
+				seenDown := m.dead[n.Name] == "down"
 				m.mu.Unlock()
-				if wasDead {
+				if seenDown {
 					m.Up(n.Name)
 				}
 			}

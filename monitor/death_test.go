@@ -1,0 +1,116 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/cluster"
+	"github.com/elasticity-dev/elasticity/cluster/fakescylla"
+	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/provision/local"
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+type events struct {
+	mu sync.Mutex
+	l  []results.Event
+}
+
+func (e *events) emit(ev results.Event) { e.mu.Lock(); e.l = append(e.l, ev); e.mu.Unlock() }
+func (e *events) list() []results.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]results.Event(nil), e.l...)
+}
+
+func TestDeathMonitorExpected(t *testing.T) {
+	ev := &events{}
+	m := NewDeathMonitor(ev.emit, t.Logf)
+	m.ExpectDeath("node-2")
+	if err := m.Died("node-2", "killed by nemesis", time.Now(), false); err != nil {
+		t.Fatalf("expected death reported: %v", err)
+	}
+	if err := m.Died("node-2", "again", time.Now(), false); err != nil {
+		t.Fatal("a dead node's second report counts once")
+	}
+	if err := m.Died("node-4", "stopped by provider", time.Now(), true); err != nil {
+		t.Fatal(err)
+	}
+	m.Up("node-2")
+	if err := m.Died("node-2", "segfault", time.Now(), false); err == nil || !strings.Contains(err.Error(), "node-2 died unexpectedly") {
+		t.Fatalf("err = %v", err)
+	}
+	select {
+	case err := <-m.Unexpected():
+		if !strings.Contains(err.Error(), "segfault") {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatal("nothing on Unexpected")
+	}
+	if m.Err() == nil {
+		t.Fatal("Err() = nil")
+	}
+	var states []string
+	for _, e := range ev.list() {
+		states = append(states, e.Node+":"+e.State)
+	}
+	if got := strings.Join(states, ","); got != "node-2:died,node-4:died,node-2:up,node-2:died" {
+		t.Fatalf("events %s", got)
+	}
+	if l := ev.list(); !l[0].Expected || l[3].Expected {
+		t.Fatalf("expected flags: %+v", l)
+	}
+}
+
+func TestDeathMonitorFollowExits(t *testing.T) {
+	m := NewDeathMonitor(nil, t.Logf)
+	ch := make(chan local.NodeExit, 2)
+	ch <- local.NodeExit{Node: provision.Node{Name: "node-1"}, Err: nil, Time: time.Now(), Requested: true}
+	ch <- local.NodeExit{Node: provision.Node{Name: "node-3"}, Err: errors.New("signal: killed"), Time: time.Now()}
+	close(ch)
+	m.FollowExits(context.Background(), ch)
+	if err := m.Err(); err == nil || !strings.Contains(err.Error(), "node-3") || !strings.Contains(err.Error(), "signal: killed") {
+		t.Fatalf("Err = %v", err)
+	}
+}
+
+func TestDeathMonitorPollDown(t *testing.T) {
+	p := fakescylla.NewProvider("127.0.4.71", fakescylla.Ports{REST: 19300, CQL: 19342}, "")
+	defer p.FC.Close()
+	c := cluster.New(p, cluster.Options{NodeReadyTimeout: 5 * time.Second, PollInterval: 50 * time.Millisecond})
+	ctx := context.Background()
+	if err := c.Create(ctx, provision.ClusterSpec{Racks: []string{"r1", "r2", "r3"}, NodesPerRack: 1, InstanceType: "i4i.large"}); err != nil {
+		t.Fatal(err)
+	}
+	m := NewDeathMonitor(nil, t.Logf)
+	n2, n3 := c.Nodes()[1], c.Nodes()[2]
+	m.ExpectDeath(n2.Name)
+	p.StopNode(ctx, n2.Node)
+	c.SetState(n2, cluster.StateDown)
+	m.pollOnce(ctx, c)
+	if m.Err() != nil {
+		t.Fatalf("expected death: %v", m.Err())
+	}
+	p.FC.Update(n3.Address, func(n *fakescylla.Node) { n.Down = true })
+	m.pollOnce(ctx, c)
+	if err := m.Err(); err == nil || !strings.Contains(err.Error(), "node-3") {
+		t.Fatalf("Err = %v", err)
+	}
+	// node-2 back: seen up, so a later death counts again.
+	p.FC.Update(n2.Address, func(n *fakescylla.Node) { n.Down = false })
+	m.pollOnce(ctx, c)
+	m.mu.Lock()
+	_, dead := m.dead[n2.Name]
+	m.mu.Unlock()
+	if dead {
+		t.Fatal("node-2 still dead after it was seen live")
+	}
+	pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	m.PollDown(pctx, c, 50*time.Millisecond) // returns at ctx end
+}

@@ -1,0 +1,89 @@
+package monitor
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+func TestClassify(t *testing.T) {
+	now := time.Date(2026, 11, 30, 13, 0, 0, 0, time.UTC)
+	cases := []struct {
+		line     string
+		typ      string // "" = no event
+		errType  string
+		severity string
+		stallMS  float64
+	}{
+		{"INFO  2026-11-30 12:00:00,123 [shard 0:main] init - Scylla version 2026.1 initialization completed.", "", "", "", 0},
+		{"WARN  2026-11-30 12:00:01,500 [shard 1:main] seastar_memory - oversized allocation", "", "", "", 0},
+		{"WARN  2026-11-30 12:00:02,000 [shard 1:stmt] seastar - Reactor stalled for 32 ms on shard 1. Backtrace: 0x5a5b 0x5c5d", results.EventStall, ErrReactorStalled, SeverityNormal, 32},
+		{"Reactor stalled for 2049 ms on shard 3, in scheduling group main", results.EventStall, ErrReactorStalled, SeverityNormal, 2049},
+		{"ERROR 2026-11-30 12:00:03,000 [shard 0:strm] database - failed to write sstable: std::system_error (error system:28, No space left on device)", results.EventDBError, ErrNoSpace, SeverityError, 0},
+		{"ERROR 2026-11-30 12:00:04,000 [shard 2:main] storage_proxy - exception: std::bad_alloc (std::bad_alloc)", results.EventDBError, ErrBadAlloc, SeverityError, 0},
+		{"ERROR 2026-11-30 12:00:05,000 [shard 0:main] init - Startup failed: std::runtime_error (injected fault)", results.EventDBError, ErrStartupFailed, SeverityCritical, 0},
+		{"ERROR 2026-11-30 12:00:06,000 [shard 0:main] compaction - std::runtime_error (something broke)", results.EventDBError, ErrRuntime, SeverityError, 0},
+		{"ERROR 2026-11-30 12:00:07,000 [shard 1:main] storage_service - some failure", results.EventDBError, ErrDatabase, SeverityError, 0},
+		{"Nov 30 12:00:07 node-1 scylla[123]: !ERR   | [shard 1:main] repair - failed something", results.EventDBError, ErrDatabase, SeverityError, 0},
+		{"ERROR 2026-11-30 12:00:08,000 [shard 0:main] seastar - Aborting on shard 0.", results.EventDBError, ErrAborting, SeverityCritical, 0},
+		{"INFO  2026-11-30 12:00:09,000 [shard 0:main] seastar - Backtrace: 0x1 0x2", results.EventDBError, ErrBacktrace, SeverityError, 0},
+		{"ERROR 2026-11-30 12:00:10,000 [shard 0:main] cql_server - exception while processing connection: std::system_error (error system:104, Connection reset by peer)", "", "", "", 0},
+		{"ERROR 2026-11-30 12:00:11,000 [shard 0:main] audit: Backtrace-like audit line", "", "", "", 0},
+		{"WARN  2026-11-30 12:00:12,000 [shard 0:main] rpc - client 127.0.0.3:7000: fail to connect: Connection refused", "", "", "", 0},
+	}
+	for _, tc := range cases {
+		ev, ok := Classify("node-1", tc.line, now)
+		if tc.typ == "" {
+			if ok {
+				t.Errorf("%q: unexpected event %+v", tc.line, ev)
+			}
+			continue
+		}
+		if !ok {
+			t.Errorf("%q: no event, want %s", tc.line, tc.errType)
+			continue
+		}
+		if ev.Type != tc.typ || ev.ErrorType != tc.errType || ev.Severity != tc.severity || ev.StallMS != tc.stallMS || ev.Node != "node-1" || ev.Line != tc.line {
+			t.Errorf("%q: got %+v, want type %s/%s severity %s stall %v", tc.line, ev, tc.typ, tc.errType, tc.severity, tc.stallMS)
+		}
+		if strings.HasPrefix(tc.line, "ERROR 2026") || strings.HasPrefix(tc.line, "WARN  2026") || strings.HasPrefix(tc.line, "INFO  2026") {
+			want, _ := time.ParseInLocation("2006-01-02 15:04:05,000", tc.line[6:29], time.Local)
+			if !ev.Time.Equal(want) {
+				t.Errorf("%q: time %v, want %v", tc.line, ev.Time, want)
+			}
+		} else if !ev.Time.Equal(now) {
+			t.Errorf("%q: time %v, want now", tc.line, ev.Time)
+		}
+	}
+}
+
+func TestWatchStopsAtEOFAndOnCancel(t *testing.T) {
+	var got []results.Event
+	in := "INFO  2026-11-30 12:00:00,123 [shard 0:main] init - ok\nWARN  2026-11-30 12:00:02,000 [shard 1:main] seastar - Reactor stalled for 40 ms on shard 1.\nERROR 2026-11-30 12:00:03,000 [shard 0:main] x - No space left on device"
+	if err := Watch(context.Background(), "node-2", strings.NewReader(in), func(e results.Event) { got = append(got, e) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].StallMS != 40 || got[1].ErrorType != ErrNoSpace {
+		t.Fatalf("events = %+v", got)
+	}
+
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Watch(ctx, "node-2", pr, func(results.Event) {}) }()
+	pw.Write([]byte("INFO line\n"))
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Watch did not return after cancel")
+	}
+}
