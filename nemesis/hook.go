@@ -96,7 +96,12 @@ func runHook(ctx context.Context, env *Env, s Step) error {
 	if err != nil {
 		ev.Status = "error"
 		env.emit(ev)
-		return fmt.Errorf("hook %s: %w (output: %s)", strings.Join(s.Command, " "), err, tail)
+		err = fmt.Errorf("hook %s: %w (output: %s)", strings.Join(s.Command, " "), err, tail)
+		if s.IgnoreFailure && ctx.Err() == nil {
+			env.warn(err.Error() + " (ignored)")
+			return nil
+		}
+		return err
 	}
 	env.emit(ev)
 	return nil

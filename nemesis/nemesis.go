@@ -87,6 +87,8 @@ type Step struct {
 	// Hook.
 	Command []string
 	HookEnv map[string]string
+	// IgnoreFailure keeps the run going when the hook fails (a warning is recorded).
+	IgnoreFailure bool
 	// Timeouts overrides the derived timeouts per wait (WaitJoin, WaitBalance ...).
 	Timeouts map[string]Timeout
 	// PollInterval is how often drain progress is polled (default 2 s).

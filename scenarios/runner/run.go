@@ -247,6 +247,7 @@ func nemesisStep(sc *scenarios.Scenario, st scenarios.Step) (nemesis.Step, error
 			ns.Command = []string{"sh", "-c", st.Hook.Command}
 		}
 		ns.HookEnv = st.Hook.Env
+		ns.IgnoreFailure = st.Hook.IgnoreFailure
 		ns.Duration = st.Hook.Timeout.D() // wall clock, never scaled
 	default:
 		return ns, fmt.Errorf("nemesis step %q has no kind", st.Name)

@@ -1,0 +1,319 @@
+// Package e2e runs the elasticity binary end to end on the local emulated
+// backend: a smoke scenario, interrupts in two phases and a node that fails
+// its startup during a grow. Every test checks that no node process is left.
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+var binary string // built once by TestMain
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "elasticity-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "elasticity")
+	build := exec.Command("go", "build", "-o", binary, "../cmd/elasticity")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building elasticity:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// needEmulator skips when this build has no emulated node yet.
+func needEmulator(t *testing.T) {
+	t.Helper()
+	out, _ := exec.Command(binary, "node", "--help").CombinedOutput()
+	if bytes.Contains(out, []byte("not implemented")) {
+		t.Skip("the emulated node (elasticity node) is not in this build")
+	}
+}
+
+// shrink keeps every e2e run short and on its own loopback addresses.
+func shrink(base string) []string {
+	return []string{
+		"--set", "local.base_address=" + base,
+		"--set", "steady_state=8m",
+		"--set", "final_hold=4m",
+		"--set", "dataset.fill.0.hold=2m",
+	}
+}
+
+// nodeProcesses lists running `elasticity node` processes started from our binary.
+func nodeProcesses(t *testing.T) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	var out []string
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if args[0] == binary && len(args) > 1 && args[1] == "node" {
+			out = append(out, e.Name()+": "+strings.Join(args, " "))
+		}
+	}
+	return out
+}
+
+func checkNoNodes(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left := nodeProcesses(t)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node processes left after the run:\n%s", strings.Join(left, "\n"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// start runs `elasticity run` with a deadline; output goes to a log file.
+func start(t *testing.T, ctx context.Context, out string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	full := append([]string{"run", "../configs/smoke.yaml", "--out", out}, args...)
+	cmd := exec.CommandContext(ctx, binary, full...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+	cmd.WaitDelay = 60 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return cmd, &buf
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+func readEvents(t *testing.T, dir string) []results.Event {
+	t.Helper()
+	var evs []results.Event
+	if err := results.ReadJSONL(filepath.Join(dir, results.FileEvents), func(_ int, e *results.Event) error {
+		evs = append(evs, *e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return evs
+}
+
+func lastRunEnd(t *testing.T, dir string) results.Event {
+	t.Helper()
+	evs := readEvents(t, dir)
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Type == results.EventRunEnd {
+			return evs[i]
+		}
+	}
+	t.Fatalf("no run_end in %s", dir)
+	return results.Event{}
+}
+
+func readResult(t *testing.T, dir string) *results.Result {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, results.FileResult))
+	if err != nil {
+		t.Fatalf("result.json: %v", err)
+	}
+	var r results.Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("result.json: %v", err)
+	}
+	return &r
+}
+
+// waitForEvent polls events.jsonl until match returns true.
+func waitForEvent(t *testing.T, dir string, d time.Duration, match func(results.Event) bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		f, err := os.Open(filepath.Join(dir, results.FileEvents))
+		if err == nil {
+			sc := bufio.NewScanner(f)
+			sc.Buffer(make([]byte, 1<<20), 1<<20)
+			for sc.Scan() {
+				var e results.Event
+				if json.Unmarshal(sc.Bytes(), &e) == nil && match(e) {
+					f.Close()
+					return
+				}
+			}
+			f.Close()
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("event not seen within %s", d)
+}
+
+func TestSmokeRun(t *testing.T) {
+	needEmulator(t)
+	out := filepath.Join(t.TempDir(), "smoke")
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	cmd, log := start(t, ctx, out, shrink("127.0.5.2")...)
+	err := cmd.Wait()
+	defer checkNoNodes(t)
+	if code := exitCode(err); code != 0 && code != 1 {
+		t.Fatalf("exit %d: %v\n%s", code, err, log)
+	}
+	for _, f := range []string{results.FileScenario, results.FileEvents, results.FileLatency, results.FileMetrics, results.FileResult, results.FileReportMD, results.FileReportHTML, results.DirLogs} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("missing %s: %v", f, err)
+		}
+	}
+	if logs, _ := os.ReadDir(filepath.Join(out, results.DirLogs)); len(logs) < 2 {
+		t.Errorf("logs/ has %d entries, want the node logs", len(logs))
+	}
+	res := readResult(t, out)
+	if res.Status != results.StatusPassed && res.Status != results.StatusFailed {
+		t.Fatalf("status %s: %s\n%s", res.Status, res.Reason, log)
+	}
+	var steady, nemesisCycles int
+	for _, c := range res.Cycles {
+		if c.WriteOpsPerS <= 0 || c.ReadOpsPerS <= 0 {
+			t.Errorf("%s has no throughput: %+v", c.Name, c)
+		}
+		if c.Name == "Cycle #0" {
+			steady++
+		} else {
+			nemesisCycles++
+		}
+	}
+	if steady != 1 || nemesisCycles < 1 {
+		t.Fatalf("cycles %+v", res.Cycles)
+	}
+	if len(res.Disk) < 3 {
+		t.Errorf("disk usage at %d phases, want 3 or more", len(res.Disk))
+	}
+	if len(res.Durations) == 0 {
+		t.Error("no durations")
+	}
+	t.Logf("smoke: %d cycles, disk phases %d, durations %d", len(res.Cycles), len(res.Disk), len(res.Durations))
+}
+
+func TestInterruptDuringFill(t *testing.T) {
+	needEmulator(t)
+	out := filepath.Join(t.TempDir(), "int-fill")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	// A target the fill cannot reach quickly keeps the run in the fill.
+	cmd, log := start(t, ctx, out, append(shrink("127.0.5.20"), "--set", "dataset.fill.0.target_percent=95%")...)
+	waitForEvent(t, out, 60*time.Second, func(e results.Event) bool { return e.Type == results.EventPhaseStart && e.Phase == "fill" })
+	time.Sleep(time.Second)
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	defer checkNoNodes(t)
+	if code := exitCode(err); code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, log)
+	}
+	if e := lastRunEnd(t, out); e.Status != results.StatusInterrupted {
+		t.Fatalf("run_end %+v", e)
+	}
+	if _, err := os.Stat(filepath.Join(out, results.FileResult)); err == nil {
+		if r := readResult(t, out); r.Status != results.StatusInterrupted {
+			t.Fatalf("result status %s", r.Status)
+		}
+	}
+}
+
+func TestInterruptDuringGrow(t *testing.T) {
+	needEmulator(t)
+	out := filepath.Join(t.TempDir(), "int-grow")
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd, log := start(t, ctx, out, shrink("127.0.5.40")...)
+	waitForEvent(t, out, 100*time.Second, func(e results.Event) bool { return e.Type == results.EventStepRequested })
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	defer checkNoNodes(t)
+	if code := exitCode(err); code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, log)
+	}
+	if e := lastRunEnd(t, out); e.Status != results.StatusInterrupted {
+		t.Fatalf("run_end %+v", e)
+	}
+}
+
+func TestGrowStartupFailure(t *testing.T) {
+	needEmulator(t)
+	out := filepath.Join(t.TempDir(), "fail")
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	args := append(shrink("127.0.5.60"), "--fault", "node-4=--fail-startup=raft operation [read_barrier] timed out")
+	cmd, log := start(t, ctx, out, args...)
+	err := cmd.Wait()
+	defer checkNoNodes(t)
+	if code := exitCode(err); code != 3 {
+		t.Fatalf("exit %d, want 3\n%s", code, log)
+	}
+	e := lastRunEnd(t, out)
+	if e.Status != results.StatusError || !strings.Contains(e.Message, "node-4") {
+		t.Fatalf("run_end %+v", e)
+	}
+	found := false
+	for _, ev := range readEvents(t, out) {
+		if ev.Type == results.EventDBError && strings.Contains(ev.Line, "Startup failed") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no database_error with the Startup failed line\n%s", log)
+	}
+	if _, err := os.Stat(filepath.Join(out, results.FileResult)); err == nil {
+		r := readResult(t, out)
+		if r.Status != results.StatusError {
+			t.Fatalf("result status %s", r.Status)
+		}
+		inErrors := false
+		for _, es := range r.Errors {
+			if strings.Contains(es.Line, "Startup failed") {
+				inErrors = true
+			}
+		}
+		if !inErrors {
+			t.Fatalf("Startup failed not among result errors: %+v", r.Errors)
+		}
+	}
+}
