@@ -367,6 +367,12 @@ func suggest(key string, names []string) string {
 			best, bestD = n, dd
 		}
 	}
+	for _, n := range names {
+		if len(key) >= 3 && (strings.HasPrefix(n, key) || strings.HasPrefix(key, n)) {
+			best, bestD = n, 0
+			break
+		}
+	}
 	if best != "" && bestD <= max(2, len(key)/3) {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}

@@ -49,7 +49,7 @@ func applySet(doc *yaml.Node, i int, expr string) *Problem {
 					}
 					next = cur.Content[k+1]
 					if isNull(next) {
-						next = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: line}
+						next = newContainer(segs[si+1], line)
 						cur.Content[k+1] = next
 					}
 					break
@@ -61,7 +61,7 @@ func applySet(doc *yaml.Node, i int, expr string) *Problem {
 					cur.Content = append(cur.Content, key, val)
 					return nil
 				}
-				next = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: line}
+				next = newContainer(segs[si+1], line)
 				cur.Content = append(cur.Content, key, next)
 			}
 			cur = next
@@ -79,11 +79,11 @@ func applySet(doc *yaml.Node, i int, expr string) *Problem {
 				return nil
 			}
 			if idx == len(cur.Content) {
-				cur.Content = append(cur.Content, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: line})
+				cur.Content = append(cur.Content, newContainer(segs[si+1], line))
 			}
 			next := cur.Content[idx]
 			if isNull(next) {
-				next = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: line}
+				next = newContainer(segs[si+1], line)
 				cur.Content[idx] = next
 			}
 			cur = next
@@ -117,4 +117,13 @@ func parseSetValue(raw string, line int) (*yaml.Node, error) {
 	}
 	mark(v)
 	return v, nil
+}
+
+// newContainer makes the node a path segment descends into: a list when the
+// next segment is an index, else a mapping.
+func newContainer(next string, line int) *yaml.Node {
+	if _, err := strconv.Atoi(next); err == nil {
+		return &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: line}
+	}
+	return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: line}
 }

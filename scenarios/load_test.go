@@ -1,0 +1,389 @@
+package scenarios
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+const minimal = "name: t\n"
+
+// problemsOf parses src and returns its problems (failing the test if it parsed).
+func problemsOf(t *testing.T, src string, sets ...string) []Problem {
+	t.Helper()
+	_, err := Parse([]byte(src), "x.yaml", sets)
+	if err == nil {
+		t.Fatalf("expected an error for:\n%s", src)
+	}
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("error is %T, not *ValidationError: %v", err, err)
+	}
+	return ve.Problems
+}
+
+func TestBrokenScenarios(t *testing.T) {
+	cases := []struct {
+		name string
+		src  string
+		sets []string
+		line int
+		path string
+		msg  string
+	}{
+		{"missing name", "backend: local\n", nil, 1, "name", "is required"},
+		{"bad name", "name: 'a b'\n", nil, 1, "name", "letters, digits"},
+		{"unknown top key", minimal + "clutser:\n  racks: 3\n", nil, 2, "clutser", `did you mean "cluster"`},
+		{"unknown nested key", minimal + "cluster:\n  racks: 3\n  node_per_rack: 2\n", nil, 4, "cluster.node_per_rack", `did you mean "nodes_per_rack"`},
+		{"duplicate key", minimal + "steady_state: 1m\nsteady_state: 2m\n", nil, 3, "steady_state", "duplicate"},
+		{"bad backend", minimal + "backend: gce\n", nil, 2, "backend", `"gce" is not one of local, docker, aws, static`},
+		{"bad flavour", minimal + "cluster:\n  flavour: mongo\n", nil, 3, "cluster.flavour", "not one of"},
+		{"unknown instance type", minimal + "cluster:\n  instance_type: m5.large\n", nil, 3, "cluster.instance_type", "unknown instance type"},
+		{"racks zero", minimal + "cluster:\n  racks: 0\n", nil, 3, "cluster.racks", "rack count 1..100"},
+		{"duplicate rack", minimal + "cluster:\n  racks:\n    - a\n    - a\n", nil, 5, "cluster.racks.1", "duplicate rack"},
+		{"nodes per rack not int", minimal + "cluster:\n  nodes_per_rack: many\n", nil, 3, "cluster.nodes_per_rack", "expected an integer"},
+		{"nodes per rack zero", minimal + "cluster:\n  nodes_per_rack: 0\n", nil, 3, "cluster.nodes_per_rack", "must be >= 1"},
+		{"cassandra tablets", minimal + "cluster:\n  flavour: cassandra\n  tablets_initial: 8\n", nil, 4, "cluster.tablets_initial", "cassandra has no tablets"},
+		{"rf too big", minimal + "cluster:\n  racks: 1\ndataset:\n  rf: 3\n", nil, 5, "dataset.rf", "more than the 1 initial nodes"},
+		{"bad keyspace", minimal + "dataset:\n  keyspace: 1abc\n", nil, 3, "dataset.keyspace", "not a valid CQL identifier"},
+		{"bad value size", minimal + "dataset:\n  value_size: big\n", nil, 3, "dataset.value_size", "invalid size"},
+		{"value range inverted", minimal + "dataset:\n  value_size:\n    min: 2KiB\n    max: 1KiB\n", nil, 5, "dataset.value_size.max", "less than min"},
+		{"fill target over 100", minimal + "dataset:\n  fill:\n    - name: A\n      target_percent: 120%\n", nil, 5, "dataset.fill.0.target_percent", "between 0% and 100%"},
+		{"fill targets not ascending", minimal + "dataset:\n  fill:\n    - {name: A, target_percent: 80}\n    - {name: B, target_percent: 70}\n", nil, 5, "dataset.fill.1.target_percent", "above the previous"},
+		{"fill hold bad", minimal + "dataset:\n  fill:\n    - name: A\n      target_percent: 50\n      hold: soon\n", nil, 6, "dataset.fill.0.hold", "invalid duration"},
+		{"fill unknown key", minimal + "dataset:\n  fill:\n    - name: A\n      target: 50\n", nil, 5, "dataset.fill.0.target", "unknown field"},
+		{"mix negative", minimal + "workload:\n  mix:\n    write: -1\n    read: 1\n", nil, 4, "workload.mix.write", "must be >= 0"},
+		{"mix string bad", minimal + "workload:\n  mix: half\n", nil, 3, "workload.mix", "write:read ratio"},
+		{"mix zero", minimal + "workload:\n  mix: \"0:0\"\n", nil, 3, "workload.mix", "cannot both be 0"},
+		{"rate and load", minimal + "workload:\n  rate: 100/s\n  load_percent: 50\n", nil, 3, "workload.rate", "either rate or load_percent"},
+		{"bad rate", minimal + "workload:\n  rate: fast\n", nil, 3, "workload.rate", "invalid rate"},
+		{"load percent zero", minimal + "workload:\n  load_percent: 0%\n", nil, 3, "workload.load_percent", "must be in (0%, 200%]"},
+		{"bad consistency", minimal + "workload:\n  consistency:\n    write: MOST\n", nil, 4, "workload.consistency.write", "not one of"},
+		{"bad distribution", minimal + "workload:\n  distribution: pareto\n", nil, 3, "workload.distribution", "not one of"},
+		{"steady state zero", minimal + "steady_state: 0\n", nil, 2, "steady_state", "must be > 0"},
+		{"steady state list", minimal + "steady_state: [1m]\n", nil, 2, "steady_state", "expected a duration"},
+		{"nemesis not list", minimal + "nemesis:\n  grow_cluster: {}\n", nil, 3, "nemesis", "expected a list"},
+		{"step two keys", minimal + "nemesis:\n  - hold: 1m\n    hook: {command: x}\n", nil, 3, "nemesis.0", "exactly one key"},
+		{"step unknown kind", minimal + "nemesis:\n  - grow: {}\n", nil, 3, "nemesis.0.grow", `did you mean "grow_cluster"`},
+		{"step scalar", minimal + "nemesis:\n  - grow_cluster\n", nil, 3, "nemesis.0", "expected a step"},
+		{"grow bad mode", minimal + "nemesis:\n  - grow_cluster:\n      mode: sideways\n", nil, 4, "nemesis.0.grow_cluster.mode", `"sideways" is not one of serial, parallel`},
+		{"grow bad type", minimal + "nemesis:\n  - grow_cluster:\n      instance_type: i4i.huge\n", nil, 4, "nemesis.0.grow_cluster.instance_type", "unknown instance type"},
+		{"grow unknown rack", minimal + "nemesis:\n  - grow_cluster:\n      racks: [rack9]\n", nil, 4, "nemesis.0.grow_cluster.racks.0", "unknown rack"},
+		{"grow unknown field", minimal + "nemesis:\n  - grow_cluster:\n      count: 2\n", nil, 4, "nemesis.0.grow_cluster.count", "unknown field"},
+		{"shrink below rf", minimal + "nemesis:\n  - shrink_cluster:\n      count_per_rack: 1\n", nil, 4, "nemesis.0.shrink_cluster.count_per_rack", "leaves 0 nodes"},
+		{"decommission both", minimal + "cluster: {nodes_per_rack: 3}\nnemesis:\n  - decommission:\n      nodes: [node-1]\n      count_per_rack: 1\n", nil, 5, "nemesis.0.decommission.nodes", "either nodes or count_per_rack"},
+		{"drain workers", minimal + "cluster: {nodes_per_rack: 2}\nnemesis:\n  - drain:\n      workers: 0\n", nil, 5, "nemesis.0.drain.workers", "must be 1..64"},
+		{"hold zero", minimal + "nemesis:\n  - hold: 0\n", nil, 3, "nemesis.0.hold.duration", "must be > 0"},
+		{"hook no command", minimal + "nemesis:\n  - hook:\n      args: [a]\n", nil, 3, "nemesis.0.hook.command", "is required"},
+		{"hook env not map", minimal + "nemesis:\n  - hook:\n      command: x\n      env: [A]\n", nil, 5, "nemesis.0.hook.env", "expected a mapping"},
+		{"duplicate step names", minimal + "nemesis:\n  - hold: {name: h, duration: 1m}\n  - hold: {name: h, duration: 1m}\n", nil, 4, "nemesis.1.hold.name", "duplicate step name"},
+		{"threshold negative", minimal + "thresholds:\n  cycles:\n    - write_p99_ms: -1\n", nil, 4, "thresholds.cycles.0.write_p99_ms", "must be > 0"},
+		{"threshold empty", minimal + "thresholds:\n  cycles:\n    - cycle: \"*\"\n", nil, 4, "thresholds.cycles.0", "sets no limit"},
+		{"threshold duration bad", minimal + "thresholds:\n  durations:\n    \"New node(s) ready\": 0\n", nil, 4, "thresholds.durations.New node(s) ready", "must be > 0"},
+		{"report format", minimal + "report:\n  formats: [md, pdf]\n", nil, 3, "report.formats.1", `"pdf" is not one of md, html, json`},
+		{"timeout zero", minimal + "timeouts:\n  node_ready: 0s\n", nil, 3, "timeouts.node_ready", "must be > 0"},
+		{"time scale", minimal + "local:\n  time_scale: 2\n", nil, 3, "local.time_scale", "must be in (0, 1]"},
+		{"base address not loopback", minimal + "local:\n  base_address: 10.0.0.1\n", nil, 3, "local.base_address", "not a loopback"},
+		{"aws zones count", minimal + "backend: aws\ncluster: {racks: 3}\naws:\n  availability_zones: [a]\n", nil, 5, "aws.availability_zones", "1 zones for 3 racks"},
+		{"docker memory", minimal + "docker:\n  memory: 1MiB\n", nil, 3, "docker.memory", "less than 256MiB"},
+		{"static needs hosts", minimal + "backend: static\n", nil, 1, "static.hosts", "at least one host"},
+		{"yaml syntax", minimal + "cluster:\n  racks: [a\n", nil, 2, // yaml.v3 reports the line before the unclosed '['
+			"", "invalid YAML"},
+		{"not a mapping", "- a\n- b\n", nil, 1, "", "a scenario is a mapping"},
+		{"two documents", minimal + "---\nname: u\n", nil, 2, "", "more than one YAML document"},
+		{"set bad type", minimal, []string{"workload.load_percent=lots"}, 0, "workload.load_percent", "invalid percentage"},
+		{"set unknown field", minimal, []string{"workload.lod_percent=5"}, 0, "workload.lod_percent", `did you mean "load_percent"`},
+		{"set index out of range", minimal + "nemesis:\n  - hold: 1m\n", []string{"nemesis.5.hold.duration=1m"}, 0, "nemesis.5.hold.duration", "index"},
+		{"set no equals", minimal, []string{"workload.load_percent"}, 0, "", "expected path=value"},
+	}
+	if len(cases) < 30 {
+		t.Fatalf("only %d cases", len(cases))
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ps := problemsOf(t, tc.src, tc.sets...)
+			for _, p := range ps {
+				if p.Path == tc.path && strings.Contains(p.Msg, tc.msg) {
+					if p.Line != tc.line {
+						t.Errorf("%q: line %d, want %d", p.String(), p.Line, tc.line)
+					}
+					if len(tc.sets) > 0 && !strings.HasPrefix(p.File, "--set ") {
+						t.Errorf("%q: should name the --set", p.String())
+					}
+					if len(tc.sets) == 0 && p.File != "x.yaml" {
+						t.Errorf("%q: file %q, want x.yaml", p.String(), p.File)
+					}
+					return
+				}
+			}
+			t.Errorf("no problem with path %q and message containing %q; got:\n%v", tc.path, tc.msg, (&ValidationError{ps}).Error())
+		})
+	}
+}
+
+func TestAllProblemsAtOnce(t *testing.T) {
+	src := `name: t
+cluster:
+  flavour: mongo
+  nodes_per_rack: 0
+workload:
+  mix:
+    write: -1
+    read: 1
+  bogus: 1
+nemesis:
+  - grow_cluster:
+      mode: sideways
+`
+	ps := problemsOf(t, src)
+	got := (&ValidationError{ps}).Error()
+	for _, want := range []string{
+		"x.yaml:3: cluster.flavour:",
+		"x.yaml:4: cluster.nodes_per_rack: must be >= 1",
+		"x.yaml:7: workload.mix.write: must be >= 0",
+		"x.yaml:9: workload.bogus: unknown field",
+		"x.yaml:12: nemesis.0.grow_cluster.mode:",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	// File order.
+	for i := 1; i < len(ps); i++ {
+		if ps[i].Line < ps[i-1].Line {
+			t.Errorf("problems not in line order:\n%s", got)
+		}
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	s, err := Parse([]byte(minimal+"nemesis:\n  - grow_cluster:\n  - hold: 10m\n  - grow_cluster: {mode: parallel}\n"), "x.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Backend != BackendLocal || s.Cluster.Flavour != FlavourScylla || len(s.Cluster.Racks) != 3 || s.Cluster.NodesPerRack != 1 {
+		t.Errorf("cluster defaults: %+v backend %s", s.Cluster, s.Backend)
+	}
+	if s.Cluster.InstanceType != "i4i.large" || s.Cluster.TabletsInitial != DefaultTabletsScylla {
+		t.Errorf("cluster defaults: %+v", s.Cluster)
+	}
+	if s.Dataset.RF != 3 || len(s.Dataset.Fill) != 2 || s.Dataset.Fill[1].Name != "Hard Limit" || s.Dataset.Fill[1].TargetPercent != 90 {
+		t.Errorf("dataset defaults: %+v", s.Dataset)
+	}
+	if s.Workload.LoadPercent != 50 || s.Workload.Rate != 0 || s.Workload.Mix != (Mix{1, 1}) || s.Workload.Consistency.Read != "QUORUM" {
+		t.Errorf("workload defaults: %+v", s.Workload)
+	}
+	if s.Local != DefaultLocal {
+		t.Errorf("local defaults: %+v", s.Local)
+	}
+	if s.Timeouts != DefaultTimeoutsLocal {
+		t.Errorf("timeouts: %+v", s.Timeouts)
+	}
+	names := []string{s.Nemesis[0].Name, s.Nemesis[1].Name, s.Nemesis[2].Name}
+	if !reflect.DeepEqual(names, []string{"grow_cluster #1", "hold #1", "grow_cluster #2"}) {
+		t.Errorf("step names %v", names)
+	}
+	g := s.Nemesis[0].Grow
+	if g == nil || g.InstanceType != "i4i.large" || g.CountPerRack != 1 || g.Mode != ModeSerial {
+		t.Errorf("grow defaults: %+v", g)
+	}
+	if s.Nemesis[1].Kind() != KindHold || s.Nemesis[1].Hold.Duration.D() != 10*time.Minute {
+		t.Errorf("hold: %+v", s.Nemesis[1])
+	}
+	if s.Nemesis[2].Grow.Mode != ModeParallel {
+		t.Errorf("mode: %+v", s.Nemesis[2].Grow)
+	}
+	// Explicit zero values are kept, not replaced by defaults.
+	s, err = Parse([]byte(minimal+"cluster: {tablets_initial: 0}\ndataset: {fill: []}\n"), "x.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Cluster.TabletsInitial != 0 || len(s.Dataset.Fill) != 0 {
+		t.Errorf("explicit zeros replaced: tablets %d fill %v", s.Cluster.TabletsInitial, s.Dataset.Fill)
+	}
+	// Real backends get real timeouts.
+	s, err = Parse([]byte(minimal+"backend: docker\n"), "x.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Timeouts != DefaultTimeoutsReal || s.Scaled(time.Hour) != time.Hour {
+		t.Errorf("docker timeouts %+v scaled %v", s.Timeouts, s.Scaled(time.Hour))
+	}
+}
+
+func TestSets(t *testing.T) {
+	src := minimal + "workload:\n  load_percent: 50\nnemesis:\n  - grow_cluster:\n      instance_type: i4i.4xlarge\n"
+	s, err := Parse([]byte(src), "x.yaml", []string{
+		"nemesis.0.grow_cluster.mode=parallel",
+		"workload.load_percent=70",
+		"cluster.racks=[a, b, c, d]",
+		"nemesis.1.hold.duration=5m",
+		"dataset.fill.0.target_percent=60%",
+		"description=set from CI",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Nemesis[0].Grow.Mode != ModeParallel || s.Nemesis[0].Grow.InstanceType != "i4i.4xlarge" {
+		t.Errorf("grow %+v", s.Nemesis[0].Grow)
+	}
+	if s.Workload.LoadPercent != 70 {
+		t.Errorf("load %v", s.Workload.LoadPercent)
+	}
+	if !reflect.DeepEqual([]string(s.Cluster.Racks), []string{"a", "b", "c", "d"}) {
+		t.Errorf("racks %v", s.Cluster.Racks)
+	}
+	if len(s.Nemesis) != 2 || s.Nemesis[1].Hold == nil || s.Nemesis[1].Hold.Duration.D() != 5*time.Minute {
+		t.Errorf("appended hold %+v", s.Nemesis)
+	}
+	// A --set into a defaulted list creates it: fill then has just that phase.
+	if len(s.Dataset.Fill) != 1 || s.Dataset.Fill[0].TargetPercent != 60 {
+		t.Errorf("fill %+v", s.Dataset.Fill)
+	}
+	if s.Description != "set from CI" {
+		t.Errorf("description %q", s.Description)
+	}
+	// Switching rate/load_percent by --set: both set is an error naming the file line.
+	ps := problemsOf(t, src, "workload.rate=100/s")
+	if !strings.Contains((&ValidationError{ps}).Error(), "either rate or load_percent") {
+		t.Errorf("got %v", ps)
+	}
+}
+
+func TestConfigsValidAndRoundTrip(t *testing.T) {
+	files, err := filepath.Glob("../configs/*.yaml")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("configs: %v %v", files, err)
+	}
+	for _, f := range files {
+		s, err := Load(f, nil)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		y, err := s.YAML()
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		s2, err := Parse(y, "resolved.yaml", nil)
+		if err != nil {
+			t.Fatalf("%s: resolved scenario does not load back: %v\n%s", f, err, y)
+		}
+		s2.source = s.source
+		if !reflect.DeepEqual(s, s2) {
+			t.Errorf("%s: round trip differs:\n%+v\n%+v", f, s, s2)
+		}
+		p := s.Plan()
+		if p.EstimatedSeconds <= 0 || len(p.Phases) == 0 {
+			t.Errorf("%s: empty plan %+v", f, p)
+		}
+		// The local defaults must keep the flagship scenario to a few minutes.
+		if filepath.Base(f) == "90pct-scaleout.yaml" && (p.Estimated() > 10*time.Minute || p.Estimated() < time.Minute) {
+			t.Errorf("90pct-scaleout estimated at %v; want a few minutes", p.Estimated())
+		}
+		if filepath.Base(f) == "smoke.yaml" && p.Estimated() > 2*time.Minute {
+			t.Errorf("smoke estimated at %v; want about a minute", p.Estimated())
+		}
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"), nil)
+	var ve *ValidationError
+	if !errors.As(err, &ve) || !strings.Contains(err.Error(), "nope.yaml: cannot read scenario") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestLoadFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(p, []byte(minimal+"workload:\n  concurrency: -3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(p, nil)
+	if err == nil || !strings.Contains(err.Error(), p+":3: workload.concurrency: must be >= 1") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestResultThresholdsAndScaling(t *testing.T) {
+	s, err := Parse([]byte(minimal+`thresholds:
+  cycles:
+    - write_p99_ms: 10
+      read_p99_ms: 12
+    - cycle: steady_state
+      total_ops_per_sec: 500
+  durations:
+    "New node(s) ready": 30m
+`), "x.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.ResultThresholds()
+	want := []results.Threshold{
+		{Cycle: "*", Metric: "write_p99_ms", Limit: 10},
+		{Cycle: "*", Metric: "read_p99_ms", Limit: 12},
+		{Cycle: "steady_state", Metric: "total_ops_per_sec", Limit: 500, Floor: true},
+		{Cycle: "New node(s) ready", Metric: "duration_seconds", Limit: 18}, // 30m × 0.01
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+	if s.Scaled(30*time.Minute) != 18*time.Second {
+		t.Errorf("scaled %v", s.Scaled(30*time.Minute))
+	}
+}
+
+func TestUnits(t *testing.T) {
+	for in, want := range map[string]Size{"1KiB": 1024, "468GB": 468e9, "512B": 512, "1.5MiB": 1572864, "100": 100, "2 GiB": 2 << 30} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]Rate{"3400/s": 3400, "3400": 3400, "120/m": 2, "7200/h": 2} {
+		if got, err := ParseRate(in); err != nil || got != want {
+			t.Errorf("ParseRate(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]Percent{"90%": 90, "90": 90, "12.5%": 12.5} {
+		if got, err := ParsePercent(in); err != nil || got != want {
+			t.Errorf("ParsePercent(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for in, want := range map[string]time.Duration{"30m": 30 * time.Minute, "1h30m": 90 * time.Minute, "1d": 24 * time.Hour, "0": 0, "1d2h": 26 * time.Hour} {
+		if got, err := ParseDuration(in); err != nil || got.D() != want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "-1m", "soon", "1x"} {
+		if _, err := ParseDuration(bad); err == nil {
+			t.Errorf("ParseDuration(%q) accepted", bad)
+		}
+	}
+	for _, bad := range []string{"", "-1KiB", "lots", "1PB", "NaN"} {
+		if _, err := ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) accepted", bad)
+		}
+	}
+	if Duration(90*time.Minute).String() != "1h30m" || Size(1<<30).String() != "1GiB" || Size(1000).String() != "1000B" {
+		t.Errorf("formatting: %v %v %v", Duration(90*time.Minute), Size(1<<30), Size(1000))
+	}
+}
+
+func TestAliasBomb(t *testing.T) {
+	// Aliases are expanded while decoding; a small file must not expand into
+	// an unbounded amount of work.
+	args := strings.Repeat("a,", 1000)
+	items := strings.Repeat("  - *s\n", 300)
+	src := minimal + "nemesis:\n  - &s {hook: {command: x, args: [" + args + "]}}\n" + items
+	_, err := Parse([]byte(src), "x.yaml", nil)
+	if err == nil || !strings.Contains(err.Error(), "document too large") {
+		t.Fatalf("alias bomb: %.300v", err)
+	}
+}
