@@ -118,7 +118,7 @@ func (p *Provider) Create(ctx context.Context, spec provision.ClusterSpec) ([]pr
 	p.spec = spec
 	p.nodes = []provision.Node{}
 	for _, h := range p.opts.Hosts {
-		if net.ParseIP(h.Address) == nil && h.Address == "" {
+		if h.Address == "" {
 			return nil, errors.New("static: a host has no address")
 		}
 		p.next++
