@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocql/gocql"
 
+	"github.com/elasticity-dev/elasticity/emulator/cql"
 	"github.com/elasticity-dev/elasticity/emulator/engine"
 	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
 )
@@ -26,6 +27,7 @@ func newSession(t testing.TB, hostport string, keyspace string) *gocql.Session {
 	cluster.ConnectTimeout = 5 * time.Second
 	cluster.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
 	cluster.Consistency = gocql.Quorum
+	cluster.WriteCoalesceWaitTime = 0
 	s, err := cluster.CreateSession()
 	if err != nil {
 		t.Fatalf("connecting gocql to %s: %v", hostport, err)
@@ -52,4 +54,170 @@ func TestDriverHandshake(t *testing.T) {
 	}
 	_ = fmt.Sprint
 	_ = engine.One
+}
+
+func TestDriverWorkload(t *testing.T) {
+	mem := enginetest.NewMemory("test-cluster")
+	hp := enginetest.StartServer(t, "127.0.1.2:0", mem)
+	s := newSession(t, hp, "")
+
+	if err := s.Query(`CREATE KEYSPACE IF NOT EXISTS ks1 WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 3} AND tablets = {'initial': 8}`).Exec(); err != nil {
+		t.Fatalf("create keyspace: %v", err)
+	}
+	ks := mem.Schema().Keyspaces["ks1"]
+	if ks == nil || !ks.TabletsEnabled || ks.Tablets != 8 || ks.Replication["class"] != "org.apache.cassandra.locator.NetworkTopologyStrategy" || ks.Replication["datacenter1"] != "3" {
+		t.Fatalf("keyspace def: %+v", ks)
+	}
+	if err := s.Query(`CREATE TABLE ks1.kv (pk bigint, ck int, v blob, n text, PRIMARY KEY ((pk), ck)) WITH CLUSTERING ORDER BY (ck DESC) AND compaction = {'class': 'IncrementalCompactionStrategy'} AND comment = 'hello'`).Exec(); err != nil {
+		t.Fatalf("create table: %v", err)
+	}
+
+	const n = 10000
+	t0 := time.Now()
+	defer func() { t.Logf("workload took %v", time.Since(t0)) }()
+	ins := s.Query(`INSERT INTO ks1.kv (pk, ck, v, n) VALUES (?, ?, ?, ?)`).Consistency(gocql.Quorum)
+	for i := 0; i < n; i++ {
+		if err := ins.Bind(int64(i/4), i%4, []byte(fmt.Sprintf("value-%d", i)), strconv.Itoa(i)).Exec(); err != nil {
+			t.Fatalf("insert %d: %v", i, err)
+		}
+	}
+	sel := s.Query(`SELECT pk, ck, v, n FROM ks1.kv WHERE pk = ?`).Consistency(gocql.Quorum)
+	got := 0
+	for p := int64(0); p < n/4; p++ {
+		iter := sel.Bind(p).Iter()
+		var pk int64
+		var ck int
+		var v []byte
+		var name string
+		prev := 99
+		for iter.Scan(&pk, &ck, &v, &name) {
+			i := int(pk)*4 + ck
+			if pk != p || string(v) != fmt.Sprintf("value-%d", i) || name != strconv.Itoa(i) {
+				t.Fatalf("row mismatch: pk=%d ck=%d v=%q n=%q", pk, ck, v, name)
+			}
+			if ck >= prev {
+				t.Fatalf("clustering order not DESC: %d after %d", ck, prev)
+			}
+			prev = ck
+			got++
+		}
+		if err := iter.Close(); err != nil {
+			t.Fatalf("select pk=%d: %v", p, err)
+		}
+	}
+	if got != n {
+		t.Fatalf("read back %d rows, want %d", got, n)
+	}
+	t.Logf("wrote and read %d rows in %v", n, time.Since(t0))
+
+	// Clustering prefix, range and limit and count.
+	var cnt int64
+	if err := s.Query(`SELECT COUNT(*) FROM ks1.kv WHERE pk = ?`, int64(7)).Scan(&cnt); err != nil || cnt != 4 {
+		t.Fatalf("count: %d %v", cnt, err)
+	}
+	var ck int
+	if err := s.Query(`SELECT ck FROM ks1.kv WHERE pk = 7 AND ck = 2`).Scan(&ck); err != nil || ck != 2 {
+		t.Fatalf("select ck=2: %d %v", ck, err)
+	}
+	iter := s.Query(`SELECT ck FROM ks1.kv WHERE pk = 7 AND ck >= 1 AND ck < 3 LIMIT 5`).Iter()
+	var cks []int
+	for iter.Scan(&ck) {
+		cks = append(cks, ck)
+	}
+	if err := iter.Close(); err != nil || fmt.Sprint(cks) != "[2 1]" {
+		t.Fatalf("range: %v %v", cks, err)
+	}
+
+	t.Logf("queries done at %v", time.Since(t0))
+	// The driver loads table metadata lazily after a schema change event.
+	tm, err := s.TableMetadata("ks1", "kv")
+	if err != nil {
+		t.Fatalf("table metadata: %v", err)
+	}
+	md, err := s.KeyspaceMetadata("ks1")
+	t.Logf("metadata done at %v", time.Since(t0))
+	if err != nil {
+		t.Fatalf("keyspace metadata: %v", err)
+	}
+	if md.Tables["kv"] == nil {
+		t.Fatalf("table kv missing from keyspace metadata: %+v", md.Tables)
+	}
+	if len(tm.PartitionKey) != 1 || tm.PartitionKey[0].Name != "pk" || len(tm.ClusteringColumns) != 1 || tm.ClusteringColumns[0].Name != "ck" || len(tm.Columns) != 4 {
+		t.Fatalf("table metadata: pk=%v ck=%v cols=%v", tm.PartitionKey, tm.ClusteringColumns, tm.Columns)
+	}
+	if tm.Columns["v"].Type != "blob" || tm.ClusteringColumns[0].Order != gocql.DESC {
+		t.Fatalf("column metadata: %+v %+v", tm.Columns["v"], tm.ClusteringColumns[0])
+	}
+	if md.StrategyClass != "org.apache.cassandra.locator.NetworkTopologyStrategy" || md.StrategyOptions["datacenter1"] != "3" {
+		t.Fatalf("keyspace metadata: %+v", md)
+	}
+
+	// Unlogged batch, composite partition key, USE, TTL, UPDATE, DELETE, DROP.
+	if err := s.Query(`CREATE TABLE ks1.comp (a text, b int, c uuid, d timestamp, x double, PRIMARY KEY ((a, b), c))`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	b := s.NewBatch(gocql.UnloggedBatch)
+	u1, u2 := gocql.TimeUUID(), gocql.TimeUUID()
+	now := time.Now().Truncate(time.Millisecond).UTC()
+	b.Query(`INSERT INTO ks1.comp (a, b, c, d, x) VALUES (?, ?, ?, ?, ?)`, "k", 1, u1, now, 1.5)
+	b.Query(`INSERT INTO ks1.comp (a, b, c, d, x) VALUES ('k', 1, `+u2.String()+`, '2024-01-02T03:04:05Z', 2.5) USING TTL 3600`)
+	if err := s.ExecuteBatch(b); err != nil {
+		t.Fatalf("batch: %v", err)
+	}
+	var rows []map[string]any
+	if rows, err = s.Query(`SELECT * FROM ks1.comp WHERE a = ? AND b = ?`, "k", 1).Iter().SliceMap(); err != nil || len(rows) != 2 {
+		t.Fatalf("composite select: %v %v", rows, err)
+	}
+	if err := s.Query(`USE ks1`).Exec(); err == nil {
+		t.Log("USE through a pooled session executed")
+	}
+	s2 := newSession(t, hp, "ks1")
+	if err := s2.Query(`UPDATE comp USING TTL 100 SET x = ? WHERE a = ? AND b = ? AND c = ?`, 9.5, "k", 1, u1).Exec(); err != nil {
+		t.Fatalf("update: %v", err)
+	}
+	var x float64
+	var d time.Time
+	if err := s2.Query(`SELECT x, d FROM comp WHERE a = 'k' AND b = 1 AND c = ?`, u1).Scan(&x, &d); err != nil || x != 9.5 || !d.Equal(now) {
+		t.Fatalf("after update: x=%v d=%v err=%v", x, d, err)
+	}
+	if err := s2.Query(`DELETE FROM comp WHERE a = 'k' AND b = 1 AND c = ?`, u1).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Query(`SELECT COUNT(*) FROM comp WHERE a = 'k' AND b = 1`).Scan(&cnt); err != nil || cnt != 1 {
+		t.Fatalf("after delete: %d %v", cnt, err)
+	}
+	if err := s2.Query(`TRUNCATE comp`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Query(`DROP TABLE IF EXISTS comp`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Query(`DROP KEYSPACE ks1`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if mem.Schema().Keyspaces["ks1"] != nil {
+		t.Fatal("keyspace still present after DROP")
+	}
+}
+
+// TestDriverShardAware checks the driver takes its ScyllaDB path: with 4
+// advertised shards it opens one pooled connection per shard.
+func TestDriverShardAware(t *testing.T) {
+	mem := enginetest.NewMemory("test-cluster")
+	srv, hp := enginetest.StartServerOpts(t, "127.0.1.4:0", mem, cql.Options{Shards: 4})
+	s := newSession(t, hp, "")
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.NumConns() < 5 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := srv.NumConns(); n < 5 {
+		t.Fatalf("driver opened %d connections, want >= 5 (control + one per shard)", n)
+	}
+	var shards int
+	for _, h := range s.GetHosts() {
+		shards = h.ScyllaShardCount()
+	}
+	if shards != 4 {
+		t.Fatalf("driver sees %d shards, want 4", shards)
+	}
 }
