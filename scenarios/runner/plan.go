@@ -109,12 +109,3 @@ func (p *Plan) PlannedNodes() []results.NodeInfo {
 	}
 	return out
 }
-
-func (p *Plan) hasTopology() bool {
-	for _, s := range p.Nemesis {
-		if s.IsTopology() {
-			return true
-		}
-	}
-	return false
-}

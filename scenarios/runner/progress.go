@@ -3,8 +3,12 @@ package runner
 import (
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 
 	"github.com/elasticity-dev/elasticity/results"
 )
@@ -47,6 +51,11 @@ func (r *reporter) Logf(format string, args ...any) {
 // Progress prints what a phase is waiting for and records a progress event.
 func (r *reporter) Progress(phase, msg string) {
 	r.Logf("%s: %s", phase, msg)
+	r.event(phase, msg)
+}
+
+// event records a progress event, at most one per phase every few seconds.
+func (r *reporter) event(phase, msg string) {
 	r.mu.Lock()
 	last := r.lastEvt[phase]
 	now := time.Now()
@@ -58,4 +67,20 @@ func (r *reporter) Progress(phase, msg string) {
 	if emit && r.emit != nil {
 		r.emit(results.Event{Type: results.EventProgress, Phase: phase, Message: msg})
 	}
+}
+
+// isTTY reports whether the terminal output is an interactive terminal.
+func (r *reporter) isTTY() bool {
+	f, ok := r.out.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// bar returns a progress bar on an interactive terminal, nil otherwise
+// (plain periodic lines are printed instead).
+func (r *reporter) bar(max int, desc string) *progressbar.ProgressBar {
+	if !r.isTTY() {
+		return nil
+	}
+	return progressbar.NewOptions(max, progressbar.OptionSetWriter(r.out), progressbar.OptionSetDescription(desc),
+		progressbar.OptionSetWidth(30), progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish())
 }

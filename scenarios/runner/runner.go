@@ -307,11 +307,6 @@ func (r *run) phases(ctx context.Context) error {
 		if err := r.phase(ctx, PhaseNemesis, "", r.nemesis); err != nil {
 			return err
 		}
-		if p.hasTopology() {
-			if err := r.snapshot(ctx, SnapshotScaleOut); err != nil {
-				return err
-			}
-		}
 	}
 	if err := r.phase(ctx, PhaseFinalHold, "", func(ctx context.Context) error {
 		return r.sleep(ctx, PhaseFinalHold, p.FinalHold, "final hold under load")
@@ -378,18 +373,32 @@ func (r *run) fill(ctx context.Context, f Fill) error {
 	var mu sync.Mutex
 	stop := make(chan struct{})
 	defer close(stop)
+	bar := r.rep.bar(int(f.TargetPercent*10), fmt.Sprintf("%s: disk %% ×10", f.Name))
 	go func() {
-		t := time.NewTicker(5 * time.Second)
+		every := 5 * time.Second
+		if bar != nil {
+			every = 500 * time.Millisecond
+		}
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {
 			case <-stop:
+				if bar != nil {
+					_ = bar.Finish()
+				}
 				return
 			case <-t.C:
 				mu.Lock()
 				k := keys
 				mu.Unlock()
-				r.rep.Progress(PhaseFill, fmt.Sprintf("%s: cluster disk %.1f%% of target %.0f%% (%d keys written)", f.Name, r.disk.ClusterUsagePercent(), f.TargetPercent, k))
+				msg := fmt.Sprintf("%s: cluster disk %.1f%% of target %.0f%% (%d keys written)", f.Name, r.disk.ClusterUsagePercent(), f.TargetPercent, k)
+				if bar != nil {
+					_ = bar.Set(min(int(r.disk.ClusterUsagePercent()*10), int(f.TargetPercent*10)))
+					r.rep.event(PhaseFill, msg)
+				} else {
+					r.rep.Progress(PhaseFill, msg)
+				}
 			}
 		}
 	}()
@@ -527,10 +536,21 @@ func (r *run) nemesisEnv() *nemesis.Env {
 
 func (r *run) nemesis(ctx context.Context) error {
 	env := r.nemesisEnv()
+	last := -1 // the "Scale out" snapshot follows the last topology step
+	for i, s := range r.p.Nemesis {
+		if s.IsTopology() {
+			last = i
+		}
+	}
 	for i, s := range r.p.Nemesis {
 		r.rep.Logf("nemesis %d/%d: %s (%s)", i+1, len(r.p.Nemesis), s.Name, s.Kind)
 		if err := nemesis.Run(ctx, env, s); err != nil {
 			return err
+		}
+		if i == last {
+			if err := r.snapshot(ctx, SnapshotScaleOut); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
