@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+func TestExitCodesUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--help"}, ExitPassed, ""},
+		{[]string{"frobnicate"}, ExitInvalid, `unknown command "frobnicate"`},
+		{[]string{"validate", "--no-such-flag", "x.yaml"}, ExitInvalid, "unknown flag: --no-such-flag"},
+		{[]string{"plan", "--json=maybe", "x.yaml"}, ExitInvalid, "invalid argument"},
+		{[]string{"validate"}, ExitInvalid, "requires at least 1 arg"},
+	} {
+		code, _, errs := cli(t, "", tc.args...)
+		if code != tc.code || !strings.Contains(errs, tc.msg) {
+			t.Errorf("%v: exit %d (want %d), stderr %q (want %q)", tc.args, code, tc.code, errs, tc.msg)
+		}
+	}
+}
+
+// TestExitCodesPlumbing checks that codes chosen by a command reach the
+// process, and that a cancelled context (Ctrl-C) becomes 130.
+func TestExitCodesPlumbing(t *testing.T) {
+	saved := factories
+	defer func() { factories = saved }()
+	factories = append(append([]commandFactory(nil), saved...), func(e *env) *cobra.Command {
+		return &cobra.Command{
+			Use:  "exit-test CODE",
+			Args: cobra.ExactArgs(1),
+			RunE: func(c *cobra.Command, args []string) error {
+				switch args[0] {
+				case "failed":
+					return withCode(ExitFailed, errors.New("2 thresholds failed"))
+				case "error":
+					return withCode(ExitRunError, errors.New("node-2 did not start"))
+				case "wait":
+					<-c.Context().Done()
+					return c.Context().Err()
+				}
+				return nil
+			},
+		}
+	})
+	for arg, want := range map[string]int{"ok": ExitPassed, "failed": ExitFailed, "error": ExitRunError} {
+		if code, _, errs := cli(t, "", "exit-test", arg); code != want {
+			t.Errorf("%s: exit %d, want %d (%s)", arg, code, want, errs)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb strings.Builder
+	code := run(ctx, &env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, []string{"exit-test", "wait"})
+	if code != ExitInterrupted || !strings.Contains(errb.String(), "interrupted") {
+		t.Errorf("cancelled: exit %d, stderr %q", code, errb.String())
+	}
+}

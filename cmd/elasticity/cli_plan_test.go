@@ -1,0 +1,86 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/elasticity-dev/elasticity/scenarios"
+)
+
+func TestPlanText(t *testing.T) {
+	code, out, errs := cli(t, "", "plan", "../../configs/90pct-scaleout.yaml")
+	if code != ExitPassed {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	for _, want := range []string{
+		"Plan: 90pct-scaleout",
+		"Backend: local (emulated",
+		"rack1  1      i4i.large",
+		"i4i.4xlarge    16",
+		"Soft Limit  70%",
+		"Hard Limit  90%",
+		"steady_state  Cycle #0",
+		"Add 3 x i4i.4xlarge",
+		"write_p99_ms  <= 10",
+		"Estimated wall time: ≈",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPlanJSONWithSets(t *testing.T) {
+	code, out, errs := cli(t, "", "plan", "--json", "--set", "nemesis.0.grow_cluster.mode=parallel", "--set", "local.time_scale=0.02", "../../configs/90pct-scaleout.yaml")
+	if code != ExitPassed {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	var p scenarios.Plan
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if p.Scenario != "90pct-scaleout" || p.TimeScale != 0.02 || len(p.Fill) != 2 || p.RF != 3 {
+		t.Errorf("plan %+v", p)
+	}
+	var grow *scenarios.PlanPhase
+	for i := range p.Phases {
+		if p.Phases[i].Phase == "nemesis" {
+			grow = &p.Phases[i]
+		}
+	}
+	if grow == nil || grow.Mode != "parallel" || grow.Cycles != 1 {
+		t.Errorf("nemesis phase %+v", grow)
+	}
+	// 30m steady state × 0.02.
+	for _, ph := range p.Phases {
+		if ph.Phase == "steady_state" && ph.Seconds != 36 {
+			t.Errorf("steady state %v s, want 36", ph.Seconds)
+		}
+	}
+}
+
+func TestPlanBackendFlag(t *testing.T) {
+	code, out, errs := cli(t, "", "plan", "--backend", "aws", "../../configs/90pct-scaleout.yaml")
+	if code != ExitPassed {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	if !strings.Contains(out, "Backend: aws") || strings.Contains(out, "emulated") {
+		t.Errorf("aws plan:\n%s", out)
+	}
+	code, _, errs = cli(t, "", "plan", "--backend", "gce", "../../configs/90pct-scaleout.yaml")
+	if code != ExitInvalid || !strings.Contains(errs, "--set backend=gce: backend:") {
+		t.Errorf("exit %d\n%s", code, errs)
+	}
+}
+
+func TestPlanInvalid(t *testing.T) {
+	bad := writeFile(t, "bad.yaml", "name: x\ncluster:\n  instance_type: m5.large\n")
+	code, _, errs := cli(t, "", "plan", bad)
+	if code != ExitInvalid || !strings.Contains(errs, bad+":3: cluster.instance_type: unknown instance type") {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	if code, _, _ := cli(t, "", "plan"); code != ExitInvalid {
+		t.Errorf("plan without file: exit %d", code)
+	}
+}
