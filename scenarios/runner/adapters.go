@@ -37,6 +37,9 @@ func newDiskMonitor(lc *liveCluster, env *Env) *diskMonitor {
 		return out
 	}, env.MetricsWriter, interval)
 	m.Logf = env.Logf
+	lc.mu.Lock()
+	lc.disk = m
+	lc.mu.Unlock()
 	return &diskMonitor{m: m}
 }
 

@@ -33,6 +33,7 @@ type liveCluster struct {
 	info    []results.NodeInfo
 	watched map[string]bool
 	deaths  *monitor.DeathMonitor
+	disk    *monitor.DiskMonitor // set once the disk monitor exists: drain reads tablet counts
 }
 
 func newLiveCluster(p provision.Provider, spec provision.ClusterSpec, env *Env, readyTimeout time.Duration) *liveCluster {
@@ -237,7 +238,16 @@ func (lc *liveCluster) Load(ctx context.Context, n nemesis.Node) (nemesis.Load, 
 	if err != nil {
 		return nemesis.Load{}, err
 	}
-	return nemesis.Load{Bytes: b}, nil
+	l := nemesis.Load{Bytes: b}
+	lc.mu.Lock()
+	dm := lc.disk
+	lc.mu.Unlock()
+	if dm != nil {
+		if s := dm.Sample(pctx, m); s.Error == "" {
+			l.Tablets = int(s.Metrics["tablets_count"])
+		}
+	}
+	return l, nil
 }
 
 func (lc *liveCluster) ExpectDeath(n nemesis.Node) { lc.deaths.ExpectDeath(n.Name) }
