@@ -461,8 +461,16 @@ func (r *run) steady(ctx context.Context) error {
 			return fmt.Errorf("calibrating: %w", err)
 		}
 		rate = capacity * r.p.LoadPercent / 100
-		// run_start was written before the capacity was known: record it here.
-		r.emit(results.Event{Type: results.EventProgress, Phase: PhaseSteady, Name: "calibrated",
+		// run_start was written before the capacity was known: this event
+		// carries the setup again with the rate and capacity filled in.
+		setup := r.p.Setup(r.p.PlannedNodes())
+		setup.RateOpsPerSec, setup.CapacityOps = rate, capacity
+		if r.cluster != nil {
+			if info := r.cluster.Info(); len(info) > 0 {
+				setup.InitialNodes = info
+			}
+		}
+		r.emit(results.Event{Type: results.EventProgress, Phase: PhaseSteady, Name: "calibrated", Setup: setup,
 			Message: fmt.Sprintf("capacity %.0f ops/s; rate %.0f ops/s (%.0f%% load)", capacity, rate, r.p.LoadPercent)})
 		r.rep.Logf("calibrated capacity %.0f ops/s → rate %.0f ops/s", capacity, rate)
 	}
