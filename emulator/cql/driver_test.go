@@ -160,7 +160,7 @@ func TestDriverWorkload(t *testing.T) {
 	u1, u2 := gocql.TimeUUID(), gocql.TimeUUID()
 	now := time.Now().Truncate(time.Millisecond).UTC()
 	b.Query(`INSERT INTO ks1.comp (a, b, c, d, x) VALUES (?, ?, ?, ?, ?)`, "k", 1, u1, now, 1.5)
-	b.Query(`INSERT INTO ks1.comp (a, b, c, d, x) VALUES ('k', 1, `+u2.String()+`, '2024-01-02T03:04:05Z', 2.5) USING TTL 3600`)
+	b.Query(`INSERT INTO ks1.comp (a, b, c, d, x) VALUES ('k', 1, ` + u2.String() + `, '2024-01-02T03:04:05Z', 2.5) USING TTL 3600`)
 	if err := s.ExecuteBatch(b); err != nil {
 		t.Fatalf("batch: %v", err)
 	}
@@ -221,3 +221,5 @@ func TestDriverShardAware(t *testing.T) {
 		t.Fatalf("driver sees %d shards, want 4", shards)
 	}
 }
+
+func cqlOptions() cql.Options { return cql.Options{} }
