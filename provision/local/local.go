@@ -18,6 +18,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,6 +91,7 @@ type NodeExit struct {
 // proc is one node's process.
 type proc struct {
 	node      provision.Node
+	index     int // N of node-N
 	dataDir   string
 	args      []string
 	cmd       *exec.Cmd
@@ -235,6 +238,40 @@ func (p *Provider) Create(ctx context.Context, spec provision.ClusterSpec) ([]pr
 	return p.start(ctx, specs)
 }
 
+// currentSeeds are the initial seeds while they run; once some are gone
+// (decommissioned, removed) the oldest running nodes stand in, so that a
+// late node still finds the cluster. Callers hold p.mu.
+func (p *Provider) currentSeeds() []string {
+	var running []string
+	for _, a := range p.seeds {
+		for _, pr := range p.procs {
+			if pr.node.Address == a && pr.running {
+				running = append(running, a)
+			}
+		}
+	}
+	if len(running) == len(p.seeds) || len(p.procs) == 0 {
+		return p.seeds
+	}
+	var others []*proc
+	for _, pr := range p.procs {
+		if pr.running && !slices.Contains(running, pr.node.Address) {
+			others = append(others, pr)
+		}
+	}
+	sort.Slice(others, func(i, j int) bool { return others[i].index < others[j].index })
+	for _, pr := range others {
+		if len(running) >= len(p.seeds) {
+			break
+		}
+		running = append(running, pr.node.Address)
+	}
+	if len(running) == 0 {
+		return p.seeds
+	}
+	return running
+}
+
 // AddNodes starts new nodes that join the existing cluster through its seeds.
 func (p *Provider) AddNodes(ctx context.Context, specs []provision.NodeSpec) ([]provision.Node, error) {
 	p.mu.Lock()
@@ -296,7 +333,7 @@ func (p *Provider) startNew(s provision.NodeSpec) (provision.Node, error) {
 	}
 	p.next++
 	idx := p.next
-	spec, dir, seeds := p.spec, p.dir, strings.Join(p.seeds, ",")
+	spec, dir, seeds := p.spec, p.dir, strings.Join(p.currentSeeds(), ",")
 	p.mu.Unlock()
 
 	addr, err := p.address(idx)
@@ -325,7 +362,7 @@ func (p *Provider) startNew(s provision.NodeSpec) (provision.Node, error) {
 		return n, err
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	args := append(slicesClone(p.opts.BinaryArgs), "node",
+	args := append(slices.Clone(p.opts.BinaryArgs), "node",
 		"--listen-address", addr,
 		"--data-dir", dataDir,
 		"--cluster-name", spec.ClusterName,
@@ -357,7 +394,7 @@ func (p *Provider) startNew(s provision.NodeSpec) (provision.Node, error) {
 	if p.opts.FaultArgs != nil {
 		args = append(args, p.opts.FaultArgs(n)...)
 	}
-	pr := &proc{node: n, dataDir: dataDir, args: args}
+	pr := &proc{node: n, index: idx, dataDir: dataDir, args: args}
 	p.mu.Lock()
 	p.procs[name] = pr
 	p.mu.Unlock()
@@ -370,7 +407,6 @@ func (p *Provider) startNew(s provision.NodeSpec) (provision.Node, error) {
 	return n, nil
 }
 
-func slicesClone(s []string) []string { return append([]string(nil), s...) }
 
 // checkFree fails when something already serves the node's address, which
 // would be another run (or a leftover) using the same addresses.

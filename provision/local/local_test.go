@@ -338,3 +338,18 @@ func TestCreateValidates(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestCurrentSeeds(t *testing.T) {
+	p := New(Options{})
+	p.seeds = []string{"a1", "a2", "a3"}
+	if got := p.currentSeeds(); strings.Join(got, ",") != "a1,a2,a3" {
+		t.Fatalf("no processes: %v", got)
+	}
+	for i, a := range []string{"a1", "a2", "a3", "a4", "a5"} {
+		p.procs["node-"+strconv.Itoa(i+1)] = &proc{node: provision.Node{Address: a}, index: i + 1, running: a != "a2"}
+	}
+	delete(p.procs, "node-1") // decommissioned and removed
+	if got := p.currentSeeds(); strings.Join(got, ",") != "a3,a4,a5" {
+		t.Fatalf("seeds = %v, want the running seed then the oldest running nodes", got)
+	}
+}
