@@ -235,7 +235,7 @@ func (p *Provider) Create(ctx context.Context, spec provision.ClusterSpec) ([]pr
 			specs = append(specs, provision.NodeSpec{Rack: r, InstanceType: spec.InstanceType})
 		}
 	}
-	return p.start(ctx, specs)
+	return p.start(ctx, specs, true)
 }
 
 // currentSeeds are the initial seeds while they run; once some are gone
@@ -285,7 +285,7 @@ func (p *Provider) AddNodes(ctx context.Context, specs []provision.NodeSpec) ([]
 			return nil, fmt.Errorf("local: %w", err)
 		}
 	}
-	return p.start(ctx, specs)
+	return p.start(ctx, specs, false)
 }
 
 // address is the address of the i-th node (1-based).
@@ -303,7 +303,8 @@ func (p *Provider) address(i int) (string, error) {
 	return netip.AddrFrom4(b).String(), nil
 }
 
-func (p *Provider) start(ctx context.Context, specs []provision.NodeSpec) ([]provision.Node, error) {
+// start starts nodes; initial nodes all get the initial seeds, later ones the running seeds.
+func (p *Provider) start(ctx context.Context, specs []provision.NodeSpec, initial bool) ([]provision.Node, error) {
 	var out []provision.Node
 	for i, s := range specs {
 		if i > 0 && p.opts.StartInterval > 0 {
@@ -316,7 +317,7 @@ func (p *Provider) start(ctx context.Context, specs []provision.NodeSpec) ([]pro
 		if err := ctx.Err(); err != nil {
 			return out, fmt.Errorf("local: starting nodes: %w", err)
 		}
-		n, err := p.startNew(s)
+		n, err := p.startNew(s, initial)
 		if err != nil {
 			return out, err
 		}
@@ -325,7 +326,7 @@ func (p *Provider) start(ctx context.Context, specs []provision.NodeSpec) ([]pro
 	return out, nil
 }
 
-func (p *Provider) startNew(s provision.NodeSpec) (provision.Node, error) {
+func (p *Provider) startNew(s provision.NodeSpec, initial bool) (provision.Node, error) {
 	p.mu.Lock()
 	if p.destroyed {
 		p.mu.Unlock()
@@ -333,7 +334,10 @@ func (p *Provider) startNew(s provision.NodeSpec) (provision.Node, error) {
 	}
 	p.next++
 	idx := p.next
-	spec, dir, seeds := p.spec, p.dir, strings.Join(p.currentSeeds(), ",")
+	spec, dir, seeds := p.spec, p.dir, strings.Join(p.seeds, ",")
+	if !initial {
+		seeds = strings.Join(p.currentSeeds(), ",")
+	}
 	p.mu.Unlock()
 
 	addr, err := p.address(idx)
