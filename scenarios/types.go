@@ -218,8 +218,8 @@ type Hold struct {
 	Duration Duration `yaml:"duration"`
 }
 
-// Hook runs an external command. It gets ELASTICITY_* variables (run id,
-// run directory, node addresses) on top of Env.
+// Hook runs an external command. It gets ELASTICITY_STEP, ELASTICITY_NODES
+// and ELASTICITY_HOSTS on top of Env.
 type Hook struct {
 	Command string            `yaml:"command"`
 	Args    []string          `yaml:"args,omitempty"`

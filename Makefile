@@ -1,0 +1,39 @@
+# Builds go through the repository (pinned modules, gocql replace directive);
+# never `go install ...@latest`.
+GO       ?= go
+FUZZTIME ?= 60s
+export TESTCONTAINERS_RYUK_DISABLED = true
+
+.PHONY: all build test lint bench e2e fuzz emulator-image clean
+
+all: lint build
+
+build:
+	$(GO) build -o bin/elasticity ./cmd/elasticity
+
+# What .ci/run calls.
+test:
+	$(GO) vet ./... && $(GO) test -p 1 -timeout 60m ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+bench:
+	$(GO) test -p 1 -run '^$$' -bench . -benchtime 2s ./...
+
+e2e:
+	$(GO) test -p 1 -v -count 1 -timeout 30m ./e2e/
+
+# Fuzz targets, one at a time (go test -fuzz takes one package).
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./scenarios/
+
+emulator-image:
+	mkdir -p build/emulator
+	CGO_ENABLED=0 $(GO) build -o build/emulator/elasticity ./cmd/elasticity
+	docker build -f Dockerfile.emulator -t elasticity-emulator:dev build/emulator
+
+clean:
+	rm -rf bin build
