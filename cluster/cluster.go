@@ -448,7 +448,9 @@ func (c *Cluster) RemoveDead(ctx context.Context, n *Node) error {
 		if o == n {
 			continue
 		}
+		c.mu.Lock()
 		id := n.HostID
+		c.mu.Unlock()
 		if id == "" {
 			ids, err := c.Admin(o).HostIDs(ctx)
 			if err != nil {
