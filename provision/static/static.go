@@ -293,6 +293,7 @@ func (p *Provider) run(ctx context.Context, what string, h Hook, n provision.Nod
 	start := time.Now()
 	p.opts.Logf("static: %s hook for %s (rack %s): %s", what, n.Name, n.Rack, strings.Join(h.Command, " "))
 	err := cmd.Run()
+	p.appendHookLog(spec.Dir, what, n.Name, h.Command, stdout.String(), stderr.String(), err)
 	for _, l := range strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n") {
 		if l != "" {
 			p.opts.Logf("static: %s hook %s | %s", what, n.Name, l)
@@ -310,6 +311,32 @@ func (p *Provider) run(ctx context.Context, what string, h Hook, n provision.Nod
 		return stdout.String(), fmt.Errorf("static: %s hook for %s (%s) failed after %s: %w; stderr: %s", what, n.Name, strings.Join(h.Command, " "), time.Since(start).Round(time.Millisecond), err, lastLine(stderr.String()))
 	}
 	return stdout.String(), nil
+}
+
+// appendHookLog keeps every hook's output in <run dir>/logs/hooks.log.
+func (p *Provider) appendHookLog(dir, what, node string, command []string, stdout, stderr string, runErr error) {
+	if dir == "" {
+		return
+	}
+	logs := filepath.Join(dir, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		p.opts.Logf("static: %v", err)
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(logs, "hooks.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		p.opts.Logf("static: %v", err)
+		return
+	}
+	defer f.Close()
+	status := "ok"
+	if runErr != nil {
+		status = runErr.Error()
+	}
+	fmt.Fprintf(f, "=== %s %s hook for %s: %s (%s)\n%s", time.Now().UTC().Format(time.RFC3339), what, node, strings.Join(command, " "), status, stdout)
+	if stderr != "" {
+		fmt.Fprintf(f, "--- stderr\n%s", stderr)
+	}
 }
 
 func lastLine(s string) string {

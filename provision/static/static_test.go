@@ -68,6 +68,9 @@ func TestCreateAndHooks(t *testing.T) {
 	if !strings.Contains(lg.joined(), "add hook node-4 | provisioning") {
 		t.Fatalf("hook output not logged:\n%s", lg.joined())
 	}
+	if hl, _ := os.ReadFile(filepath.Join(dir, "logs", "hooks.log")); !strings.Contains(string(hl), "add hook for node-4") || !strings.Contains(string(hl), "NODE_ADDRESS=10.0.1.node-4") {
+		t.Fatalf("hooks.log:\n%s", hl)
+	}
 	if err := p.Destroy(ctx); err != nil {
 		t.Fatal(err)
 	}
