@@ -78,7 +78,7 @@ type Step struct {
 	Name         string
 	Kind         string
 	Mode         string   // serial | parallel (topology steps)
-	Racks        []string // grow: racks to add to (every rack when empty)
+	Racks        []string // grow: racks to add to; shrink/drain with CountPerRack: racks to remove from (every rack when empty)
 	InstanceType string   // grow: instance type of the new nodes
 	CountPerRack int      // grow/shrink/drain: nodes per rack
 	Count        int      // shrink/drain: total nodes, when not per rack

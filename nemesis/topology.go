@@ -74,7 +74,11 @@ func ShrinkTargets(s Step, nodes []Node) ([][]Node, error) {
 			picked = append(picked, n)
 		}
 	case s.CountPerRack > 0:
-		for _, rack := range racksOf(nodes) {
+		racks := racksOf(nodes)
+		if len(s.Racks) > 0 {
+			racks = s.Racks
+		}
+		for _, rack := range racks {
 			k := 0
 			for _, n := range newest {
 				if n.Rack == rack && k < s.CountPerRack {

@@ -232,9 +232,9 @@ func nemesisStep(sc *scenarios.Scenario, st scenarios.Step) (nemesis.Step, error
 	case st.Grow != nil:
 		ns.Mode, ns.InstanceType, ns.CountPerRack, ns.Racks = st.Grow.Mode, st.Grow.InstanceType, st.Grow.CountPerRack, st.Grow.Racks
 	case st.Shrink != nil:
-		ns.Mode, ns.CountPerRack, ns.Nodes = st.Shrink.Mode, st.Shrink.CountPerRack, st.Shrink.Nodes
+		ns.Mode, ns.CountPerRack, ns.Nodes, ns.Racks = st.Shrink.Mode, st.Shrink.CountPerRack, st.Shrink.Nodes, st.Shrink.Racks
 	case st.Drain != nil:
-		ns.CountPerRack, ns.Nodes = st.Drain.CountPerRack, st.Drain.Nodes
+		ns.CountPerRack, ns.Nodes, ns.Racks = st.Drain.CountPerRack, st.Drain.Nodes, st.Drain.Racks
 		ns.Mode = nemesis.ModeSerial
 		if st.Drain.Workers > 1 {
 			ns.Mode = nemesis.ModeParallel
