@@ -68,6 +68,11 @@ Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
 				if err != nil {
 					return withCode(ExitInvalid, err)
 				}
+				if backend != "" {
+					// As a last override, so the backend's defaults (timeouts,
+					// zones) and checks apply exactly as if the file said it.
+					sets = append(sets, "backend="+backend)
+				}
 				sc, err := loadScenario(e, args[0], sets)
 				if err != nil {
 					return err
