@@ -34,7 +34,6 @@ func TestDriverErrors(t *testing.T) {
 	s := newSession(t, hp, "")
 	setupErrorsKeyspace(t, s)
 
-
 	err := s.Query(`SELEKT * FROM e.t`).Exec()
 	if code(err) != gocql.ErrCodeSyntax || !strings.Contains(err.Error(), "SELEKT") {
 		t.Errorf("garbage CQL: %v (code %#x)", err, code(err))
