@@ -102,8 +102,8 @@ type proc struct {
 }
 
 // Provider runs emulated nodes as local processes. It implements
-// provision.Provider, Pauser, Restarter and LogCollector, and reports process
-// exits (Exits, NodeExited).
+// provision.Provider, Pauser, Restarter, LogCollector and Sweeper, and
+// reports process exits (Exits, NodeExited).
 type Provider struct {
 	opts Options
 
@@ -437,7 +437,10 @@ func (p *Provider) launch(pr *proc) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stdout, cmd.Stderr = out, out // panics and anything not in the ScyllaDB-format log
 	cmd.Dir = filepath.Dir(pr.dataDir)
-	cmd.Env = append(os.Environ(), p.opts.Env...)
+	p.mu.Lock()
+	mark := p.markEnv(pr)
+	p.mu.Unlock()
+	cmd.Env = append(append(os.Environ(), mark...), p.opts.Env...)
 	if err := cmd.Start(); err != nil {
 		out.Close()
 		return fmt.Errorf("local: starting %s (%s %s): %w", pr.node.Name, p.opts.Binary, strings.Join(pr.args, " "), err)

@@ -353,3 +353,48 @@ func TestCurrentSeeds(t *testing.T) {
 		t.Fatalf("seeds = %v, want the running seed then the oldest running nodes", got)
 	}
 }
+
+func TestSweep(t *testing.T) {
+	p, dir := newTestProvider(t, "127.0.4.130", nil)
+	ctx := context.Background()
+	// A keep-until that passes at once, so that sweeping at the real now
+	// touches only this node, never other runs on the machine.
+	nodes, err := p.Create(ctx, provision.ClusterSpec{RunID: "crashed-run", Dir: dir, NodesPerRack: 1, InstanceType: "i4i.large", TTL: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitMode(t, nodes[0])
+	pid, _ := strconv.Atoi(nodes[0].ID)
+	child := childPid(t, p, "node-1")
+
+	// Its own provider leaves it alone.
+	if res, _ := p.Sweep(ctx, time.Now().Add(2*time.Hour), true); len(res) != 0 {
+		t.Fatalf("own nodes listed: %+v", res)
+	}
+	gc := New(Options{})
+	res, err := gc.Sweep(ctx, time.Now(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found *provision.Resource
+	for i := range res {
+		if res[i].ID == nodes[0].ID {
+			found = &res[i]
+		}
+	}
+	if found == nil || found.RunID != "crashed-run" || found.Name != "node-1" || found.KeepUntil.IsZero() || !alive(pid) {
+		t.Fatalf("dry run: %+v", res)
+	}
+	time.Sleep(time.Until(found.KeepUntil.Add(time.Second)))
+	res, err = gc.Sweep(ctx, time.Now(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for (alive(pid) || alive(child)) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if alive(pid) || alive(child) {
+		t.Fatalf("expired node survived the sweep: %+v", res)
+	}
+}
