@@ -1,0 +1,365 @@
+// Package capacity models the compute capacity of an emulated ScyllaDB node:
+// one shard per vCPU, each a single-server FIFO queue in virtual time.
+// Requests, streaming chunks and other non-preemptible batches take service
+// time on their shard; callers sleep until their virtual finish time, so
+// latency grows with queueing as a shard nears saturation, and a queue that
+// is too long rejects requests with Overloaded, as ScyllaDB does.
+//
+// Stalls are reported from two real conditions, like Seastar's
+// blocked-reactor notifications: a non-preemptible batch that occupies a
+// shard longer than the threshold while requests wait behind it, and Go
+// runtime pauses measured by a watchdog (lateness of a timer).
+package capacity
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+// Defaults for Config fields left zero.
+const (
+	DefaultOpsPerShard      = 10000
+	DefaultMaxBacklog       = 2 * time.Second
+	DefaultStreamChunkBytes = 256 << 10
+	// minSleep: waits shorter than this are not slept (timer granularity
+	// would dominate); virtual time still accounts for them.
+	minSleep = 100 * time.Microsecond
+	// utilWindow is the window of Utilization.
+	utilWindow = time.Second
+)
+
+// Config configures a Model.
+type Config struct {
+	// Shards is the number of shards (= vCPUs); at least 1.
+	Shards int
+	// OpsPerShard is how many one-unit requests a shard serves per second.
+	OpsPerShard float64
+	// SlowFactor multiplies every service time (1 = nominal; 0 means 1).
+	SlowFactor float64
+	// StallThreshold is --blocked-reactor-notify-ms: batches and runtime
+	// pauses longer than this are stalls. 0 disables stall detection.
+	StallThreshold time.Duration
+	// OnStall is called (from its own goroutine or the caller's, never under
+	// a lock) for each stall. May be nil.
+	OnStall func(shard int, d time.Duration)
+	// MaxBacklog bounds the queue: a request that would wait longer than
+	// this before starting gets Overloaded. Default 2 s.
+	MaxBacklog time.Duration
+	// StreamChunkBytes is the size of one non-preemptible streaming batch.
+	// Default 256 KiB.
+	StreamChunkBytes int64
+	// WatchdogPeriod is the watchdog tick; default min(threshold/2, 50 ms).
+	WatchdogPeriod time.Duration
+	// NoWatchdog disables the runtime-pause watchdog (batch stalls remain).
+	NoWatchdog bool
+}
+
+// Model is the capacity model of one node. Safe for concurrent use.
+type Model struct {
+	cfg      Config
+	unit     time.Duration // service time of one unit
+	epoch    time.Time     // virtual time is nanoseconds since epoch (monotonic)
+	shards   []*shard
+	stalls   atomic.Uint64
+	timers   sync.Pool
+	stopOnce sync.Once
+	stop     chan struct{}
+	done     chan struct{}
+}
+
+type shard struct {
+	mu        sync.Mutex
+	busyUntil int64 // virtual ns: when the last queued work finishes
+	// busy intervals (coalesced when back to back) for Utilization.
+	ivs   []interval
+	ivOff int
+	// last is the most recently queued non-preemptible batch, so that
+	// requests arriving behind it can mark it as having blocked someone.
+	last   *batch
+	stalls atomic.Uint64
+}
+
+type interval struct{ start, end int64 }
+
+type batch struct {
+	queued, start, end int64
+	waited             bool // a request was queued behind it before it ended
+}
+
+// New returns a Model; Close it to stop its watchdog.
+func New(cfg Config) *Model {
+	if cfg.Shards < 1 {
+		cfg.Shards = 1
+	}
+	if cfg.OpsPerShard <= 0 {
+		cfg.OpsPerShard = DefaultOpsPerShard
+	}
+	if cfg.SlowFactor <= 0 {
+		cfg.SlowFactor = 1
+	}
+	if cfg.MaxBacklog <= 0 {
+		cfg.MaxBacklog = DefaultMaxBacklog
+	}
+	if cfg.StreamChunkBytes <= 0 {
+		cfg.StreamChunkBytes = DefaultStreamChunkBytes
+	}
+	if cfg.WatchdogPeriod <= 0 {
+		cfg.WatchdogPeriod = min(cfg.StallThreshold/2, 50*time.Millisecond)
+		cfg.WatchdogPeriod = max(cfg.WatchdogPeriod, 5*time.Millisecond)
+	}
+	m := &Model{
+		cfg:   cfg,
+		unit:  time.Duration(float64(time.Second) / cfg.OpsPerShard * cfg.SlowFactor),
+		epoch: time.Now(),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	m.shards = make([]*shard, cfg.Shards)
+	for i := range m.shards {
+		m.shards[i] = &shard{}
+	}
+	if cfg.StallThreshold > 0 && !cfg.NoWatchdog {
+		go m.watchdog()
+	} else {
+		close(m.done)
+	}
+	return m
+}
+
+// Shards is the number of shards.
+func (m *Model) Shards() int { return len(m.shards) }
+
+// ServiceTime is the service time of units of request work.
+func (m *Model) ServiceTime(units float64) time.Duration {
+	return time.Duration(units * float64(m.unit))
+}
+
+// Capacity is the modelled request capacity in one-unit requests per second.
+func (m *Model) Capacity() float64 {
+	return float64(len(m.shards)) * float64(time.Second) / float64(m.unit)
+}
+
+func (m *Model) now() int64 { return int64(time.Since(m.epoch)) }
+
+func (m *Model) shard(i int) *shard {
+	if i < 0 {
+		i = -i
+	}
+	return m.shards[i%len(m.shards)]
+}
+
+func overloaded(shard int, wait time.Duration) error {
+	return &engine.Error{
+		Code:    engine.CodeOverloaded,
+		Message: fmt.Sprintf("Overloaded: shard %d request queue is %v long", shard, wait.Round(time.Millisecond)),
+	}
+}
+
+// Do queues units of request work on shard and returns when it has been
+// served (in virtual time), with an Overloaded *engine.Error when the queue
+// is already longer than MaxBacklog, or ctx's error if ctx ends first (the
+// work stays accounted: the shard was going to do it anyway).
+func (m *Model) Do(ctx context.Context, shard int, units float64) error {
+	s := m.shard(shard)
+	svc := int64(units * float64(m.unit))
+	now := m.now()
+	s.mu.Lock()
+	start := max(now, s.busyUntil)
+	if wait := start - now; wait > int64(m.cfg.MaxBacklog) {
+		s.mu.Unlock()
+		return overloaded(shard, time.Duration(wait))
+	}
+	if b := s.last; b != nil && now < b.end {
+		b.waited = true
+	}
+	end := start + svc
+	s.push(start, end, now)
+	s.mu.Unlock()
+	return m.sleepUntil(ctx, end)
+}
+
+// Batch queues a non-preemptible batch of units (a compaction-like task) on
+// shard and returns once it has finished. If it ran longer than the stall
+// threshold while requests waited behind it, a stall is reported.
+func (m *Model) Batch(ctx context.Context, shard int, units float64) error {
+	return m.batch(ctx, shard, time.Duration(units*float64(m.unit)))
+}
+
+// Stream occupies shard with streaming bytes at bytesPerSec (the shard's
+// bandwidth when it does nothing else), in non-preemptible chunks of
+// StreamChunkBytes that compete FIFO with requests; it returns when all
+// chunks are done or ctx ends.
+func (m *Model) Stream(ctx context.Context, shard int, bytes int64, bytesPerSec float64) error {
+	if bytes <= 0 {
+		return nil
+	}
+	if bytesPerSec <= 0 {
+		return fmt.Errorf("stream %d bytes on shard %d: bandwidth must be positive", bytes, shard)
+	}
+	for bytes > 0 {
+		n := min(bytes, m.cfg.StreamChunkBytes)
+		d := time.Duration(float64(n) / bytesPerSec * m.cfg.SlowFactor * float64(time.Second))
+		if err := m.batch(ctx, shard, d); err != nil {
+			return err
+		}
+		bytes -= n
+	}
+	return nil
+}
+
+func (m *Model) batch(ctx context.Context, shard int, d time.Duration) error {
+	s := m.shard(shard)
+	now := m.now()
+	s.mu.Lock()
+	start := max(now, s.busyUntil)
+	b := &batch{queued: now, start: start, end: start + int64(d)}
+	s.push(b.start, b.end, now)
+	s.last = b
+	s.mu.Unlock()
+	err := m.sleepUntil(ctx, b.end)
+	if err != nil {
+		return err
+	}
+	if m.cfg.StallThreshold > 0 && d > m.cfg.StallThreshold {
+		s.mu.Lock()
+		waited := b.waited
+		if s.last == b {
+			s.last = nil
+		}
+		s.mu.Unlock()
+		if waited {
+			m.report(shard%len(m.shards), d)
+		}
+	}
+	return nil
+}
+
+// push records the busy interval [start, end) and prunes intervals that
+// ended before the utilization window. Called with s.mu held.
+func (s *shard) push(start, end, now int64) {
+	s.busyUntil = end
+	if n := len(s.ivs); n > s.ivOff && s.ivs[n-1].end == start {
+		s.ivs[n-1].end = end
+	} else {
+		s.ivs = append(s.ivs, interval{start, end})
+	}
+	cut := now - int64(utilWindow)
+	for s.ivOff < len(s.ivs) && s.ivs[s.ivOff].end < cut {
+		s.ivOff++
+	}
+	// Compact once the dead head dominates, keeping appends amortised O(1).
+	if s.ivOff > 64 && s.ivOff*2 > len(s.ivs) {
+		n := copy(s.ivs, s.ivs[s.ivOff:])
+		s.ivs = s.ivs[:n]
+		s.ivOff = 0
+	}
+}
+
+func (m *Model) sleepUntil(ctx context.Context, end int64) error {
+	d := time.Duration(end - m.now())
+	if d < minSleep {
+		return ctx.Err()
+	}
+	t, _ := m.timers.Get().(*time.Timer)
+	if t == nil {
+		t = time.NewTimer(d)
+	} else {
+		t.Reset(d)
+	}
+	select {
+	case <-t.C:
+		m.timers.Put(t)
+		return nil
+	case <-ctx.Done():
+		t.Stop() // Go ≥1.23: no stale value is left in t.C after Stop
+		m.timers.Put(t)
+		return ctx.Err()
+	}
+}
+
+// Utilization is the busy fraction of each shard over the last second
+// (scylla_reactor_utilization, as a fraction 0..1).
+func (m *Model) Utilization() []float64 {
+	now := m.now()
+	from := now - int64(utilWindow)
+	out := make([]float64, len(m.shards))
+	for i, s := range m.shards {
+		var busy int64
+		s.mu.Lock()
+		for _, iv := range s.ivs[s.ivOff:] {
+			lo, hi := max(iv.start, from), min(iv.end, now)
+			if hi > lo {
+				busy += hi - lo
+			}
+		}
+		s.mu.Unlock()
+		out[i] = float64(busy) / float64(utilWindow)
+	}
+	return out
+}
+
+// Backlog is how long a request arriving now on shard would wait before
+// starting (0 when the shard is idle).
+func (m *Model) Backlog(shard int) time.Duration {
+	s := m.shard(shard)
+	now := m.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Duration(max(0, s.busyUntil-now))
+}
+
+// Stalls is the total number of stalls reported (scylla_reactor_stalls).
+func (m *Model) Stalls() uint64 { return m.stalls.Load() }
+
+// ShardStalls is the number of stalls reported per shard.
+func (m *Model) ShardStalls() []uint64 {
+	out := make([]uint64, len(m.shards))
+	for i, s := range m.shards {
+		out[i] = s.stalls.Load()
+	}
+	return out
+}
+
+func (m *Model) report(shard int, d time.Duration) {
+	m.stalls.Add(1)
+	m.shards[shard].stalls.Add(1)
+	if m.cfg.OnStall != nil {
+		m.cfg.OnStall(shard, d)
+	}
+}
+
+// watchdog measures how late its timer fires: lateness above the threshold
+// means nothing on this process could run (GC, scheduler, an overloaded
+// machine) — a stall of shard 0, as a blocked reactor would be.
+func (m *Model) watchdog() {
+	defer close(m.done)
+	period := m.cfg.WatchdogPeriod
+	t := time.NewTimer(period)
+	defer t.Stop()
+	expected := time.Now().Add(period)
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+			now := time.Now()
+			if late := now.Sub(expected); late > m.cfg.StallThreshold {
+				m.report(0, late)
+			}
+			// Restart from the actual wake time, so one pause is reported once.
+			expected = now.Add(period)
+			t.Reset(period)
+		}
+	}
+}
+
+// Close stops the watchdog. Work in flight still completes.
+func (m *Model) Close() {
+	m.stopOnce.Do(func() { close(m.stop) })
+	<-m.done
+}

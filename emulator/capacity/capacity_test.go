@@ -1,0 +1,306 @@
+package capacity
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+// openLoop issues requests at a fixed rate for dur, each in its own
+// goroutine, and returns the latencies of the successful ones and the
+// number of Overloaded rejections.
+func openLoop(t *testing.T, m *Model, rate float64, dur time.Duration, units float64) (lat []time.Duration, overloaded int) {
+	t.Helper()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	interval := time.Duration(float64(time.Second) / rate)
+	n := int(dur / interval)
+	start := time.Now()
+	for i := range n {
+		time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t0 := time.Now()
+			err := m.Do(context.Background(), 0, units)
+			d := time.Since(t0)
+			mu.Lock()
+			defer mu.Unlock()
+			var ee *engine.Error
+			switch {
+			case err == nil:
+				lat = append(lat, d)
+			case errors.As(err, &ee) && ee.Code == engine.CodeOverloaded:
+				overloaded++
+			default:
+				t.Errorf("Do: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	slices.Sort(lat)
+	return lat, overloaded
+}
+
+func pct(lat []time.Duration, p float64) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	return lat[min(len(lat)-1, int(float64(len(lat))*p))]
+}
+
+func TestLatencyAtHalfAndOverCapacity(t *testing.T) {
+	// 5 ms per request: long against the timer and scheduling jitter of a
+	// shared 2-core machine, which the client sees too.
+	m := New(Config{Shards: 1, OpsPerShard: 200, MaxBacklog: 200 * time.Millisecond})
+	defer m.Close()
+	svc := m.ServiceTime(1)
+	if svc != 5*time.Millisecond {
+		t.Fatalf("service time %v, want 5ms", svc)
+	}
+
+	half, over := openLoop(t, m, 0.5*m.Capacity(), 1500*time.Millisecond, 1)
+	p99half := pct(half, 0.99)
+	t.Logf("50%%: n=%d p50=%v p99=%v overloaded=%d", len(half), pct(half, 0.5), p99half, over)
+	if over != 0 {
+		t.Errorf("%d Overloaded at 50%% of capacity", over)
+	}
+	if p99half < svc || p99half > 4*svc {
+		t.Errorf("P99 at 50%% = %v, want close to the service time %v", p99half, svc)
+	}
+	if u := m.Utilization()[0]; u < 0.3 || u > 0.7 {
+		t.Errorf("utilization at 50%% = %.2f", u)
+	}
+
+	time.Sleep(50 * time.Millisecond)
+	hot, over := openLoop(t, m, 1.2*m.Capacity(), 1500*time.Millisecond, 1)
+	p99hot := pct(hot, 0.99)
+	t.Logf("120%%: n=%d p50=%v p99=%v overloaded=%d", len(hot), pct(hot, 0.5), p99hot, over)
+	if p99hot < 5*p99half {
+		t.Errorf("P99 at 120%% = %v, want far above P99 at 50%% (%v)", p99hot, p99half)
+	}
+	if over == 0 {
+		t.Error("no Overloaded at 120% of capacity")
+	}
+	if u := m.Utilization()[0]; u < 0.9 {
+		t.Errorf("utilization at 120%% = %.2f, want ~1", u)
+	}
+}
+
+func TestOverloadedError(t *testing.T) {
+	m := New(Config{Shards: 2, OpsPerShard: 100, MaxBacklog: 50 * time.Millisecond})
+	defer m.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// Queue 10 ms units on shard 1 without waiting for them (ctx cancelled).
+	var err error
+	for range 10 {
+		if err = m.Do(ctx, 1, 1); err != nil && !errors.Is(err, context.Canceled) {
+			break
+		}
+	}
+	var ee *engine.Error
+	if !errors.As(err, &ee) || ee.Code != engine.CodeOverloaded {
+		t.Fatalf("err = %v, want Overloaded", err)
+	}
+	if b := m.Backlog(1); b < 40*time.Millisecond {
+		t.Errorf("backlog %v", b)
+	}
+	// Shard 0 is independent.
+	if err := m.Do(context.Background(), 0, 1); err != nil {
+		t.Errorf("shard 0: %v", err)
+	}
+}
+
+func TestStreamingRaisesRequestLatency(t *testing.T) {
+	m := New(Config{Shards: 1, OpsPerShard: 5000, StreamChunkBytes: 256 << 10}) // 200 µs per request
+	defer m.Close()
+	base, _ := openLoop(t, m, 500, 500*time.Millisecond, 1)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	var streamed atomic.Int64
+	go func() {
+		defer wg.Done()
+		// 25 MiB/s: each 256 KiB chunk holds the shard for 10 ms.
+		for ctx.Err() == nil {
+			if m.Stream(ctx, 0, 1<<20, 25<<20) == nil {
+				streamed.Add(1 << 20)
+			}
+		}
+	}()
+	time.Sleep(20 * time.Millisecond)
+	during, _ := openLoop(t, m, 500, 500*time.Millisecond, 1)
+	cancel()
+	wg.Wait()
+	t.Logf("p90 base=%v during streaming=%v; streamed %d MiB", pct(base, 0.9), pct(during, 0.9), streamed.Load()>>20)
+	if pct(during, 0.9) < 3*pct(base, 0.9) || pct(during, 0.9) < 4*time.Millisecond {
+		t.Errorf("P90 during streaming %v, base %v: want streaming to raise latency", pct(during, 0.9), pct(base, 0.9))
+	}
+	if streamed.Load() < 4<<20 {
+		t.Errorf("streamed only %d bytes in 0.5 s at 25 MiB/s", streamed.Load())
+	}
+}
+
+func TestStreamDurationMatchesBandwidth(t *testing.T) {
+	m := New(Config{Shards: 1})
+	defer m.Close()
+	t0 := time.Now()
+	if err := m.Stream(context.Background(), 0, 2<<20, 20<<20); err != nil { // 100 ms
+		t.Fatal(err)
+	}
+	if d := time.Since(t0); d < 95*time.Millisecond || d > 300*time.Millisecond {
+		t.Errorf("2 MiB at 20 MiB/s took %v, want ~100ms", d)
+	}
+}
+
+func TestLongBatchStallsWaitingRequests(t *testing.T) {
+	type stall struct {
+		shard int
+		d     time.Duration
+	}
+	stalls := make(chan stall, 10)
+	m := New(Config{Shards: 2, OpsPerShard: 1000, StallThreshold: 20 * time.Millisecond, NoWatchdog: true,
+		OnStall: func(s int, d time.Duration) { stalls <- stall{s, d} }})
+	defer m.Close()
+
+	// A 50 ms batch with nobody waiting is no stall.
+	if err := m.Batch(context.Background(), 1, 50); err != nil {
+		t.Fatal(err)
+	}
+	if m.Stalls() != 0 {
+		t.Fatalf("stall reported with nobody waiting")
+	}
+	// A 50 ms batch with a request behind it is.
+	done := make(chan time.Duration)
+	go func() {
+		time.Sleep(5 * time.Millisecond)
+		t0 := time.Now()
+		m.Do(context.Background(), 1, 1)
+		done <- time.Since(t0)
+	}()
+	if err := m.Batch(context.Background(), 1, 50); err != nil {
+		t.Fatal(err)
+	}
+	if d := <-done; d < 30*time.Millisecond {
+		t.Errorf("request behind a 50 ms batch took %v", d)
+	}
+	select {
+	case s := <-stalls:
+		if s.shard != 1 || s.d != 50*time.Millisecond {
+			t.Errorf("stall %+v, want shard 1, 50ms", s)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("no stall callback")
+	}
+	if got := m.ShardStalls(); got[0] != 0 || got[1] != 1 || m.Stalls() != 1 {
+		t.Errorf("stall counts %v total %d", got, m.Stalls())
+	}
+	// Short batches never stall.
+	go m.Do(context.Background(), 1, 1)
+	m.Batch(context.Background(), 1, 10)
+	if m.Stalls() != 1 {
+		t.Errorf("short batch stalled")
+	}
+}
+
+func TestWatchdogSeesRuntimePause(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spins the CPU for 300 ms")
+	}
+	var n atomic.Int64
+	m := New(Config{Shards: 1, StallThreshold: 3 * time.Millisecond, WatchdogPeriod: time.Millisecond,
+		OnStall: func(s int, d time.Duration) {
+			if s == 0 && d > 3*time.Millisecond {
+				n.Add(1)
+			}
+		}})
+	defer m.Close()
+	// Starve the watchdog: one P, several CPU-bound goroutines (preempted
+	// only every ~10 ms by the runtime).
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	stop := time.Now().Add(300 * time.Millisecond)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := 0
+			for time.Now().Before(stop) {
+				for i := range 100000 {
+					x += i
+				}
+			}
+			_ = x
+		}()
+	}
+	wg.Wait()
+	if n.Load() == 0 {
+		t.Error("watchdog reported no stall while the runtime was starved")
+	}
+	t.Logf("%d runtime stalls", n.Load())
+}
+
+func TestUtilizationIdleAndClose(t *testing.T) {
+	m := New(Config{Shards: 4, StallThreshold: 10 * time.Millisecond})
+	if u := m.Utilization(); len(u) != 4 || u[0] != 0 {
+		t.Errorf("idle utilization %v", u)
+	}
+	m.Close()
+	m.Close() // idempotent
+}
+
+func TestStallMessage(t *testing.T) {
+	got := StallMessage(1, 32*time.Millisecond+400*time.Microsecond)
+	want := "Reactor stalled for 32 ms on shard 1. Backtrace: 0x"
+	if len(got) < len(want) || got[:len(want)] != want {
+		t.Errorf("got %q", got)
+	}
+	if got != StallMessage(1, 32*time.Millisecond+400*time.Microsecond) {
+		t.Error("not reproducible")
+	}
+}
+
+func BenchmarkDo(b *testing.B) {
+	// Service time far below the sleep threshold: measures the model's own cost.
+	m := New(Config{Shards: 8, OpsPerShard: 1e9})
+	defer m.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	var next atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		shard := int(next.Add(1))
+		for pb.Next() {
+			if err := m.Do(ctx, shard, 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkDoSleeping(b *testing.B) {
+	// 1 ms requests on 64 shards from as many goroutines: includes the timer.
+	m := New(Config{Shards: 64, OpsPerShard: 1000})
+	defer m.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetParallelism(32)
+	var next atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		shard := int(next.Add(1))
+		for pb.Next() {
+			if err := m.Do(ctx, shard, 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
