@@ -338,14 +338,18 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 	}
 	fields, names := fieldsOf(v.Type())
 	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, val := n.Content[i], n.Content[i+1]
+	pairs := d.mergePairs(n, path, 0)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		k, val := pairs[i], pairs[i+1]
 		key, ok := d.scalar(k, path, "a field name")
 		if !ok {
 			continue
 		}
 		p := join(path, key)
 		idx, known := fields[key]
+		if !known && path == "" && strings.HasPrefix(key, "x-") {
+			continue // extension field: a place for YAML anchors (docker-compose style)
+		}
 		if !known {
 			d.addAt(k.Line, p, "unknown field%s", suggest(key, names))
 			continue
@@ -455,12 +459,13 @@ func (d *decoder) decodeStep(n *yaml.Node, st *Step, path string) {
 	if body.Kind == yaml.MappingNode {
 		rest := *body
 		rest.Content = nil
-		for i := 0; i+1 < len(body.Content); i += 2 {
-			if body.Content[i].Kind == yaml.ScalarNode && body.Content[i].Value == "name" {
-				d.decode(body.Content[i+1], reflect.ValueOf(&st.Name).Elem(), join(p, "name"))
+		pairs := d.mergePairs(body, p, 0)
+		for i := 0; i+1 < len(pairs); i += 2 {
+			if pairs[i].Kind == yaml.ScalarNode && pairs[i].Value == "name" {
+				d.decode(pairs[i+1], reflect.ValueOf(&st.Name).Elem(), join(p, "name"))
 				continue
 			}
-			rest.Content = append(rest.Content, body.Content[i], body.Content[i+1])
+			rest.Content = append(rest.Content, pairs[i], pairs[i+1])
 		}
 		body = &rest
 	}
@@ -490,4 +495,57 @@ func (d *decoder) decodeDurationLimits(n *yaml.Node, dl *DurationLimits, path st
 		d.decode(val, reflect.ValueOf(&x).Elem(), p)
 		*dl = append(*dl, DurationLimit{Name: name, Max: x})
 	}
+}
+
+// mergePairs returns the key/value pairs of a mapping with YAML merge keys
+// ("<<: *defaults") expanded: keys written in the mapping win over merged
+// ones, which are then left out, so they are neither applied nor duplicates.
+func (d *decoder) mergePairs(n *yaml.Node, path string, depth int) []*yaml.Node {
+	own := map[string]bool{}
+	hasMerge := false
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Tag == "!!merge" {
+			hasMerge = true
+		} else {
+			own[k.Value] = true
+		}
+	}
+	if !hasMerge {
+		return n.Content
+	}
+	var out []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.Tag != "!!merge" {
+			out = append(out, k, val)
+			continue
+		}
+		if depth > 8 {
+			d.addAt(k.Line, path, "merge keys nested too deeply")
+			continue
+		}
+		srcs := []*yaml.Node{val}
+		if val.Kind == yaml.SequenceNode {
+			srcs = val.Content
+		}
+		for _, src := range srcs {
+			if src.Kind == yaml.AliasNode && src.Alias != nil {
+				src = src.Alias
+			}
+			if src.Kind != yaml.MappingNode {
+				d.addAt(k.Line, path, "a merge key (<<) takes a mapping or a list of mappings, got %s", kindName(src))
+				continue
+			}
+			merged := d.mergePairs(src, path, depth+1)
+			for j := 0; j+1 < len(merged); j += 2 {
+				mk := merged[j]
+				if own[mk.Value] {
+					continue
+				}
+				own[mk.Value] = true
+				out = append(out, mk, merged[j+1])
+			}
+		}
+	}
+	return out
 }

@@ -86,6 +86,9 @@ func TestBrokenScenarios(t *testing.T) {
 		{"threshold negative", minimal + "thresholds:\n  cycles:\n    - write_p99_ms: -1\n", nil, 4, "thresholds.cycles.0.write_p99_ms", "must be > 0"},
 		{"threshold empty", minimal + "thresholds:\n  cycles:\n    - cycle: \"*\"\n", nil, 4, "thresholds.cycles.0", "sets no limit"},
 		{"threshold duration bad", minimal + "thresholds:\n  durations:\n    \"New node(s) ready\": 0\n", nil, 4, "thresholds.durations.New node(s) ready", "must be > 0"},
+		{"threshold unknown cycle", minimal + "thresholds:\n  cycles:\n    - cycle: cycle1\n      read_p99_ms: 5\n", nil, 4, "thresholds.cycles.0.cycle", "is not \"*\", steady_state"},
+		{"threshold unknown duration", minimal + "thresholds:\n  durations:\n    \"Node ready\": 10m\n", nil, 4, "thresholds.durations.Node ready", "unknown duration"},
+		{"merge key not mapping", minimal + "cluster:\n  <<: 3\n", nil, 3, "cluster", "merge key"},
 		{"report format", minimal + "report:\n  formats: [md, pdf]\n", nil, 3, "report.formats.1", `"pdf" is not one of md, html, json`},
 		{"timeout zero", minimal + "timeouts:\n  node_ready: 0s\n", nil, 3, "timeouts.node_ready", "must be > 0"},
 		{"time scale", minimal + "local:\n  time_scale: 2\n", nil, 3, "local.time_scale", "must be in (0, 1]"},
@@ -385,5 +388,40 @@ func TestAliasBomb(t *testing.T) {
 	_, err := Parse([]byte(src), "x.yaml", nil)
 	if err == nil || !strings.Contains(err.Error(), "document too large") {
 		t.Fatalf("alias bomb: %.300v", err)
+	}
+}
+
+func TestMergeKeysAndExtensions(t *testing.T) {
+	src := `name: t
+x-grow: &grow
+  instance_type: i4i.4xlarge
+  count_per_rack: 1
+nemesis:
+  - grow_cluster:
+      <<: *grow
+      name: serial
+  - grow_cluster:
+      <<: *grow
+      name: parallel
+      mode: parallel
+      instance_type: i4i.2xlarge
+thresholds:
+  cycles:
+    - cycle: parallel
+      read_p99_ms: 5
+  durations:
+    "Soft Limit": 3h
+    serial: 1h
+`
+	s, err := Parse([]byte(src), "x.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := s.Nemesis[0], s.Nemesis[1]
+	if a.Name != "serial" || a.Grow.InstanceType != "i4i.4xlarge" || a.Grow.Mode != ModeSerial {
+		t.Errorf("first %+v %+v", a, a.Grow)
+	}
+	if b.Name != "parallel" || b.Grow.InstanceType != "i4i.2xlarge" || b.Grow.Mode != ModeParallel || b.Grow.CountPerRack != 1 {
+		t.Errorf("second %+v %+v", b, b.Grow)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 var (
 	reName       = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+	reCycle      = regexp.MustCompile(`^Cycle #[0-9]+$`)
 	reIdentifier = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,47}$`)
 
 	backends       = []string{BackendLocal, BackendDocker, BackendAWS, BackendStatic}
@@ -163,8 +164,8 @@ func validate(s *Scenario, d *decoder) {
 	// thresholds
 	for i, t := range s.Thresholds.Cycles {
 		p := fmt.Sprintf("thresholds.cycles.%d", i)
-		if strings.TrimSpace(t.Cycle) == "" {
-			d.problem(p+".cycle", "must name a cycle (\"*\", steady_state, nemesis or \"Cycle #1\")")
+		if !validCycle(s, t.Cycle) {
+			d.problem(p+".cycle", "%q is not \"*\", steady_state, nemesis, \"Cycle #N\" or a nemesis step name", t.Cycle)
 		}
 		n := 0
 		for _, m := range t.metrics() {
@@ -180,8 +181,8 @@ func validate(s *Scenario, d *decoder) {
 	}
 	for _, l := range s.Thresholds.Durations {
 		p := "thresholds.durations." + l.Name
-		if strings.TrimSpace(l.Name) == "" {
-			d.problem(p, "duration name must not be empty")
+		if !validDurationName(s, l.Name) {
+			d.problem(p, "unknown duration %q (known: %s)", l.Name, strings.Join(durationNames(s), ", "))
 		}
 		positive(p, float64(l.Max))
 	}
@@ -391,4 +392,44 @@ func checkNodeNames(d *decoder, path string, names []string) {
 		}
 		seen[n] = true
 	}
+}
+
+// Cycle selectors of thresholds besides "Cycle #N" and step names.
+const (
+	CycleAll         = "*"
+	CycleSteadyState = "steady_state"
+	CycleNemesis     = "nemesis"
+)
+
+func validCycle(s *Scenario, c string) bool {
+	if c == CycleAll || c == CycleSteadyState || c == CycleNemesis || reCycle.MatchString(c) {
+		return true
+	}
+	for _, st := range s.Nemesis {
+		if st.Name == c {
+			return true
+		}
+	}
+	return false
+}
+
+// StandardDurations are the named durations a run measures for every
+// topology step (besides one per fill phase, named after it).
+var StandardDurations = []string{"Add new node(s)", "New node(s) ready", "Data balanced", "Latency recovered"}
+
+// durationNames lists what a duration ceiling may name: the standard
+// durations, the fill phases and the nemesis steps.
+func durationNames(s *Scenario) []string {
+	names := append([]string(nil), StandardDurations...)
+	for _, f := range s.Dataset.Fill {
+		names = append(names, f.Name)
+	}
+	for _, st := range s.Nemesis {
+		names = append(names, st.Name)
+	}
+	return names
+}
+
+func validDurationName(s *Scenario, name string) bool {
+	return name != "" && slices.Contains(durationNames(s), name)
 }
