@@ -198,6 +198,14 @@ func (ec *execCtx) keyspaceDef(x *cqlparse.CreateKeyspace) (*engine.Keyspace, er
 	if ks.Replication == nil {
 		return nil, engine.Errorf(engine.CodeConfigError, "Missing mandatory replication strategy class")
 	}
+	if _, set := x.Options["tablets"]; !set && ks.Replication["class"] == ntsStrategy {
+		// Like ScyllaDB 2025.x: NetworkTopologyStrategy keyspaces use
+		// tablets unless told otherwise; 0 lets the engine pick the count.
+		ks.TabletsEnabled = true
+	}
+	if ks.TabletsEnabled && ks.Replication["class"] != ntsStrategy {
+		return nil, engine.Errorf(engine.CodeConfigError, "Tablets are only supported with NetworkTopologyStrategy")
+	}
 	return ks, nil
 }
 

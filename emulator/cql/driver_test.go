@@ -223,3 +223,42 @@ func TestDriverShardAware(t *testing.T) {
 }
 
 func cqlOptions() cql.Options { return cql.Options{} }
+
+// TestStressSchema runs the statements the stress package issues.
+func TestStressSchema(t *testing.T) {
+	mem := enginetest.NewMemory("test-cluster")
+	hp := enginetest.StartServer(t, "127.0.1.9:0", mem)
+	s := newSession(t, hp, "")
+	var dc string
+	if err := s.Query("SELECT data_center FROM system.local").Scan(&dc); err != nil || dc != "datacenter1" {
+		t.Fatalf("data_center: %q %v", dc, err)
+	}
+	for _, q := range []string{
+		"CREATE KEYSPACE IF NOT EXISTS ks WITH replication = {'class': 'NetworkTopologyStrategy', '" + dc + "': 3}",
+		"CREATE KEYSPACE IF NOT EXISTS ks2 WITH replication = {'class': 'NetworkTopologyStrategy', '" + dc + "': 3} AND tablets = {'enabled': false}",
+		"CREATE KEYSPACE IF NOT EXISTS ks3 WITH replication = {'class': 'NetworkTopologyStrategy', 'replication_factor': 2}",
+		"CREATE TABLE IF NOT EXISTS ks.standard1 (key bigint PRIMARY KEY, value blob)",
+		"CREATE TABLE IF NOT EXISTS ks.standard1 (key bigint PRIMARY KEY, value blob)",
+	} {
+		if err := s.Query(q).Consistency(gocql.All).Exec(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	sch := mem.Schema()
+	if !sch.Keyspaces["ks"].TabletsEnabled || sch.Keyspaces["ks2"].TabletsEnabled || sch.Keyspaces["ks3"].Replication["datacenter1"] != "2" {
+		t.Fatalf("keyspaces: %+v %+v %+v", sch.Keyspaces["ks"], sch.Keyspaces["ks2"], sch.Keyspaces["ks3"])
+	}
+	ins := "INSERT INTO ks.standard1 (key, value) VALUES (?, ?)"
+	for i := int64(0); i < 100; i++ {
+		if err := s.Query(ins, i, []byte{byte(i)}).Consistency(gocql.Quorum).Idempotent(true).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var v []byte
+	if err := s.Query("SELECT value FROM ks.standard1 WHERE key = ?", int64(42)).Consistency(gocql.Quorum).Scan(&v); err != nil || len(v) != 1 || v[0] != 42 {
+		t.Fatalf("read: %v %v", v, err)
+	}
+	if err := s.Query("SELECT value FROM ks.standard1 WHERE key = ?", int64(4242)).Scan(&v); err != gocql.ErrNotFound {
+		t.Fatalf("missing key: %v", err)
+	}
+}
