@@ -262,3 +262,54 @@ func TestStressSchema(t *testing.T) {
 		t.Fatalf("missing key: %v", err)
 	}
 }
+
+func TestDriverPaging(t *testing.T) {
+	mem := enginetest.NewMemory("test-cluster")
+	hp := enginetest.StartServer(t, "127.0.1.10:0", mem)
+	s := newSession(t, hp, "")
+	for _, q := range []string{
+		`CREATE KEYSPACE p WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
+		`CREATE TABLE p.t (k int, c text, v int, PRIMARY KEY (k, c))`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := 0; k < 3; k++ {
+		for i := 0; i < 10; i++ {
+			if err := s.Query(`INSERT INTO p.t (k, c, v) VALUES (?, ?, ?)`, k, fmt.Sprintf("c%02d", i), i).Exec(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	collect := func(q string, page int, args ...any) []string {
+		t.Helper()
+		iter := s.Query(q, args...).PageSize(page).Iter()
+		var out []string
+		var k int
+		var c string
+		for iter.Scan(&k, &c) {
+			out = append(out, fmt.Sprintf("%d/%s", k, c))
+		}
+		if err := iter.Close(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return out
+	}
+	got := collect(`SELECT k, c FROM p.t WHERE k = ?`, 3, 1)
+	if len(got) != 10 || got[0] != "1/c00" || got[9] != "1/c09" {
+		t.Fatalf("paged partition: %v", got)
+	}
+	got = collect(`SELECT k, c FROM p.t WHERE k IN (0, 1, 2)`, 4)
+	if len(got) != 30 || got[10] != "1/c00" {
+		t.Fatalf("paged IN: %v", got)
+	}
+	got = collect(`SELECT k, c FROM p.t WHERE k IN (0, 2) LIMIT 13`, 5)
+	if len(got) != 13 || got[12] != "2/c02" {
+		t.Fatalf("paged IN with LIMIT: %v", got)
+	}
+	got = collect(`SELECT k, c FROM p.t WHERE k = 2 AND c > 'c06'`, 2)
+	if len(got) != 3 || got[0] != "2/c07" {
+		t.Fatalf("paged range: %v", got)
+	}
+}

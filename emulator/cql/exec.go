@@ -24,6 +24,8 @@ type execCtx struct {
 	cl       engine.Consistency
 	ts       *int64 // protocol default timestamp
 	skipMeta bool
+	pageSize int    // rows per page; 0 = everything at once
+	paging   []byte // paging state from the previous page
 	result   *message.RowsMetadata // prepared result metadata, if any
 }
 
@@ -54,6 +56,10 @@ func (ec *execCtx) bindValues(opts *message.QueryOptions, nbinds int, st cqlpars
 		return engine.Errorf(engine.CodeInvalid, "There were %d markers(?) in CQL but %d bound variables", nbinds, len(opts.PositionalValues))
 	}
 	ec.values = opts.PositionalValues
+	if opts.PageSize > 0 && !opts.PageSizeInBytes {
+		ec.pageSize = int(opts.PageSize)
+	}
+	ec.paging = opts.PagingState
 	return nil
 }
 

@@ -149,19 +149,49 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 		filters = append(filters, rowFilter{col: c, op: r.Op, val: v})
 	}
 
+	// Paging state: partition index, rows still allowed by LIMIT, and the
+	// clustering key of the last row returned.
+	startPart, after := 0, []byte(nil)
+	pageSize := ec.pageSize
+	if p.count {
+		pageSize = 0
+	}
+	if len(ec.paging) > 0 {
+		if len(ec.paging) < 8 || int(binary.BigEndian.Uint32(ec.paging)) >= len(keys) {
+			return nil, engine.Errorf(engine.CodeProtocolError, "Invalid paging state")
+		}
+		startPart = int(binary.BigEndian.Uint32(ec.paging))
+		if rem := int(binary.BigEndian.Uint32(ec.paging[4:])); limit > 0 && rem > 0 {
+			limit = rem
+		}
+		after = ec.paging[8:]
+	}
+
 	ctx, cancel := ec.context(st.Using.Timeout)
 	defer cancel()
 	var out [][][]byte
-	for ki, key := range keys {
+	var nextState, lastClustering []byte
+	lastPart := 0
+scan:
+	for ki := startPart; ki < len(keys); ki++ {
 		readLimit := 0
-		if len(filters) == 0 && !p.count && limit > 0 {
+		if len(filters) == 0 && !p.count && (ki != startPart || after == nil) {
 			readLimit = limit - len(out)
+			if pageSize > 0 && (readLimit <= 0 || pageSize-len(out) < readLimit) {
+				readLimit = pageSize - len(out) + 1
+			}
+			if readLimit < 0 {
+				readLimit = 0
+			}
 		}
-		rows, err := ec.s.b.Read(ctx, engine.Read{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: key, ClusteringPrefix: prefix, Limit: readLimit}, ec.cl)
+		rows, err := ec.s.b.Read(ctx, engine.Read{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: keys[ki], ClusteringPrefix: prefix, Limit: readLimit}, ec.cl)
 		if err != nil {
 			return nil, err
 		}
 		for _, r := range rows {
+			if ki == startPart && after != nil && bytes.Compare(r.Clustering, after) <= 0 {
+				continue
+			}
 			full, err := ti.decodeRow(keyParts[ki], r)
 			if err != nil {
 				return nil, engine.Errorf(engine.CodeServerError, "decoding row of %s.%s: %v", ti.keyspace, ti.name, err)
@@ -169,16 +199,31 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 			if !matches(filters, full) {
 				continue
 			}
+			if pageSize > 0 && len(out) == pageSize {
+				// One more row exists: end the page here.
+				nextState = binary.BigEndian.AppendUint32(nil, uint32(lastPart))
+				rem := 0
+				if limit > 0 {
+					rem = limit - len(out)
+				}
+				nextState = binary.BigEndian.AppendUint32(nextState, uint32(rem))
+				nextState = append(nextState, lastClustering...)
+				break scan
+			}
 			out = append(out, full)
+			lastPart, lastClustering = ki, r.Clustering
 			if limit > 0 && len(out) >= limit {
-				break
+				break scan
 			}
 		}
-		if limit > 0 && len(out) >= limit {
-			break
-		}
 	}
-	return ec.rowsResult(ti, p, out), nil
+	res := ec.rowsResult(ti, p, out)
+	if nextState != nil {
+		md := *res.Metadata
+		md.PagingState = nextState
+		res.Metadata = &md
+	}
+	return res, nil
 }
 
 type rowFilter struct {
