@@ -567,7 +567,42 @@ func (p *Provider) PauseNode(ctx context.Context, n provision.Node) error {
 	if err != nil {
 		return err
 	}
-	return p.signal(pr, syscall.SIGSTOP)
+	if err := p.signal(pr, syscall.SIGSTOP); err != nil {
+		return err
+	}
+	// SIGSTOP lands asynchronously: return once every thread is stopped, so
+	// that "paused" holds when the caller goes on.
+	p.mu.Lock()
+	pid := pr.cmd.Process.Pid
+	p.mu.Unlock()
+	deadline := time.Now().Add(2 * time.Second)
+	for !allStopped(pid) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("local: %s (pid %d) not stopped 2s after SIGSTOP", n.Name, pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
+// allStopped reports whether every thread of pid is stopped (Linux /proc);
+// where /proc is missing it trusts the signal.
+func allStopped(pid int) bool {
+	tasks, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+	if err != nil {
+		return true
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", t.Name(), "stat"))
+		if err != nil {
+			continue // thread gone
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		if f := strings.Fields(string(b[i+1:])); len(f) > 0 && f[0] != "T" && f[0] != "t" {
+			return false
+		}
+	}
+	return true
 }
 
 // ResumeNode thaws a paused node (SIGCONT).
