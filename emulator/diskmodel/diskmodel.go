@@ -1,0 +1,222 @@
+// Package diskmodel models the data disk of an emulated node: usage is the
+// real bytes under the node's data directory, measured against an emulated
+// capacity (the instance type's disk, scaled down). Writes past the
+// capacity fail with "No space left on device", and crossing the high and
+// critical utilization levels is logged as ScyllaDB does.
+package diskmodel
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+const (
+	// RefreshInterval bounds how often the data directory is walked.
+	RefreshInterval = 200 * time.Millisecond
+	// HighLevel and CriticalLevel are the utilization levels whose
+	// crossings are logged (ScyllaDB's critical_disk_utilization_level
+	// defaults to 98%).
+	HighLevel     = 0.95
+	CriticalLevel = 0.98
+	// errorLogInterval rate-limits the ENOSPC error line.
+	errorLogInterval = time.Second
+	// ENOSPCMessage is the failure text a client and the log see.
+	ENOSPCMessage = "storage_io_error (Storage I/O error: 28: No space left on device)"
+)
+
+// Logf logs one line: level is "ERROR", "WARN", "INFO" or "DEBUG", logger the
+// ScyllaDB logger name ("commitlog", "disk_space_monitor", ...).
+type Logf func(level, logger, format string, args ...any)
+
+// Disk is the emulated disk of one node. Safe for concurrent use.
+type Disk struct {
+	dir      string
+	capacity int64
+	logf     Logf
+
+	walked     atomic.Int64 // bytes found by the last walk
+	pending    atomic.Int64 // bytes admitted by CheckWrite since the last walk
+	lastWalk   atomic.Int64 // unix nanos of the last walk
+	refreshing atomic.Bool
+
+	mu          sync.Mutex // guards the logging state below
+	aboveHigh   bool
+	aboveCrit   bool
+	lastErrLog  time.Time
+	suppressed  int
+	failedTotal atomic.Uint64
+}
+
+// New returns the disk of dataDir with capacityBytes of emulated capacity
+// (≤ 0: unlimited). logf may be nil.
+func New(dataDir string, capacityBytes int64, logf func(level, logger, format string, args ...any)) *Disk {
+	if logf == nil {
+		logf = func(string, string, string, ...any) {}
+	}
+	d := &Disk{dir: dataDir, capacity: capacityBytes, logf: logf}
+	d.Refresh()
+	return d
+}
+
+// Capacity is the emulated capacity in bytes (node_filesystem_size_bytes).
+func (d *Disk) Capacity() int64 { return d.capacity }
+
+// Used is the bytes in use: the last walk of the data directory plus what
+// was admitted since, refreshed when the walk is older than RefreshInterval.
+func (d *Disk) Used() int64 {
+	d.maybeRefresh()
+	return d.walked.Load() + d.pending.Load()
+}
+
+// Avail is the bytes left (node_filesystem_avail_bytes), never negative.
+func (d *Disk) Avail() int64 {
+	if d.capacity <= 0 {
+		return 0
+	}
+	return max(0, d.capacity-d.Used())
+}
+
+// Utilization is Used/Capacity (0 when unlimited).
+func (d *Disk) Utilization() float64 {
+	if d.capacity <= 0 {
+		return 0
+	}
+	return float64(d.Used()) / float64(d.capacity)
+}
+
+// Failed counts writes rejected for lack of space.
+func (d *Disk) Failed() uint64 { return d.failedTotal.Load() }
+
+// CheckWrite admits a write of n bytes, or returns an *engine.Error with
+// CodeWriteFailure and "No space left on device" when it does not fit.
+func (d *Disk) CheckWrite(n int64) error {
+	if d.capacity <= 0 {
+		return nil
+	}
+	used := d.Used()
+	if used+n > d.capacity {
+		d.failedTotal.Add(1)
+		d.logENOSPC()
+		return &engine.Error{Code: engine.CodeWriteFailure, Message: ENOSPCMessage, Failures: 1, WriteType: "SIMPLE"}
+	}
+	d.pending.Add(n)
+	d.checkLevels(float64(used+n) / float64(d.capacity))
+	return nil
+}
+
+func (d *Disk) logENOSPC() {
+	d.mu.Lock()
+	now := time.Now()
+	if now.Sub(d.lastErrLog) < errorLogInterval {
+		d.suppressed++
+		d.mu.Unlock()
+		return
+	}
+	suppressed := d.suppressed
+	d.lastErrLog, d.suppressed = now, 0
+	d.mu.Unlock()
+	msg := "Exception in segment reservation: %s"
+	args := []any{ENOSPCMessage}
+	if suppressed > 0 {
+		msg += " (%d similar errors suppressed)"
+		args = append(args, suppressed)
+	}
+	d.logf("ERROR", "commitlog", msg, args...)
+}
+
+// checkLevels logs each crossing of the high and critical levels once, in
+// either direction.
+func (d *Disk) checkLevels(u float64) {
+	d.mu.Lock()
+	var lines [][]any
+	if high := u > HighLevel; high != d.aboveHigh {
+		d.aboveHigh = high
+		if high {
+			lines = append(lines, []any{"WARN", "disk_space_monitor", "Disk utilization of %s is high: %.1f%% (above %.1f%%)", d.dir, u * 100, HighLevel * 100})
+		} else {
+			lines = append(lines, []any{"INFO", "disk_space_monitor", "Disk utilization of %s is back to %.1f%% (below %.1f%%)", d.dir, u * 100, HighLevel * 100})
+		}
+	}
+	if crit := u > CriticalLevel; crit != d.aboveCrit {
+		d.aboveCrit = crit
+		verb, level := "Dropped below", "INFO"
+		if crit {
+			verb, level = "Reached", "WARN"
+		}
+		lines = append(lines, []any{level, "out_of_space_controller", "%s the critical disk utilization level (%.1f%%). Current disk utilization %.1f%%", verb, CriticalLevel * 100, u * 100})
+	}
+	d.mu.Unlock()
+	for _, l := range lines {
+		d.logf(l[0].(string), l[1].(string), l[2].(string), l[3:]...)
+	}
+}
+
+func (d *Disk) maybeRefresh() {
+	if time.Now().UnixNano()-d.lastWalk.Load() < int64(RefreshInterval) {
+		return
+	}
+	d.Refresh()
+}
+
+// Refresh walks the data directory now (unless a walk is under way) and
+// re-evaluates the utilization levels, so that usage that fell (tablets
+// moved away, compaction) re-arms the warnings.
+func (d *Disk) Refresh() {
+	if !d.refreshing.CompareAndSwap(false, true) {
+		return
+	}
+	defer d.refreshing.Store(false)
+	// Pending writes admitted before the walk starts are on disk (or in a
+	// memtable whose WAL is) by the time it ends; drop them from pending.
+	pend := d.pending.Load()
+	size, err := dirSize(d.dir)
+	if err != nil {
+		d.logf("WARN", "disk_space_monitor", "Failed to measure %s: %v", d.dir, err)
+	}
+	d.walked.Store(size)
+	d.pending.Add(-pend)
+	d.lastWalk.Store(time.Now().UnixNano())
+	if d.capacity > 0 {
+		d.checkLevels(float64(size+d.pending.Load()) / float64(d.capacity))
+	}
+}
+
+// dirSize sums the sizes of the regular files under dir; files that vanish
+// during the walk (compaction, tablet cleanup) are skipped.
+func dirSize(dir string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			if path == dir {
+				return err
+			}
+			return nil
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		info, err := e.Info()
+		if err != nil {
+			return nil
+		}
+		total += info.Size()
+		return nil
+	})
+	if err != nil && errors.Is(err, fs.ErrNotExist) {
+		return 0, nil // not created yet
+	}
+	if err != nil {
+		return total, fmt.Errorf("walk data directory %s: %w", dir, err)
+	}
+	return total, nil
+}

@@ -1,0 +1,169 @@
+package diskmodel
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+type logRec struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logRec) logf(level, logger, format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, level+" "+logger+" - "+fmt.Sprintf(format, args...))
+}
+
+func (l *logRec) count(sub string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, s := range l.lines {
+		if strings.Contains(s, sub) {
+			n++
+		}
+	}
+	return n
+}
+
+func write(t *testing.T, path string, n int) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, make([]byte, n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUsageFromDataDir(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a", "000001.sst"), 3000)
+	write(t, filepath.Join(dir, "b", "c", "000002.log"), 1000)
+	t0 := time.Now()
+	d := New(dir, 10000, nil)
+	if d.Used() != 4000 || d.Avail() != 6000 || d.Capacity() != 10000 {
+		t.Fatalf("used %d avail %d cap %d", d.Used(), d.Avail(), d.Capacity())
+	}
+	// Cached: a new file is not seen until the refresh interval passes.
+	write(t, filepath.Join(dir, "a", "000003.sst"), 2000)
+	if d.Used() != 4000 && time.Since(t0) < RefreshInterval {
+		t.Errorf("walked again within the refresh interval: %d", d.Used())
+	}
+	time.Sleep(RefreshInterval + 20*time.Millisecond)
+	if d.Used() != 6000 {
+		t.Errorf("after refresh: used %d, want 6000", d.Used())
+	}
+	// Removal (tablets moved away) lowers usage.
+	os.Remove(filepath.Join(dir, "a", "000001.sst"))
+	d.Refresh()
+	if d.Used() != 3000 || d.Utilization() != 0.3 {
+		t.Errorf("after removal: used %d util %v", d.Used(), d.Utilization())
+	}
+}
+
+func TestMissingDirIsEmpty(t *testing.T) {
+	d := New(filepath.Join(t.TempDir(), "not-yet"), 100, nil)
+	if d.Used() != 0 || d.Avail() != 100 {
+		t.Errorf("used %d avail %d", d.Used(), d.Avail())
+	}
+}
+
+func TestCheckWriteFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "data"), 900)
+	var l logRec
+	d := New(dir, 1000, l.logf)
+	if err := d.CheckWrite(50); err != nil {
+		t.Fatalf("write that fits: %v", err)
+	}
+	// Admitted bytes count before the next walk: 950 + 60 > 1000.
+	err := d.CheckWrite(60)
+	var ee *engine.Error
+	if !errors.As(err, &ee) || ee.Code != engine.CodeWriteFailure || !strings.Contains(ee.Message, "No space left on device") {
+		t.Fatalf("err = %#v, want WriteFailure with No space left on device", err)
+	}
+	for range 20 {
+		d.CheckWrite(100)
+	}
+	if n := l.count("No space left on device"); n != 1 {
+		t.Errorf("%d ENOSPC log lines, want 1 (rate-limited): %q", n, l.lines)
+	}
+	if !strings.HasPrefix(l.lines[len(l.lines)-1], "ERROR commitlog - ") {
+		t.Errorf("log line %q", l.lines[len(l.lines)-1])
+	}
+	if d.Failed() != 21 {
+		t.Errorf("failed %d", d.Failed())
+	}
+	// Small writes still fit.
+	if err := d.CheckWrite(10); err != nil {
+		t.Errorf("small write: %v", err)
+	}
+}
+
+func TestCriticalLevelsLoggedOncePerCrossing(t *testing.T) {
+	dir := t.TempDir()
+	var l logRec
+	d := New(dir, 1000, l.logf)
+	for range 10 {
+		if err := d.CheckWrite(96); err != nil { // up to 960 bytes admitted
+			t.Fatal(err)
+		}
+	}
+	if n := l.count("is high"); n != 1 {
+		t.Errorf("%d high-level warnings, want 1: %q", n, l.lines)
+	}
+	d.CheckWrite(25) // 985 > 98%
+	d.CheckWrite(5)
+	if n := l.count("Reached the critical disk utilization level (98.0%)"); n != 1 {
+		t.Errorf("%d critical warnings, want 1: %q", n, l.lines)
+	}
+	// Nothing was written to the directory: the walk finds it empty and
+	// the levels re-arm.
+	d.Refresh()
+	if n := l.count("Dropped below the critical"); n != 1 {
+		t.Errorf("no drop line: %q", l.lines)
+	}
+	for range 10 {
+		d.CheckWrite(99)
+	}
+	if n := l.count("Reached the critical"); n != 2 {
+		t.Errorf("critical warnings after re-crossing: %d", n)
+	}
+	for _, s := range l.lines {
+		if strings.Contains(s, "Reached") && !strings.HasPrefix(s, "WARN ") {
+			t.Errorf("critical line not WARN: %q", s)
+		}
+	}
+}
+
+func TestUnlimited(t *testing.T) {
+	d := New(t.TempDir(), 0, nil)
+	if err := d.CheckWrite(1 << 40); err != nil {
+		t.Error(err)
+	}
+}
+
+func BenchmarkCheckWrite(b *testing.B) {
+	dir := b.TempDir()
+	for i := range 200 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprint(i)), make([]byte, 1000), 0o644)
+	}
+	d := New(dir, 1<<40, nil)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			d.CheckWrite(100)
+		}
+	})
+}
