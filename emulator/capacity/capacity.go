@@ -23,9 +23,9 @@ import (
 
 // Defaults for Config fields left zero.
 const (
-	DefaultOpsPerShard      = 10000
-	DefaultMaxBacklog       = 2 * time.Second
-	DefaultStreamChunkBytes = 256 << 10
+	DefaultOpsPerShard = 10000
+	DefaultMaxBacklog  = 2 * time.Second
+	DefaultStreamChunk = 5 * time.Millisecond
 	// minSleep: waits shorter than this are not slept (timer granularity
 	// would dominate); virtual time still accounts for them.
 	minSleep = 100 * time.Microsecond
@@ -50,8 +50,12 @@ type Config struct {
 	// MaxBacklog bounds the queue: a request that would wait longer than
 	// this before starting gets Overloaded. Default 2 s.
 	MaxBacklog time.Duration
-	// StreamChunkBytes is the size of one non-preemptible streaming batch.
-	// Default 256 KiB.
+	// StreamChunk is the nominal time of one non-preemptible streaming
+	// batch at the stream's bandwidth (default 5 ms); SlowFactor stretches
+	// it, so slow nodes stall while streaming.
+	StreamChunk time.Duration
+	// StreamChunkBytes, when set, fixes the size of a streaming batch
+	// instead, so its duration follows the bandwidth.
 	StreamChunkBytes int64
 	// WatchdogPeriod is the watchdog tick; default min(threshold/2, 50 ms).
 	WatchdogPeriod time.Duration
@@ -105,8 +109,8 @@ func New(cfg Config) *Model {
 	if cfg.MaxBacklog <= 0 {
 		cfg.MaxBacklog = DefaultMaxBacklog
 	}
-	if cfg.StreamChunkBytes <= 0 {
-		cfg.StreamChunkBytes = DefaultStreamChunkBytes
+	if cfg.StreamChunk <= 0 {
+		cfg.StreamChunk = DefaultStreamChunk
 	}
 	if cfg.WatchdogPeriod <= 0 {
 		cfg.WatchdogPeriod = min(cfg.StallThreshold/2, 50*time.Millisecond)
@@ -191,9 +195,9 @@ func (m *Model) Batch(ctx context.Context, shard int, units float64) error {
 }
 
 // Stream occupies shard with streaming bytes at bytesPerSec (the shard's
-// bandwidth when it does nothing else), in non-preemptible chunks of
-// StreamChunkBytes that compete FIFO with requests; it returns when all
-// chunks are done or ctx ends.
+// bandwidth when it does nothing else, divided by SlowFactor), in
+// non-preemptible chunks that compete FIFO with requests; it returns when
+// all chunks are done or ctx ends.
 func (m *Model) Stream(ctx context.Context, shard int, bytes int64, bytesPerSec float64) error {
 	if bytes <= 0 {
 		return nil
@@ -201,8 +205,12 @@ func (m *Model) Stream(ctx context.Context, shard int, bytes int64, bytesPerSec 
 	if bytesPerSec <= 0 {
 		return fmt.Errorf("stream %d bytes on shard %d: bandwidth must be positive", bytes, shard)
 	}
+	chunk := m.cfg.StreamChunkBytes
+	if chunk <= 0 {
+		chunk = max(4096, int64(bytesPerSec*m.cfg.StreamChunk.Seconds()))
+	}
 	for bytes > 0 {
-		n := min(bytes, m.cfg.StreamChunkBytes)
+		n := min(bytes, chunk)
 		d := time.Duration(float64(n) / bytesPerSec * m.cfg.SlowFactor * float64(time.Second))
 		if err := m.batch(ctx, shard, d); err != nil {
 			return err

@@ -304,3 +304,33 @@ func BenchmarkDoSleeping(b *testing.B) {
 		}
 	})
 }
+
+func TestSlowNodeStreamingStalls(t *testing.T) {
+	var n atomic.Int64
+	m := New(Config{Shards: 1, OpsPerShard: 10000, SlowFactor: 10, StallThreshold: 25 * time.Millisecond, NoWatchdog: true,
+		OnStall: func(_ int, d time.Duration) {
+			if d >= 45*time.Millisecond {
+				n.Add(1)
+			}
+		}})
+	defer m.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			m.Do(ctx, 0, 1)
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	// 10 MiB/s nominal, 1 MiB/s at SlowFactor 10: 5 ms chunks become 50 ms.
+	t0 := time.Now()
+	if err := m.Stream(ctx, 0, 200<<10, 10<<20); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(t0); d < 190*time.Millisecond {
+		t.Errorf("200 KiB at 1 MiB/s took %v", d)
+	}
+	if n.Load() < 2 {
+		t.Errorf("%d stalls while a slow node streamed under load, want ≥2", n.Load())
+	}
+}
