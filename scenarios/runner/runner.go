@@ -6,6 +6,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -64,14 +65,15 @@ func (e *RunError) Error() string { return e.Err.Error() }
 func (e *RunError) Unwrap() error { return e.Err }
 
 type run struct {
-	p      *Plan
-	o      Options
-	dir    string
-	rep    *reporter
-	events *results.JSONLWriter
-	lat    *results.JSONLWriter
-	met    *results.JSONLWriter
-	runLog *os.File
+	p       *Plan
+	o       Options
+	dir     string
+	rep     *reporter
+	events  *results.JSONLWriter
+	lat     *results.JSONLWriter
+	met     *results.JSONLWriter
+	runLog  *os.File
+	started time.Time
 
 	cancel context.CancelCauseFunc
 
@@ -101,7 +103,7 @@ func Execute(ctx context.Context, p *Plan, o Options) (*results.Result, error) {
 	if err := prepareDir(o.Out, o.Force); err != nil {
 		return nil, &InputError{Err: err}
 	}
-	r := &run{p: p, o: o, dir: o.Out, cycles: &nemesis.Cycles{}}
+	r := &run{p: p, o: o, dir: o.Out, cycles: &nemesis.Cycles{}, started: time.Now().UTC()}
 	if err := r.open(); err != nil {
 		r.close()
 		return nil, &RunError{Status: results.StatusError, Err: err}
@@ -140,7 +142,17 @@ func Execute(ctx context.Context, p *Plan, o Options) (*results.Result, error) {
 	r.close()
 
 	var res *results.Result
-	if o.Deps.Finalize != nil {
+	if o.Deps.Finalize == nil {
+		// No reporting wired: result.json still says how the run ended.
+		res = &results.Result{FormatVersion: 1, Status: status, Reason: reason, StartedAt: r.started, EndedAt: time.Now().UTC(),
+			Setup: *p.Setup(p.PlannedNodes()), Nodes: []results.NodeInfo{}}
+		if r.cluster != nil {
+			res.Nodes = r.cluster.Info()
+		}
+		if b, jerr := json.MarshalIndent(res, "", "  "); jerr == nil {
+			_ = os.WriteFile(filepath.Join(r.dir, results.FileResult), append(b, '\n'), 0o644)
+		}
+	} else {
 		var ferr error
 		res, ferr = o.Deps.Finalize(r.dir, status, reason)
 		if ferr != nil {
