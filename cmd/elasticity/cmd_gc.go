@@ -11,6 +11,7 @@ import (
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/provision/aws"
 	"github.com/elasticity-dev/elasticity/provision/docker"
+	"github.com/elasticity-dev/elasticity/provision/local"
 )
 
 // sweeperFor builds the Sweeper of a backend. A variable so tests can swap it.
@@ -20,8 +21,10 @@ var sweeperFor = func(ctx context.Context, backend, region string) (provision.Sw
 		return docker.New(docker.Options{}), nil
 	case "aws":
 		return aws.New(ctx, aws.Options{Region: region})
+	case "local":
+		return local.New(local.Options{}), nil
 	}
-	return nil, fmt.Errorf("gc: backend %q has nothing to collect (docker or aws)", backend)
+	return nil, fmt.Errorf("gc: backend %q has nothing to collect (local, docker or aws)", backend)
 }
 
 func init() {
@@ -29,12 +32,13 @@ func init() {
 		var backend, region, runID string
 		var yes bool
 		c := &cobra.Command{
-			Use:   "gc --backend docker|aws [--yes]",
+			Use:   "gc --backend local|docker|aws [--yes]",
 			Short: "Remove resources left behind by crashed runs",
 			Long: `gc finds what earlier runs created (containers and networks labelled
 elasticity.created-by=elasticity; EC2 instances and security groups tagged
 CreatedBy=elasticity) whose keep-until time has passed. It is a dry run by
-default: it lists what it would remove. --yes removes it. --run-id removes
+default: it lists what it would remove. On the local backend it finds
+emulated node processes of crashed runs (marked in their environment). --yes removes it. --run-id removes
 everything of one run whatever its keep-until.`,
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
@@ -63,7 +67,7 @@ everything of one run whatever its keep-until.`,
 				return nil
 			},
 		}
-		c.Flags().StringVar(&backend, "backend", "", "docker or aws")
+		c.Flags().StringVar(&backend, "backend", "", "local, docker or aws")
 		c.Flags().StringVar(&region, "region", "", "AWS region (default: the standard AWS configuration)")
 		c.Flags().StringVar(&runID, "run-id", "", "remove every resource of this run (docker)")
 		c.Flags().BoolVar(&yes, "yes", false, "remove what was found (default: dry run)")
