@@ -263,12 +263,12 @@ func (c *conn) handle(h *frame.Header, body []byte) {
 			c.send(h.Version, h.StreamId, &message.ServerError{ErrorMessage: fmt.Sprintf("internal error: %v", r)})
 		}
 	}()
-	b, err := c.s.codec.DecodeBody(h, bytes.NewReader(body))
+	msg, err := decodeRequest(h.OpCode, h.Flags, body)
 	if err != nil {
 		c.send(h.Version, h.StreamId, &message.ProtocolError{ErrorMessage: fmt.Sprintf("Invalid %s message: %v", h.OpCode, err)})
 		return
 	}
-	resp := c.dispatch(h, b.Message)
+	resp := c.dispatch(h, msg)
 	c.send(h.Version, h.StreamId, resp)
 }
 

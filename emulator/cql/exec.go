@@ -24,8 +24,8 @@ type execCtx struct {
 	cl       engine.Consistency
 	ts       *int64 // protocol default timestamp
 	skipMeta bool
-	pageSize int    // rows per page; 0 = everything at once
-	paging   []byte // paging state from the previous page
+	pageSize int                   // rows per page; 0 = everything at once
+	paging   []byte                // paging state from the previous page
 	result   *message.RowsMetadata // prepared result metadata, if any
 }
 

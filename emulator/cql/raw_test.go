@@ -125,6 +125,15 @@ func TestRawProtocolErrors(t *testing.T) {
 			t.Fatalf("stream %d", f.Header.StreamId)
 		}
 	})
+	t.Run("huge declared lengths", func(t *testing.T) {
+		rc := dialRaw(t, hp)
+		// A QUERY whose string claims 2 GiB: must not allocate it.
+		rc.sendRaw(append(header(4, 4, byte(primitive.OpCodeQuery), 4), 0x7f, 0xff, 0xff, 0xff))
+		protocolError(t, rc.recv(), 4)
+		// An EXECUTE with 65535 values in 12 bytes.
+		rc.sendRaw(append(header(4, 5, byte(primitive.OpCodeExecute), 12), 0, 1, 1, 0, 1, 1, 0xff, 0xff, 0, 0, 0, 0))
+		protocolError(t, rc.recv(), 5)
+	})
 	t.Run("oversized", func(t *testing.T) {
 		rc := dialRaw(t, hp)
 		rc.sendRaw(header(4, 7, byte(primitive.OpCodeQuery), 1<<20))
