@@ -536,6 +536,15 @@ func (d *decoder) mergePairs(n *yaml.Node, path string, depth int) []*yaml.Node 
 				d.addAt(k.Line, path, "a merge key (<<) takes a mapping or a list of mappings, got %s", kindName(src))
 				continue
 			}
+			// Merges of merges multiply like aliases do; count them against the same budget.
+			d.visited += len(src.Content) + 1
+			if d.visited > maxNodes {
+				if !d.aborted {
+					d.aborted = true
+					d.addAt(k.Line, path, "document too large (more than %d YAML nodes after expanding aliases)", maxNodes)
+				}
+				return out
+			}
 			merged := d.mergePairs(src, path, depth+1)
 			for j := 0; j+1 < len(merged); j += 2 {
 				mk := merged[j]

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzLoad checks that no input makes the loader panic or hang, and that
@@ -27,7 +28,18 @@ func FuzzLoad(f *testing.F) {
 		if set != "" {
 			sets = strings.Split(set, "\n")
 		}
-		s, err := Parse(data, "fuzz.yaml", sets)
+		var s *Scenario
+		var err error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s, err = Parse(data, "fuzz.yaml", sets)
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Parse took more than 10s on %q (sets %q)", data, sets)
+		}
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatal("empty error message")

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -423,5 +424,26 @@ thresholds:
 	}
 	if b.Name != "parallel" || b.Grow.InstanceType != "i4i.2xlarge" || b.Grow.Mode != ModeParallel || b.Grow.CountPerRack != 1 {
 		t.Errorf("second %+v %+v", b, b.Grow)
+	}
+}
+
+func TestMergeBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: t\nx-0: &m0 {name: a}\n")
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&b, "x-%d: &m%d {<<: [", i, i)
+		for j := 0; j < 10; j++ {
+			fmt.Fprintf(&b, "*m%d,", i-1)
+		}
+		b.WriteString("]}\n")
+	}
+	b.WriteString("cluster: {<<: *m8}\n")
+	start := time.Now()
+	_, err := Parse([]byte(b.String()), "x.yaml", nil)
+	if err == nil || !strings.Contains(err.Error(), "document too large") {
+		t.Fatalf("merge bomb: %.300v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("merge bomb took %v", d)
 	}
 }

@@ -196,7 +196,7 @@ type Grow struct {
 
 // Shrink decommissions nodes: CountPerRack per rack, newest first, or the named Nodes.
 type Shrink struct {
-	CountPerRack int      `yaml:"count_per_rack"`
+	CountPerRack int      `yaml:"count_per_rack,omitempty"`
 	Nodes        []string `yaml:"nodes,omitempty"`
 	Mode         string   `yaml:"mode"`
 	Racks        []string `yaml:"racks,omitempty"`
