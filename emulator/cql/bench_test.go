@@ -1,7 +1,16 @@
 package cql_test
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"io"
+	"net"
 	"testing"
+
+	"github.com/datastax/go-cassandra-native-protocol/frame"
+	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/gocql/gocql"
 
@@ -45,4 +54,71 @@ func BenchmarkPreparedInsertNull(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkServerExecuteRaw isolates the server's cost per request: a raw
+// client pipelines pre-encoded EXECUTE frames (prepared INSERT, Null
+// backend) and reads the answers with a fixed buffer, so nearly all
+// allocations and CPU counted are the server's.
+func BenchmarkServerExecuteRaw(b *testing.B) {
+	hp := enginetest.StartServer(b, "127.0.1.12:0", enginetest.NewNull())
+	s := newSession(b, hp, "")
+	for _, q := range []string{
+		`CREATE KEYSPACE bench WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
+		`CREATE TABLE bench.kv (pk bigint PRIMARY KEY, v blob)`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c, err := net.Dial("tcp", hp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	codec := frame.NewCodec()
+	br := bufio.NewReader(c)
+	if err := codec.EncodeFrame(frame.NewFrame(primitive.ProtocolVersion4, 0, &message.Prepare{Query: `INSERT INTO bench.kv (pk, v) VALUES (?, ?)`}), c); err != nil {
+		b.Fatal(err)
+	}
+	f, err := codec.DecodeFrame(br)
+	if err != nil {
+		b.Fatal(err)
+	}
+	id := f.Body.Message.(*message.PreparedResult).PreparedQueryId
+	var buf bytes.Buffer
+	exec := &message.Execute{QueryId: id, Options: &message.QueryOptions{Consistency: primitive.ConsistencyLevelQuorum,
+		PositionalValues: []*primitive.Value{primitive.NewValue(make([]byte, 8)), primitive.NewValue(make([]byte, 128))}}}
+	if err := codec.EncodeFrame(frame.NewFrame(primitive.ProtocolVersion4, 1, exec), &buf); err != nil {
+		b.Fatal(err)
+	}
+	req := buf.Bytes()
+	const window = 64
+	b.ReportAllocs()
+	b.ResetTimer()
+	go func() {
+		w := bufio.NewWriter(c)
+		for i := 0; i < b.N; i++ {
+			binary.BigEndian.PutUint16(req[2:4], uint16(i%window))
+			w.Write(req)
+			if i%window == window-1 {
+				w.Flush()
+			}
+		}
+		w.Flush()
+	}()
+	hdr := make([]byte, 9)
+	body := make([]byte, 1<<16)
+	for i := 0; i < b.N; i++ {
+		if _, err := io.ReadFull(br, hdr); err != nil {
+			b.Fatal(err)
+		}
+		n := binary.BigEndian.Uint32(hdr[5:9])
+		if _, err := io.ReadFull(br, body[:n]); err != nil {
+			b.Fatal(err)
+		}
+		if primitive.OpCode(hdr[4]) != primitive.OpCodeResult {
+			b.Fatalf("opcode %v", hdr[4])
+		}
+	}
 }

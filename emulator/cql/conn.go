@@ -214,6 +214,12 @@ func (c *conn) encode(version primitive.ProtocolVersion, stream int16, msg messa
 // send encodes and queues a response; an unencodable response becomes a
 // SERVER_ERROR so the client is never left waiting.
 func (c *conn) send(version primitive.ProtocolVersion, stream int16, msg message.Message) {
+	if _, ok := msg.(*message.VoidResult); ok {
+		// The most common answer (every write), built without the codec.
+		b := []byte{0x80 | byte(version), 0, byte(uint16(stream) >> 8), byte(stream), byte(primitive.OpCodeResult), 0, 0, 0, 4, 0, 0, 0, byte(primitive.ResultTypeVoid)}
+		c.enqueue(outFrame{b: b})
+		return
+	}
 	b, err := c.encode(version, stream, msg)
 	if err != nil {
 		c.s.logf("ERROR", "encoding %T response: %v", msg, err)
