@@ -313,3 +313,47 @@ func TestDriverPaging(t *testing.T) {
 		t.Fatalf("paged range: %v", got)
 	}
 }
+
+// TestRoutingKey checks Mutation.PartitionKey is exactly what the driver
+// hashes for token-aware routing, for single and composite keys.
+func TestRoutingKey(t *testing.T) {
+	mem := enginetest.NewMemory("test-cluster")
+	var last []byte
+	f := &enginetest.Faulty{Backend: mem, WriteErr: func(ms []engine.Mutation, _ engine.Consistency) error {
+		last = ms[0].PartitionKey
+		return nil
+	}}
+	hp := enginetest.StartServer(t, "127.0.1.13:0", f)
+	s := newSession(t, hp, "")
+	for _, q := range []string{
+		`CREATE KEYSPACE r WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`,
+		`CREATE TABLE r.one (k bigint PRIMARY KEY, v int)`,
+		`CREATE TABLE r.two (a text, b int, c uuid, v int, PRIMARY KEY ((a, b), c))`,
+		`CREATE TABLE r.rev (v int, b int, a text, PRIMARY KEY ((b, a)))`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		q    string
+		args []any
+	}{
+		{`INSERT INTO r.one (k, v) VALUES (?, ?)`, []any{int64(77), 1}},
+		{`INSERT INTO r.two (a, b, c, v) VALUES (?, ?, ?, ?)`, []any{"abc", 5, gocql.TimeUUID(), 1}},
+		{`INSERT INTO r.rev (v, a, b) VALUES (?, ?, ?)`, []any{1, "zz", 9}},
+		{`UPDATE r.two SET v = ? WHERE c = ? AND b = ? AND a = ?`, []any{1, gocql.TimeUUID(), 7, "q"}},
+	} {
+		q := s.Query(tc.q, tc.args...)
+		want, err := q.GetRoutingKey()
+		if err != nil || len(want) == 0 {
+			t.Fatalf("%s: driver computed no routing key (%v): prepared pk indexes missing?", tc.q, err)
+		}
+		if err := q.Exec(); err != nil {
+			t.Fatal(err)
+		}
+		if string(last) != string(want) {
+			t.Fatalf("%s: partition key %x, driver routing key %x", tc.q, last, want)
+		}
+	}
+}
