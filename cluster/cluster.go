@@ -221,7 +221,7 @@ func (c *Cluster) WaitReady(ctx context.Context, nodes []*Node) error {
 		}
 		if time.Since(lastLog) >= progressEvery {
 			lastLog = time.Now()
-			c.opts.Logf("waiting %s for %d node(s) to be ready: %s", time.Since(start).Round(time.Second), len(pending), describe(pending, reasons))
+			c.progress("waiting %s for %d node(s) to be ready: %s", time.Since(start).Round(time.Second), len(pending), describe(pending, reasons))
 		}
 		t := time.NewTimer(c.opts.PollInterval)
 		select {
@@ -538,7 +538,7 @@ func (c *Cluster) waitGone(ctx context.Context, n *Node) error {
 		}
 		if time.Since(lastLog) >= progressEvery {
 			lastLog = time.Now()
-			c.opts.Logf("waiting %s for %s (%s) to leave: %s", time.Since(start).Round(time.Second), n.Name, n.Address, why)
+			c.progress("waiting %s for %s (%s) to leave: %s", time.Since(start).Round(time.Second), n.Name, n.Address, why)
 		}
 		t := time.NewTimer(c.opts.PollInterval)
 		select {
@@ -639,6 +639,13 @@ func (c *Cluster) SetState(n *Node, state string) {
 	if changed {
 		c.emitState(n, state, "")
 	}
+}
+
+// progress logs what a wait is waiting for and emits it as a progress event.
+func (c *Cluster) progress(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	c.opts.Logf("%s", msg)
+	c.opts.Emit(results.Event{Time: time.Now().UTC(), Type: results.EventProgress, Message: msg})
 }
 
 func (c *Cluster) emitState(n *Node, state, msg string) {
