@@ -214,6 +214,12 @@ func (c *conn) encode(version primitive.ProtocolVersion, stream int16, msg messa
 // send encodes and queues a response; an unencodable response becomes a
 // SERVER_ERROR so the client is never left waiting.
 func (c *conn) send(version primitive.ProtocolVersion, stream int16, msg message.Message) {
+	if stream != eventStream {
+		c.s.requests.Add(1)
+		if _, isErr := msg.(message.Error); isErr {
+			c.s.errors.Add(1)
+		}
+	}
 	if _, ok := msg.(*message.VoidResult); ok {
 		// The most common answer (every write), built without the codec.
 		b := []byte{0x80 | byte(version), 0, byte(uint16(stream) >> 8), byte(stream), byte(primitive.OpCodeResult), 0, 0, 0, 4, 0, 0, 0, byte(primitive.ResultTypeVoid)}
@@ -259,7 +265,9 @@ func (c *conn) sendOldVersionError(version, stream byte) {
 
 // handle decodes and executes one request and queues its response.
 func (c *conn) handle(h *frame.Header, body []byte) {
+	c.s.inFlight.Add(1)
 	defer func() {
+		c.s.inFlight.Add(-1)
 		<-c.sem
 		c.reqs.Done()
 	}()

@@ -100,7 +100,13 @@ func alive(t *testing.T, hp string) {
 
 func TestRawProtocolErrors(t *testing.T) {
 	mem := enginetest.NewMemory("raw")
-	_, hp := enginetest.StartServerOpts(t, "127.0.1.8:0", mem, cql.Options{MaxFrameBytes: 4096, Shards: 3})
+	srv, hp := enginetest.StartServerOpts(t, "127.0.1.8:0", mem, cql.Options{MaxFrameBytes: 4096, Shards: 3})
+	defer func() {
+		st := srv.Stats()
+		if st.Requests == 0 || st.Errors == 0 || st.Accepted < 10 || st.InFlight != 0 {
+			t.Errorf("stats %+v", st)
+		}
+	}()
 
 	t.Run("options", func(t *testing.T) {
 		rc := dialRaw(t, hp)

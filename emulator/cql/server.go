@@ -51,6 +51,9 @@ type Server struct {
 
 	shardSeq atomic.Uint64
 
+	requests, errors, accepted atomic.Uint64
+	inFlight                   atomic.Int64
+
 	mu        sync.Mutex
 	closed    bool
 	listeners map[net.Listener]struct{}
@@ -166,6 +169,7 @@ func (s *Server) newConn(ctx context.Context, nc net.Conn) *conn {
 	if s.closed {
 		return nil
 	}
+	s.accepted.Add(1)
 	shard := int(s.shardSeq.Add(1)-1) % s.opts.Shards
 	c := newConn(ctx, s, nc, shard)
 	s.conns[c] = struct{}{}
@@ -200,6 +204,26 @@ func (s *Server) Close() error {
 	s.closeConns()
 	s.wg.Wait()
 	return nil
+}
+
+// Stats are counters for the node's metrics.
+type Stats struct {
+	Connections int    // open client connections
+	Accepted    uint64 // connections accepted since start
+	Requests    uint64 // requests answered
+	Errors      uint64 // requests answered with an error
+	InFlight    int64  // requests being executed now
+}
+
+// Stats returns a snapshot of the server's counters.
+func (s *Server) Stats() Stats {
+	return Stats{
+		Connections: s.NumConns(),
+		Accepted:    s.accepted.Load(),
+		Requests:    s.requests.Load(),
+		Errors:      s.errors.Load(),
+		InFlight:    s.inFlight.Load(),
+	}
 }
 
 // NumConns reports the number of open client connections.

@@ -28,11 +28,19 @@ type tableInfo struct {
 	virtual        *virtualTable
 }
 
-var tableInfoCache sync.Map // *engine.Table -> *tableInfo (snapshots are immutable)
+// tableInfoCache maps keyspace, name and table id to the prepared info. A
+// table's definition never changes under one id (there is no ALTER), so the
+// cache stays valid even when the engine hands out fresh *engine.Table
+// values with every schema snapshot, and it grows only with CREATE TABLE.
+var tableInfoCache sync.Map // string -> *tableInfo
 
 func infoFor(t *engine.Table) (*tableInfo, error) {
-	if v, ok := tableInfoCache.Load(t); ok {
-		return v.(*tableInfo), nil
+	key := t.Keyspace + "\x00" + t.Name + "\x00" + string(t.ID[:])
+	if v, ok := tableInfoCache.Load(key); ok {
+		ti := v.(*tableInfo)
+		if len(ti.all) == len(t.Columns) {
+			return ti, nil
+		}
 	}
 	ti := &tableInfo{keyspace: t.Keyspace, name: t.Name, def: t, cols: map[string]*colInfo{}}
 	var pk, ck, reg []*colInfo
@@ -63,7 +71,7 @@ func infoFor(t *engine.Table) (*tableInfo, error) {
 	if len(pk) == 0 {
 		return nil, fmt.Errorf("table %s.%s has no partition key", t.Keyspace, t.Name)
 	}
-	tableInfoCache.Store(t, ti)
+	tableInfoCache.Store(key, ti)
 	return ti, nil
 }
 
