@@ -147,8 +147,8 @@ func (c *conn) serve() {
 			fatal = true
 			return
 		}
-		body := make([]byte, length)
-		if _, err := io.ReadFull(br, body); err != nil {
+		body, err := readBody(br, int(length))
+		if err != nil {
 			return
 		}
 		if err := primitive.CheckRequestOpCode(opcode); err != nil {
@@ -168,6 +168,23 @@ func (c *conn) serve() {
 		c.reqs.Add(1)
 		go c.handle(h, body)
 	}
+}
+
+// readBody reads n bytes, growing the buffer as data arrives so a header
+// that merely claims a large body does not reserve the memory up front.
+func readBody(r io.Reader, n int) ([]byte, error) {
+	const chunk = 64 << 10
+	if n <= chunk {
+		b := make([]byte, n)
+		_, err := io.ReadFull(r, b)
+		return b, err
+	}
+	var buf bytes.Buffer
+	buf.Grow(chunk)
+	if _, err := io.CopyN(&buf, r, int64(n)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 func (c *conn) writeLoop() {

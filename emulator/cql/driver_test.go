@@ -357,3 +357,37 @@ func TestRoutingKey(t *testing.T) {
 		}
 	}
 }
+
+func TestDriverV3AndLargeValues(t *testing.T) {
+	mem := enginetest.NewMemory("test-cluster")
+	hp := enginetest.StartServer(t, "127.0.1.15:0", mem)
+	host, port, _ := net.SplitHostPort(hp)
+	p, _ := strconv.Atoi(port)
+	cluster := gocql.NewCluster(host)
+	cluster.Port = p
+	cluster.ProtoVersion = 3
+	s, err := cluster.CreateSession()
+	if err != nil {
+		t.Fatalf("v3 session: %v", err)
+	}
+	defer s.Close()
+	for _, q := range []string{
+		`CREATE KEYSPACE big WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
+		`CREATE TABLE big.t (k int PRIMARY KEY, v blob)`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	val := make([]byte, 3<<20)
+	for i := range val {
+		val[i] = byte(i * 7)
+	}
+	if err := s.Query(`INSERT INTO big.t (k, v) VALUES (?, ?)`, 1, val).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	if err := s.Query(`SELECT v FROM big.t WHERE k = ?`, 1).Scan(&got); err != nil || string(got) != string(val) {
+		t.Fatalf("large value round trip: %d bytes, %v", len(got), err)
+	}
+}

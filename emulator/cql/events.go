@@ -22,6 +22,12 @@ func (c *conn) register(version primitive.ProtocolVersion, types []primitive.Eve
 	ch, cancel := c.s.b.Subscribe()
 	go func() {
 		defer cancel()
+		defer func() {
+			if r := recover(); r != nil {
+				c.s.logf("ERROR", "panic while forwarding events to %s: %v", c.nc.RemoteAddr(), r)
+				c.close()
+			}
+		}()
 		for {
 			select {
 			case <-c.ctx.Done():
