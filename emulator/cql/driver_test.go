@@ -186,6 +186,20 @@ func TestDriverWorkload(t *testing.T) {
 	if err := s2.Query(`SELECT COUNT(*) FROM comp WHERE a = 'k' AND b = 1`).Scan(&cnt); err != nil || cnt != 1 {
 		t.Fatalf("after delete: %d %v", cnt, err)
 	}
+	// Table default TTL and explicit TTL both expire rows.
+	if err := s2.Query(`CREATE TABLE ttl (k int PRIMARY KEY, v int) WITH default_time_to_live = 1`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Query(`INSERT INTO ttl (k, v) VALUES (1, 1)`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Query(`INSERT INTO ttl (k, v) VALUES (2, 2) USING TTL 1000`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if err := s2.Query(`SELECT COUNT(*) FROM ttl WHERE k IN (1, 2)`).Scan(&cnt); err != nil || cnt != 1 {
+		t.Fatalf("after TTL expiry: %d rows, %v", cnt, err)
+	}
 	if err := s2.Query(`TRUNCATE comp`).Exec(); err != nil {
 		t.Fatal(err)
 	}

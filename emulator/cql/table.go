@@ -3,7 +3,9 @@ package cql
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
@@ -26,6 +28,7 @@ type tableInfo struct {
 	pk, ck, reg    []*colInfo
 	all            []*colInfo // SELECT * order: pk, clustering, regular
 	virtual        *virtualTable
+	defaultTTL     time.Duration // table option default_time_to_live
 }
 
 // tableInfoCache maps keyspace, name and table id to the prepared info. A
@@ -43,6 +46,9 @@ func infoFor(t *engine.Table) (*tableInfo, error) {
 		}
 	}
 	ti := &tableInfo{keyspace: t.Keyspace, name: t.Name, def: t, cols: map[string]*colInfo{}}
+	if v, err := strconv.Atoi(t.Options["default_time_to_live"]); err == nil && v > 0 {
+		ti.defaultTTL = time.Duration(v) * time.Second
+	}
 	var pk, ck, reg []*colInfo
 	for _, c := range t.Columns {
 		dt, err := parseType(c.Type)

@@ -75,7 +75,7 @@ func (ec *execCtx) mutations(st cqlparse.Statement) ([]engine.Mutation, cqlparse
 }
 
 // stamp fills timestamp and TTL from USING and the protocol options.
-func (ec *execCtx) stamp(m *engine.Mutation, u cqlparse.Using) error {
+func (ec *execCtx) stamp(m *engine.Mutation, u cqlparse.Using, ti *tableInfo) error {
 	ts, ok, err := ec.intTerm(u.Timestamp, "timestamp")
 	if err != nil {
 		return err
@@ -100,6 +100,8 @@ func (ec *execCtx) stamp(m *engine.Mutation, u cqlparse.Using) error {
 			return engine.Errorf(engine.CodeInvalid, "ttl is too large. requested (%d) maximum (%d)", ttl, maxTTL)
 		}
 		m.TTL = time.Duration(ttl) * time.Second
+	} else if ti.defaultTTL > 0 && !m.Delete {
+		m.TTL = ti.defaultTTL
 	}
 	return nil
 }
@@ -183,7 +185,7 @@ func (ec *execCtx) insert(st *cqlparse.Insert) ([]engine.Mutation, error) {
 			m.Cells[c.Name] = vals[c.idx]
 		}
 	}
-	if err := ec.stamp(&m, st.Using); err != nil {
+	if err := ec.stamp(&m, st.Using, ti); err != nil {
 		return nil, err
 	}
 	return []engine.Mutation{m}, nil
@@ -251,7 +253,7 @@ func (ec *execCtx) update(st *cqlparse.Update) ([]engine.Mutation, error) {
 			m.Cells[c.Name] = b
 		}
 	}
-	if err := ec.stamp(&m, st.Using); err != nil {
+	if err := ec.stamp(&m, st.Using, ti); err != nil {
 		return nil, err
 	}
 	return []engine.Mutation{m}, nil
@@ -291,7 +293,7 @@ func (ec *execCtx) delete(st *cqlparse.Delete) ([]engine.Mutation, error) {
 	} else {
 		m.Delete = true
 	}
-	if err := ec.stamp(&m, st.Using); err != nil {
+	if err := ec.stamp(&m, st.Using, ti); err != nil {
 		return nil, err
 	}
 	return []engine.Mutation{m}, nil
