@@ -84,3 +84,24 @@ func TestPlanInvalid(t *testing.T) {
 		t.Errorf("plan without file: exit %d", code)
 	}
 }
+
+func TestPlanYAMLShowsDefaults(t *testing.T) {
+	f := writeFile(t, "min.yaml", "name: minimal\n")
+	code, out, errs := cli(t, "", "plan", "--yaml", "--set", "workload.rate=100/s", f)
+	if code != ExitPassed {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	for _, want := range []string{"name: minimal", "backend: local", "instance_type: i4i.large", "rate: 100/s", "name: Hard Limit", "time_scale: 0.01", "node_ready: 3m"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("resolved scenario lacks %q:\n%s", want, out)
+		}
+	}
+	// What plan --yaml prints validates as is.
+	back := writeFile(t, "resolved.yaml", out)
+	if code, _, errs := cli(t, "", "validate", back); code != ExitPassed {
+		t.Errorf("resolved scenario invalid: %s", errs)
+	}
+	if code, _, _ := cli(t, "", "plan", "--yaml", "--json", f); code != ExitInvalid {
+		t.Errorf("--yaml with --json: exit %d", code)
+	}
+}

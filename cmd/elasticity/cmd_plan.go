@@ -10,7 +10,7 @@ import (
 func init() {
 	addCommand(func(e *env) *cobra.Command {
 		var sets []string
-		var asJSON bool
+		var asJSON, asYAML bool
 		var backend string
 		c := &cobra.Command{
 			Use:   "plan FILE",
@@ -21,7 +21,8 @@ with their durations (scaled by local.time_scale on the local backend),
 thresholds, timeouts and an estimate of the total wall time. Nothing is started.`,
 			Example: `  elasticity plan configs/90pct-scaleout.yaml
   elasticity plan --json --set nemesis.0.grow_cluster.mode=parallel configs/90pct-scaleout.yaml
-  elasticity plan --backend aws configs/90pct-scaleout.yaml`,
+  elasticity plan --backend aws configs/90pct-scaleout.yaml
+  elasticity plan --yaml configs/smoke.yaml    # every default, resolved`,
 			Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				all := sets
@@ -31,6 +32,14 @@ thresholds, timeouts and an estimate of the total wall time. Nothing is started.
 				}
 				s, err := loadScenario(e, args[0], all)
 				if err != nil {
+					return err
+				}
+				if asYAML {
+					y, err := s.YAML()
+					if err != nil {
+						return withCode(ExitRunError, fmt.Errorf("plan: %w", err))
+					}
+					_, err = e.Stdout.Write(y)
 					return err
 				}
 				p := s.Plan()
@@ -50,6 +59,8 @@ thresholds, timeouts and an estimate of the total wall time. Nothing is started.
 		}
 		addSetFlag(c, &sets)
 		c.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
+		c.Flags().BoolVar(&asYAML, "yaml", false, "print the resolved scenario (every default filled in) as YAML, as a run writes it to scenario.yaml")
+		c.MarkFlagsMutuallyExclusive("json", "yaml")
 		c.Flags().StringVar(&backend, "backend", "", "plan for another backend (same as --set backend=NAME)")
 		return c
 	})
