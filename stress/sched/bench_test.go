@@ -134,7 +134,7 @@ func rssKB(t *testing.T) int64 {
 // TestLongRSS runs the generator at 5,000 ops/s for -long-duration with a
 // no-op operation and checks that the resident set stays flat:
 //
-//	go test -run TestLongRSS -long -v ./stress/sched/
+//	go test -run TestLongRSS -v ./stress/sched/ -args -long
 func TestLongRSS(t *testing.T) {
 	if !*long {
 		t.Skip("needs -long")
