@@ -256,6 +256,15 @@ func TestRawProtocolErrors(t *testing.T) {
 		if !ok || f.Header.StreamId != -1 || ev.ChangeType != primitive.TopologyChangeTypeNewNode || !ev.Address.Addr.Equal(net.ParseIP("127.0.1.99")) {
 			t.Fatalf("event: stream %d %T %v", f.Header.StreamId, f.Body.Message, f.Body.Message)
 		}
+		other := dialRaw(t, hp)
+		if _, ok := rawQuery(t, other, "CREATE KEYSPACE ev WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}").(*message.SchemaChangeResult); !ok {
+			t.Fatal("no SCHEMA_CHANGE result")
+		}
+		f = rc.recv()
+		sc, ok := f.Body.Message.(*message.SchemaChangeEvent)
+		if !ok || sc.Keyspace != "ev" || sc.ChangeType != primitive.SchemaChangeTypeCreated || sc.Target != primitive.SchemaChangeTargetKeyspace {
+			t.Fatalf("schema event: %T %v", f.Body.Message, f.Body.Message)
+		}
 	})
 	alive(t, hp)
 }
