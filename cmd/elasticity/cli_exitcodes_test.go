@@ -28,6 +28,13 @@ func TestExitCodesUsage(t *testing.T) {
 	}
 }
 
+func TestVersion(t *testing.T) {
+	code, out, _ := cli(t, "", "--version")
+	if code != ExitPassed || !strings.HasPrefix(out, "elasticity version ") {
+		t.Fatalf("exit %d, %q", code, out)
+	}
+}
+
 // TestExitCodesPlumbing checks that codes chosen by a command reach the
 // process, and that a cancelled context (Ctrl-C) becomes 130.
 func TestExitCodesPlumbing(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -62,8 +63,16 @@ func addCommand(f commandFactory) { factories = append(factories, f) }
 
 func newRootCmd(e *env) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "elasticity",
-		Short:         "Scale-out elasticity tests for ScyllaDB-style clusters",
+		Use:   "elasticity",
+		Short: "Scale-out elasticity tests for ScyllaDB-style clusters",
+		Long: `elasticity provisions a cluster (emulated nodes by default, Docker or EC2),
+fills its disks, applies a fixed-rate mixed workload, grows, shrinks or drains
+the cluster, and reports latency, throughput, reactor stalls, disk usage and
+phase durations per cycle.
+
+Exit codes: 0 passed, 1 thresholds failed, 2 invalid input or usage,
+3 run error, 130 interrupted.`,
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -104,10 +113,39 @@ func run(ctx context.Context, e *env, args []string) int {
 	return ExitInvalid
 }
 
+// version reports the module version and VCS revision the binary was built from.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, st := range bi.Settings {
+		switch st.Key {
+		case "vcs.revision":
+			if len(st.Value) > 12 {
+				st.Value = st.Value[:12]
+			}
+			v += " " + st.Value
+		case "vcs.modified":
+			if st.Value == "true" {
+				v += "+dirty"
+			}
+		}
+	}
+	return v
+}
+
 func main() {
 	exe, _ := os.Executable()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	go func() {
+		// The first signal cancels ctx: commands stop the load and tear down.
+		// Restoring the default handlers lets a second Ctrl-C quit at once.
+		<-ctx.Done()
+		stop()
+		fmt.Fprintln(os.Stderr, "elasticity: interrupted; cleaning up (Ctrl-C again to quit at once, which may leave nodes running)")
+	}()
 	code := run(ctx, &env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Getenv: os.Getenv, Executable: exe}, os.Args[1:])
 	os.Exit(code)
 }
