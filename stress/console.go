@@ -58,7 +58,7 @@ func (c *Console) printLocked() {
 	}
 	ops := float64(w.Count+w.ErrorCount()) / w.End.Sub(w.Start).Seconds()
 	s := results.SummarizeHDR(w.Response)
-	fmt.Fprintf(c.w, "%7.0fs %9.0f %8.2f %8.2f %8.2f %8.2f %8.2f %7d %7d %7d\n",
+	fmt.Fprintf(c.w, "%7.1fs %9.0f %8.2f %8.2f %8.2f %8.2f %8.2f %7d %7d %7d\n",
 		w.End.Sub(c.start).Seconds(), ops, s.P50, s.P90, s.P99, s.P999, s.Max, w.ErrorCount(), w.Dropped, w.Late)
 }
 

@@ -263,15 +263,20 @@ func runStress(ctx context.Context, e *env, f *stressFlags) error {
 	if f.prefill {
 		fmt.Fprintf(e.Stdout, "prefilling keys 0..%d\n", f.keys-1)
 		var written atomic.Int64
+		fillStart := time.Now()
+		var lastPrint time.Time
+		lastN := int64(-1)
 		n, err := stress.RunFill(ctx, sess, stress.Fill{
 			Keyspace: f.keyspace, Table: f.table, ValueSize: vmin, ValueMax: vmax,
 			Concurrency: f.concurrency, CL: wcl, Interval: f.interval, Source: f.source,
 			CheckEvery: 50 * time.Millisecond,
 		}, func() bool { return written.Load() >= f.keys }, sink, func(n int64) {
 			written.Store(n)
-			fmt.Fprintf(e.Stdout, "\rprefill: %d/%d keys", min(n, f.keys), f.keys)
+			if now := time.Now(); n != lastN && (now.Sub(lastPrint) >= time.Second || n >= f.keys) {
+				lastPrint, lastN = now, n
+				fmt.Fprintf(e.Stdout, "prefill: %d/%d keys (%.0f keys/s)\n", min(n, f.keys), f.keys, float64(n)/now.Sub(fillStart).Seconds())
+			}
 		})
-		fmt.Fprintln(e.Stdout)
 		if err != nil {
 			return runErr(err)
 		}

@@ -3,8 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
+	"github.com/elasticity-dev/elasticity/results"
 )
 
 func runStressCLI(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
@@ -65,4 +72,49 @@ func TestParseMixAndRate(t *testing.T) {
 			t.Fatalf("%q accepted", bad)
 		}
 	}
+}
+
+func TestStressAgainstInMemoryNode(t *testing.T) {
+	hp := enginetest.StartServer(t, "127.0.3.3:0", enginetest.NewMemory("cli"))
+	host, port, _ := net.SplitHostPort(hp)
+	out := filepath.Join(t.TempDir(), "latency.jsonl")
+	code, stdout, stderr := runStressCLI(t, context.Background(), "--hosts", host, "--port", port, "--create-schema", "--rf", "1",
+		"--prefill", "--keys", "500", "--mix", "write=1,read=3", "--rate", "400/s", "--duration", "2s", "--interval", "500ms",
+		"--value-size", "64..256", "--distribution", "gaussian", "--cl-write", "ONE", "--cl-read", "one", "--out", out)
+	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	if code != ExitPassed {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"schema elasticity.kv ready", "prefill: 500/500 keys", "p99 ms", "Summary: ", "intended ", "response", "service"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "reads of missing keys") {
+		t.Errorf("reads missed prefilled keys:\n%s", stdout)
+	}
+	ops := map[string]int64{}
+	if err := results.ReadJSONL(out, func(_ int, r *results.LatencyRecord) error { ops[r.Op] += r.Count; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if ops[results.OpFill] < 500 || ops[results.OpRead] < 400 || ops[results.OpWrite] < 100 {
+		t.Fatalf("records: %v", ops)
+	}
+	// A corrupt line is an error naming the line.
+	f, _ := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0)
+	_, _ = f.WriteString("{not json}\n")
+	_ = f.Close()
+	err := results.ReadJSONL(out, func(int, *results.LatencyRecord) error { return nil })
+	var le *results.LineError
+	if !errors.As(err, &le) || le.Line != len(strings.Split(strings.TrimSpace(readFile(t, out)), "\n")) {
+		t.Fatalf("corrupt last line: %v", err)
+	}
+}
+
+func readFile(t *testing.T, p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
