@@ -86,6 +86,11 @@ func (c *conn) setKeyspace(ks string) {
 
 // serve reads frames until the connection fails or is closed.
 func (c *conn) serve() {
+	// The connection ends with its Serve call (or the server's Close).
+	go func() {
+		<-c.ctx.Done()
+		c.nc.Close()
+	}()
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)

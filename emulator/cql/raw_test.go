@@ -2,6 +2,7 @@ package cql_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"io"
 	"net"
@@ -271,4 +272,40 @@ func TestRawProtocolErrors(t *testing.T) {
 
 func engineEvent() engine.Event {
 	return engine.Event{Kind: engine.TopologyNewNode, Addr: net.ParseIP("127.0.1.99"), Port: 9042}
+}
+
+// TestServeReturnClosesConnections checks connections end with their Serve
+// call, whether its ctx ends or its listener is closed.
+func TestServeReturnClosesConnections(t *testing.T) {
+	for _, how := range []string{"ctx", "listener"} {
+		t.Run(how, func(t *testing.T) {
+			srv := cql.NewServer(enginetest.NewMemory("x"), cql.Options{})
+			defer srv.Close()
+			ln, err := net.Listen("tcp", "127.0.1.16:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- srv.Serve(ctx, ln) }()
+			rc := dialRaw(t, ln.Addr().String())
+			rc.send(1, &message.Options{})
+			rc.recv()
+			if how == "ctx" {
+				cancel()
+			} else {
+				ln.Close()
+			}
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("Serve: %v", err)
+				}
+			case <-time.After(3 * time.Second):
+				t.Fatal("Serve did not return")
+			}
+			rc.expectClosed()
+		})
+	}
 }
