@@ -95,18 +95,17 @@ func kindName(n *yaml.Node) string {
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
 
 var (
-	typDuration   = reflect.TypeFor[Duration]()
-	typSize       = reflect.TypeFor[Size]()
-	typRate       = reflect.TypeFor[Rate]()
-	typPercent    = reflect.TypeFor[Percent]()
-	typRackList   = reflect.TypeFor[RackList]()
-	typValueSize  = reflect.TypeFor[ValueSize]()
-	typMix        = reflect.TypeFor[Mix]()
-	typHold       = reflect.TypeFor[Hold]()
-	typStep       = reflect.TypeFor[Step]()
-	typDurLimits  = reflect.TypeFor[DurationLimits]()
-	typStringMap  = reflect.TypeFor[map[string]string]()
-	typStringList = reflect.TypeFor[[]string]()
+	typDuration  = reflect.TypeFor[Duration]()
+	typSize      = reflect.TypeFor[Size]()
+	typRate      = reflect.TypeFor[Rate]()
+	typPercent   = reflect.TypeFor[Percent]()
+	typRackList  = reflect.TypeFor[RackList]()
+	typValueSize = reflect.TypeFor[ValueSize]()
+	typMix       = reflect.TypeFor[Mix]()
+	typHold      = reflect.TypeFor[Hold]()
+	typStep      = reflect.TypeFor[Step]()
+	typDurLimits = reflect.TypeFor[DurationLimits]()
+	typStringMap = reflect.TypeFor[map[string]string]()
 )
 
 // decode fills v from n; path is the field path of v.
@@ -120,22 +119,23 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		d.addAt(n.Line, path, "document too large (more than %d YAML nodes after expanding aliases)", maxNodes)
 		return
 	}
+	line := n.Line
 	if n.Kind == yaml.AliasNode {
 		if n.Alias == nil {
 			d.addAt(n.Line, path, "unresolved alias")
 			return
 		}
-		line := n.Line
+		// Problems of the field point at the alias; those inside the value at the anchor.
 		n = n.Alias
-		defer func() { d.pos[path] = line }()
 	}
 	if n.Kind == yaml.DocumentNode {
 		if len(n.Content) == 0 {
 			return
 		}
 		n = n.Content[0]
+		line = n.Line
 	}
-	d.pos[path] = n.Line
+	d.pos[path] = line
 	if isNull(n) {
 		// An empty value leaves the field unset, so its default applies.
 		delete(d.pos, path)
