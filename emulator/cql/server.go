@@ -1,7 +1,25 @@
-// Package cql is the emulated node's CQL native protocol (v3/v4) front end:
-// its own accept loop and per-connection reader/writer goroutines on the
-// go-cassandra-native-protocol frame codec, a CQL subset executed against an
-// engine.Backend, and the system tables drivers read at connect time.
+// Package cql is the emulated node's CQL native protocol front end.
+//
+// It speaks protocol v4 (and v3) with its own accept loop, one reader and one
+// writer goroutine per connection and one goroutine per in-flight request
+// (bounded by Options.MaxInFlight). v5 and v1/v2 clients get the
+// PROTOCOL_ERROR drivers use to downgrade. OPTIONS advertises the ScyllaDB
+// sharding options, so the ScyllaDB gocql fork opens one connection per
+// shard (shards are assigned round-robin over connections).
+//
+// Statements (parsed by package cqlparse) become engine.Backend calls:
+// CREATE/DROP KEYSPACE and TABLE -> ApplySchema; INSERT, UPDATE, DELETE and
+// batches -> one Write; SELECT of one or more partitions (IN) -> Read, with
+// clustering prefixes, ranges, LIMIT, COUNT(*) and paging; TRUNCATE ->
+// Truncate. system.local, system.peers(_v2) and system_schema.* are answered
+// here from Schema, Local, Peers and ClusterName. Backend *engine.Error
+// values reach clients as the matching protocol errors; a panic while
+// serving a request becomes SERVER_ERROR.
+//
+// Row encoding: Mutation.PartitionKey is the key drivers hash for tokens;
+// Clustering is an order-preserving, self-delimiting encoding of the
+// clustering columns (DESC components bit-inverted); Cells hold the
+// CQL-serialized regular column values.
 package cql
 
 import (
