@@ -46,6 +46,8 @@ func TestBrokenScenarios(t *testing.T) {
 		{"bad backend", minimal + "backend: gce\n", nil, 2, "backend", `"gce" is not one of local, docker, aws, static`},
 		{"bad flavour", minimal + "cluster:\n  flavour: mongo\n", nil, 3, "cluster.flavour", "not one of"},
 		{"unknown instance type", minimal + "cluster:\n  instance_type: m5.large\n", nil, 3, "cluster.instance_type", "unknown instance type"},
+		{"loader type as node", minimal + "cluster:\n  instance_type: c6i.2xlarge\n", nil, 3, "cluster.instance_type", "no local storage"},
+		{"aws loader type", minimal + "backend: aws\naws:\n  loader_instance_type: t2.nano\n", nil, 4, "aws.loader_instance_type", "unknown instance type"},
 		{"racks zero", minimal + "cluster:\n  racks: 0\n", nil, 3, "cluster.racks", "rack count 1..100"},
 		{"duplicate rack", minimal + "cluster:\n  racks:\n    - a\n    - a\n", nil, 5, "cluster.racks.1", "duplicate rack"},
 		{"nodes per rack not int", minimal + "cluster:\n  nodes_per_rack: many\n", nil, 3, "cluster.nodes_per_rack", "expected an integer"},

@@ -41,8 +41,11 @@ func validate(s *Scenario, d *decoder) {
 		}
 	}
 	instanceType := func(path, name string) {
-		if _, err := provision.LookupInstanceType(name); err != nil {
+		it, err := provision.LookupInstanceType(name)
+		if err != nil {
 			d.problem(path, "%v", err)
+		} else if it.StorageGB <= 0 {
+			d.problem(path, "%s has no local storage and cannot be a database node", name)
 		}
 	}
 
@@ -238,6 +241,9 @@ func validate(s *Scenario, d *decoder) {
 		}
 		if a.LoaderCount < 0 {
 			d.problem("aws.loader_count", "must be >= 0")
+		}
+		if _, err := provision.LookupInstanceType(a.LoaderInstanceType); err != nil && a.LoaderCount > 0 {
+			d.problem("aws.loader_instance_type", "%v", err)
 		}
 		positive("aws.ttl", float64(a.TTL))
 	}
