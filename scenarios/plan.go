@@ -292,7 +292,10 @@ func (s *Scenario) Plan() *Plan {
 			newCap, _ := capacity()
 			// Data moves to the new nodes in proportion to their share of capacity,
 			// streamed by the nodes that hold it.
-			moved := onDisk * (newCap - capBytes) / newCap
+			moved := 0.0
+			if newCap > 0 {
+				moved = onDisk * (newCap - capBytes) / newCap
+			}
 			streamSec := moved / (s.streamBytesPerVCPU() * float64(max(1, vcpus)))
 			ph.Mode = g.Mode
 			if g.Mode == ModeParallel {
