@@ -151,6 +151,11 @@ func TestDriverWorkload(t *testing.T) {
 	if md.StrategyClass != "org.apache.cassandra.locator.NetworkTopologyStrategy" || md.StrategyOptions["datacenter1"] != "3" {
 		t.Fatalf("keyspace metadata: %+v", md)
 	}
+	// A session that connects after the DDL sees it all in KeyspaceMetadata.
+	fresh, err := newSession(t, hp, "").KeyspaceMetadata("ks1")
+	if err != nil || fresh.Tables["kv"] == nil || len(fresh.Tables["kv"].Columns) != 4 || fresh.Tables["kv"].Columns["n"].Type != "text" {
+		t.Fatalf("fresh keyspace metadata: %+v %v", fresh, err)
+	}
 
 	// Unlogged batch, composite partition key, USE, TTL, UPDATE, DELETE, DROP.
 	if err := s.Query(`CREATE TABLE ks1.comp (a text, b int, c uuid, d timestamp, x double, PRIMARY KEY ((a, b), c))`).Exec(); err != nil {
