@@ -136,7 +136,7 @@ func (l *stressLoad) calibrationCeiling() time.Duration {
 
 func (l *stressLoad) Calibrate(ctx context.Context) (float64, error) {
 	total := l.sc.Scaled(l.sc.Workload.Calibration.D())
-	step := max(total/8, 2*time.Second)
+	step := max(total/4, time.Second) // a few levels fit the calibration time
 	c, err := stress.CalibrateWith(ctx, l.s, l.workload(0), stress.CalibrateOptions{
 		Ceiling: l.calibrationCeiling(),
 		Step:    step,

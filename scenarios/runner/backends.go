@@ -32,7 +32,16 @@ func init() {
 		for _, h := range sc.Static.Hosts {
 			hosts = append(hosts, static.Host{Address: h})
 		}
-		return static.New(static.Options{Hosts: hosts, Logf: o.Logf}), nil
+		hook := func(c *scenarios.Command) static.Hook {
+			if c == nil {
+				return static.Hook{}
+			}
+			return static.Hook{Command: append([]string{c.Command}, c.Args...), Env: c.Env, Timeout: c.Timeout.D()}
+		}
+		st := sc.Static
+		return static.New(static.Options{Hosts: hosts, Logf: o.Logf,
+			AddHook: hook(st.AddNode), RemoveHook: hook(st.RemoveNode),
+			StopHook: hook(st.StopNode), KillHook: hook(st.KillNode), StartHook: hook(st.StartNode)}), nil
 	})
 	RegisterProvider(scenarios.BackendAWS, func(ctx context.Context, sc *scenarios.Scenario, o ProviderOptions) (provision.Provider, error) {
 		a := sc.AWS
