@@ -223,6 +223,11 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	switch v.Kind() {
 	case reflect.Struct:
 		d.decodeStruct(n, v, path)
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		d.decode(n, v.Elem(), path)
 	case reflect.String:
 		if s, ok := d.scalar(n, path, "a string"); ok {
 			v.SetString(s)
@@ -360,6 +365,10 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		}
 		seen[key] = true
 		d.decode(val, v.Field(idx), p)
+		if _, ok := d.pos[p]; ok && k.Line > 0 && (val.Kind == yaml.MappingNode || val.Kind == yaml.SequenceNode) {
+			// A problem of the section as a whole (a missing field) points at its key, not its first entry.
+			d.pos[p] = k.Line
+		}
 	}
 }
 

@@ -204,6 +204,15 @@ func applyDefaults(s *Scenario, d *decoder) {
 	str(&l.BaseAddress, DefaultLocal.BaseAddress)
 	num(&l.BlockedReactorNotifyMS, "local.blocked_reactor_notify_ms", DefaultLocal.BlockedReactorNotifyMS)
 
+	for _, c := range []struct {
+		key string
+		cmd *Command
+	}{{"add_node", s.Static.AddNode}, {"remove_node", s.Static.RemoveNode}, {"stop_node", s.Static.StopNode}, {"kill_node", s.Static.KillNode}, {"start_node", s.Static.StartNode}} {
+		if c.cmd != nil {
+			dur(&c.cmd.Timeout, "static."+c.key+".timeout", DefaultHookTimeout)
+		}
+	}
+
 	num(&s.Docker.SMP, "docker.smp", DefaultDocker.SMP)
 	if !d.isSet("docker.memory") {
 		s.Docker.Memory = DefaultDocker.Memory

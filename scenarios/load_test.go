@@ -98,6 +98,8 @@ func TestBrokenScenarios(t *testing.T) {
 		{"base address not loopback", minimal + "local:\n  base_address: 10.0.0.1\n", nil, 3, "local.base_address", "not a loopback"},
 		{"aws zones count", minimal + "backend: aws\ncluster: {racks: 3}\naws:\n  availability_zones: [a]\n", nil, 5, "aws.availability_zones", "1 zones for 3 racks"},
 		{"docker memory", minimal + "docker:\n  memory: 1MiB\n", nil, 3, "docker.memory", "less than 256MiB"},
+		{"static grow needs add_node", minimal + "backend: static\nstatic: {hosts: [10.0.0.1, 10.0.0.2, 10.0.0.3]}\nnemesis:\n  - grow_cluster: {}\n", nil, 5, "nemesis.0.grow_cluster", "static.add_node"},
+		{"static hook without command", minimal + "static:\n  add_node:\n    args: [x]\n", nil, 3, "static.add_node.command", "is required"},
 		{"static needs hosts", minimal + "backend: static\n", nil, 1, "static.hosts", "at least one host"},
 		{"yaml syntax", minimal + "cluster:\n  racks: [a\n", nil, 2, // yaml.v3 reports the line before the unclosed '['
 			"", "invalid YAML"},
@@ -447,5 +449,23 @@ func TestMergeBomb(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("merge bomb took %v", d)
+	}
+}
+
+func TestStaticBackendHooks(t *testing.T) {
+	s, err := Parse([]byte(minimal+`backend: static
+static:
+  hosts: [10.0.0.1, 10.0.0.2, 10.0.0.3]
+  add_node: {command: ./add.sh, args: [--zone, a]}
+  remove_node: {command: ./remove.sh, timeout: 1m}
+nemesis:
+  - grow_cluster: {}
+  - decommission: {}
+`), "x.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Static.AddNode == nil || s.Static.AddNode.Timeout != DefaultHookTimeout || s.Static.RemoveNode.Timeout.D() != time.Minute || s.Static.StopNode != nil {
+		t.Errorf("static %+v", s.Static)
 	}
 }

@@ -333,10 +333,29 @@ type AWS struct {
 	Tags map[string]string `yaml:"tags,omitempty"`
 }
 
-// Static points at an existing cluster (nothing is provisioned; grow/shrink need hooks).
+// Static points at an existing cluster: nothing is provisioned, and topology
+// steps run through the user's commands (grow_cluster needs add_node).
 type Static struct {
-	// Hosts are CQL contact points (host or host:port).
+	// Hosts are the nodes' addresses.
 	Hosts []string `yaml:"hosts,omitempty"`
+	// AddNode starts one node and prints its address as the last line of its
+	// output (or a line NODE_ADDRESS=<addr>).
+	AddNode *Command `yaml:"add_node,omitempty"`
+	// RemoveNode releases a node that has left the cluster (optional).
+	RemoveNode *Command `yaml:"remove_node,omitempty"`
+	// StopNode, KillNode and StartNode stop, kill and start a node's database (optional).
+	StopNode  *Command `yaml:"stop_node,omitempty"`
+	KillNode  *Command `yaml:"kill_node,omitempty"`
+	StartNode *Command `yaml:"start_node,omitempty"`
+}
+
+// Command is an external command of a backend.
+type Command struct {
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args,omitempty"`
+	Env     map[string]string `yaml:"env,omitempty"`
+	// Timeout is a wall-clock limit (never scaled).
+	Timeout Duration `yaml:"timeout"`
 }
 
 // Source is the file the scenario was loaded from ("" if none).

@@ -250,6 +250,24 @@ func validate(s *Scenario, d *decoder) {
 	if s.Backend == BackendStatic && len(s.Static.Hosts) == 0 {
 		d.problem("static.hosts", "the static backend needs at least one host")
 	}
+	for i, h := range s.Static.Hosts {
+		if strings.TrimSpace(h) == "" || strings.ContainsAny(h, " \t/") {
+			d.problem(fmt.Sprintf("static.hosts.%d", i), "%q is not a host address", h)
+		}
+	}
+	for _, c := range []struct {
+		key string
+		cmd *Command
+	}{{"add_node", s.Static.AddNode}, {"remove_node", s.Static.RemoveNode}, {"stop_node", s.Static.StopNode}, {"kill_node", s.Static.KillNode}, {"start_node", s.Static.StartNode}} {
+		if c.cmd == nil {
+			continue
+		}
+		p := "static." + c.key
+		if strings.TrimSpace(c.cmd.Command) == "" {
+			d.problem(p+".command", "is required")
+		}
+		positive(p+".timeout", float64(c.cmd.Timeout))
+	}
 }
 
 // vsPath names value_size itself when it was a scalar, else its min/max key.
@@ -346,8 +364,8 @@ func validateNemesis(s *Scenario, d *decoder, instanceType func(string, string),
 			d.problem(p+".name", "duplicate step name %q", st.Name)
 		}
 		seenName[st.Name] = true
-		if s.Backend == BackendStatic && (st.Grow != nil || st.Shrink != nil || st.Drain != nil) {
-			d.problem(p, "the static backend cannot change the topology; use a hook step")
+		if s.Backend == BackendStatic && st.Grow != nil && s.Static.AddNode == nil {
+			d.problem(p, "the static backend adds nodes only through static.add_node (a command that starts one)")
 		}
 		switch {
 		case st.Grow != nil:
