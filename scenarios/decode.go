@@ -26,6 +26,9 @@ type decoder struct {
 	pos     map[string]int
 	visited int
 	aborted bool
+	// undecodable holds the paths whose values could not be decoded: validation
+	// says nothing more about them (their value is a zero, not the user's).
+	undecodable map[string]bool
 }
 
 func newDecoder(file string, sets []string) *decoder {
@@ -61,6 +64,9 @@ func (d *decoder) lineOf(path string) int {
 
 // problem records a problem at the position of path.
 func (d *decoder) problem(path, format string, args ...any) {
+	if d.undecodable[path] {
+		return
+	}
 	d.addAt(d.lineOf(path), path, format, args...)
 }
 

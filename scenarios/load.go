@@ -71,6 +71,10 @@ func Parse(data []byte, name string, sets []string) (*Scenario, error) {
 	if d.aborted {
 		return nil, &ValidationError{Problems: d.problems}
 	}
+	d.undecodable = map[string]bool{}
+	for _, p := range d.problems {
+		d.undecodable[p.Path] = true
+	}
 	applyDefaults(s, d)
 	validate(s, d)
 	if len(d.problems) > 0 {

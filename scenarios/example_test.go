@@ -1,0 +1,47 @@
+package scenarios_test
+
+import (
+	"fmt"
+
+	"github.com/elasticity-dev/elasticity/scenarios"
+)
+
+func ExampleParse() {
+	src := []byte(`name: demo
+workload:
+  mix:
+    write: -1
+    read: 1
+nemesis:
+  - grow_cluster: {instance_type: i4i.4xlarge, mode: sideways}
+`)
+	_, err := scenarios.Parse(src, "demo.yaml", []string{"workload.load_percent=lots"})
+	fmt.Println(err)
+	// Output:
+	// demo.yaml:4: workload.mix.write: must be >= 0
+	// demo.yaml:7: nemesis.0.grow_cluster.mode: "sideways" is not one of serial, parallel
+	// --set workload.load_percent=lots: workload.load_percent: invalid percentage "lots" (use e.g. 90% or 90)
+}
+
+func ExampleScenario_Plan() {
+	s, err := scenarios.Parse([]byte("name: demo\nnemesis:\n  - grow_cluster: {instance_type: i4i.4xlarge}\n"), "demo.yaml", nil)
+	if err != nil {
+		panic(err)
+	}
+	p := s.Plan()
+	for _, f := range p.Fill {
+		fmt.Printf("%s: %.0f%% = %s on disk\n", f.Name, f.TargetPercent, scenarios.HumanBytes(f.TargetBytes))
+	}
+	for _, ph := range p.Phases {
+		if ph.Phase == "steady_state" || ph.Phase == "nemesis" {
+			fmt.Printf("%s %s: %d cycle(s)\n", ph.Phase, ph.Name, ph.Cycles)
+		}
+	}
+	fmt.Println(s.Scaled(s.SteadyState.D()))
+	// Output:
+	// Soft Limit: 70% = 491.40 MiB on disk
+	// Hard Limit: 90% = 631.80 MiB on disk
+	// steady_state Cycle #0: 1 cycle(s)
+	// nemesis grow_cluster #1: 3 cycle(s)
+	// 18s
+}
