@@ -379,6 +379,13 @@ func (s *Scenario) Plan() *Plan {
 		p.Timeouts = append(p.Timeouts, PlanTimeout{Name: x.n, Seconds: x.d.D().Seconds()})
 	}
 
+	// JSON readers get lists, never null.
+	if p.Thresholds == nil {
+		p.Thresholds = []results.Threshold{}
+	}
+	if p.Fill == nil {
+		p.Fill = []PlanFill{}
+	}
 	for _, h := range PlanHooks {
 		h(s, p)
 	}
