@@ -514,7 +514,12 @@ func (s *Scheduler) flush(from, to time.Time) error {
 			s.lastWarn = now
 		}
 		s.warnMu.Unlock()
-		if !quiet {
+		switch {
+		case quiet:
+		case ok == 0:
+			s.warn(fmt.Sprintf("WARNING: no operation completed in the interval ending %s and %d were dropped: all %d workers are waiting on the cluster (stalled or unreachable?); the target of %.0f ops/s is not being applied.",
+				to.Format("15:04:05"), dropped, s.cfg.Concurrency, rate))
+		default:
 			s.warn(fmt.Sprintf("WARNING: concurrency %d cannot sustain %.0f ops/s: mean service time %.2f ms needs ~%.0f operations in flight (rate x latency); "+
 				"in the interval ending %s %d operations were dropped and %d started late. Raise the concurrency or lower the rate.",
 				s.cfg.Concurrency, rate, meanSvc*1000, math.Ceil(need), to.Format("15:04:05"), dropped, late))
