@@ -10,6 +10,7 @@ import (
 	"net"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/frame"
@@ -40,7 +41,11 @@ type conn struct {
 	cancel context.CancelFunc
 
 	out chan outFrame
-	sem chan struct{}
+	// Requests run on a per-connection pool of worker goroutines that
+	// grows up to MaxInFlight and shrinks when idle: long-lived workers keep
+	// their grown stacks, which a goroutine per request would copy every time.
+	work    chan request
+	workers atomic.Int32
 
 	mu         sync.Mutex
 	keyspace   string
@@ -60,7 +65,7 @@ func newConn(ctx context.Context, s *Server, nc net.Conn, shard int) *conn {
 		ctx:        ctx,
 		cancel:     cancel,
 		out:        make(chan outFrame, 256),
-		sem:        make(chan struct{}, s.opts.MaxInFlight),
+		work:       make(chan request),
 		registered: map[primitive.EventType]bool{},
 	}
 }
@@ -165,13 +170,67 @@ func (c *conn) serve() {
 			continue
 		}
 		h := &frame.Header{Version: pv, Flags: flags, StreamId: stream, OpCode: opcode, BodyLength: length}
+		if !c.dispatchRequest(request{h, body}) {
+			return
+		}
+	}
+}
+
+type request struct {
+	h    *frame.Header
+	body []byte
+}
+
+const workerIdle = 10 * time.Second
+
+// dispatchRequest hands r to an idle worker, starts a new one below the
+// in-flight bound, or waits for one to free up. It reports false when the
+// connection is closing.
+func (c *conn) dispatchRequest(r request) bool {
+	for {
 		select {
-		case c.sem <- struct{}{}:
+		case c.work <- r:
+			return true
+		default:
+		}
+		if int(c.workers.Load()) < c.s.opts.MaxInFlight {
+			c.workers.Add(1)
+			c.reqs.Add(1)
+			go c.worker(r)
+			return true
+		}
+		// Saturated: wait for a worker, re-checking in case idle ones exited.
+		t := time.NewTimer(50 * time.Millisecond)
+		select {
+		case c.work <- r:
+			t.Stop()
+			return true
+		case <-t.C:
+		case <-c.ctx.Done():
+			t.Stop()
+			return false
+		}
+	}
+}
+
+func (c *conn) worker(first request) {
+	defer func() {
+		c.workers.Add(-1)
+		c.reqs.Done()
+	}()
+	c.handle(first.h, first.body)
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		select {
+		case r := <-c.work:
+			c.handle(r.h, r.body)
+			idle.Reset(workerIdle)
+		case <-idle.C:
+			return
 		case <-c.ctx.Done():
 			return
 		}
-		c.reqs.Add(1)
-		go c.handle(h, body)
 	}
 }
 
@@ -288,11 +347,7 @@ func (c *conn) sendOldVersionError(version, stream byte) {
 // handle decodes and executes one request and queues its response.
 func (c *conn) handle(h *frame.Header, body []byte) {
 	c.s.inFlight.Add(1)
-	defer func() {
-		c.s.inFlight.Add(-1)
-		<-c.sem
-		c.reqs.Done()
-	}()
+	defer c.s.inFlight.Add(-1)
 	defer func() {
 		if r := recover(); r != nil {
 			c.s.logf("ERROR", "panic while handling %s on stream %d: %v\n%s", h.OpCode, h.StreamId, r, debug.Stack())

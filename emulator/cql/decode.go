@@ -87,18 +87,18 @@ func (r *reader) bytes(what string) []byte {
 	return r.take(int(n), what)
 }
 
-func (r *reader) value(what string) *primitive.Value {
+func (r *reader) value(v *primitive.Value, what string) {
 	n := r.int32(what)
 	switch {
 	case n == -1:
-		return &primitive.Value{Type: primitive.ValueTypeNull}
+		v.Type = primitive.ValueTypeNull
 	case n == -2:
-		return &primitive.Value{Type: primitive.ValueTypeUnset}
+		v.Type = primitive.ValueTypeUnset
 	case n < 0:
 		r.fail(what)
-		return nil
+	default:
+		v.Type, v.Contents = primitive.ValueTypeRegular, r.take(int(n), what)
 	}
-	return &primitive.Value{Type: primitive.ValueTypeRegular, Contents: r.take(int(n), what)}
 }
 
 // values reads [short n] followed by n [value]s, with names when named.
@@ -108,17 +108,20 @@ func (r *reader) values(named bool) ([]*primitive.Value, map[string]*primitive.V
 		r.fail("value count")
 		return nil, nil
 	}
+	slab := make([]primitive.Value, n) // one allocation for all values
 	if named {
 		m := make(map[string]*primitive.Value, n)
 		for i := 0; i < n && r.err == nil; i++ {
 			name := r.str("value name")
-			m[name] = r.value("value")
+			r.value(&slab[i], "value")
+			m[name] = &slab[i]
 		}
 		return nil, m
 	}
 	vs := make([]*primitive.Value, n)
 	for i := range vs {
-		vs[i] = r.value("value")
+		r.value(&slab[i], "value")
+		vs[i] = &slab[i]
 	}
 	return vs, nil
 }

@@ -35,17 +35,25 @@ type tableInfo struct {
 // table's definition never changes under one id (there is no ALTER), so the
 // cache stays valid even when the engine hands out fresh *engine.Table
 // values with every schema snapshot, and it grows only with CREATE TABLE.
-var tableInfoCache sync.Map // string -> *tableInfo
+var tableInfoCache = struct {
+	sync.RWMutex
+	m map[tableKey]*tableInfo
+}{m: map[tableKey]*tableInfo{}}
+
+type tableKey struct {
+	ks, name string
+	id       [16]byte
+}
 
 func infoFor(t *engine.Table) (*tableInfo, error) {
-	key := t.Keyspace + "\x00" + t.Name + "\x00" + string(t.ID[:])
-	if v, ok := tableInfoCache.Load(key); ok {
-		ti := v.(*tableInfo)
-		if len(ti.all) == len(t.Columns) {
-			return ti, nil
-		}
+	key := tableKey{t.Keyspace, t.Name, t.ID}
+	tableInfoCache.RLock()
+	ti := tableInfoCache.m[key]
+	tableInfoCache.RUnlock()
+	if ti != nil && len(ti.all) == len(t.Columns) {
+		return ti, nil
 	}
-	ti := &tableInfo{keyspace: t.Keyspace, name: t.Name, def: t, cols: map[string]*colInfo{}}
+	ti = &tableInfo{keyspace: t.Keyspace, name: t.Name, def: t, cols: map[string]*colInfo{}}
 	if v, err := strconv.Atoi(t.Options["default_time_to_live"]); err == nil && v > 0 {
 		ti.defaultTTL = time.Duration(v) * time.Second
 	}
@@ -77,7 +85,9 @@ func infoFor(t *engine.Table) (*tableInfo, error) {
 	if len(pk) == 0 {
 		return nil, fmt.Errorf("table %s.%s has no partition key", t.Keyspace, t.Name)
 	}
-	tableInfoCache.Store(key, ti)
+	tableInfoCache.Lock()
+	tableInfoCache.m[key] = ti
+	tableInfoCache.Unlock()
 	return ti, nil
 }
 

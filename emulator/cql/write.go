@@ -125,14 +125,17 @@ func (ec *execCtx) insert(st *cqlparse.Insert) ([]engine.Mutation, error) {
 	if err != nil {
 		return nil, err
 	}
-	vals := make([][]byte, len(ti.all))
-	set := make([]bool, len(ti.all))
+	type slot struct {
+		b   []byte
+		set bool
+	}
+	slots := make([]slot, len(ti.all))
 	for i, name := range st.Columns {
 		c, err := ti.column(name)
 		if err != nil {
 			return nil, err
 		}
-		if set[c.idx] {
+		if slots[c.idx].set {
 			return nil, engine.Errorf(engine.CodeInvalid, "Multiple definitions found for column %s", name)
 		}
 		b, unset, err := ec.value(st.Values[i], c.Name, c.dt)
@@ -145,35 +148,34 @@ func (ec *execCtx) insert(st *cqlparse.Insert) ([]engine.Mutation, error) {
 			}
 			continue
 		}
-		vals[c.idx] = b
-		set[c.idx] = true
+		slots[c.idx] = slot{b, true}
 	}
 	m := engine.Mutation{Keyspace: ti.keyspace, Table: ti.name, Cells: map[string][]byte{}}
 	parts := make([][]byte, len(ti.pk))
 	var missing []string
 	for i, c := range ti.pk {
-		if !set[c.idx] {
+		if !slots[c.idx].set {
 			missing = append(missing, c.Name)
 			continue
 		}
-		if vals[c.idx] == nil {
+		if slots[c.idx].b == nil {
 			return nil, engine.Errorf(engine.CodeInvalid, "Invalid null value in condition for column %s", c.Name)
 		}
-		parts[i] = vals[c.idx]
+		parts[i] = slots[c.idx].b
 	}
 	if len(missing) > 0 {
 		return nil, engine.Errorf(engine.CodeInvalid, "Some partition key parts are missing: %v", joinNames(missing))
 	}
 	m.PartitionKey = compositeKey(parts)
 	for _, c := range ti.ck {
-		if !set[c.idx] {
+		if !slots[c.idx].set {
 			missing = append(missing, c.Name)
 			continue
 		}
-		if vals[c.idx] == nil {
+		if slots[c.idx].b == nil {
 			return nil, engine.Errorf(engine.CodeInvalid, "Invalid null value in condition for column %s", c.Name)
 		}
-		if m.Clustering, err = clusteringAppend(m.Clustering, c.dt, vals[c.idx], c.Desc); err != nil {
+		if m.Clustering, err = clusteringAppend(m.Clustering, c.dt, slots[c.idx].b, c.Desc); err != nil {
 			return nil, engine.Errorf(engine.CodeInvalid, "%s: %v", c.Name, err)
 		}
 	}
@@ -181,8 +183,8 @@ func (ec *execCtx) insert(st *cqlparse.Insert) ([]engine.Mutation, error) {
 		return nil, engine.Errorf(engine.CodeInvalid, "Some clustering keys are missing: %v", joinNames(missing))
 	}
 	for _, c := range ti.reg {
-		if set[c.idx] {
-			m.Cells[c.Name] = vals[c.idx]
+		if slots[c.idx].set {
+			m.Cells[c.Name] = slots[c.idx].b
 		}
 	}
 	if err := ec.stamp(&m, st.Using, ti); err != nil {
