@@ -81,6 +81,7 @@ func Parse(data []byte, name string, sets []string) (*Scenario, error) {
 		sortProblems(d.problems)
 		return nil, &ValidationError{Problems: d.problems}
 	}
+	s.lines, s.sets = d.pos, sets
 	return s, nil
 }
 

@@ -283,7 +283,7 @@ func TestConfigsValidAndRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: resolved scenario does not load back: %v\n%s", f, err, y)
 		}
-		s2.source = s.source
+		s2.source, s2.lines, s2.sets = s.source, s.lines, s.sets // positions differ by design
 		if !reflect.DeepEqual(s, s2) {
 			t.Errorf("%s: round trip differs:\n%+v\n%+v", f, s, s2)
 		}
@@ -467,5 +467,29 @@ nemesis:
 	}
 	if s.Static.AddNode == nil || s.Static.AddNode.Timeout != DefaultHookTimeout || s.Static.RemoveNode.Timeout.D() != time.Minute || s.Static.StopNode != nil {
 		t.Errorf("static %+v", s.Static)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	s, err := Parse([]byte(minimal+"workload:\n  rate: 90000/s\ndataset:\n  fill:\n    - {name: Full, target_percent: 97}\n"), "x.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := (&ValidationError{s.Warnings()}).Error()
+	for _, want := range []string{
+		"x.yaml:3: workload.rate: 90000/s is above the emulated cluster's estimated capacity",
+		"x.yaml:6: dataset.fill.0.target_percent: 97% leaves little room",
+		"x.yaml: nemesis: no nemesis steps",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings lack %q:\n%s", want, got)
+		}
+	}
+	s, err = Load("../configs/90pct-scaleout.yaml", []string{"local.time_scale=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := (&ValidationError{s.Warnings()}).Error(); !strings.Contains(w, "--set local.time_scale=1: local.time_scale: the run is estimated at") {
+		t.Errorf("time warning: %s", w)
 	}
 }

@@ -63,6 +63,17 @@ type Scenario struct {
 
 	// source is the file the scenario came from ("" when parsed from bytes without a name).
 	source string
+	// lines and sets locate fields for Warnings (see decoder.pos).
+	lines map[string]int
+	sets  []string
+}
+
+// where turns a recorded line (negative: from the i-th --set) into File and Line.
+func (s *Scenario) where(line int) (string, int) {
+	if line < 0 && -line-1 < len(s.sets) {
+		return "--set " + s.sets[-line-1], 0
+	}
+	return s.source, line
 }
 
 // Cluster is the initial database cluster.

@@ -96,6 +96,9 @@ func TestValidateSetAndStdin(t *testing.T) {
 	if code != ExitPassed || !strings.Contains(out, "OK - (from-stdin") {
 		t.Fatalf("stdin: exit %d:\n%s%s", code, out, errs)
 	}
+	if !strings.Contains(errs, "warning: <stdin>: nemesis: no nemesis steps") {
+		t.Errorf("no warning on stderr: %q", errs)
+	}
 	code, _, errs = cli(t, "name: x\nbogus: 1\n", "validate", "-")
 	if code != ExitInvalid || !strings.Contains(errs, "<stdin>:2: bogus: unknown field") {
 		t.Fatalf("stdin invalid: exit %d:\n%s", code, errs)

@@ -15,7 +15,9 @@ func init() {
 			Long: `validate loads each scenario strictly (unknown keys are errors), applies
 --set overrides and defaults, and checks every field. It prints one OK line
 per valid file and every problem of an invalid one as file:line: field: message.
-Exit code 0 when all files are valid, 2 otherwise.`,
+Warnings (valid but probably unintended, e.g. a rate above the emulated
+capacity) go to stderr and do not change the exit code: 0 when all files are
+valid, 2 otherwise.`,
 			Example: `  elasticity validate configs/*.yaml
   elasticity validate --set workload.load_percent=70 configs/90pct-scaleout.yaml`,
 			Args: cobra.MinimumNArgs(1),
@@ -31,6 +33,9 @@ Exit code 0 when all files are valid, 2 otherwise.`,
 					fmt.Fprintf(e.Stdout, "OK %s (%s: %d × %s in %d rack(s), %d fill phase(s), %d nemesis step(s), backend %s)\n",
 						path, s.Name, len(s.Cluster.Racks)*s.Cluster.NodesPerRack, s.Cluster.InstanceType, len(s.Cluster.Racks),
 						len(s.Dataset.Fill), len(s.Nemesis), s.Backend)
+					for _, w := range s.Warnings() {
+						fmt.Fprintf(e.Stderr, "warning: %s\n", w)
+					}
 				}
 				if bad > 0 {
 					return withCode(ExitInvalid, fmt.Errorf("validate: %d of %d scenario file(s) invalid", bad, len(args)))

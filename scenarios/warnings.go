@@ -1,0 +1,37 @@
+package scenarios
+
+import (
+	"fmt"
+	"time"
+)
+
+// Warnings lists things that are valid but probably not what the author
+// wants (validate prints them; they never fail a command). They carry the
+// position of the field concerned when the scenario came from a file.
+func (s *Scenario) Warnings() []Problem {
+	var ws []Problem
+	warn := func(path, format string, args ...any) {
+		p := Problem{File: s.source, Path: path, Msg: fmt.Sprintf(format, args...)}
+		if l, ok := s.lines[path]; ok {
+			p.File, p.Line = s.where(l)
+		}
+		ws = append(ws, p)
+	}
+	p := s.Plan()
+	if s.Backend == BackendLocal && s.Workload.Rate > 0 && float64(s.Workload.Rate) > p.Workload.EstimatedCapacityOps {
+		warn("workload.rate", "%v is above the emulated cluster's estimated capacity (%.0f ops/s = %d vCPUs × local.ops_per_vcpu): the run measures saturation",
+			s.Workload.Rate, p.Workload.EstimatedCapacityOps, int(p.Workload.EstimatedCapacityOps/s.Local.OpsPerVCPU))
+	}
+	for i, f := range s.Dataset.Fill {
+		if f.TargetPercent >= 95 {
+			warn(fmt.Sprintf("dataset.fill.%d.target_percent", i), "%v leaves little room: compactions and streaming may fail with \"No space left on device\"", f.TargetPercent)
+		}
+	}
+	if s.Backend == BackendLocal && p.Estimated() > time.Hour {
+		warn("local.time_scale", "the run is estimated at %s on the local backend; lower local.time_scale or the durations", secs(p.EstimatedSeconds))
+	}
+	if len(s.Nemesis) == 0 {
+		warn("nemesis", "no nemesis steps: the run measures the steady state only")
+	}
+	return ws
+}
