@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"regexp"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -307,5 +308,39 @@ func TestServeReturnClosesConnections(t *testing.T) {
 			}
 			rc.expectClosed()
 		})
+	}
+}
+
+// TestInFlightBound pipelines more requests than MaxInFlight against a slow
+// backend: all are answered and never more than the bound run at once.
+func TestInFlightBound(t *testing.T) {
+	var running, peak atomic.Int32
+	f := &enginetest.Faulty{Backend: enginetest.NewMemory("slow"), WriteErr: func([]engine.Mutation, engine.Consistency) error {
+		n := running.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+		running.Add(-1)
+		return nil
+	}}
+	_, hp := enginetest.StartServerOpts(t, "127.0.1.17:0", f, cql.Options{MaxInFlight: 3})
+	rc := dialRaw(t, hp)
+	rawQuery(t, rc, "CREATE KEYSPACE b WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+	rawQuery(t, rc, "CREATE TABLE b.t (k int PRIMARY KEY)")
+	const n = 20
+	for i := 0; i < n; i++ {
+		rc.send(int16(100+i), &message.Query{Query: "INSERT INTO b.t (k) VALUES (1)", Options: &message.QueryOptions{Consistency: primitive.ConsistencyLevelOne}})
+	}
+	for i := 0; i < n; i++ {
+		if _, ok := rc.recv().Body.Message.(*message.VoidResult); !ok {
+			t.Fatal("insert failed")
+		}
+	}
+	if p := peak.Load(); p > 3 || p < 2 {
+		t.Fatalf("peak concurrency %d, bound 3", p)
 	}
 }

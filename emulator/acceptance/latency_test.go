@@ -1,0 +1,137 @@
+package acceptance
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+)
+
+// Latency tests use a low per-vCPU capacity so that saturating the cluster
+// costs little real CPU on a shared machine: 3 × i4i.large at 150 ops per
+// vCPU is 900 replica operations/s, i.e. 300 writes/s at RF=3.
+var latOpts = clusterOpts{StorageScaleMiBPerGB: 0.05, OpsPerVCPU: 150, StreamMiBPerVCPU: 4}
+
+func modelledWriteCapacity(c *tcluster, rf int) float64 {
+	vcpus := 0
+	for _, n := range c.Nodes {
+		vcpus += vcpusOf(n.Type)
+	}
+	return float64(vcpus) * c.opts.OpsPerVCPU / float64(rf)
+}
+
+func writeOp(s *gocql.Session, keys int64) func(ctx context.Context, seq int) error {
+	return func(ctx context.Context, seq int) error {
+		k := rand.Int64N(keys)
+		return s.Query(fmt.Sprintf(`INSERT INTO %s.%s (k, v) VALUES (?, ?)`, keyspace, table), k, value(k)[:256]).
+			Consistency(gocql.Quorum).WithContext(ctx).Exec()
+	}
+}
+
+// TestLatencyAboveCapacity: at 150% of the modelled capacity the client's
+// P99 is several times the P99 at 50%.
+func TestLatencyAboveCapacity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs load for ~10 s")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newCluster(t, latOpts, threeSmall()...)
+	s := c.session(t)
+	createSchema(t, s, 3, 16)
+	capacity := modelledWriteCapacity(c, 3)
+
+	op := writeOp(s, 10000)
+	openLoop(ctx, 0.3*capacity, time.Second, 256, op) // warm up connections
+	half := openLoop(ctx, 0.5*capacity, 4*time.Second, 256, op)
+	t.Logf("50%% of %.0f writes/s: %v", capacity, half)
+	over := openLoop(ctx, 1.5*capacity, 4*time.Second, 1024, op)
+	t.Logf("150%% of %.0f writes/s: %v", capacity, over)
+	if len(half.Lat) < half.Intended*9/10 {
+		t.Errorf("at 50%% only %d of %d writes succeeded: %v", len(half.Lat), half.Intended, half.Errors)
+	}
+	// Failures (Overloaded, timeouts) above capacity are fine; latency of
+	// those that succeed must show the queueing.
+	if over.P(0.99) < 4*half.P(0.99) {
+		t.Errorf("P99 at 150%% = %v, at 50%% = %v: want several times higher", over.P(0.99), half.P(0.99))
+	}
+}
+
+// TestLatencyDuringScaleOut: under load near capacity, P99 while a node
+// joins and tablets stream is above the steady-state P99.
+func TestLatencyDuringScaleOut(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills, loads and scales out for ~30 s")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c := newCluster(t, latOpts, threeSmall()...)
+	s := c.session(t)
+	createSchema(t, s, 3, 16)
+	rows := fillTo(ctx, t, c, s, c.Nodes, 0.5)
+	capacity := modelledWriteCapacity(c, 3)
+	rate := 0.6 * capacity
+	op := writeOp(s, rows)
+
+	steady := openLoop(ctx, rate, 4*time.Second, 512, op)
+	t.Logf("steady at %.0f writes/s: %v", rate, steady)
+
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	done := make(chan loadResult)
+	go func() { done <- openLoop(loadCtx, rate, time.Minute, 512, op) }()
+	t0 := time.Now()
+	nodes, err := c.add(ctx, nodeSpec{Type: big, Rack: "rack1"})
+	if err == nil {
+		err = nodes[0].REST.QuiesceTopology(ctx)
+	}
+	took := time.Since(t0)
+	stopLoad()
+	during := <-done
+	if err != nil {
+		t.Fatalf("scale-out under load: %v", err)
+	}
+	t.Logf("during scale-out (%v) at %.0f writes/s: %v", took.Round(time.Millisecond), rate, during)
+	if during.P(0.99) <= steady.P(0.99) {
+		t.Errorf("P99 during scale-out %v is not above steady-state P99 %v", during.P(0.99), steady.P(0.99))
+	}
+}
+
+// BenchmarkStreamingJoin moves a known volume to a joining node and
+// compares the time until quiesce with what the configured streaming
+// bandwidth predicts.
+func BenchmarkStreamingJoin(b *testing.B) {
+	b.StopTimer()
+	for range b.N {
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		c := newCluster(b, scaleOpts, threeSmall()...)
+		s := c.session(b)
+		createSchema(b, s, 3, 32)
+		if err := writeRows(ctx, s, 0, 3000, 16); err != nil { // ~12 MiB per replica
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		t0 := time.Now()
+		nodes, err := c.add(ctx, nodeSpec{Type: big, Rack: "rack1"})
+		if err == nil {
+			err = c.Nodes[0].REST.QuiesceTopology(ctx)
+		}
+		took := time.Since(t0)
+		b.StopTimer()
+		if err != nil {
+			b.Fatalf("join: %v", err)
+		}
+		in, err := nodes[0].metric(ctx, "scylla_streaming_total_incoming_bytes")
+		if err != nil {
+			b.Fatal(err)
+		}
+		predicted := predictedStreamTime(c, nodes[0], in)
+		b.ReportMetric(in/(1<<20), "MiB_moved")
+		b.ReportMetric(took.Seconds(), "s_to_quiesce")
+		b.ReportMetric(predicted.Seconds(), "s_predicted")
+		b.ReportMetric(took.Seconds()/predicted.Seconds(), "actual/predicted")
+		cancel()
+	}
+}

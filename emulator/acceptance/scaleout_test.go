@@ -1,0 +1,223 @@
+package acceptance
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+var (
+	small = "i4i.large"
+	big   = "i4i.4xlarge"
+	racks = []string{"rack1", "rack2", "rack3"}
+)
+
+func threeSmall() []nodeSpec {
+	var s []nodeSpec
+	for _, r := range racks {
+		s = append(s, nodeSpec{Type: small, Rack: r})
+	}
+	return s
+}
+
+// scaleOpts: 468 GB i4i.large → ~23 MiB, so 70% is a few seconds of writes.
+var scaleOpts = clusterOpts{StorageScaleMiBPerGB: 0.05, OpsPerVCPU: 4000, StreamMiBPerVCPU: 8}
+
+func TestScaleOutParallel(t *testing.T) { testScaleOut(t, true) }
+func TestScaleOutSerial(t *testing.T)   { testScaleOut(t, false) }
+
+// testScaleOut: 3 × i4i.large (one per rack), RF=3 with tablets, filled to
+// ~70%; add one i4i.4xlarge per rack (in parallel or one at a time); after
+// quiesce_topology the new nodes hold tablets, the old nodes' disk usage
+// has fallen and every row is readable at QUORUM.
+func testScaleOut(t *testing.T, parallel bool) {
+	if testing.Short() {
+		t.Skip("scale-out of a filled cluster takes tens of seconds")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	c := newCluster(t, scaleOpts, threeSmall()...)
+	s := c.session(t)
+	createSchema(t, s, 3, 32)
+	old := slices.Clone(c.Nodes)
+	t0 := time.Now()
+	rows := fillTo(ctx, t, c, s, old, 0.70)
+	before := map[string]float64{}
+	for _, n := range old {
+		u, err := n.diskUsage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[n.Addr] = u
+	}
+	t.Logf("filled %d rows in %v; usage %v", rows, time.Since(t0).Round(time.Millisecond), before)
+
+	t0 = time.Now()
+	var added []*tnode
+	if parallel {
+		var specs []nodeSpec
+		for _, r := range racks {
+			specs = append(specs, nodeSpec{Type: big, Rack: r})
+		}
+		nodes, err := c.add(ctx, specs...)
+		if err != nil {
+			t.Fatalf("adding 3 × %s in parallel: %v", big, err)
+		}
+		added = nodes
+	} else {
+		for _, r := range racks {
+			nodes, err := c.add(ctx, nodeSpec{Type: big, Rack: r})
+			if err != nil {
+				t.Fatalf("adding %s in %s: %v", big, r, err)
+			}
+			if err := nodes[0].REST.QuiesceTopology(ctx); err != nil {
+				t.Fatalf("quiesce after adding %s: %v", nodes[0].Addr, err)
+			}
+			added = append(added, nodes...)
+		}
+	}
+	joined := time.Since(t0)
+	if err := old[0].REST.QuiesceTopology(ctx); err != nil {
+		t.Fatalf("quiesce_topology: %v", err)
+	}
+	t.Logf("added %d nodes in %v, balanced after %v", len(added), joined.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
+
+	for _, n := range added {
+		v, err := n.metric(ctx, "scylla_tablets_count")
+		if err != nil {
+			t.Error(err)
+		} else if v <= 0 {
+			t.Errorf("new node %s (%s) holds %v tablets after quiesce", n.Addr, n.Rack, v)
+		}
+	}
+	// Usage falls once moved tablets are cleaned up; the disk model refreshes
+	// every 200 ms and compaction may lag, so allow a few seconds.
+	for _, n := range old {
+		var now float64
+		err := eventually(ctx, 200*time.Millisecond, func() error {
+			u, err := n.diskUsage(ctx)
+			if err != nil {
+				return err
+			}
+			now = u
+			if u > before[n.Addr]-0.05 {
+				return fmt.Errorf("old node %s: disk usage %.1f%% → %.1f%%: did not fall", n.Addr, 100*before[n.Addr], 100*u)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		t.Logf("old node %s: usage %.1f%% → %.1f%%", n.Addr, 100*before[n.Addr], 100*now)
+	}
+	bad, err := checkRows(ctx, s, 0, rows, 16)
+	if err != nil {
+		t.Errorf("reading back: %v", err)
+	}
+	if len(bad) > 0 {
+		t.Errorf("%d of %d rows lost or wrong after scale-out, e.g. %v", len(bad), rows, bad[:min(10, len(bad))])
+	}
+}
+
+// TestDecommission: an added node leaves (gone from the live endpoints and
+// the host id list) and no row is lost.
+func TestDecommission(t *testing.T) {
+	if testing.Short() {
+		t.Skip("join and decommission take tens of seconds")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c := newCluster(t, scaleOpts, threeSmall()...)
+	s := c.session(t)
+	createSchema(t, s, 3, 32)
+	const rows = 2000
+	if err := writeRows(ctx, s, 0, rows, 16); err != nil {
+		t.Fatal(err)
+	}
+	added, err := c.add(ctx, nodeSpec{Type: big, Rack: "rack1"})
+	if err != nil {
+		t.Fatalf("adding: %v", err)
+	}
+	nd := added[0]
+	if err := c.Nodes[0].REST.QuiesceTopology(ctx); err != nil {
+		t.Fatalf("quiesce: %v", err)
+	}
+	if v, err := nd.metric(ctx, "scylla_tablets_count"); err != nil || v <= 0 {
+		t.Fatalf("added node holds %v tablets (%v)", v, err)
+	}
+	t0 := time.Now()
+	if err := nd.REST.Decommission(ctx); err != nil {
+		t.Fatalf("decommission %s: %v", nd.Addr, err)
+	}
+	t.Logf("decommissioned %s in %v", nd.Addr, time.Since(t0).Round(time.Millisecond))
+	err = eventually(ctx, 200*time.Millisecond, func() error {
+		live, err := c.Nodes[0].REST.Live(ctx)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(live, nd.Addr) {
+			return fmt.Errorf("%s still in /gossiper/endpoint/live/: %v", nd.Addr, live)
+		}
+		ids, err := c.Nodes[0].REST.HostIDs(ctx)
+		if err != nil {
+			return err
+		}
+		if _, ok := ids[nd.Addr]; ok {
+			return fmt.Errorf("%s still in the host id list: %v", nd.Addr, ids)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	bad, err := checkRows(ctx, s, 0, rows, 16)
+	if err != nil {
+		t.Errorf("reading back: %v", err)
+	}
+	if len(bad) > 0 {
+		t.Errorf("%d of %d rows lost after decommission, e.g. %v", len(bad), rows, bad[:min(10, len(bad))])
+	}
+}
+
+// TestDiskFull: writing past a node's capacity fails writes with a clear
+// error and logs "No space left on device"; the node keeps serving reads.
+func TestDiskFull(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// i4i.large at 0.01 MiB/GB: ~4.7 MiB of disk.
+	c := newCluster(t, clusterOpts{StorageScaleMiBPerGB: 0.01, OpsPerVCPU: 4000, StreamMiBPerVCPU: 8}, nodeSpec{Type: small, Rack: "rack1"})
+	s := c.session(t)
+	createSchema(t, s, 1, 4)
+	nd := c.Nodes[0]
+	size, _, err := nd.disk(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed error
+	var k int64
+	limit := int64(3 * size / valueLen) // far more than fits
+	for k = 0; k < limit; k += 64 {
+		if err := writeRows(ctx, s, k, k+64, 8); err != nil {
+			failed = err
+			break
+		}
+	}
+	if failed == nil {
+		t.Fatalf("wrote %d rows of %d bytes (%.0f MiB) to a %.1f MiB disk without an error", k, valueLen, float64(k*valueLen)/(1<<20), size/(1<<20))
+	}
+	t.Logf("write failed after %d rows: %v", k, failed)
+	if !strings.Contains(failed.Error(), "No space left on device") {
+		t.Errorf("write error %q does not say No space left on device", failed)
+	}
+	line := mustContainLog(ctx, t, nd, "No space left on device")
+	if !strings.HasPrefix(line, "ERROR ") || !strings.Contains(line, "[shard ") {
+		t.Errorf("log line %q is not a ScyllaDB ERROR line", line)
+	}
+	bad, err := checkRows(ctx, s, 0, min(k, 500), 8)
+	if err != nil || len(bad) > 0 {
+		t.Errorf("reads after the disk filled: %d bad rows, error %v", len(bad), err)
+	}
+}
