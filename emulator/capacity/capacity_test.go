@@ -334,3 +334,37 @@ func TestSlowNodeStreamingStalls(t *testing.T) {
 		t.Errorf("%d stalls while a slow node streamed under load, want ≥2", n.Load())
 	}
 }
+
+// BenchmarkStreamUnderLoad streams 2 MiB at 40 MiB/s on a shard that also
+// serves requests at 50% of its capacity, and reports the streaming time
+// against the time the bandwidth alone predicts (requests take their share).
+func BenchmarkStreamUnderLoad(b *testing.B) {
+	m := New(Config{Shards: 1, OpsPerShard: 2000})
+	defer m.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		tick := time.NewTicker(time.Millisecond) // 1000 req/s = 50%
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				go m.Do(ctx, 0, 1)
+			}
+		}
+	}()
+	const bytes, bw = 2 << 20, 40 << 20
+	predicted := time.Duration(float64(bytes) / bw * float64(time.Second))
+	var total time.Duration
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		if err := m.Stream(ctx, 0, bytes, bw); err != nil {
+			b.Fatal(err)
+		}
+		total += time.Since(t0)
+	}
+	b.ReportMetric(total.Seconds()/float64(b.N)/predicted.Seconds(), "actual/predicted")
+}
