@@ -109,12 +109,12 @@ func (s *Server) logf(level, format string, args ...any) {
 	}
 }
 
-// ErrServerClosed is returned by Serve after Close.
+// ErrServerClosed is returned by a Serve call made after Close.
 var ErrServerClosed = errors.New("cql: server closed")
 
 // Serve accepts connections on ln until ctx ends, ln is closed or Close is
-// called. It closes ln before returning. Connections it accepted are closed
-// when ctx ends or on Close.
+// called; then it returns nil (an error only for a failing listener). It
+// closes ln and the connections it accepted before returning.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.mu.Lock()
 	if s.closed {
@@ -156,10 +156,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.mu.Lock()
 			closed := s.closed
 			s.mu.Unlock()
-			if closed {
-				return ErrServerClosed
-			}
-			if errors.Is(err, net.ErrClosed) {
+			if closed || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
 			return fmt.Errorf("accepting CQL connection: %w", err)
