@@ -25,7 +25,6 @@ package cql
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -113,8 +112,9 @@ func (s *Server) logf(level, format string, args ...any) {
 var ErrServerClosed = errors.New("cql: server closed")
 
 // Serve accepts connections on ln until ctx ends, ln is closed or Close is
-// called; then it returns nil (an error only for a failing listener). It
-// closes ln and the connections it accepted before returning.
+// called, and then returns nil; accept errors such as running out of file
+// descriptors are logged and retried. Returning, it closes ln, and the
+// connections it accepted are closed too.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.mu.Lock()
 	if s.closed {
@@ -144,14 +144,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		nc, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
-				s.closeConns()
 				return nil
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				backoff = min(max(backoff*2, 5*time.Millisecond), time.Second)
-				time.Sleep(backoff)
-				continue
 			}
 			s.mu.Lock()
 			closed := s.closed
@@ -159,7 +152,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			if closed || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
-			return fmt.Errorf("accepting CQL connection: %w", err)
+			// E.g. too many open files: back off and keep serving.
+			backoff = min(max(backoff*2, 5*time.Millisecond), time.Second)
+			s.logf("WARN", "accepting CQL connection: %v; retrying in %v", err, backoff)
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+			}
+			continue
 		}
 		backoff = 0
 		c := s.newConn(ctx, nc)
