@@ -167,7 +167,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			nc.Close()
 			continue
 		}
-		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			c.serve()
@@ -188,6 +187,7 @@ func (s *Server) newConn(ctx context.Context, nc net.Conn) *conn {
 	shard := int(s.shardSeq.Add(1)-1) % s.opts.Shards
 	c := newConn(ctx, s, nc, shard)
 	s.conns[c] = struct{}{}
+	s.wg.Add(1) // under mu, so Close's Wait cannot start in between
 	return c
 }
 
