@@ -411,7 +411,6 @@ func (p *Provider) startNew(s provision.NodeSpec, initial bool) (provision.Node,
 	return n, nil
 }
 
-
 // checkFree fails when something already serves the node's address, which
 // would be another run (or a leftover) using the same addresses.
 func (p *Provider) checkFree(addr string) error {
