@@ -34,7 +34,7 @@ func (quietLogger) Printf(string, ...any) {}
 func (quietLogger) Println(...any)        {}
 
 // ClusterConfig returns the gocql configuration NewSession uses: protocol v4,
-// token-aware routing over (DC-aware) round robin without replica shuffling,
+// token-aware routing over (DC-aware) round robin,
 // shard-aware connections (the ScyllaDB fork's default against ScyllaDB),
 // no retries and no speculative execution so that every measured operation
 // is exactly one request.
@@ -71,8 +71,8 @@ func ClusterConfig(cfg SessionConfig) (*gocql.ClusterConfig, error) {
 	if cfg.LocalDC != "" {
 		fallback = gocql.DCAwareRoundRobinPolicy(cfg.LocalDC)
 	}
-	// Without shuffling, an operation goes to its key's primary replica: a
-	// stalled node then shows in the latency of exactly its own keys.
+	// Token-aware with the fork's default replica shuffling: an operation goes
+	// to one of its key's replicas (on its shard), spreading coordinator work.
 	c.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(fallback)
 	c.Logger = cfg.Logger
 	if c.Logger == nil {

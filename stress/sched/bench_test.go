@@ -179,14 +179,15 @@ func TestLongRSS(t *testing.T) {
 	if len(samples) < 4 {
 		t.Fatalf("only %d samples", len(samples))
 	}
-	// After warm-up (the first quarter), RSS must not grow by more than 10%.
+	// After warm-up (the first quarter), RSS must stay flat: GC cycles move it
+	// by a few MiB, a leak of even 100 bytes per operation would add 300 MB.
 	ref := samples[len(samples)/4].rss
 	peak := int64(0)
 	for _, s := range samples[len(samples)/4:] {
 		peak = max(peak, s.rss)
 	}
 	t.Logf("RSS after warm-up %d KiB, peak %d KiB, last %d KiB", ref, peak, samples[len(samples)-1].rss)
-	if float64(peak) > float64(ref)*1.10+2048 {
+	if float64(peak) > float64(ref)*1.25+4096 {
 		t.Fatalf("RSS grew from %d to %d KiB", ref, peak)
 	}
 	if sum.Dropped != 0 || sum.Intended < int64(4900*longDuration.Seconds()) {
