@@ -333,7 +333,7 @@ func (s *Scheduler) worker(ctx context.Context, work <-chan ticket) {
 			intended = start
 		}
 		late := start-intended > int64(measure.LateThreshold)
-		err := s.fn(ctx, t.op, t.seq)
+		err := s.call(ctx, t)
 		end := s.mono()
 		if err != nil {
 			s.rec.Error(t.op, s.cfg.Classify(err), late)
@@ -343,6 +343,17 @@ func (s *Scheduler) worker(ctx context.Context, work <-chan ticket) {
 		}
 		s.finished.Add(1)
 	}
+}
+
+// call runs one operation; a panic in it becomes a failed operation rather
+// than the end of the process.
+func (s *Scheduler) call(ctx context.Context, t ticket) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("operation %d panicked: %v", t.seq, r)
+		}
+	}()
+	return s.fn(ctx, t.op, t.seq)
 }
 
 // dispatch walks the schedule until ctx ends. It owns the mix generator and

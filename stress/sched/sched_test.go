@@ -298,3 +298,17 @@ func TestLatencyJSONLRoundTrip(t *testing.T) {
 		t.Fatalf("merged %+v != cumulative %+v", got, w.Response)
 	}
 }
+
+func TestPanickingOperationIsAnError(t *testing.T) {
+	fn := func(_ context.Context, _ int, seq uint64) error {
+		if seq == 3 {
+			panic("boom")
+		}
+		return nil
+	}
+	sum, _ := runFor(t, 100*time.Millisecond, Config{Ops: []string{"write"}, Rate: 200}, fn)
+	checkAccounting(t, sum)
+	if sum.Errors != 1 {
+		t.Fatalf("errors %d, want the one panic", sum.Errors)
+	}
+}
