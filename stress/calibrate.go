@@ -23,6 +23,9 @@ type CalibrateOptions struct {
 	MaxConcurrency int
 	// MaxErrorRatio above which a level fails like a latency breach; default 0.01.
 	MaxErrorRatio float64
+	// Budget, when set, bounds the whole probe: a level that would not end
+	// within it is not started, and the best level so far is the result.
+	Budget time.Duration
 	// Sink, when set, receives the probe's interval records.
 	Sink Sink
 	// Progress, when set, is told about every level measured.
@@ -83,7 +86,11 @@ func calibrate(ctx context.Context, w Workload, op sched.Op, o CalibrateOptions)
 	}
 	var cal Calibration
 	flat := 0
+	began := time.Now()
 	for c := 1; c <= o.MaxConcurrency; c *= 2 {
+		if o.Budget > 0 && time.Since(began)+o.Step > o.Budget && len(cal.Steps) > 0 {
+			break
+		}
 		st, err := probeLevel(ctx, w, op, c, o)
 		if err != nil {
 			return cal, err

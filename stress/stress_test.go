@@ -214,3 +214,19 @@ func TestClassifyError(t *testing.T) {
 }
 
 var _ sched.Op = func(context.Context, int, uint64) error { return nil }
+
+func TestCalibrateBudget(t *testing.T) {
+	op := func(context.Context, int, uint64) error { time.Sleep(time.Millisecond); return nil }
+	w := Workload{Keyspace: "ks", Table: "t", WriteRatio: 1}
+	if err := w.normalise(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	cal, err := calibrate(context.Background(), w, op, CalibrateOptions{Ceiling: time.Second, Step: 100 * time.Millisecond, Budget: 350 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cal.Steps) != 3 || time.Since(start) > 600*time.Millisecond || cal.MaxOpsPerSec <= 0 {
+		t.Fatalf("%d levels in %v: %+v", len(cal.Steps), time.Since(start), cal)
+	}
+}
