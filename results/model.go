@@ -275,12 +275,14 @@ type DiskPhase struct {
 	Time    time.Time  `json:"time"`
 	Nodes   []NodeDisk `json:"nodes"`
 	Cluster NodeDisk   `json:"cluster"`
+	Source  string     `json:"source,omitempty"` // "snapshot" (disk_snapshot event) or "metrics" (nearest metrics.jsonl samples)
 }
 
 // Duration is a named duration (fill phases, Add new node(s), New node(s) ready, Data balanced, Latency recovered).
 type Duration struct {
 	Name    string    `json:"name"`
 	Step    string    `json:"step,omitempty"`
+	Cycle   string    `json:"cycle,omitempty"` // the cycle of a step's batch
 	Start   time.Time `json:"start"`
 	End     time.Time `json:"end"`
 	Seconds float64   `json:"seconds"`
@@ -289,6 +291,7 @@ type Duration struct {
 // StepTiming is the timeline of one topology step.
 type StepTiming struct {
 	Step        string     `json:"step"`
+	Cycle       string     `json:"cycle,omitempty"` // one step has one cycle per serial node or parallel batch
 	Kind        string     `json:"kind"`
 	Mode        string     `json:"mode,omitempty"`
 	Nodes       []string   `json:"nodes,omitempty"`
