@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -53,13 +54,16 @@ func testNodeInfo(i int, addrs []string, port int) engine.NodeInfo {
 
 // serveTestNode is the child process: one in-memory CQL node of a
 // three-node ring (no replication; RF 1 so that every key has one owner).
-// spec is "index;port;addr1,addr2,addr3".
+// spec is "index;port;addr1,addr2,addr3[;null]".
 func serveTestNode(spec string) int {
 	parts := strings.Split(spec, ";")
 	i, _ := strconv.Atoi(parts[0])
 	port, _ := strconv.Atoi(parts[1])
 	addrs := strings.Split(parts[2], ",")
 	m := enginetest.NewMemory("acceptance")
+	if len(parts) > 3 && parts[3] == "null" {
+		m = enginetest.NewNull()
+	}
 	m.SetLocal(testNodeInfo(i, addrs, port))
 	var peers []engine.NodeInfo
 	for j := range addrs {
@@ -84,33 +88,20 @@ func serveTestNode(spec string) int {
 	return 0
 }
 
-func freePort(t *testing.T, ip string) int {
-	ln, err := net.Listen("tcp", ip+":0")
+// startNodes starts one node process per address (backend "memory" or
+// "null"), creates the schema on each and returns the CQL port and processes.
+func startNodes(t testing.TB, addrs []string, backend string) (int, []*exec.Cmd) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addrs[0]+":0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// TestAcceptance runs the load generator's acceptance against three node
-// processes (in-memory CQL nodes of one token ring, standing in for the
-// emulated cluster): the rate is kept within 1% at 2,000 ops/s for 30 s, and
-// with one node SIGSTOPped for 2 s the response-time P99 of the stall window
-// shows it while the service time does not, with every intended operation
-// accounted for.
-//
-//	go test -run TestAcceptance -v ./stress/ -args -acceptance
-func TestAcceptance(t *testing.T) {
-	if !*acceptance {
-		t.Skip("needs -acceptance")
-	}
-	addrs := []string{"127.0.3.11", "127.0.3.12", "127.0.3.13"}
-	port := freePort(t, addrs[0])
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
 	var procs []*exec.Cmd
 	for i := range addrs {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d;%d;%s", nodeEnv, i, port, strings.Join(addrs, ",")))
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d;%d;%s;%s", nodeEnv, i, port, strings.Join(addrs, ","), backend))
 		stdin, _ := cmd.StdinPipe()
 		out, _ := cmd.StdoutPipe()
 		if err := cmd.Start(); err != nil {
@@ -128,7 +119,6 @@ func TestAcceptance(t *testing.T) {
 		}
 		procs = append(procs, cmd)
 	}
-	ctx := context.Background()
 	// The nodes do not share schema: create it on each one directly.
 	for _, a := range addrs {
 		c := gocql.NewCluster(a)
@@ -137,12 +127,30 @@ func TestAcceptance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = CreateSchema(ctx, s, Schema{Keyspace: "ks", Table: "kv", RF: 1, Tablets: -1})
+		err = CreateSchema(context.Background(), s, Schema{Keyspace: "ks", Table: "kv", RF: 1, Tablets: -1})
 		s.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
+	return port, procs
+}
+
+// TestAcceptance runs the load generator's acceptance against three node
+// processes (in-memory CQL nodes of one token ring, standing in for the
+// emulated cluster): the rate is kept within 1% at 2,000 ops/s for 30 s, and
+// with one node SIGSTOPped for 2 s the response-time P99 of the stall window
+// shows it while the service time does not, with every intended operation
+// accounted for.
+//
+//	go test -run TestAcceptance -v ./stress/ -args -acceptance
+func TestAcceptance(t *testing.T) {
+	if !*acceptance {
+		t.Skip("needs -acceptance")
+	}
+	addrs := []string{"127.0.3.11", "127.0.3.12", "127.0.3.13"}
+	port, procs := startNodes(t, addrs, "memory")
+	ctx := context.Background()
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	s, err := NewSession(sctx, SessionConfig{Hosts: addrs, Port: port})
 	cancel()
@@ -227,4 +235,67 @@ func TestAcceptance(t *testing.T) {
 	if results.SummarizeHDR(win.Response).Max < 1900 {
 		t.Errorf("stall window response max %.1f ms misses the stalled operations", results.SummarizeHDR(win.Response).Max)
 	}
+}
+
+// BenchmarkCQLNullProcess is the client's cost per operation (generator +
+// gocql + loopback) against a do-nothing CQL node in another process, so
+// that allocations and CPU are the client's alone. Closed loop, 32 in flight:
+//
+//	go test -run '^$' -bench CQLNullProcess -benchtime 20000x ./stress/
+func BenchmarkCQLNullProcess(b *testing.B) {
+	addrs := []string{"127.0.3.21"}
+	port, _ := startNodes(b, addrs, "null")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	s, err := NewSession(sctx, SessionConfig{Hosts: addrs, Port: port})
+	cancel()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	for _, typ := range []string{"write", "read"} {
+		b.Run(typ, func(b *testing.B) {
+			w := Workload{Keyspace: "ks", Table: "kv", KeyCount: 1000, ValueMin: 100, Concurrency: 32}
+			if typ == "write" {
+				w.WriteRatio = 1
+			} else {
+				w.ReadRatio = 1
+			}
+			op, _, err := cqlMixOp(s, &w)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := int64(max(b.N, 100))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var done atomic.Int64
+			counted := func(ctx context.Context, t int, seq uint64) error {
+				err := op(ctx, t, seq)
+				if done.Add(1) == n {
+					cancel()
+				}
+				return err
+			}
+			r, err := newRunner(w, counted, new(atomic.Int64), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			c0, t0 := cpuNow(), time.Now()
+			sum, err := r.Run(ctx)
+			el, cpu := time.Since(t0), cpuNow()-c0
+			b.StopTimer()
+			if err != nil || sum.Errors > 0 {
+				b.Fatalf("%v %+v", err, sum.Ops)
+			}
+			b.ReportMetric(float64(sum.Succeeded)/el.Seconds(), "ops/s")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(sum.Succeeded), "client-cpu-ns/op")
+		})
+	}
+}
+
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
