@@ -1,0 +1,36 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/elasticity-dev/elasticity/emulator"
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	addCommand(func(e *env) *cobra.Command {
+		cfg := emulator.DefaultConfig()
+		cmd := &cobra.Command{
+			Use:   "node",
+			Short: "Run one emulated ScyllaDB-like node",
+			Long: `node runs one emulated ScyllaDB-like node: CQL, REST API, Prometheus metrics and
+internode RPC, all on --listen-address. SIGTERM flushes and stops it.
+
+Capacity model defaults: disk = --disk-gb × 0.5 MiB (i4i.large → 234 MiB),
+2,000 replica operations/s per vCPU, streaming 4 MiB/s per vCPU.`,
+			Args: cobra.NoArgs,
+			RunE: func(c *cobra.Command, args []string) error {
+				cfg.Stderr = e.Stderr
+				if err := emulator.Run(c.Context(), cfg); err != nil {
+					if errors.Is(err, emulator.ErrStartupFailed) {
+						return withCode(ExitFailed, err)
+					}
+					return withCode(ExitRunError, err)
+				}
+				return nil
+			},
+		}
+		cmd.Flags().AddFlagSet(emulator.Flags(&cfg))
+		return cmd
+	})
+}

@@ -1,0 +1,253 @@
+// Package emulator runs one emulated ScyllaDB-like node: the cluster engine
+// (emulator/node) behind the CQL front end (emulator/cql), the REST API and
+// Prometheus metrics, all bound to the node's own loopback address.
+//
+// Capacity defaults are chosen so that the model, not this machine, is the
+// bottleneck and so that a 3 × i4i.large cluster fills to 90% at RF=3 in
+// well under a minute:
+//
+//   - disk: disk-gb × 0.5 MiB (i4i.large, 468 GB → 234 MiB of real bytes);
+//   - requests: 2,000 one-unit replica operations per second per vCPU;
+//   - streaming: 4 MiB/s per vCPU of the slower end of a migration.
+package emulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/emulator/cql"
+	"github.com/elasticity-dev/elasticity/emulator/node"
+	"github.com/elasticity-dev/elasticity/emulator/scyllalog"
+	"github.com/spf13/pflag"
+)
+
+// Defaults of the capacity model (see the package comment).
+const (
+	DefaultStorageScaleMiBPerGB = 0.5
+	DefaultOpsPerVCPU           = 2000
+	DefaultStreamMiBPerVCPU     = 4
+	DefaultVersion              = "2025.1.0-emulated"
+)
+
+// Config is one node's configuration; the flags of `elasticity node`.
+type Config struct {
+	ListenAddress          string
+	DataDir                string
+	ClusterName            string
+	DC, Rack               string
+	InstanceType           string
+	VCPUs                  int
+	MemoryGB               float64
+	DiskGB                 float64
+	Seeds                  []string
+	LogFile                string
+	CQLPort                int
+	RESTPort               int
+	MetricsPort            int
+	InternodePort          int
+	StorageScaleMiBPerGB   float64
+	OpsPerVCPU             float64
+	StreamMiBPerVCPU       float64
+	BlockedReactorNotifyMS int
+	FailStartup            string
+	SlowFactor             float64
+	Version                string
+	InitialTablets         int
+	// Stderr receives the log when LogFile is empty (default os.Stderr).
+	Stderr io.Writer
+}
+
+// DefaultConfig returns the flag defaults.
+func DefaultConfig() Config {
+	return Config{ListenAddress: "127.0.0.2", ClusterName: "elasticity", DC: "dc1", Rack: "rack1", InstanceType: "i4i.large",
+		VCPUs: 2, MemoryGB: 16, DiskGB: 468, CQLPort: 9042, RESTPort: 10000, MetricsPort: 9180, InternodePort: 7000,
+		StorageScaleMiBPerGB: DefaultStorageScaleMiBPerGB, OpsPerVCPU: DefaultOpsPerVCPU, StreamMiBPerVCPU: DefaultStreamMiBPerVCPU,
+		BlockedReactorNotifyMS: 25, SlowFactor: 1, Version: DefaultVersion, InitialTablets: 16}
+}
+
+// Flags binds the node flags to c (defaults from c's current values).
+func Flags(c *Config) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("node", pflag.ContinueOnError)
+	fs.StringVar(&c.ListenAddress, "listen-address", c.ListenAddress, "address every listener binds to (a loopback address such as 127.0.0.2)")
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "data directory (Pebble files: real bytes on disk)")
+	fs.StringVar(&c.ClusterName, "cluster-name", c.ClusterName, "cluster name")
+	fs.StringVar(&c.DC, "dc", c.DC, "datacenter")
+	fs.StringVar(&c.Rack, "rack", c.Rack, "rack")
+	fs.StringVar(&c.InstanceType, "instance-type", c.InstanceType, "instance type name (informational; sizes come from --vcpus/--memory-gb/--disk-gb)")
+	fs.IntVar(&c.VCPUs, "vcpus", c.VCPUs, "vCPUs = shards of the capacity model")
+	fs.Float64Var(&c.MemoryGB, "memory-gb", c.MemoryGB, "memory in GB (informational)")
+	fs.Float64Var(&c.DiskGB, "disk-gb", c.DiskGB, "disk size in GB of the instance type")
+	fs.StringSliceVar(&c.Seeds, "seeds", c.Seeds, "seed addresses (the first seed creates the cluster)")
+	fs.StringVar(&c.LogFile, "log-file", c.LogFile, "log file (default stderr)")
+	fs.IntVar(&c.CQLPort, "cql-port", c.CQLPort, "CQL native protocol port")
+	fs.IntVar(&c.RESTPort, "rest-port", c.RESTPort, "REST API port")
+	fs.IntVar(&c.MetricsPort, "metrics-port", c.MetricsPort, "Prometheus metrics port")
+	fs.IntVar(&c.InternodePort, "internode-port", c.InternodePort, "internode RPC port")
+	fs.Float64Var(&c.StorageScaleMiBPerGB, "storage-scale-mib-per-gb", c.StorageScaleMiBPerGB, "emulated disk capacity in MiB per GB of --disk-gb (0.5: i4i.large 468 GB → 234 MiB)")
+	fs.Float64Var(&c.OpsPerVCPU, "ops-per-vcpu", c.OpsPerVCPU, "modelled replica operations per second per vCPU")
+	fs.Float64Var(&c.StreamMiBPerVCPU, "stream-mib-per-vcpu", c.StreamMiBPerVCPU, "modelled streaming bandwidth in MiB/s per vCPU (a migration runs at the slower end's)")
+	fs.IntVar(&c.BlockedReactorNotifyMS, "blocked-reactor-notify-ms", c.BlockedReactorNotifyMS, "stall threshold in milliseconds")
+	fs.StringVar(&c.FailStartup, "fail-startup", c.FailStartup, "fail startup with this message (fault injection)")
+	fs.Float64Var(&c.SlowFactor, "slow-factor", c.SlowFactor, "multiplies every service time (a slow node)")
+	fs.StringVar(&c.Version, "version", c.Version, "version reported by the node")
+	fs.IntVar(&c.InitialTablets, "initial-tablets", c.InitialTablets, "tablets per table when the keyspace does not say")
+	return fs
+}
+
+// Main parses node flags from args and runs the node until ctx ends; it
+// returns the process exit code (0 clean shutdown, 1 startup failure, 2 bad flags).
+func Main(ctx context.Context, args []string, stderr io.Writer) int {
+	c := DefaultConfig()
+	c.Stderr = stderr
+	fs := Flags(&c)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := Run(ctx, c); err != nil {
+		fmt.Fprintf(stderr, "elasticity node: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// ErrStartupFailed marks failures before the node was serving.
+var ErrStartupFailed = errors.New("startup failed")
+
+// Run runs a node until ctx ends, then flushes and stops it.
+func Run(ctx context.Context, c Config) error {
+	var w io.Writer = c.Stderr
+	if w == nil {
+		w = os.Stderr
+	}
+	if c.LogFile != "" {
+		f, err := os.OpenFile(c.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("%w: opening log file: %v", ErrStartupFailed, err)
+		}
+		defer f.Close()
+		w = f
+	}
+	log := scyllalog.New(w)
+	startFail := func(err error) error {
+		log.Logf(scyllalog.Error, "init", "Startup failed: %v", err)
+		return fmt.Errorf("%w: %v", ErrStartupFailed, err)
+	}
+	if c.FailStartup != "" {
+		log.Logf(scyllalog.Error, "init", "Startup failed: %s", c.FailStartup)
+		return fmt.Errorf("%w: %s", ErrStartupFailed, c.FailStartup)
+	}
+	if err := validate(&c); err != nil {
+		return startFail(err)
+	}
+	// Listeners first, so that a busy port fails fast.
+	listen := func(port int) (net.Listener, error) {
+		return net.Listen("tcp", net.JoinHostPort(c.ListenAddress, strconv.Itoa(port)))
+	}
+	restLn, err := listen(c.RESTPort)
+	if err != nil {
+		return startFail(fmt.Errorf("REST API: %w", err))
+	}
+	defer restLn.Close()
+	metLn, err := listen(c.MetricsPort)
+	if err != nil {
+		return startFail(fmt.Errorf("metrics: %w", err))
+	}
+	defer metLn.Close()
+
+	n, err := node.Start(ctx, node.Config{
+		ClusterName: c.ClusterName, ListenAddress: c.ListenAddress, DataDir: c.DataDir, DC: c.DC, Rack: c.Rack, Seeds: c.Seeds,
+		VCPUs: c.VCPUs, CQLPort: c.CQLPort, InternodePort: c.InternodePort, RESTPort: c.RESTPort,
+		DiskBytes:         int64(c.DiskGB * c.StorageScaleMiBPerGB * (1 << 20)),
+		OpsPerVCPU:        c.OpsPerVCPU,
+		StreamBytesPerSec: c.StreamMiBPerVCPU * float64(c.VCPUs) * (1 << 20),
+		StallThreshold:    time.Duration(c.BlockedReactorNotifyMS) * time.Millisecond,
+		SlowFactor:        c.SlowFactor, Version: c.Version, InitialTablets: c.InitialTablets, Log: log,
+	})
+	if err != nil {
+		return startFail(err)
+	}
+	var cqlUp atomic.Bool
+	restSrv := &http.Server{Handler: n.RESTHandler(cqlUp.Load), ReadHeaderTimeout: 5 * time.Second}
+	metSrv := &http.Server{Handler: metricsMux(n), ReadHeaderTimeout: 5 * time.Second}
+	go restSrv.Serve(restLn)
+	go metSrv.Serve(metLn)
+
+	cqlLn, err := listen(c.CQLPort)
+	if err != nil {
+		restSrv.Close()
+		metSrv.Close()
+		n.Close()
+		return startFail(fmt.Errorf("CQL: %w", err))
+	}
+	srv := cql.NewServer(n, cql.Options{Shards: c.VCPUs, Logf: log.Logf})
+	cqlDone := make(chan struct{})
+	go func() {
+		defer close(cqlDone)
+		srv.Serve(ctx, cqlLn)
+	}()
+	cqlUp.Store(true)
+	log.Logf(scyllalog.Info, "cql_server_controller", "Starting listening for CQL clients on %s (unencrypted, non-shard-aware)", cqlLn.Addr())
+	log.Logf(scyllalog.Info, "init", "Scylla version %s initialization completed.", c.Version)
+
+	<-ctx.Done()
+	log.Logf(scyllalog.Info, "init", "Signal received; shutting down")
+	cqlUp.Store(false)
+	srv.Close()
+	cqlLn.Close()
+	<-cqlDone
+	restSrv.Close()
+	metSrv.Close()
+	if err := n.Close(); err != nil {
+		log.Logf(scyllalog.Error, "init", "Shutdown: %v", err)
+		return err
+	}
+	log.Logf(scyllalog.Info, "init", "Scylla version %s shutdown complete.", c.Version)
+	return nil
+}
+
+func metricsMux(n *node.Node) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", n.MetricsHandler())
+	return mux
+}
+
+func validate(c *Config) error {
+	var errs []string
+	if net.ParseIP(c.ListenAddress) == nil {
+		errs = append(errs, fmt.Sprintf("--listen-address %q is not an IP address", c.ListenAddress))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, "--data-dir is required")
+	}
+	if c.VCPUs < 1 {
+		errs = append(errs, "--vcpus must be at least 1")
+	}
+	if c.DiskGB < 0 || c.StorageScaleMiBPerGB < 0 {
+		errs = append(errs, "--disk-gb and --storage-scale-mib-per-gb must not be negative")
+	}
+	if c.OpsPerVCPU <= 0 || c.StreamMiBPerVCPU <= 0 {
+		errs = append(errs, "--ops-per-vcpu and --stream-mib-per-vcpu must be positive")
+	}
+	if c.SlowFactor <= 0 {
+		errs = append(errs, "--slow-factor must be positive")
+	}
+	for _, p := range []int{c.CQLPort, c.RESTPort, c.MetricsPort, c.InternodePort} {
+		if p <= 0 || p > 65535 {
+			errs = append(errs, fmt.Sprintf("port %d out of range", p))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,573 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+	"github.com/elasticity-dev/elasticity/emulator/scyllalog"
+)
+
+// Topology coordination: the oldest live NORMAL member is the topology
+// coordinator. It alone changes the cluster metadata (schema, members,
+// tablet maps) and runs the tablet load balancer; other members forward
+// changes to it.
+
+// maxMigrationsPerNode bounds concurrent migrations a node takes part in.
+const maxMigrationsPerNode = 2
+
+type coordOp struct {
+	Kind    string // schema, join, decommission, removenode, balancing
+	Change  *engine.SchemaChange
+	Node    *NodeMeta
+	HostID  string
+	Enabled bool
+}
+
+// coordinator returns the host id of the topology coordinator in v.
+func (n *Node) coordinator(v *view) *NodeMeta {
+	for _, nm := range sortedNodes(v.m) {
+		if (nm.State == engine.StateNormal || (nm.State == engine.StateLeaving && !nm.Removing)) && n.isUp(nm.HostID) {
+			return nm
+		}
+	}
+	return nil
+}
+
+func (n *Node) isCoordinator() bool {
+	c := n.coordinator(n.view.Load())
+	return c != nil && c.HostID == n.hostID
+}
+
+// coord runs op on the topology coordinator.
+func (n *Node) coord(ctx context.Context, op *coordOp) error {
+	c := n.coordinator(n.view.Load())
+	if c == nil {
+		return engine.Errorf(engine.CodeServerError, "no live topology coordinator")
+	}
+	if c.HostID == n.hostID {
+		return n.execCoord(ctx, op)
+	}
+	_, err := n.tr.call(ctx, c.internode(), &msg{Op: opCoord, Coord: op})
+	return err
+}
+
+func (n *Node) execCoord(ctx context.Context, op *coordOp) error {
+	switch op.Kind {
+	case "schema":
+		return n.mutateMeta(ctx, func(m *Meta) (*Meta, error) {
+			nm, err := applySchemaChange(m, *op.Change, n.cfg.InitialTablets)
+			if nm != nil {
+				c := *op.Change
+				nm.LastChange = &c
+			}
+			return nm, err
+		})
+	case "join":
+		nm := op.Node
+		if nm == nil {
+			return errors.New("join without a node")
+		}
+		if cur := n.view.Load().m.Nodes[nm.HostID]; cur != nil && cur.State == engine.StateNormal {
+			return nil
+		}
+		for _, s := range []engine.NodeState{engine.StateJoining, engine.StateNormal} {
+			err := n.mutateMeta(ctx, func(m *Meta) (*Meta, error) {
+				if cur := m.Nodes[nm.HostID]; cur != nil && cur.State == engine.StateLeft {
+					return nil, fmt.Errorf("host id %s was removed from the cluster", nm.HostID)
+				}
+				for _, o := range m.Nodes {
+					if o.Addr == nm.Addr && o.HostID != nm.HostID && o.State != engine.StateLeft {
+						return nil, fmt.Errorf("address %s is already used by host %s", nm.Addr, o.HostID)
+					}
+				}
+				c := m.clone()
+				x := *nm
+				x.State = s
+				x.Since = m.Epoch + 1
+				if cur := m.Nodes[nm.HostID]; cur != nil {
+					x.Since = cur.Since
+				}
+				c.Nodes[nm.HostID] = &x
+				return c, nil
+			})
+			if err != nil {
+				return err
+			}
+			n.markSeen(nm.HostID)
+		}
+		n.log.Logf(scyllalog.Info, "raft_topology", "Node %s (%s) joined the cluster", nm.Addr, nm.HostID)
+		return nil
+	case "decommission", "removenode":
+		return n.mutateMeta(ctx, func(m *Meta) (*Meta, error) {
+			cur := m.Nodes[op.HostID]
+			if cur == nil {
+				return nil, fmt.Errorf("host id %s is not a member", op.HostID)
+			}
+			if cur.State == engine.StateLeaving || cur.State == engine.StateLeft {
+				return nil, nil
+			}
+			if op.Kind == "removenode" && n.isUp(op.HostID) {
+				return nil, fmt.Errorf("cannot remove node %s: it is alive; decommission it instead", cur.Addr)
+			}
+			c := m.clone()
+			x := c.Nodes[op.HostID]
+			x.State = engine.StateLeaving
+			x.Removing = op.Kind == "removenode"
+			x.DrainTotal = sum(shardLoad(m)[op.HostID])
+			n.log.Logf(scyllalog.Info, "raft_topology", "Starting %s of %s (%d tablet replicas to move)", op.Kind, x.Addr, x.DrainTotal)
+			n.idle.Store(false)
+			return c, nil
+		})
+	case "balancing":
+		return n.mutateMeta(ctx, func(m *Meta) (*Meta, error) {
+			if m.Balancing == op.Enabled {
+				return nil, nil
+			}
+			c := m.clone()
+			c.Balancing = op.Enabled
+			n.idle.Store(false)
+			return c, nil
+		})
+	case "quiesce":
+		return n.quiesce(ctx)
+	}
+	return fmt.Errorf("unknown coordinator operation %q", op.Kind)
+}
+
+// mutateMeta makes a change to the metadata as coordinator and publishes it.
+// f returns nil metadata for no change.
+func (n *Node) mutateMeta(ctx context.Context, f func(*Meta) (*Meta, error)) error {
+	n.coordMu.Lock()
+	defer n.coordMu.Unlock()
+	cur := n.view.Load().m
+	next, err := f(cur)
+	if err != nil || next == nil {
+		return err
+	}
+	next.Epoch = cur.Epoch + 1
+	return n.publish(ctx, cur, next)
+}
+
+// publish installs m locally and on every live member, waiting for them.
+func (n *Node) publish(ctx context.Context, old, m *Meta) error {
+	if err := n.installMeta(m); err != nil {
+		return err
+	}
+	targets := map[string]*NodeMeta{}
+	for _, mm := range []*Meta{old, m} {
+		for id, nm := range mm.Nodes {
+			if id != n.hostID && nm.State != engine.StateLeft && n.isUp(id) {
+				targets[id] = nm
+			}
+		}
+	}
+	// A member that has just become LEFT still gets told.
+	for id, nm := range m.Nodes {
+		if o := old.Nodes[id]; o != nil && o.State != engine.StateLeft && nm.State == engine.StateLeft && n.isUp(id) {
+			targets[id] = nm
+		}
+	}
+	var wg sync.WaitGroup
+	for _, nm := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, publishTimeout)
+			defer cancel()
+			if _, err := n.tr.call(cctx, nm.internode(), &msg{Op: opPushMeta, Meta: m}); err != nil {
+				n.log.Logf(scyllalog.Warn, "raft_topology", "Publishing metadata epoch %d to %s: %v", m.Epoch, nm.Addr, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// quiesce waits until no topology change or migration is in flight and the
+// balancer has nothing left to do.
+func (n *Node) quiesce(ctx context.Context) error {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if n.topologyIdle() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for topology to quiesce: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+func (n *Node) topologyIdle() bool {
+	v := n.view.Load()
+	for _, nm := range v.m.Nodes {
+		if nm.State == engine.StateJoining || nm.State == engine.StateLeaving {
+			return false
+		}
+	}
+	for _, tm := range v.m.Tablets {
+		for _, t := range tm.Tablets {
+			if t.Pending != nil {
+				return false
+			}
+		}
+	}
+	n.migMu.Lock()
+	inflight := len(n.migrations)
+	n.migMu.Unlock()
+	return inflight == 0 && (n.idle.Load() || !v.m.Balancing)
+}
+
+// Decommission streams this node's tablets away and leaves; it returns once
+// the node has left (as ScyllaDB's REST call does).
+func (n *Node) Decommission(ctx context.Context) error {
+	n.log.Logf(scyllalog.Info, "storage_service", "DECOMMISSIONING: starting")
+	if err := n.coord(ctx, &coordOp{Kind: "decommission", HostID: n.hostID}); err != nil {
+		return fmt.Errorf("starting decommission: %w", err)
+	}
+	if err := n.waitState(ctx, n.hostID, engine.StateLeft); err != nil {
+		return err
+	}
+	n.log.Logf(scyllalog.Info, "storage_service", "DECOMMISSIONING: done")
+	return nil
+}
+
+// RemoveNode removes a dead member, re-replicating its tablets from the
+// other replicas; it returns when done.
+func (n *Node) RemoveNode(ctx context.Context, hostID string) error {
+	if n.view.Load().m.Nodes[hostID] == nil {
+		return fmt.Errorf("host id %s is not a member of the cluster", hostID)
+	}
+	if err := n.coord(ctx, &coordOp{Kind: "removenode", HostID: hostID}); err != nil {
+		return err
+	}
+	return n.waitState(ctx, hostID, engine.StateLeft)
+}
+
+// SetBalancing enables or disables the tablet load balancer.
+func (n *Node) SetBalancing(ctx context.Context, enabled bool) error {
+	return n.coord(ctx, &coordOp{Kind: "balancing", Enabled: enabled})
+}
+
+// Quiesce returns when no topology operation or migration is in flight.
+func (n *Node) Quiesce(ctx context.Context) error {
+	return n.coord(ctx, &coordOp{Kind: "quiesce"})
+}
+
+func (n *Node) waitState(ctx context.Context, host string, s engine.NodeState) error {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if nm := n.view.Load().m.Nodes[host]; nm != nil && nm.State == s {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s to become %s: %w", host, s, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// ---- tablet load balancer ----
+
+func (n *Node) balancerLoop() {
+	defer n.wg.Done()
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n.isCoordinator() {
+			n.balanceOnce()
+		}
+	}
+}
+
+type move struct {
+	table    string
+	index    int
+	from, to Replica
+	op       string
+}
+
+// balanceOnce plans and starts migrations, and finishes leaving nodes that
+// hold nothing any more.
+func (n *Node) balanceOnce() {
+	v := n.view.Load()
+	m := v.m
+	load := shardLoad(m)
+	// Leaving nodes with nothing left have left.
+	for id, nm := range m.Nodes {
+		if nm.State == engine.StateLeaving && sum(load[id]) == 0 {
+			n.mutateMeta(n.ctx, func(m *Meta) (*Meta, error) {
+				c := m.clone()
+				c.Nodes[id].State = engine.StateLeft
+				return c, nil
+			})
+			n.log.Logf(scyllalog.Info, "raft_topology", "Node %s has left the cluster", nm.Addr)
+			return
+		}
+	}
+	n.migMu.Lock()
+	busy := map[string]int{}
+	for k := range n.migrations {
+		_ = k
+	}
+	n.migMu.Unlock()
+	for _, tm := range m.Tablets {
+		for _, t := range tm.Tablets {
+			if t.Pending != nil {
+				busy[t.Pending.Host]++
+				busy[t.Leaving]++
+			}
+		}
+	}
+	moves := n.plan(v, load, busy)
+	if len(moves) == 0 {
+		n.migMu.Lock()
+		if len(n.migrations) == 0 {
+			n.idle.Store(true)
+		}
+		n.migMu.Unlock()
+		return
+	}
+	n.idle.Store(false)
+	for _, mv := range moves {
+		key := mv.table + "/" + strconv.Itoa(mv.index)
+		n.migMu.Lock()
+		if n.migrations[key] {
+			n.migMu.Unlock()
+			continue
+		}
+		n.migrations[key] = true
+		n.migMu.Unlock()
+		n.wg.Add(1)
+		go func() {
+			defer n.wg.Done()
+			defer func() {
+				n.migMu.Lock()
+				delete(n.migrations, key)
+				n.migMu.Unlock()
+			}()
+			if err := n.migrate(n.ctx, mv); err != nil && n.ctx.Err() == nil {
+				n.log.Logf(scyllalog.Warn, "load_balancer", "Migration of tablet %d of %s from %s to %s failed: %v", mv.index, mv.table, mv.from.Host, mv.to.Host, err)
+			}
+		}()
+	}
+}
+
+// plan chooses migrations: drain leaving nodes first, then even out
+// tablets per shard among the normal nodes of each rack.
+func (n *Node) plan(v *view, load map[string][]int, busy map[string]int) []move {
+	m := v.m
+	var moves []move
+	canUse := func(h string) bool { return busy[h] < maxMigrationsPerNode }
+	take := func(mv move) {
+		moves = append(moves, mv)
+		busy[mv.from.Host]++
+		busy[mv.to.Host]++
+		load[mv.to.Host][mv.to.Shard]++
+		if l := load[mv.from.Host]; mv.from.Shard < len(l) {
+			l[mv.from.Shard]--
+		}
+	}
+	// Candidates for a tablet: normal live nodes not yet replicas, same rack
+	// preferred, least loaded per shard.
+	target := func(t Tablet, from *NodeMeta) *NodeMeta {
+		var best *NodeMeta
+		bestSameRack := false
+		for _, nm := range sortedNodes(m) {
+			if nm.State != engine.StateNormal || nm.DC != from.DC || !n.isUp(nm.HostID) || hasReplica(t, nm.HostID) || !canUse(nm.HostID) {
+				continue
+			}
+			same := nm.Rack == from.Rack
+			if best == nil || (same && !bestSameRack) || (same == bestSameRack && density(load[nm.HostID]) < density(load[best.HostID])) {
+				best, bestSameRack = nm, same
+			}
+		}
+		return best
+	}
+	for _, key := range sortedKeys(m.Tablets) {
+		tm := m.Tablets[key]
+		for i, t := range tm.Tablets {
+			if t.Pending != nil {
+				continue
+			}
+			for _, r := range t.Replicas {
+				from := m.Nodes[r.Host]
+				if from == nil || from.State != engine.StateLeaving || (!from.Removing && !canUse(r.Host)) {
+					continue
+				}
+				to := target(t, from)
+				if to == nil {
+					continue
+				}
+				take(move{table: key, index: i, from: r, to: Replica{Host: to.HostID, Shard: leastLoadedShard(load[to.HostID])}, op: map[bool]string{true: "removenode", false: "decommission"}[from.Removing]})
+				break
+			}
+		}
+	}
+	if !m.Balancing || len(moves) > 0 {
+		return moves
+	}
+	// Even out per rack.
+	racks := map[string][]*NodeMeta{}
+	for _, nm := range sortedNodes(m) {
+		if nm.State == engine.StateNormal && n.isUp(nm.HostID) {
+			racks[nm.DC+"/"+nm.Rack] = append(racks[nm.DC+"/"+nm.Rack], nm)
+		}
+	}
+	for _, nodes := range racks {
+		for iter := 0; iter < 8; iter++ {
+			var hi, lo *NodeMeta
+			for _, nm := range nodes {
+				if hi == nil || density(load[nm.HostID]) > density(load[hi.HostID]) {
+					hi = nm
+				}
+				if lo == nil || density(load[nm.HostID]) < density(load[lo.HostID]) {
+					lo = nm
+				}
+			}
+			if hi == nil || hi == lo || !canUse(hi.HostID) || !canUse(lo.HostID) {
+				break
+			}
+			lh, ll := load[hi.HostID], load[lo.HostID]
+			if float64(sum(lh))/float64(len(lh)) <= float64(sum(ll)+1)/float64(len(ll)) {
+				break
+			}
+			found := false
+			for _, key := range sortedKeys(m.Tablets) {
+				tm := m.Tablets[key]
+				for i, t := range tm.Tablets {
+					if t.Pending != nil || hasReplica(t, lo.HostID) || n.migrating(key, i) || pendingIn(moves, key, i) {
+						continue
+					}
+					for _, r := range t.Replicas {
+						if r.Host == hi.HostID {
+							take(move{table: key, index: i, from: r, to: Replica{Host: lo.HostID, Shard: leastLoadedShard(ll)}, op: "rebalance"})
+							found = true
+							break
+						}
+					}
+					if found {
+						break
+					}
+				}
+				if found {
+					break
+				}
+			}
+			if !found {
+				break
+			}
+		}
+	}
+	return moves
+}
+
+func pendingIn(moves []move, key string, i int) bool {
+	for _, mv := range moves {
+		if mv.table == key && mv.index == i {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *Node) migrating(key string, i int) bool {
+	n.migMu.Lock()
+	defer n.migMu.Unlock()
+	return n.migrations[key+"/"+strconv.Itoa(i)]
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// migrate moves one tablet replica: add the pending replica (writes go to
+// both), stream, then switch ownership. The old replica deletes the range
+// when it sees the new map.
+func (n *Node) migrate(ctx context.Context, mv move) error {
+	err := n.mutateMeta(ctx, func(m *Meta) (*Meta, error) {
+		tm := m.Tablets[mv.table]
+		if tm == nil || mv.index >= len(tm.Tablets) {
+			return nil, errors.New("tablet no longer exists")
+		}
+		t := tm.Tablets[mv.index]
+		if t.Pending != nil || !hasReplica(t, mv.from.Host) || hasReplica(t, mv.to.Host) {
+			return nil, errors.New("tablet changed")
+		}
+		c := m.clone()
+		p := mv.to
+		c.Tablets[mv.table].Tablets[mv.index].Pending = &p
+		c.Tablets[mv.table].Tablets[mv.index].Leaving = mv.from.Host
+		return c, nil
+	})
+	if err != nil {
+		return err
+	}
+	n.met.migrations.Inc()
+	v := n.view.Load()
+	tm := v.m.Tablets[mv.table]
+	t := tm.Tablets[mv.index]
+	var sources []string
+	if n.isUp(mv.from.Host) {
+		sources = append(sources, mv.from.Host)
+	}
+	for _, r := range t.Replicas {
+		if r.Host != mv.from.Host {
+			sources = append(sources, r.Host)
+		}
+	}
+	rate := v.m.Nodes[mv.to.Host].StreamBPS
+	if f := v.m.Nodes[mv.from.Host]; f != nil && f.StreamBPS < rate && n.isUp(mv.from.Host) {
+		rate = f.StreamBPS
+	}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	_, serr := n.call(sctx, mv.to.Host, &msg{Op: opStream, Stream: &streamReq{Table: parseUUID(mv.table), Index: mv.index, Count: len(tm.Tablets), Sources: sources, Rate: rate, Op: mv.op}})
+	cancel()
+	return errors.Join(serr, n.mutateMeta(context.WithoutCancel(ctx), func(m *Meta) (*Meta, error) {
+		c := m.clone()
+		tm := c.Tablets[mv.table]
+		if tm == nil || mv.index >= len(tm.Tablets) {
+			return nil, nil
+		}
+		t := &tm.Tablets[mv.index]
+		if t.Pending == nil || t.Pending.Host != mv.to.Host {
+			return nil, nil
+		}
+		if serr == nil {
+			for i, r := range t.Replicas {
+				if r.Host == mv.from.Host {
+					t.Replicas[i] = *t.Pending
+				}
+			}
+		}
+		t.Pending, t.Leaving = nil, ""
+		return c, nil
+	}))
+}
+
+// addrOf is host:port of a member's internode listener.
+func addrOf(nm *NodeMeta) string { return net.JoinHostPort(nm.Addr, strconv.Itoa(nm.InternodePort)) }

@@ -1,0 +1,125 @@
+package node
+
+import (
+	"net/http"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// DataMountpoint is the mountpoint label of the data filesystem metrics.
+const DataMountpoint = "/var/lib/scylla"
+
+type atomicCounter struct {
+	prometheus.Counter
+	v atomic.Int64
+}
+
+func (c *atomicCounter) Add(f float64) { c.v.Add(int64(f)); c.Counter.Add(f) }
+func (c *atomicCounter) get() int64    { return c.v.Load() }
+
+type metrics struct {
+	reg                         *prometheus.Registry
+	writeLatency, readLatency   prometheus.Observer
+	writeTimeouts, readTimeouts prometheus.Counter
+	unavailable                 prometheus.Counter
+	replicaWrites               prometheus.Counter
+	migrations                  prometheus.Counter
+	streamIn, streamOut         *atomicCounter
+}
+
+// newMetrics registers the node's metrics under ScyllaDB's names. Latencies
+// are in microseconds, as ScyllaDB exports them.
+func newMetrics(n *Node) *metrics {
+	reg := prometheus.NewRegistry()
+	mt := &metrics{reg: reg}
+	buckets := prometheus.ExponentialBuckets(50, 1.5, 30)
+	sg := prometheus.Labels{"scheduling_group_name": "statement", "shard": "0"}
+	wl := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "scylla_storage_proxy_coordinator_write_latency", Help: "The general write latency histogram (microseconds)", Buckets: buckets, ConstLabels: sg})
+	rl := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "scylla_storage_proxy_coordinator_read_latency", Help: "The general read latency histogram (microseconds)", Buckets: buckets, ConstLabels: sg})
+	mt.writeLatency, mt.readLatency = wl, rl
+	wt := prometheus.NewCounter(prometheus.CounterOpts{Name: "scylla_storage_proxy_coordinator_write_timeouts", Help: "write timeouts", ConstLabels: sg})
+	rt := prometheus.NewCounter(prometheus.CounterOpts{Name: "scylla_storage_proxy_coordinator_read_timeouts", Help: "read timeouts", ConstLabels: sg})
+	un := prometheus.NewCounter(prometheus.CounterOpts{Name: "scylla_storage_proxy_coordinator_unavailable", Help: "unavailable errors", ConstLabels: sg})
+	rw := prometheus.NewCounter(prometheus.CounterOpts{Name: "scylla_database_total_writes", Help: "replica writes applied", ConstLabels: prometheus.Labels{"shard": "0"}})
+	mg := prometheus.NewCounter(prometheus.CounterOpts{Name: "scylla_load_balancer_migrations_produced", Help: "tablet migrations started by this node's load balancer", ConstLabels: prometheus.Labels{"shard": "0"}})
+	mt.writeTimeouts, mt.readTimeouts, mt.unavailable, mt.replicaWrites, mt.migrations = wt, rt, un, rw, mg
+	mt.streamIn = &atomicCounter{Counter: prometheus.NewCounter(prometheus.CounterOpts{Name: "scylla_streaming_total_incoming_bytes", Help: "bytes received by streaming", ConstLabels: prometheus.Labels{"shard": "0"}})}
+	mt.streamOut = &atomicCounter{Counter: prometheus.NewCounter(prometheus.CounterOpts{Name: "scylla_streaming_total_outgoing_bytes", Help: "bytes sent by streaming", ConstLabels: prometheus.Labels{"shard": "0"}})}
+	reg.MustRegister(wl, rl, wt, rt, un, rw, mg, mt.streamIn.Counter, mt.streamOut.Counter)
+
+	for s := 0; s < n.cfg.VCPUs; s++ {
+		lab := prometheus.Labels{"shard": strconv.Itoa(s)}
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "scylla_reactor_utilization", Help: "CPU utilization of the shard (percent)", ConstLabels: lab},
+			func() float64 {
+				u := n.cap.Utilization()
+				if s < len(u) {
+					return u[s] * 100
+				}
+				return 0
+			}))
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "scylla_reactor_stalls", Help: "reactor stalls on the shard", ConstLabels: lab},
+			func() float64 {
+				st := n.cap.ShardStalls()
+				if s < len(st) {
+					return float64(st[s])
+				}
+				return 0
+			}))
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "scylla_tablets_count", Help: "tablet replicas on the shard", ConstLabels: lab},
+			func() float64 {
+				l := shardLoad(n.view.Load().m)[n.hostID]
+				if s < len(l) {
+					return float64(l[s])
+				}
+				return 0
+			}))
+	}
+	for _, op := range []string{"bootstrap", "decommission", "removenode"} {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "scylla_streaming_finished_percentage", Help: "progress of the node operation's streaming (percent)", ConstLabels: prometheus.Labels{"ops": op, "shard": "0"}},
+			func() float64 { return n.finishedPercentage(op) }))
+	}
+	fs := prometheus.Labels{"mountpoint": DataMountpoint, "device": "/dev/md0", "fstype": "xfs"}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "node_filesystem_size_bytes", Help: "Filesystem size in bytes (emulated capacity)", ConstLabels: fs},
+		func() float64 { return float64(n.disk.Capacity()) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "node_filesystem_avail_bytes", Help: "Filesystem space available in bytes (capacity minus the data directory's real bytes)", ConstLabels: fs},
+		func() float64 { return float64(n.disk.Avail()) }))
+	return mt
+}
+
+// finishedPercentage is the progress of this node's streaming operation.
+func (n *Node) finishedPercentage(op string) float64 {
+	v := n.view.Load()
+	me := v.m.Nodes[n.hostID]
+	if me == nil {
+		return 0
+	}
+	switch op {
+	case "bootstrap":
+		if me.State == engine.StateJoining {
+			return 0
+		}
+		return 100
+	case "decommission", "removenode":
+		var nm *NodeMeta
+		for _, x := range v.m.Nodes {
+			if x.State == engine.StateLeaving && x.Removing == (op == "removenode") {
+				nm = x
+			}
+		}
+		if nm == nil || nm.DrainTotal == 0 {
+			return 100
+		}
+		left := sum(shardLoad(v.m)[nm.HostID])
+		return 100 * float64(nm.DrainTotal-left) / float64(nm.DrainTotal)
+	}
+	return 0
+}
+
+// MetricsHandler serves /metrics.
+func (n *Node) MetricsHandler() http.Handler {
+	return promhttp.HandlerFor(n.met.reg, promhttp.HandlerOpts{})
+}

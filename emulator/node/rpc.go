@@ -1,0 +1,316 @@
+package node
+
+import (
+	"bufio"
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+// Internode RPC: one persistent TCP connection per peer carrying gob-encoded
+// messages multiplexed by id. A single writer goroutine per connection
+// encodes queued messages and flushes only when the queue is empty, so
+// concurrent requests share TCP writes.
+
+// Message operations.
+const (
+	opHeartbeat = "heartbeat"
+	opGetMeta   = "get_meta"
+	opPushMeta  = "push_meta"
+	opWrite     = "write"
+	opRead      = "read"
+	opCoord     = "coord" // forwarded to the topology coordinator
+	opStream    = "stream"
+	opScan      = "scan"
+	opTruncate  = "truncate"
+)
+
+// msg is the union of all internode messages.
+type msg struct {
+	ID   uint64
+	Resp bool
+	Op   string
+
+	Err     string
+	ErrCode int
+
+	Heartbeat *heartbeat
+	Meta      *Meta
+	Muts      []engine.Mutation
+	Read      *engine.Read
+	Rows      []engine.Row
+	Coord     *coordOp
+	Stream    *streamReq
+	Scan      *scanReq
+	KVs       []KV
+	Next      []byte
+	Table     [16]byte
+	Bytes     int64
+}
+
+type rpcHandler func(ctx context.Context, m *msg) (*msg, error)
+
+type rpcConn struct {
+	nc      net.Conn
+	sendq   chan *msg
+	mu      sync.Mutex
+	pending map[uint64]chan *msg
+	nextID  atomic.Uint64
+	closed  chan struct{}
+	once    sync.Once
+	err     error
+	handler rpcHandler // for requests arriving on this connection
+	ctx     context.Context
+}
+
+func newRPCConn(ctx context.Context, nc net.Conn, h rpcHandler) *rpcConn {
+	c := &rpcConn{nc: nc, sendq: make(chan *msg, 1024), pending: map[uint64]chan *msg{}, closed: make(chan struct{}), handler: h, ctx: ctx}
+	go c.writeLoop()
+	go c.readLoop()
+	return c
+}
+
+func (c *rpcConn) close(err error) {
+	c.once.Do(func() {
+		c.mu.Lock()
+		c.err = err
+		c.mu.Unlock()
+		close(c.closed)
+		c.nc.Close()
+	})
+}
+
+func (c *rpcConn) writeLoop() {
+	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	enc := gob.NewEncoder(bw)
+	for {
+		select {
+		case <-c.closed:
+			return
+		case m := <-c.sendq:
+			if err := enc.Encode(m); err != nil {
+				c.close(fmt.Errorf("encoding message: %w", err))
+				return
+			}
+			if len(c.sendq) == 0 {
+				if err := bw.Flush(); err != nil {
+					c.close(err)
+					return
+				}
+			}
+		}
+	}
+}
+
+func (c *rpcConn) readLoop() {
+	dec := gob.NewDecoder(bufio.NewReaderSize(c.nc, 64<<10))
+	for {
+		m := new(msg)
+		if err := dec.Decode(m); err != nil {
+			c.close(err)
+			c.mu.Lock()
+			for id, ch := range c.pending {
+				close(ch)
+				delete(c.pending, id)
+			}
+			c.mu.Unlock()
+			return
+		}
+		if m.Resp {
+			c.mu.Lock()
+			ch := c.pending[m.ID]
+			delete(c.pending, m.ID)
+			c.mu.Unlock()
+			if ch != nil {
+				ch <- m
+			}
+			continue
+		}
+		go c.serve(m)
+	}
+}
+
+func (c *rpcConn) serve(m *msg) {
+	resp, err := c.handler(c.ctx, m)
+	if resp == nil {
+		resp = &msg{}
+	}
+	resp.ID, resp.Resp, resp.Op = m.ID, true, m.Op
+	if err != nil {
+		resp.Err = err.Error()
+		var ee *engine.Error
+		if errors.As(err, &ee) {
+			resp.ErrCode = int(ee.Code)
+		} else {
+			resp.ErrCode = -1
+		}
+	}
+	select {
+	case c.sendq <- resp:
+	case <-c.closed:
+	}
+}
+
+// call sends a request and waits for its response.
+func (c *rpcConn) call(ctx context.Context, m *msg) (*msg, error) {
+	ch := make(chan *msg, 1)
+	m.ID = c.nextID.Add(1)
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return nil, err
+	}
+	c.pending[m.ID] = ch
+	c.mu.Unlock()
+	forget := func() {
+		c.mu.Lock()
+		delete(c.pending, m.ID)
+		c.mu.Unlock()
+	}
+	select {
+	case c.sendq <- m:
+	case <-c.closed:
+		forget()
+		return nil, errConnClosed
+	case <-ctx.Done():
+		forget()
+		return nil, ctx.Err()
+	}
+	select {
+	case r, ok := <-ch:
+		if !ok {
+			return nil, errConnClosed
+		}
+		if r.Err != "" {
+			if r.ErrCode >= 0 {
+				return r, &engine.Error{Code: engine.ErrorCode(r.ErrCode), Message: r.Err}
+			}
+			return r, errors.New(r.Err)
+		}
+		return r, nil
+	case <-c.closed:
+		forget()
+		return nil, errConnClosed
+	case <-ctx.Done():
+		forget()
+		return nil, ctx.Err()
+	}
+}
+
+var errConnClosed = errors.New("internode connection closed")
+
+// transport manages outgoing connections by address and serves incoming ones.
+type transport struct {
+	ctx     context.Context
+	handler rpcHandler
+	mu      sync.Mutex
+	conns   map[string]*rpcConn
+	dialing map[string]chan struct{}
+	laddr   string
+}
+
+func newTransport(ctx context.Context, localAddr string, h rpcHandler) *transport {
+	return &transport{ctx: ctx, handler: h, conns: map[string]*rpcConn{}, dialing: map[string]chan struct{}{}, laddr: localAddr}
+}
+
+func (t *transport) serve(ln net.Listener) {
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		if tc, ok := nc.(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+		}
+		c := newRPCConn(t.ctx, nc, t.handler)
+		go func() {
+			select {
+			case <-c.closed:
+			case <-t.ctx.Done():
+				c.close(t.ctx.Err())
+			}
+		}()
+	}
+}
+
+// get returns a live connection to addr (host:port), dialling when needed.
+func (t *transport) get(ctx context.Context, addr string) (*rpcConn, error) {
+	for {
+		t.mu.Lock()
+		if c := t.conns[addr]; c != nil {
+			select {
+			case <-c.closed:
+				delete(t.conns, addr)
+			default:
+				t.mu.Unlock()
+				return c, nil
+			}
+		}
+		if wait := t.dialing[addr]; wait != nil {
+			t.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		done := make(chan struct{})
+		t.dialing[addr] = done
+		t.mu.Unlock()
+
+		d := net.Dialer{Timeout: time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(t.laddr)}}
+		nc, err := d.DialContext(ctx, "tcp", addr)
+		t.mu.Lock()
+		delete(t.dialing, addr)
+		close(done)
+		if err != nil {
+			t.mu.Unlock()
+			return nil, fmt.Errorf("connecting to %s: %w", addr, err)
+		}
+		if tc, ok := nc.(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+		}
+		c := newRPCConn(t.ctx, nc, t.handler)
+		t.conns[addr] = c
+		t.mu.Unlock()
+		return c, nil
+	}
+}
+
+func (t *transport) call(ctx context.Context, addr string, m *msg) (*msg, error) {
+	c, err := t.get(ctx, addr)
+	if err != nil {
+		return nil, err
+	}
+	return c.call(ctx, m)
+}
+
+// drop closes the connection to addr (after a failure), so that the next
+// call dials again.
+func (t *transport) drop(addr string) {
+	t.mu.Lock()
+	c := t.conns[addr]
+	delete(t.conns, addr)
+	t.mu.Unlock()
+	if c != nil {
+		c.close(errConnClosed)
+	}
+}
+
+func (t *transport) closeAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for a, c := range t.conns {
+		c.close(errConnClosed)
+		delete(t.conns, a)
+	}
+}

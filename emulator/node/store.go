@@ -1,0 +1,407 @@
+package node
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/cockroachdb/pebble"
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+// Key layout in Pebble:
+//
+//	'd' table-id(16) token(8, sign-flipped big endian) uvarint(len pk) pk clustering -> row
+//	'm' name -> node-local metadata (host id, cluster metadata)
+//
+// Rows are stored with Pebble's merge operator: a write merges its cells
+// into the stored row cell by cell, the newer timestamp winning, so that
+// concurrent writes and streamed copies of the same row converge without a
+// read before write.
+const (
+	prefixData = 'd'
+	prefixMeta = 'm'
+	mergerName = "elasticity.row.v1"
+)
+
+// cell is one stored cell.
+type cell struct {
+	Name    string
+	TS      int64 // microseconds
+	Expiry  int64 // unix seconds; 0 = none
+	Null    bool
+	Value   []byte
+	deleted bool
+}
+
+func tokenBytes(t int64) [8]byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(t)^(1<<63))
+	return b
+}
+
+// tableStart is the first key of a table's data.
+func tableStart(id [16]byte) []byte {
+	k := make([]byte, 0, 17)
+	k = append(k, prefixData)
+	return append(k, id[:]...)
+}
+
+// tokenKey is the first key of a token within a table (inclusive bound).
+func tokenKey(id [16]byte, token int64) []byte {
+	k := tableStart(id)
+	tb := tokenBytes(token)
+	return append(k, tb[:]...)
+}
+
+// tokenRangeKeys are [start, end) keys covering tokens first..last inclusive.
+func tokenRangeKeys(id [16]byte, first, last int64) (start, end []byte) {
+	start = tokenKey(id, first)
+	if last == 1<<63-1 {
+		end = tableStart(id)
+		end = keyUpperBound(end)
+	} else {
+		end = tokenKey(id, last+1)
+	}
+	return start, end
+}
+
+// keyUpperBound is the smallest key greater than every key with prefix p.
+func keyUpperBound(p []byte) []byte {
+	end := append([]byte(nil), p...)
+	for i := len(end) - 1; i >= 0; i-- {
+		end[i]++
+		if end[i] != 0 {
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+func partitionPrefix(id [16]byte, token int64, pk []byte) []byte {
+	k := tokenKey(id, token)
+	k = binary.AppendUvarint(k, uint64(len(pk)))
+	return append(k, pk...)
+}
+
+func rowKey(id [16]byte, token int64, pk, clustering []byte) []byte {
+	return append(partitionPrefix(id, token, pk), clustering...)
+}
+
+// encodeRow serialises cells (sorted by name for a stable encoding).
+func encodeRow(dst []byte, cells []cell) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(cells)))
+	for _, c := range cells {
+		dst = binary.AppendUvarint(dst, uint64(len(c.Name)))
+		dst = append(dst, c.Name...)
+		dst = binary.AppendVarint(dst, c.TS)
+		dst = binary.AppendVarint(dst, c.Expiry)
+		if c.Null {
+			dst = append(dst, 1)
+			continue
+		}
+		dst = append(dst, 0)
+		dst = binary.AppendUvarint(dst, uint64(len(c.Value)))
+		dst = append(dst, c.Value...)
+	}
+	return dst
+}
+
+var errCorrupt = errors.New("corrupt row encoding")
+
+func decodeRow(b []byte) ([]cell, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, errCorrupt
+	}
+	b = b[k:]
+	cells := make([]cell, 0, n)
+	for i := uint64(0); i < n; i++ {
+		var c cell
+		l, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < l {
+			return nil, errCorrupt
+		}
+		c.Name = string(b[k : k+int(l)])
+		b = b[k+int(l):]
+		if c.TS, k = binary.Varint(b); k <= 0 {
+			return nil, errCorrupt
+		}
+		b = b[k:]
+		if c.Expiry, k = binary.Varint(b); k <= 0 {
+			return nil, errCorrupt
+		}
+		b = b[k:]
+		if len(b) < 1 {
+			return nil, errCorrupt
+		}
+		c.Null = b[0] == 1
+		b = b[1:]
+		if !c.Null {
+			l, k := binary.Uvarint(b)
+			if k <= 0 || uint64(len(b)-k) < l {
+				return nil, errCorrupt
+			}
+			c.Value = b[k : k+int(l)]
+			b = b[k+int(l):]
+		}
+		cells = append(cells, c)
+	}
+	return cells, nil
+}
+
+// mergeCells merges b into a, the newer timestamp winning per cell.
+func mergeCells(a, b []cell) []cell {
+	for _, c := range b {
+		found := false
+		for i := range a {
+			if a[i].Name == c.Name {
+				found = true
+				if c.TS >= a[i].TS {
+					a[i] = c
+				}
+				break
+			}
+		}
+		if !found {
+			a = append(a, c)
+		}
+	}
+	return a
+}
+
+// rowMerger implements pebble.ValueMerger.
+type rowMerger struct {
+	cells []cell
+	err   error
+}
+
+func (m *rowMerger) add(v []byte) error {
+	cs, err := decodeRow(v)
+	if err != nil {
+		return err
+	}
+	// Decoded values alias v, which Pebble may reuse: copy them.
+	for i := range cs {
+		cs[i].Value = bytes.Clone(cs[i].Value)
+	}
+	m.cells = mergeCells(m.cells, cs)
+	return nil
+}
+
+func (m *rowMerger) MergeNewer(v []byte) error { return m.add(v) }
+func (m *rowMerger) MergeOlder(v []byte) error { return m.add(v) }
+func (m *rowMerger) Finish(bool) ([]byte, io.Closer, error) {
+	sort.Slice(m.cells, func(i, j int) bool { return m.cells[i].Name < m.cells[j].Name })
+	return encodeRow(nil, m.cells), nil, nil
+}
+
+var rowMergeOperator = &pebble.Merger{
+	Name: mergerName,
+	Merge: func(key, value []byte) (pebble.ValueMerger, error) {
+		m := &rowMerger{}
+		if err := m.add(value); err != nil {
+			return nil, err
+		}
+		return m, nil
+	},
+}
+
+// Store is a node's Pebble database.
+type Store struct {
+	db *pebble.DB
+}
+
+// OpenStore opens (or creates) the database in dir.
+func OpenStore(dir string) (*Store, error) {
+	opts := &pebble.Options{
+		Merger:       rowMergeOperator,
+		MemTableSize: 8 << 20,
+		Logger:       quietLogger{},
+	}
+	db, err := pebble.Open(dir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("opening pebble in %s: %w", dir, err)
+	}
+	return &Store{db: db}, nil
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)  {}
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf(format, args...))
+}
+
+// Close flushes memtables and closes the database.
+func (s *Store) Close() error {
+	ferr := s.db.Flush()
+	if err := s.db.Close(); err != nil {
+		return err
+	}
+	return ferr
+}
+
+// mutationSize estimates the stored bytes of a mutation (for the disk model).
+func mutationSize(m *engine.Mutation) int64 {
+	n := int64(len(m.PartitionKey) + len(m.Clustering) + 40)
+	for k, v := range m.Cells {
+		n += int64(len(k) + len(v) + 12)
+	}
+	return n
+}
+
+// Apply writes mutations into one batch.
+func (s *Store) Apply(ms []engine.Mutation, tableIDs [][16]byte) error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	var buf []byte
+	now := time.Now()
+	for i := range ms {
+		m := &ms[i]
+		id := tableIDs[i]
+		tok := Token(m.PartitionKey)
+		if m.Delete {
+			if len(m.Clustering) == 0 {
+				p := partitionPrefix(id, tok, m.PartitionKey)
+				if err := b.DeleteRange(p, keyUpperBound(p), nil); err != nil {
+					return err
+				}
+			} else if err := b.Delete(rowKey(id, tok, m.PartitionKey, m.Clustering), nil); err != nil {
+				return err
+			}
+			continue
+		}
+		cells := make([]cell, 0, len(m.Cells))
+		var exp int64
+		if m.TTL > 0 {
+			exp = now.Add(m.TTL).Unix()
+		}
+		for name, v := range m.Cells {
+			cells = append(cells, cell{Name: name, TS: m.Timestamp, Expiry: exp, Null: v == nil, Value: v})
+		}
+		sort.Slice(cells, func(i, j int) bool { return cells[i].Name < cells[j].Name })
+		buf = encodeRow(buf[:0], cells)
+		if err := b.Merge(rowKey(id, tok, m.PartitionKey, m.Clustering), buf, nil); err != nil {
+			return err
+		}
+	}
+	return b.Commit(pebble.NoSync)
+}
+
+// Read returns the rows of one partition (clustering order = byte order).
+func (s *Store) Read(id [16]byte, r engine.Read) ([]engine.Row, error) {
+	tok := Token(r.PartitionKey)
+	p := partitionPrefix(id, tok, r.PartitionKey)
+	lower := append(append([]byte(nil), p...), r.ClusteringPrefix...)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: keyUpperBound(lower)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	now := time.Now().Unix()
+	var rows []engine.Row
+	for ok := it.First(); ok; ok = it.Next() {
+		cs, err := decodeRow(it.Value())
+		if err != nil {
+			return nil, fmt.Errorf("reading row: %w", err)
+		}
+		row := engine.Row{Clustering: bytes.Clone(it.Key()[len(p):]), Cells: make(map[string][]byte, len(cs))}
+		live := 0
+		for _, c := range cs {
+			if c.Expiry != 0 && c.Expiry <= now {
+				continue
+			}
+			live++
+			if c.TS > row.Timestamp {
+				row.Timestamp = c.TS
+			}
+			if c.Null {
+				row.Cells[c.Name] = nil
+			} else {
+				row.Cells[c.Name] = bytes.Clone(c.Value)
+			}
+		}
+		if live == 0 && len(cs) > 0 {
+			continue
+		}
+		rows = append(rows, row)
+		if r.Limit > 0 && len(rows) >= r.Limit {
+			break
+		}
+	}
+	return rows, it.Error()
+}
+
+// KV is a raw key/value pair, for streaming.
+type KV struct{ K, V []byte }
+
+// Scan returns raw pairs in [start, end) up to about maxBytes, and the key to
+// continue from (nil when the range is exhausted).
+func (s *Store) Scan(start, end []byte, maxBytes int) ([]KV, []byte, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer it.Close()
+	var out []KV
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		if n >= maxBytes {
+			return out, bytes.Clone(it.Key()), it.Error()
+		}
+		kv := KV{K: bytes.Clone(it.Key()), V: bytes.Clone(it.Value())}
+		n += len(kv.K) + len(kv.V)
+		out = append(out, kv)
+	}
+	return out, nil, it.Error()
+}
+
+// Ingest merges streamed pairs.
+func (s *Store) Ingest(kvs []KV) error {
+	b := s.db.NewBatch()
+	defer b.Close()
+	for _, kv := range kvs {
+		if err := b.Merge(kv.K, kv.V, nil); err != nil {
+			return err
+		}
+	}
+	return b.Commit(pebble.NoSync)
+}
+
+// DeleteRange removes [start, end) and compacts it so that the bytes on
+// disk actually fall.
+func (s *Store) DeleteRange(start, end []byte, compact bool) error {
+	if err := s.db.DeleteRange(start, end, pebble.NoSync); err != nil {
+		return err
+	}
+	if compact {
+		if err := s.db.Flush(); err != nil {
+			return err
+		}
+		return s.db.Compact(start, end, true)
+	}
+	return nil
+}
+
+// GetMeta / PutMeta store node-local metadata.
+func (s *Store) GetMeta(name string) ([]byte, error) {
+	v, c, err := s.db.Get(append([]byte{prefixMeta}, name...))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return bytes.Clone(v), nil
+}
+
+func (s *Store) PutMeta(name string, v []byte) error {
+	return s.db.Set(append([]byte{prefixMeta}, name...), v, pebble.Sync)
+}
