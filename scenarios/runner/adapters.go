@@ -140,6 +140,7 @@ func (l *stressLoad) Calibrate(ctx context.Context) (float64, error) {
 	c, err := stress.CalibrateWith(ctx, l.s, l.workload(0), stress.CalibrateOptions{
 		Ceiling: l.calibrationCeiling(),
 		Step:    step,
+		Budget:  max(total, 4*step),
 		Progress: func(s stress.CalibrationStep) {
 			l.env.Logf("calibration: concurrency %d → %.0f ops/s, P99 %.2f ms, %d errors (ok=%v)", s.Concurrency, s.OpsPerSec, s.P99MS, s.Errors, s.OK)
 		},

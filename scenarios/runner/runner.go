@@ -143,12 +143,15 @@ func Execute(ctx context.Context, p *Plan, o Options) (*results.Result, error) {
 
 	var res *results.Result
 	if o.Deps.Finalize == nil {
-		// No reporting wired: result.json still says how the run ended.
-		res = &results.Result{FormatVersion: 1, Status: status, Reason: reason, StartedAt: r.started, EndedAt: time.Now().UTC(),
-			Setup: *p.Setup(p.PlannedNodes()), Nodes: []results.NodeInfo{}}
-		if r.cluster != nil {
-			res.Nodes = r.cluster.Info()
+		// No reporting wired: result.json is still computed from the .jsonl
+		// files (without threshold verdicts).
+		var cerr error
+		if res, cerr = results.Compute(r.dir); cerr != nil {
+			fmt.Fprintf(r.stderr(), "elasticity: computing the result of %s: %v\n", r.dir, cerr)
+			res = &results.Result{FormatVersion: results.FormatVersion, StartedAt: r.started, EndedAt: time.Now().UTC(),
+				Setup: *p.Setup(p.PlannedNodes()), Nodes: []results.NodeInfo{}}
 		}
+		res.Status, res.Reason = status, reason
 		if b, jerr := json.MarshalIndent(res, "", "  "); jerr == nil {
 			_ = os.WriteFile(filepath.Join(r.dir, results.FileResult), append(b, '\n'), 0o644)
 		}
