@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -47,6 +49,7 @@ type stressFlags struct {
 	ceiling      time.Duration
 	loadPercent  float64
 	calStep      time.Duration
+	summaryJSON  string
 }
 
 func newStressCmd(e *env) *cobra.Command {
@@ -95,6 +98,7 @@ first (closed loop) and --load-percent of it becomes the rate.`,
 	fl.DurationVar(&f.ceiling, "calibrate-ceiling", 0, "probe the maximum throughput with P99 under this ceiling before the run")
 	fl.Float64Var(&f.loadPercent, "load-percent", 0, "with --calibrate-ceiling: run at this percent of the calibrated maximum")
 	fl.DurationVar(&f.calStep, "calibrate-step", 5*time.Second, "duration of each calibration level")
+	fl.StringVar(&f.summaryJSON, "summary-json", "", "write the final summary as JSON to this file")
 	return c
 }
 
@@ -317,6 +321,15 @@ func runStress(ctx context.Context, e *env, f *stressFlags) error {
 	sum, err := stress.Run(rctx, sess, w, sink)
 	console.Flush()
 	stress.PrintSummary(e.Stdout, sum)
+	if f.summaryJSON != "" {
+		b, jerr := json.MarshalIndent(sum, "", "  ")
+		if jerr == nil {
+			jerr = os.WriteFile(f.summaryJSON, append(b, '\n'), 0o644)
+		}
+		if jerr != nil {
+			err = errors.Join(err, fmt.Errorf("writing the summary: %w", jerr))
+		}
+	}
 	if err != nil {
 		return runErr(err)
 	}

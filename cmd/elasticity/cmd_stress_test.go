@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"os"
@@ -80,7 +81,8 @@ func TestStressAgainstInMemoryNode(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "latency.jsonl")
 	code, stdout, stderr := runStressCLI(t, context.Background(), "--hosts", host, "--port", port, "--create-schema", "--rf", "1",
 		"--prefill", "--keys", "500", "--mix", "write=1,read=3", "--rate", "400/s", "--duration", "2s", "--interval", "500ms",
-		"--value-size", "64..256", "--distribution", "gaussian", "--cl-write", "ONE", "--cl-read", "one", "--out", out)
+		"--value-size", "64..256", "--distribution", "gaussian", "--cl-write", "ONE", "--cl-read", "one", "--out", out,
+		"--summary-json", filepath.Join(filepath.Dir(out), "summary.json"))
 	t.Logf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	if code != ExitPassed {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
@@ -92,6 +94,16 @@ func TestStressAgainstInMemoryNode(t *testing.T) {
 	}
 	if strings.Contains(stdout, "reads of missing keys") {
 		t.Errorf("reads missed prefilled keys:\n%s", stdout)
+	}
+	var sum struct {
+		Intended  int64 `json:"intended"`
+		Succeeded int64 `json:"succeeded"`
+		Ops       []struct {
+			Op string `json:"op"`
+		} `json:"ops"`
+	}
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(filepath.Dir(out), "summary.json"))), &sum); err != nil || sum.Intended < 700 || sum.Intended != sum.Succeeded || len(sum.Ops) != 2 {
+		t.Fatalf("summary.json: %+v %v", sum, err)
 	}
 	ops := map[string]int64{}
 	if err := results.ReadJSONL(out, func(_ int, r *results.LatencyRecord) error { ops[r.Op] += r.Count; return nil }); err != nil {
