@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
 	"github.com/elasticity-dev/elasticity/results"
@@ -129,4 +130,16 @@ func readFile(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func TestStressInterruptedPrintsSummary(t *testing.T) {
+	hp := enginetest.StartServer(t, "127.0.3.4:0", enginetest.NewMemory("cli"))
+	host, port, _ := net.SplitHostPort(hp)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(1500 * time.Millisecond); cancel() }()
+	code, stdout, stderr := runStressCLI(t, ctx, "--hosts", host, "--port", port, "--create-schema", "--rf", "1",
+		"--keys", "0", "--rate", "200/s", "--duration", "30s")
+	if code != ExitInterrupted || !strings.Contains(stdout, "Summary: ") || !strings.Contains(stderr, "interrupted") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
 }
