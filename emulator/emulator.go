@@ -196,7 +196,6 @@ func Run(ctx context.Context, c Config) error {
 		srv.Serve(ctx, cqlLn)
 	}()
 	cqlUp.Store(true)
-	log.Logf(scyllalog.Info, "cql_server_controller", "Starting listening for CQL clients on %s (unencrypted, non-shard-aware)", cqlLn.Addr())
 	log.Logf(scyllalog.Info, "init", "Scylla version %s initialization completed.", c.Version)
 
 	<-ctx.Done()

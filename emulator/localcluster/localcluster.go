@@ -1,0 +1,438 @@
+// Package localcluster starts and stops a local multi-process cluster of
+// emulated nodes, one process per node on its own loopback address (the way
+// ccm does), each in its own process group.
+package localcluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Default ports (every node uses the same ports on its own address).
+const (
+	CQLPort       = 9042
+	RESTPort      = 10000
+	MetricsPort   = 9180
+	InternodePort = 7000
+)
+
+// Options configure a cluster.
+type Options struct {
+	// Binary is the executable; BinaryArgs come before the node flags
+	// (e.g. ["node"] for the elasticity binary; none for a test binary
+	// that runs emulator.Main when Env says so).
+	Binary     string
+	BinaryArgs []string
+	Env        []string // added to the environment of node processes
+	Nodes      int
+	Racks      int // nodes are spread round-robin over rack1..rackN (default 3, at most Nodes)
+	// Instance sizes (numbers; no catalog needed).
+	InstanceType string
+	VCPUs        int
+	MemoryGB     float64
+	DiskGB       float64
+	Dir          string // data directories and logs go under it
+	BaseAddress  string // first node's address, default 127.0.0.2
+	ClusterName  string
+	DC           string
+	// ExtraNodeArgs are appended to every node's flags.
+	ExtraNodeArgs []string
+	// StartTimeout bounds waiting for a node to be NORMAL (default 60 s).
+	StartTimeout time.Duration
+	// Detached leaves processes running when this process exits (cluster up):
+	// nobody waits for them here.
+	Detached bool
+}
+
+// Node is one node process.
+type Node struct {
+	Index   int    `json:"index"`
+	Addr    string `json:"address"`
+	Rack    string `json:"rack"`
+	DataDir string `json:"data_dir"`
+	LogPath string `json:"log"`
+	Pid     int    `json:"pid"`
+
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited (not detached)
+}
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	opts  Options
+	mu    sync.Mutex
+	nodes []*Node
+}
+
+func (o *Options) defaults() error {
+	if o.Binary == "" {
+		return errors.New("localcluster: Binary is required")
+	}
+	if o.Dir == "" {
+		return errors.New("localcluster: Dir is required")
+	}
+	if o.Nodes < 1 {
+		o.Nodes = 3
+	}
+	if o.Racks < 1 {
+		o.Racks = min(3, o.Nodes)
+	}
+	if o.BaseAddress == "" {
+		o.BaseAddress = "127.0.0.2"
+	}
+	if net.ParseIP(o.BaseAddress).To4() == nil {
+		return fmt.Errorf("localcluster: base address %q is not IPv4", o.BaseAddress)
+	}
+	if o.InstanceType == "" {
+		o.InstanceType = "i4i.large"
+	}
+	if o.VCPUs < 1 {
+		o.VCPUs = 2
+	}
+	if o.MemoryGB <= 0 {
+		o.MemoryGB = 16
+	}
+	if o.DiskGB <= 0 {
+		o.DiskGB = 468
+	}
+	if o.ClusterName == "" {
+		o.ClusterName = "elasticity-local"
+	}
+	if o.DC == "" {
+		o.DC = "dc1"
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 60 * time.Second
+	}
+	return nil
+}
+
+// Address returns the i-th address after base (base + i in the last octet).
+func Address(base string, i int) (string, error) {
+	ip := net.ParseIP(base).To4()
+	if ip == nil {
+		return "", fmt.Errorf("address %q is not IPv4", base)
+	}
+	v := uint32(ip[0])<<24 | uint32(ip[1])<<16 | uint32(ip[2])<<8 | uint32(ip[3])
+	v += uint32(i)
+	return net.IPv4(byte(v>>24), byte(v>>16), byte(v>>8), byte(v)).String(), nil
+}
+
+// Start starts opts.Nodes nodes and waits until every one is NORMAL. On
+// failure every started process is stopped.
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating cluster dir: %w", err)
+	}
+	c := &Cluster{opts: opts}
+	var nodes []*Node
+	for i := 0; i < opts.Nodes; i++ {
+		n, err := c.spawn(i, fmt.Sprintf("rack%d", i%opts.Racks+1))
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		nodes = append(nodes, n)
+	}
+	if err := c.waitNormal(ctx, nodes); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// AddNodes starts k more nodes in parallel (joining through the seed) and
+// waits until they are NORMAL. rack "" spreads them round-robin.
+func (c *Cluster) AddNodes(ctx context.Context, k int, rack string) ([]*Node, error) {
+	var nodes []*Node
+	for j := 0; j < k; j++ {
+		c.mu.Lock()
+		i := len(c.nodes)
+		c.mu.Unlock()
+		r := rack
+		if r == "" {
+			r = fmt.Sprintf("rack%d", i%c.opts.Racks+1)
+		}
+		n, err := c.spawn(i, r)
+		if err != nil {
+			return nodes, err
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes, c.waitNormal(ctx, nodes)
+}
+
+// AddNode starts one node in rack ("" = round-robin) and waits until NORMAL.
+func (c *Cluster) AddNode(ctx context.Context, rack string) (*Node, error) {
+	ns, err := c.AddNodes(ctx, 1, rack)
+	if len(ns) == 0 {
+		return nil, err
+	}
+	return ns[0], err
+}
+
+func (c *Cluster) spawn(i int, rack string) (*Node, error) {
+	o := c.opts
+	addr, err := Address(o.BaseAddress, i)
+	if err != nil {
+		return nil, err
+	}
+	seed, _ := Address(o.BaseAddress, 0)
+	n := &Node{Index: i, Addr: addr, Rack: rack, DataDir: filepath.Join(o.Dir, fmt.Sprintf("node%d", i+1)),
+		LogPath: filepath.Join(o.Dir, fmt.Sprintf("node%d.log", i+1)), done: make(chan struct{})}
+	args := append([]string(nil), o.BinaryArgs...)
+	args = append(args,
+		"--listen-address", addr, "--data-dir", n.DataDir, "--cluster-name", o.ClusterName,
+		"--dc", o.DC, "--rack", rack, "--instance-type", o.InstanceType,
+		"--vcpus", strconv.Itoa(o.VCPUs), "--memory-gb", fmtF(o.MemoryGB), "--disk-gb", fmtF(o.DiskGB),
+		"--seeds", seed, "--log-file", n.LogPath,
+		"--cql-port", strconv.Itoa(CQLPort), "--rest-port", strconv.Itoa(RESTPort),
+		"--metrics-port", strconv.Itoa(MetricsPort), "--internode-port", strconv.Itoa(InternodePort))
+	args = append(args, o.ExtraNodeArgs...)
+	cmd := exec.Command(o.Binary, args...)
+	cmd.Env = append(os.Environ(), o.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := os.OpenFile(n.LogPath+".out", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("creating output file of node %d: %w", i+1, err)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		return nil, fmt.Errorf("starting node %d (%s): %w", i+1, addr, err)
+	}
+	out.Close()
+	n.cmd, n.Pid = cmd, cmd.Process.Pid
+	if o.Detached {
+		cmd.Process.Release()
+		close(n.done)
+	} else {
+		go func() {
+			cmd.Wait()
+			close(n.done)
+		}()
+	}
+	c.mu.Lock()
+	c.nodes = append(c.nodes, n)
+	c.mu.Unlock()
+	return n, nil
+}
+
+func fmtF(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func (c *Cluster) waitNormal(ctx context.Context, nodes []*Node) error {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout)
+	defer cancel()
+	errs := make(chan error, len(nodes))
+	for _, n := range nodes {
+		go func() {
+			err := WaitNormal(ctx, n.Addr, RESTPort, func() bool {
+				if c.opts.Detached {
+					return syscall.Kill(n.Pid, 0) != nil
+				}
+				select {
+				case <-n.done:
+					return true
+				default:
+					return false
+				}
+			})
+			if err != nil {
+				err = fmt.Errorf("node %d (%s): %w%s", n.Index+1, n.Addr, err, logTail(n.LogPath))
+			}
+			errs <- err
+		}()
+	}
+	var all []error
+	for range nodes {
+		if err := <-errs; err != nil {
+			all = append(all, err)
+		}
+	}
+	return errors.Join(all...)
+}
+
+func logTail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) == 0 {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return "; log tail:\n" + strings.Join(lines[max(0, len(lines)-5):], "\n")
+}
+
+// WaitNormal polls a node's REST operation_mode until NORMAL. exited (may be
+// nil) reports that the process has died.
+func WaitNormal(ctx context.Context, addr string, restPort int, exited func() bool) error {
+	url := "http://" + net.JoinHostPort(addr, strconv.Itoa(restPort)) + "/storage_service/operation_mode"
+	client := &http.Client{Timeout: 2 * time.Second}
+	last := "no answer"
+	for {
+		if exited != nil && exited() {
+			return errors.New("process exited before becoming NORMAL")
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := client.Do(req); err == nil {
+			var mode string
+			err := json.NewDecoder(resp.Body).Decode(&mode)
+			resp.Body.Close()
+			if err == nil {
+				if mode == "NORMAL" {
+					return nil
+				}
+				last = mode
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not NORMAL (last mode %s): %w", last, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Nodes returns the started nodes (including stopped ones).
+func (c *Cluster) Nodes() []*Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*Node(nil), c.nodes...)
+}
+
+// Hosts returns the node addresses.
+func (c *Cluster) Hosts() []string {
+	var out []string
+	for _, n := range c.Nodes() {
+		out = append(out, n.Addr)
+	}
+	return out
+}
+
+func (c *Cluster) node(i int) (*Node, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i < 0 || i >= len(c.nodes) {
+		return nil, fmt.Errorf("no node %d (cluster has %d)", i, len(c.nodes))
+	}
+	return c.nodes[i], nil
+}
+
+// Signal sends sig to node i's process group.
+func (c *Cluster) Signal(i int, sig syscall.Signal) error {
+	n, err := c.node(i)
+	if err != nil {
+		return err
+	}
+	return syscall.Kill(-n.Pid, sig)
+}
+
+// Kill SIGKILLs node i and waits for it to exit.
+func (c *Cluster) Kill(i int) error {
+	n, err := c.node(i)
+	if err != nil {
+		return err
+	}
+	syscall.Kill(-n.Pid, syscall.SIGKILL)
+	select {
+	case <-n.done:
+		return nil
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("node %d (pid %d) did not exit after SIGKILL", n.Index+1, n.Pid)
+	}
+}
+
+// Stop SIGTERMs node i (SIGKILL after 15 s) and waits for it to exit.
+func (c *Cluster) Stop(i int) error {
+	n, err := c.node(i)
+	if err != nil {
+		return err
+	}
+	return StopPid(n.Pid, 15*time.Second, n.done)
+}
+
+// StopPid SIGTERMs a process group, waits up to grace (for done when given,
+// else by polling), then SIGKILLs it.
+func StopPid(pid int, grace time.Duration, done <-chan struct{}) error {
+	if syscall.Kill(-pid, syscall.SIGTERM) != nil {
+		syscall.Kill(pid, syscall.SIGTERM)
+	}
+	alive := func() bool {
+		if done != nil {
+			select {
+			case <-done:
+				return false
+			default:
+				return true
+			}
+		}
+		return syscall.Kill(pid, 0) == nil && !isZombie(pid)
+	}
+	deadline := time.Now().Add(grace)
+	for alive() && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if alive() {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		syscall.Kill(pid, syscall.SIGKILL)
+		deadline = time.Now().Add(5 * time.Second)
+		for alive() && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if alive() {
+			return fmt.Errorf("process %d survived SIGKILL", pid)
+		}
+	}
+	return nil
+}
+
+func isZombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] == 'Z'
+	}
+	return false
+}
+
+// Close stops every node (SIGTERM, then SIGKILL) and leaves no process.
+func (c *Cluster) Close() error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(c.Nodes()))
+	for _, n := range c.Nodes() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var done <-chan struct{}
+			if !c.opts.Detached {
+				done = n.done
+			}
+			if err := StopPid(n.Pid, 10*time.Second, done); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	var all []error
+	for e := range errs {
+		all = append(all, e)
+	}
+	return errors.Join(all...)
+}

@@ -1,0 +1,300 @@
+package localcluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/emulator"
+	"github.com/gocql/gocql"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// The test binary doubles as the node binary: with this variable set it runs
+// emulator.Main instead of the tests, so tests do not depend on building
+// cmd/elasticity.
+const nodeEnv = "ELASTICITY_LOCALCLUSTER_TEST_NODE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(nodeEnv) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		code := emulator.Main(ctx, os.Args[1:], os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+func testOptions(t *testing.T, base string, nodes int) Options {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Options{Binary: exe, Env: []string{nodeEnv + "=1"}, Nodes: nodes, Racks: 3, Dir: t.TempDir(), BaseAddress: base,
+		StartTimeout: 30 * time.Second, ExtraNodeArgs: []string{"--initial-tablets", "8", "--ops-per-vcpu", "20000"}}
+}
+
+func startCluster(t *testing.T, opts Options) *Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := Start(ctx, opts)
+	if err != nil {
+		t.Fatalf("starting cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("closing cluster: %v", err)
+		}
+		if t.Failed() {
+			for _, n := range c.Nodes() {
+				t.Logf("node %d: %s", n.Index+1, logTail(n.LogPath))
+			}
+		}
+	})
+	return c
+}
+
+func session(t *testing.T, hosts ...string) *gocql.Session {
+	t.Helper()
+	cl := gocql.NewCluster(hosts...)
+	cl.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+	cl.Timeout = 10 * time.Second
+	cl.ConnectTimeout = 5 * time.Second
+	cl.NumConns = 1
+	s, err := cl.CreateSession()
+	if err != nil {
+		t.Fatalf("connecting: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func restGet(t *testing.T, addr, path string, out any) {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + ":10000" + path)
+	if err != nil {
+		t.Fatalf("GET %s on %s: %v", path, addr, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s on %s: %s", path, addr, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatalf("decoding %s of %s: %v", path, addr, err)
+	}
+}
+
+func restPost(ctx context.Context, addr, path string) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+":10000"+path, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return fmt.Errorf("POST %s: %s", path, resp.Status)
+	}
+	return nil
+}
+
+func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + ":9180/metrics")
+	if err != nil {
+		t.Fatalf("scraping %s: %v", addr, err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parsing metrics of %s: %v", addr, err)
+	}
+	return fams
+}
+
+func metricSum(fams map[string]*dto.MetricFamily, name string) (float64, bool) {
+	f := fams[name]
+	if f == nil {
+		return 0, false
+	}
+	s := 0.0
+	for _, m := range f.Metric {
+		switch {
+		case m.Counter != nil:
+			s += m.Counter.GetValue()
+		case m.Gauge != nil:
+			s += m.Gauge.GetValue()
+		case m.Histogram != nil:
+			s += float64(m.Histogram.GetSampleCount())
+		}
+	}
+	return s, true
+}
+
+const ddlTable = `CREATE TABLE IF NOT EXISTS ks.t (k bigint PRIMARY KEY, v blob)`
+
+func createSchema(t *testing.T, s *gocql.Session) {
+	t.Helper()
+	if err := s.Query(`CREATE KEYSPACE IF NOT EXISTS ks WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3} AND tablets = {'enabled': true, 'initial': 8}`).Exec(); err != nil {
+		t.Fatalf("create keyspace: %v", err)
+	}
+	if err := s.Query(ddlTable).Exec(); err != nil {
+		t.Fatalf("create table: %v", err)
+	}
+}
+
+func writeRows(t *testing.T, s *gocql.Session, from, to int, value []byte) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	var firstErr atomic.Value
+	ch := make(chan int, 64)
+	for w := 0; w < 32; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range ch {
+				if err := s.Query(`INSERT INTO ks.t (k, v) VALUES (?, ?)`, int64(k), value).Consistency(gocql.Quorum).Exec(); err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+				}
+			}
+		}()
+	}
+	for k := from; k < to; k++ {
+		ch <- k
+	}
+	close(ch)
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		t.Fatalf("%d writes failed, first: %v", n, firstErr.Load())
+	}
+}
+
+func readRows(t *testing.T, s *gocql.Session, from, to int, cl gocql.Consistency) {
+	t.Helper()
+	var wg sync.WaitGroup
+	var missing, failed atomic.Int64
+	var firstErr atomic.Value
+	ch := make(chan int, 64)
+	for w := 0; w < 32; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range ch {
+				var v []byte
+				err := s.Query(`SELECT v FROM ks.t WHERE k = ?`, int64(k)).Consistency(cl).Scan(&v)
+				if errors.Is(err, gocql.ErrNotFound) {
+					missing.Add(1)
+				} else if err != nil {
+					failed.Add(1)
+					firstErr.CompareAndSwap(nil, err)
+				}
+			}
+		}()
+	}
+	for k := from; k < to; k++ {
+		ch <- k
+	}
+	close(ch)
+	wg.Wait()
+	if missing.Load() > 0 || failed.Load() > 0 {
+		t.Fatalf("reading %d rows: %d missing, %d failed (first error %v)", to-from, missing.Load(), failed.Load(), firstErr.Load())
+	}
+}
+
+// TestThreeNodes is the issue 2 acceptance: 3 nodes, one per rack, RF=3
+// with tablets, 10,000 rows at QUORUM through a token-aware driver, REST and
+// metrics, then one node killed: QUORUM works and ALL is unavailable.
+func TestThreeNodes(t *testing.T) {
+	c := startCluster(t, testOptions(t, "127.0.0.2", 3))
+	s := session(t, c.Hosts()...)
+	createSchema(t, s)
+
+	km, err := s.KeyspaceMetadata("ks")
+	if err != nil {
+		t.Fatalf("keyspace metadata: %v", err)
+	}
+	if km.StrategyClass == "" || km.Tables["t"] == nil {
+		t.Fatalf("keyspace metadata lacks the strategy or table: %+v", km)
+	}
+	value := make([]byte, 1024)
+	start := time.Now()
+	writeRows(t, s, 0, 10000, value)
+	t.Logf("10,000 QUORUM writes in %v", time.Since(start))
+	readRows(t, s, 0, 10000, gocql.Quorum)
+
+	// Every node agrees on membership and schema.
+	var versions []string
+	for _, h := range c.Hosts() {
+		var mode string
+		restGet(t, h, "/storage_service/operation_mode", &mode)
+		var live []string
+		restGet(t, h, "/gossiper/endpoint/live/", &live)
+		var ids []map[string]string
+		restGet(t, h, "/storage_service/host_id", &ids)
+		if mode != "NORMAL" || len(live) != 3 || len(ids) != 3 {
+			t.Errorf("%s: mode %s, live %v, host ids %v", h, mode, live, ids)
+		}
+		var rack string
+		restGet(t, h, "/snitch/rack", &rack)
+		fams := scrape(t, h)
+		for _, name := range []string{"scylla_storage_proxy_coordinator_write_latency", "scylla_reactor_utilization", "scylla_reactor_stalls", "scylla_tablets_count", "node_filesystem_size_bytes", "node_filesystem_avail_bytes", "scylla_streaming_finished_percentage"} {
+			if _, ok := metricSum(fams, name); !ok {
+				t.Errorf("%s: metric %s missing", h, name)
+			}
+		}
+		if n, _ := metricSum(fams, "scylla_tablets_count"); n != 8 {
+			t.Errorf("%s (%s): %v tablet replicas, want 8 (8 tablets x RF 3 over 3 nodes)", h, rack, n)
+		}
+		var v string
+		cs := session(t, h)
+		if err := cs.Query(`SELECT schema_version FROM system.local`).Scan(&v); err == nil {
+			versions = append(versions, v)
+		}
+	}
+	for _, v := range versions[1:] {
+		if v != versions[0] {
+			t.Errorf("schema versions differ: %v", versions)
+		}
+	}
+
+	if err := c.Kill(2); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		var down []string
+		restGet(t, c.Hosts()[0], "/gossiper/endpoint/down/", &down)
+		if len(down) == 1 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("killed node never reported down")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	s2 := session(t, c.Hosts()[0])
+	if err := s2.Query(`INSERT INTO ks.t (k, v) VALUES (?, ?)`, int64(-1), value).Consistency(gocql.Quorum).Exec(); err != nil {
+		t.Errorf("QUORUM write with one node down: %v", err)
+	}
+	readRows(t, s2, 0, 200, gocql.Quorum)
+	err = s2.Query(`INSERT INTO ks.t (k, v) VALUES (?, ?)`, int64(-2), value).Consistency(gocql.All).Exec()
+	var unavail *gocql.RequestErrUnavailable
+	if !errors.As(err, &unavail) {
+		t.Errorf("ALL write with one node down: got %v, want RequestErrUnavailable", err)
+	}
+}
