@@ -19,7 +19,7 @@ import (
 const clusterStateFile = "cluster.json"
 
 type clusterState struct {
-	Cluster string              `json:"cluster_name"`
+	Cluster string               `json:"cluster_name"`
 	Nodes   []*localcluster.Node `json:"nodes"`
 }
 
