@@ -322,9 +322,16 @@ type Verdict struct {
 
 // Derived holds answers a reviewer would otherwise have to compute by hand.
 type Derived struct {
-	ScaleOutSeconds       float64            `json:"scale_out_seconds,omitempty"`
-	Mode                  string             `json:"mode,omitempty"`
-	OpsPerVCPUBefore      float64            `json:"ops_per_vcpu_before,omitempty"`
-	OpsPerVCPUAfter       float64            `json:"ops_per_vcpu_after,omitempty"`
-	DiskBalancePerRackPct map[string]float64 `json:"disk_balance_per_rack_pct,omitempty"`
+	ScaleOutSeconds float64 `json:"scale_out_seconds,omitempty"`
+	// The scale-out broken down, each from the first step_requested of a topology step:
+	// until the last new nodes were normal, the data balanced, and the latency recovered.
+	NodesNormalSeconds      float64            `json:"nodes_normal_seconds,omitempty"`
+	DataBalancedSeconds     float64            `json:"data_balanced_seconds,omitempty"`
+	LatencyRecoveredSeconds float64            `json:"latency_recovered_seconds,omitempty"`
+	VCPUsBefore             int                `json:"vcpus_before,omitempty"`
+	VCPUsAfter              int                `json:"vcpus_after,omitempty"`
+	Mode                    string             `json:"mode,omitempty"`
+	OpsPerVCPUBefore        float64            `json:"ops_per_vcpu_before,omitempty"`
+	OpsPerVCPUAfter         float64            `json:"ops_per_vcpu_after,omitempty"`
+	DiskBalancePerRackPct   map[string]float64 `json:"disk_balance_per_rack_pct,omitempty"`
 }

@@ -1,0 +1,233 @@
+// Package reporting turns a run directory into its reports: thresholds and
+// derived answers (Evaluate), markdown, self-contained HTML with SVG charts,
+// result.json and Argus-like tables, and run-to-run comparisons.
+package reporting
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+// Threshold cycle selectors besides exact cycle names.
+const (
+	SelectAll    = "*"
+	SelectSteady = "steady_state"
+	SelectNem    = "nemesis"
+)
+
+// MetricDuration is the threshold metric on named durations.
+const MetricDuration = "duration_seconds"
+
+// cycleMetric returns a cycle's value of a threshold metric.
+func cycleMetric(c *results.Cycle, metric string) (float64, bool) {
+	switch metric {
+	case "write_p90_ms":
+		return c.WriteP90MS, true
+	case "write_p99_ms":
+		return c.WriteP99MS, true
+	case "read_p90_ms":
+		return c.ReadP90MS, true
+	case "read_p99_ms":
+		return c.ReadP99MS, true
+	case "write_ops_per_sec":
+		return c.WriteOpsPerS, true
+	case "read_ops_per_sec":
+		return c.ReadOpsPerS, true
+	case "total_ops_per_sec":
+		return c.WriteOpsPerS + c.ReadOpsPerS, true
+	}
+	return 0, false
+}
+
+func cycleSelected(sel, name string) bool {
+	switch sel {
+	case SelectAll, "":
+		return true
+	case SelectSteady:
+		return name == results.SteadyStateCycle
+	case SelectNem:
+		return name != results.SteadyStateCycle
+	}
+	return sel == name
+}
+
+func passes(th results.Threshold, v float64) bool {
+	if math.IsNaN(v) {
+		return false
+	}
+	if th.Floor {
+		return v >= th.Limit
+	}
+	return v <= th.Limit
+}
+
+// DurationSubject names one duration in verdicts and tables.
+func DurationSubject(d results.Duration) string {
+	if d.Cycle != "" {
+		return d.Name + " (" + d.Cycle + ")"
+	}
+	return d.Name
+}
+
+// Evaluate fills res.Verdicts from res.Setup.Thresholds (SCT fixed_limit
+// style) and res.Derived, and turns a passed run into a failed one when a
+// threshold failed. Other statuses (error, interrupted) are kept: they say
+// more than the thresholds do.
+func Evaluate(res *results.Result) {
+	res.Verdicts = []results.Verdict{}
+	for _, th := range res.Setup.Thresholds {
+		if th.Metric == MetricDuration {
+			for _, d := range res.Durations {
+				if th.Cycle == SelectAll || th.Cycle == d.Name {
+					res.Verdicts = append(res.Verdicts, results.Verdict{Threshold: th, Subject: DurationSubject(d), Value: d.Seconds, Passed: passes(th, d.Seconds)})
+				}
+			}
+			continue
+		}
+		for i := range res.Cycles {
+			c := &res.Cycles[i]
+			if !cycleSelected(th.Cycle, c.Name) {
+				continue
+			}
+			v, ok := cycleMetric(c, th.Metric)
+			if !ok {
+				continue
+			}
+			res.Verdicts = append(res.Verdicts, results.Verdict{Threshold: th, Subject: c.Name, Value: v, Passed: passes(th, v)})
+		}
+	}
+	if res.Status == results.StatusPassed && Failed(res) {
+		res.Status = results.StatusFailed
+		if res.Reason == "" {
+			res.Reason = "thresholds failed"
+		}
+	}
+	res.Derived = derive(res)
+}
+
+// Failed reports whether any threshold failed.
+func Failed(res *results.Result) bool {
+	for _, v := range res.Verdicts {
+		if !v.Passed {
+			return true
+		}
+	}
+	return false
+}
+
+func vcpusOf(n results.NodeInfo) int {
+	if n.VCPUs > 0 {
+		return n.VCPUs
+	}
+	if it, err := provision.LookupInstanceType(n.InstanceType); err == nil {
+		return it.VCPUs
+	}
+	return 0
+}
+
+func isTopology(kind string) bool { return kind == "grow" || kind == "shrink" || kind == "drain" }
+
+func derive(res *results.Result) *results.Derived {
+	d := &results.Derived{}
+	var first time.Time
+	var normal, balanced, recovered time.Time
+	modes := map[string]bool{}
+	removed := map[string]bool{}
+	for _, s := range res.Steps {
+		if !isTopology(s.Kind) {
+			continue
+		}
+		if first.IsZero() || s.RequestedAt.Before(first) {
+			first = s.RequestedAt
+		}
+		if s.Mode != "" {
+			modes[s.Mode] = true
+		}
+		if s.Kind != "grow" && s.NormalAt != nil {
+			for _, n := range s.Nodes {
+				removed[n] = true
+			}
+		}
+		later := func(t *time.Time, dst *time.Time) {
+			if t != nil && t.After(*dst) {
+				*dst = *t
+			}
+		}
+		later(s.NormalAt, &normal)
+		later(s.BalancedAt, &balanced)
+		later(s.RecoveredAt, &recovered)
+	}
+	if !first.IsZero() {
+		secs := func(t time.Time) float64 {
+			if t.IsZero() {
+				return 0
+			}
+			return t.Sub(first).Seconds()
+		}
+		d.NodesNormalSeconds, d.DataBalancedSeconds, d.LatencyRecoveredSeconds = secs(normal), secs(balanced), secs(recovered)
+		d.ScaleOutSeconds = math.Max(d.NodesNormalSeconds, math.Max(d.DataBalancedSeconds, d.LatencyRecoveredSeconds))
+	}
+	switch len(modes) {
+	case 0:
+	case 1:
+		for m := range modes {
+			d.Mode = m
+		}
+	default:
+		d.Mode = "mixed"
+	}
+	for _, n := range res.Setup.InitialNodes {
+		d.VCPUsBefore += vcpusOf(n)
+	}
+	for _, n := range res.Nodes {
+		if !removed[n.Name] {
+			d.VCPUsAfter += vcpusOf(n)
+		}
+	}
+	if len(res.Cycles) > 0 {
+		c0, cl := res.Cycles[0], res.Cycles[len(res.Cycles)-1]
+		if d.VCPUsBefore > 0 {
+			d.OpsPerVCPUBefore = (c0.WriteOpsPerS + c0.ReadOpsPerS) / float64(d.VCPUsBefore)
+		}
+		if d.VCPUsAfter > 0 && len(res.Cycles) > 1 {
+			d.OpsPerVCPUAfter = (cl.WriteOpsPerS + cl.ReadOpsPerS) / float64(d.VCPUsAfter)
+		}
+	}
+	if n := len(res.Disk); n > 0 {
+		last := res.Disk[n-1]
+		lo, hi := map[string]float64{}, map[string]float64{}
+		for _, nd := range last.Nodes {
+			r := nd.Rack
+			if r == "" {
+				continue
+			}
+			if v, ok := lo[r]; !ok || nd.UsagePercent < v {
+				lo[r] = nd.UsagePercent
+			}
+			if v, ok := hi[r]; !ok || nd.UsagePercent > v {
+				hi[r] = nd.UsagePercent
+			}
+		}
+		if len(lo) > 0 {
+			d.DiskBalancePerRackPct = map[string]float64{}
+			for r := range lo {
+				d.DiskBalancePerRackPct[r] = hi[r] - lo[r]
+			}
+		}
+	}
+	return d
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

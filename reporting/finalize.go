@@ -1,0 +1,154 @@
+package reporting
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+// Report formats.
+const (
+	FormatMarkdown = "md"
+	FormatHTML     = "html"
+	FormatJSON     = "json"
+)
+
+// FileArgus holds the Argus-like tables next to result.json.
+const FileArgus = "argus.json"
+
+// Options tune Render.
+type Options struct {
+	// Status overrides the status the events say ("" keeps it); Reason goes with it.
+	Status, Reason string
+	// Formats to write (default md, html, json). json writes result.json and argus.json.
+	Formats []string
+	Plain   bool
+}
+
+// Finalize computes the result of a run directory and writes result.json,
+// argus.json, report.md and report.html. The phase runner calls it at the
+// end of every run; status "" keeps what the events say.
+func Finalize(dir string, status, reason string) (*results.Result, error) {
+	return Render(dir, Options{Status: status, Reason: reason})
+}
+
+// Render computes, evaluates and writes the reports of dir.
+func Render(dir string, opt Options) (*results.Result, error) {
+	a, err := results.Analyze(dir, results.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("computing the result of %s: %w", dir, err)
+	}
+	res := a.Result
+	if opt.Status != "" {
+		res.Status = opt.Status
+		if opt.Reason != "" || opt.Status != results.StatusInterrupted {
+			res.Reason = opt.Reason
+		}
+	}
+	Evaluate(res)
+	formats := opt.Formats
+	if len(formats) == 0 {
+		formats = []string{FormatMarkdown, FormatHTML, FormatJSON}
+	}
+	var errs []error
+	for _, f := range formats {
+		var err error
+		switch f {
+		case FormatJSON:
+			err = WriteResult(dir, res)
+			if err == nil {
+				err = writeJSON(filepath.Join(dir, FileArgus), ArgusTables(res))
+			}
+		case FormatMarkdown:
+			var b bytes.Buffer
+			if err = Markdown(&b, res, MarkdownOptions{Plain: opt.Plain}); err == nil {
+				err = writeFile(filepath.Join(dir, results.FileReportMD), b.Bytes())
+			}
+		case FormatHTML:
+			var b bytes.Buffer
+			if err = HTML(&b, a); err == nil {
+				err = writeFile(filepath.Join(dir, results.FileReportHTML), b.Bytes())
+			}
+		default:
+			err = fmt.Errorf("unknown report format %q (md, html, json)", f)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+// WriteResult writes result.json atomically.
+func WriteResult(dir string, res *results.Result) error {
+	return writeJSON(filepath.Join(dir, results.FileResult), res)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", filepath.Base(path), err)
+	}
+	return writeFile(path, append(b, '\n'))
+}
+
+// writeFile replaces path atomically so a reader never sees half a report.
+func writeFile(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadResult reads and validates a result.json.
+func ReadResult(path string) (*results.Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading result: %w", err)
+	}
+	var probe struct {
+		FormatVersion *int `json:"format_version"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, fmt.Errorf("reading %s: not a result.json: %w", path, err)
+	}
+	switch {
+	case probe.FormatVersion == nil:
+		return nil, fmt.Errorf("reading %s: no format_version: not a result.json of elasticity", path)
+	case *probe.FormatVersion != results.FormatVersion:
+		return nil, fmt.Errorf("reading %s: format_version %d is not supported (this elasticity reads version %d); re-render it from the .jsonl files with `elasticity report`", path, *probe.FormatVersion, results.FormatVersion)
+	}
+	var res results.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	switch res.Status {
+	case results.StatusPassed, results.StatusFailed, results.StatusError, results.StatusInterrupted, results.StatusRunning:
+	default:
+		return nil, fmt.Errorf("reading %s: unknown status %q", path, res.Status)
+	}
+	return &res, nil
+}
+
+// Load returns the result of a run directory: recomputed from the .jsonl
+// files when they exist (they are the source of truth), else result.json.
+func Load(dir string) (*results.Result, error) {
+	if _, err := os.Stat(filepath.Join(dir, results.FileEvents)); err == nil {
+		res, err := results.Compute(dir)
+		if err != nil {
+			return nil, err
+		}
+		Evaluate(res)
+		return res, nil
+	}
+	return ReadResult(filepath.Join(dir, results.FileResult))
+}

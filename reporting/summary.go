@@ -1,0 +1,201 @@
+package reporting
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+// EmulatedNote is what every report of an emulated run says.
+const EmulatedNote = "Emulated run: the nodes are elasticity's ScyllaDB-like emulator, so the numbers are shapes, not ScyllaDB's absolute figures."
+
+// SetupLine describes the run in one sentence, like the reference reports.
+func SetupLine(s *results.Setup) string {
+	var parts []string
+	// Initial cluster, grouped by instance type.
+	var order []string
+	count, vcpu := map[string]int{}, map[string]int{}
+	for _, n := range s.InitialNodes {
+		if count[n.InstanceType] == 0 {
+			order = append(order, n.InstanceType)
+		}
+		count[n.InstanceType]++
+		vcpu[n.InstanceType] = vcpusOf(n)
+	}
+	var nodes []string
+	for _, t := range order {
+		d := fmt.Sprintf("%d × %s", count[t], orDash(t))
+		if vcpu[t] > 0 {
+			d += fmt.Sprintf(" (%d vCPU)", vcpu[t])
+		}
+		nodes = append(nodes, d)
+	}
+	if len(nodes) == 0 {
+		nodes = []string{"unknown cluster"}
+	}
+	cl := strings.Join(nodes, " + ")
+	if len(s.Racks) > 0 {
+		cl += fmt.Sprintf(" in %d rack%s", len(s.Racks), plural(len(s.Racks)))
+	}
+	parts = append(parts, cl)
+	if s.RF > 0 {
+		parts = append(parts, fmt.Sprintf("RF=%d", s.RF))
+	}
+	if s.Tablets > 0 {
+		parts = append(parts, fmt.Sprintf("tablets %d", s.Tablets))
+	} else {
+		parts = append(parts, "vnodes")
+	}
+	if len(s.FillTargets) > 0 {
+		var f []string
+		for _, t := range s.FillTargets {
+			f = append(f, fmt.Sprintf("%g%%", t.TargetPercent))
+		}
+		parts = append(parts, "filled to "+strings.Join(f, " then "))
+	}
+	w := workload(s)
+	if s.RateOpsPerSec > 0 {
+		w += " at " + Thousands(s.RateOpsPerSec) + " op/s"
+	}
+	if s.LoadPercent > 0 {
+		w += fmt.Sprintf(" (%g%% of capacity)", s.LoadPercent)
+	}
+	parts = append(parts, w)
+	for _, n := range s.Nemesis {
+		parts = append(parts, nemesisText(n))
+	}
+	db := "ScyllaDB"
+	if strings.EqualFold(s.Flavour, "cassandra") {
+		db = "Cassandra"
+	}
+	if s.DatabaseVersion != "" {
+		db += " " + s.DatabaseVersion
+	}
+	if s.Emulated {
+		db += " (emulated)"
+	}
+	parts = append(parts, db)
+	return strings.Join(parts, ", ")
+}
+
+func workload(s *results.Setup) string {
+	w, r := s.WriteRatio, s.ReadRatio
+	switch {
+	case w > 0 && r > 0:
+		a, b := math.Round(w*100), math.Round(r*100)
+		g := gcd(int(a), int(b))
+		if g == 0 {
+			g = 1
+		}
+		return fmt.Sprintf("mixed %d:%d (write:read)", int(a)/g, int(b)/g)
+	case w > 0:
+		return "write-only"
+	case r > 0:
+		return "read-only"
+	}
+	return "workload"
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+func nemesisText(n results.NemesisInfo) string {
+	mode := ""
+	if n.Mode != "" {
+		mode = ", " + n.Mode
+	}
+	switch n.Kind {
+	case "grow":
+		return fmt.Sprintf("grow by %d × %s per rack%s", max(n.CountPerRack, 1), orDash(n.InstanceType), mode)
+	case "shrink":
+		return fmt.Sprintf("shrink by %d per rack%s", max(n.CountPerRack, 1), mode)
+	case "drain":
+		return fmt.Sprintf("drain %d per rack%s", max(n.CountPerRack, 1), mode)
+	case "hold":
+		return "hold (" + n.Name + ")"
+	}
+	return n.Kind + " " + n.Name
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// Answers are the derived answers, one sentence each.
+func Answers(res *results.Result) []string {
+	d := res.Derived
+	if d == nil {
+		return nil
+	}
+	var out []string
+	if d.ScaleOutSeconds > 0 {
+		s := fmt.Sprintf("Time to scale: %s from the first request", HMS(d.ScaleOutSeconds))
+		var b []string
+		if d.NodesNormalSeconds > 0 {
+			b = append(b, "all nodes normal after "+HMS(d.NodesNormalSeconds))
+		}
+		if d.DataBalancedSeconds > 0 {
+			b = append(b, "data balanced after "+HMS(d.DataBalancedSeconds))
+		}
+		if d.LatencyRecoveredSeconds > 0 {
+			b = append(b, "latency recovered after "+HMS(d.LatencyRecoveredSeconds))
+		} else {
+			b = append(b, "latency recovery not recorded")
+		}
+		out = append(out, s+" ("+strings.Join(b, ", ")+").")
+	}
+	if d.Mode != "" {
+		out = append(out, fmt.Sprintf("Nodes were added/removed: %s.", d.Mode))
+	}
+	if d.OpsPerVCPUBefore > 0 {
+		s := fmt.Sprintf("Throughput per vCPU: %s op/s per vCPU before (Cycle #0, %d vCPUs)", Thousands(d.OpsPerVCPUBefore), d.VCPUsBefore)
+		if d.OpsPerVCPUAfter > 0 {
+			s += fmt.Sprintf(", %s after (last cycle, %d vCPUs)", Thousands(d.OpsPerVCPUAfter), d.VCPUsAfter)
+		}
+		if res.Setup.CapacityOps > 0 && d.VCPUsBefore > 0 {
+			s += fmt.Sprintf("; calibrated capacity %s op/s = %s op/s per vCPU", Thousands(res.Setup.CapacityOps), Thousands(res.Setup.CapacityOps/float64(d.VCPUsBefore)))
+		}
+		out = append(out, s+".")
+	}
+	if len(d.DiskBalancePerRackPct) > 0 {
+		var p []string
+		for _, r := range sortedKeys(d.DiskBalancePerRackPct) {
+			p = append(p, fmt.Sprintf("%s %.1f", r, d.DiskBalancePerRackPct[r]))
+		}
+		out = append(out, "Disk balance per rack at the last snapshot (max − min usage, percentage points): "+strings.Join(p, ", ")+".")
+	}
+	return out
+}
+
+// Limitations lists what a reader should keep in mind.
+func Limitations(res *results.Result) []string {
+	var out []string
+	if res.Setup.Emulated {
+		out = append(out, EmulatedNote)
+	}
+	if res.Setup.TimeScale > 0 && res.Setup.TimeScale != 1 {
+		out = append(out, fmt.Sprintf("Scenario durations were multiplied by %g for the local backend.", res.Setup.TimeScale))
+	}
+	if res.Status == results.StatusInterrupted {
+		out = append(out, "The run did not finish: the last cycle ends at the last record written.")
+	}
+	out = append(out, res.Setup.Limitations...)
+	out = append(out, "Latencies are response times measured from each operation's intended start (coordinated omission corrected), merged as HDR histograms per cycle.")
+	return out
+}

@@ -1,0 +1,282 @@
+package reporting
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+// Cell statuses.
+const (
+	CellPassed = "passed"
+	CellFailed = "failed"
+)
+
+// Table is one table of a report, shared by the markdown, HTML and
+// Argus-like JSON renderers so that they always agree.
+type Table struct {
+	ID      string   `json:"id"`
+	Name    string   `json:"name"`
+	Columns []string `json:"columns"`
+	Rows    [][]Cell `json:"rows"`
+	Note    string   `json:"note,omitempty"`
+}
+
+// Cell is one value; Status is "passed"/"failed" when a threshold applies,
+// and Threshold describes it.
+type Cell struct {
+	Value     string `json:"value"`
+	Status    string `json:"status,omitempty"`
+	Threshold string `json:"threshold,omitempty"`
+}
+
+// ArgusTables returns the report's tables in an Argus-like form.
+func ArgusTables(res *results.Result) []Table { return buildTables(res) }
+
+var latencyColumns = []string{"P90 write [ms]", "P90 read [ms]", "P99 write [ms]", "P99 read [ms]", "Throughput write [op/s]", "Throughput read [op/s]", "errors", "dropped", "duration [HH:MM:SS]", "start time"}
+
+func buildTables(res *results.Result) []Table {
+	var out []Table
+	var steady, nem []results.Cycle
+	for _, c := range res.Cycles {
+		if c.Name == results.SteadyStateCycle {
+			steady = append(steady, c)
+		} else {
+			nem = append(nem, c)
+		}
+	}
+	out = append(out, latencyTable("steady", "Steady state latencies", steady, res))
+	nt := latencyTable("scaleout", "Latencies during scale-out", nem, res)
+	if len(nem) == 0 {
+		nt.Note = "No nemesis cycle was measured."
+	}
+	out = append(out, nt)
+	out = append(out, stallTable(res), diskTable(res), durationTable(res), stepTable(res), errorTable(res), thresholdTable(res))
+	return out
+}
+
+// verdictCell colours a value by the verdicts on (subject, metrics).
+func verdictCell(res *results.Result, value, subject string, metrics ...string) Cell {
+	c := Cell{Value: value}
+	var desc []string
+	for _, v := range res.Verdicts {
+		if v.Subject != subject {
+			continue
+		}
+		for _, m := range metrics {
+			if v.Threshold.Metric != m {
+				continue
+			}
+			if c.Status == "" {
+				c.Status = CellPassed
+			}
+			if !v.Passed {
+				c.Status = CellFailed
+			}
+			desc = append(desc, thresholdText(v.Threshold)+" → "+fmtValue(v.Value, v.Threshold.Metric))
+		}
+	}
+	c.Threshold = strings.Join(desc, "; ")
+	return c
+}
+
+func thresholdText(th results.Threshold) string {
+	op := "≤"
+	if th.Floor {
+		op = "≥"
+	}
+	return fmt.Sprintf("%s %s %s (%s)", th.Metric, op, fmtValue(th.Limit, th.Metric), th.Cycle)
+}
+
+func fmtValue(v float64, metric string) string {
+	switch {
+	case metric == MetricDuration:
+		return HMS(v)
+	case strings.HasSuffix(metric, "_ms"):
+		return MS(v)
+	}
+	return Thousands(v)
+}
+
+func latencyTable(id, name string, cycles []results.Cycle, res *results.Result) Table {
+	t := Table{ID: id, Name: name, Columns: append([]string{"cycle"}, latencyColumns...)}
+	for _, c := range cycles {
+		row := []Cell{{Value: c.Name}}
+		row = append(row,
+			verdictCell(res, MS(c.WriteP90MS), c.Name, "write_p90_ms"),
+			verdictCell(res, MS(c.ReadP90MS), c.Name, "read_p90_ms"),
+			verdictCell(res, MS(c.WriteP99MS), c.Name, "write_p99_ms"),
+			verdictCell(res, MS(c.ReadP99MS), c.Name, "read_p99_ms"),
+			verdictCell(res, Thousands(c.WriteOpsPerS), c.Name, "write_ops_per_sec", "total_ops_per_sec"),
+			verdictCell(res, Thousands(c.ReadOpsPerS), c.Name, "read_ops_per_sec", "total_ops_per_sec"),
+			Cell{Value: Thousands(float64(c.Errors))},
+			Cell{Value: Thousands(float64(c.Dropped))},
+			Cell{Value: HMS(c.DurationS)},
+			Cell{Value: c.Start.UTC().Format("15:04:05")},
+		)
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+func stallTable(res *results.Result) Table {
+	t := Table{ID: "stalls", Name: "REACTOR_STALLED", Columns: []string{"cycle", "total [count]"}}
+	for _, th := range results.StallThresholdsMS {
+		t.Columns = append(t.Columns, fmt.Sprintf("%dms [count]", th))
+	}
+	row := func(name string, s results.Stalls) []Cell {
+		r := []Cell{{Value: name}, {Value: strconv.FormatInt(s.Total, 10)}}
+		for i := range results.StallThresholdsMS {
+			var n int64
+			if i < len(s.Buckets) {
+				n = s.Buckets[i].Count
+			}
+			r = append(r, Cell{Value: strconv.FormatInt(n, 10)})
+		}
+		return r
+	}
+	for _, c := range res.Cycles {
+		t.Rows = append(t.Rows, row(c.Name, c.Stalls))
+	}
+	t.Rows = append(t.Rows, row("whole run", res.Stalls))
+	if len(res.Stalls.PerNode) > 0 {
+		var parts []string
+		for _, n := range sortedKeys(res.Stalls.PerNode) {
+			parts = append(parts, fmt.Sprintf("%s: %d", n, res.Stalls.PerNode[n]))
+		}
+		t.Note = "Stalls per node: " + strings.Join(parts, ", ") + ". A stall counts in every bucket whose threshold it reaches."
+	}
+	return t
+}
+
+func diskTable(res *results.Result) Table {
+	t := Table{ID: "disk", Name: "Disk usage", Columns: []string{"node [phase]", "Total [GB]", "Used [GB]", "Available [GB]", "Usage %"}}
+	row := func(d results.NodeDisk, phase string) []Cell {
+		return []Cell{{Value: fmt.Sprintf("%s [%s]", d.Node, phase)}, {Value: GB(d.TotalGB)}, {Value: GB(d.UsedGB)}, {Value: GB(d.AvailGB)}, {Value: GB(d.UsagePercent)}}
+	}
+	var fromMetrics []string
+	for _, p := range res.Disk {
+		for _, n := range p.Nodes {
+			t.Rows = append(t.Rows, row(n, p.Phase))
+		}
+		cl := p.Cluster
+		cl.Node = "cluster"
+		t.Rows = append(t.Rows, row(cl, p.Phase))
+		if p.Source == "metrics" {
+			fromMetrics = append(fromMetrics, p.Phase)
+		}
+	}
+	if len(fromMetrics) > 0 {
+		t.Note = "No disk snapshot was recorded for " + strings.Join(fromMetrics, ", ") + ": read from the nearest metrics samples."
+	}
+	return t
+}
+
+func durationTable(res *results.Result) Table {
+	t := Table{ID: "durations", Name: "Durations", Columns: []string{"phase", "duration [HH:MM:SS]"},
+		Note: "Add new node(s): requested → new nodes UN; New node(s) ready: UN → data balanced; Data balanced and Latency recovered: from the request."}
+	for _, d := range res.Durations {
+		subj := DurationSubject(d)
+		t.Rows = append(t.Rows, []Cell{{Value: subj}, verdictCell(res, HMS(d.Seconds), subj, MetricDuration)})
+	}
+	return t
+}
+
+func stepTable(res *results.Result) Table {
+	t := Table{ID: "steps", Name: "Topology steps", Columns: []string{"step", "cycle", "kind", "mode", "nodes", "requested", "nodes normal", "data balanced", "latency recovered", "ended"}}
+	at := func(p *time.Time) string {
+		if p == nil {
+			return "—"
+		}
+		return p.UTC().Format("15:04:05")
+	}
+	for _, s := range res.Steps {
+		t.Rows = append(t.Rows, []Cell{{Value: s.Step}, {Value: s.Cycle}, {Value: s.Kind}, {Value: s.Mode}, {Value: strings.Join(s.Nodes, ", ")},
+			{Value: s.RequestedAt.UTC().Format("15:04:05")}, {Value: at(s.NormalAt)}, {Value: at(s.BalancedAt)}, {Value: at(s.RecoveredAt)}, {Value: at(s.EndedAt)}})
+	}
+	return t
+}
+
+// MaxErrorRows bounds the database errors shown.
+const MaxErrorRows = 20
+
+func errorTable(res *results.Result) Table {
+	t := Table{ID: "errors", Name: "Database errors", Columns: []string{"type", "severity", "node", "count", "first seen", "first line"}}
+	for i, e := range res.Errors {
+		if i == MaxErrorRows {
+			t.Note = fmt.Sprintf("%d more error groups not shown (see result.json).", len(res.Errors)-MaxErrorRows)
+			break
+		}
+		t.Rows = append(t.Rows, []Cell{{Value: e.Type}, {Value: e.Severity}, {Value: e.Node}, {Value: strconv.FormatInt(e.Count, 10)},
+			{Value: e.First.UTC().Format("15:04:05")}, {Value: e.Line}})
+	}
+	if len(res.Errors) == 0 {
+		t.Note = "No database errors."
+	}
+	return t
+}
+
+func thresholdTable(res *results.Result) Table {
+	t := Table{ID: "thresholds", Name: "Thresholds", Columns: []string{"subject", "metric", "limit", "value", "verdict"}}
+	for _, v := range res.Verdicts {
+		op := "≤ "
+		if v.Threshold.Floor {
+			op = "≥ "
+		}
+		st, word := CellPassed, "pass"
+		if !v.Passed {
+			st, word = CellFailed, "FAIL"
+		}
+		t.Rows = append(t.Rows, []Cell{{Value: v.Subject}, {Value: v.Threshold.Metric}, {Value: op + fmtValue(v.Threshold.Limit, v.Threshold.Metric)},
+			{Value: fmtValue(v.Value, v.Threshold.Metric), Status: st, Threshold: thresholdText(v.Threshold)}, {Value: word, Status: st}})
+	}
+	if len(res.Setup.Thresholds) == 0 {
+		t.Note = "The scenario sets no thresholds."
+	} else if len(res.Verdicts) == 0 {
+		t.Note = "No threshold applied to anything measured."
+	}
+	return t
+}
+
+// MS formats milliseconds with two decimals.
+func MS(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+// GB formats gigabytes (and percents) with two decimals.
+func GB(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+// Thousands formats a rate rounded to an integer with thousands separators.
+func Thousands(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "—"
+	}
+	n := int64(math.Round(v))
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	s := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// HMS formats seconds as HH:MM:SS.
+func HMS(secs float64) string {
+	if secs < 0 || math.IsNaN(secs) {
+		return "—"
+	}
+	s := int64(math.Round(secs))
+	return fmt.Sprintf("%02d:%02d:%02d", s/3600, s/60%60, s%60)
+}
