@@ -175,8 +175,12 @@ func (c *chartSpec) render() template.HTML {
 			fmt.Fprintf(&b, `<path d="%s" fill="none" stroke="%s" stroke-width="1.4"%s/>`, p.String(), s.color, dash)
 		}
 		ly := padT + 10 + i*16
-		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"/><text x="%d" y="%d" class="lg">%s</text>`,
-			chartW-padR+10, chartW-padR+28, ly, ly, s.color, chartW-padR+32, ly+4, html.EscapeString(s.name))
+		dash := ""
+		if s.dash {
+			dash = ` stroke-dasharray="4 2"`
+		}
+		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="3"%s/><text x="%d" y="%d" class="lg">%s</text>`,
+			chartW-padR+10, chartW-padR+28, ly, ly, s.color, dash, chartW-padR+32, ly+4, html.EscapeString(s.name))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())

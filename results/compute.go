@@ -666,6 +666,8 @@ type latBucket struct {
 	p90max float64 // fallback when records carry no histogram
 	p99max float64
 	hasHDR bool
+	from   time.Time // span of the records merged: rates are per second of it
+	to     time.Time
 }
 
 func (l *latencyPass) add(r *LatencyRecord) error {
@@ -711,6 +713,12 @@ func (l *latencyPass) add(r *LatencyRecord) error {
 		return err
 	}
 	b.hasHDR = b.hasHDR || r.ResponseHDR != ""
+	if b.from.IsZero() || r.Start.Before(b.from) {
+		b.from = r.Start
+	}
+	if r.End.After(b.to) {
+		b.to = r.End
+	}
 	b.count += r.Count
 	for _, n := range r.Errors {
 		b.errors += n
@@ -732,7 +740,11 @@ func (l *latencyPass) add(r *LatencyRecord) error {
 
 func (l *latencyPass) flush(k latKey, b *latBucket) {
 	delete(l.open, k)
-	p := LatencyPoint{Time: l.tl.Start.Add(time.Duration(k.b)*l.bucket + l.bucket/2), OpsPerSec: float64(b.count) / l.bucket.Seconds(), Errors: b.errors}
+	secs := b.to.Sub(b.from).Seconds()
+	if secs <= 0 {
+		secs = l.bucket.Seconds()
+	}
+	p := LatencyPoint{Time: b.from.Add(b.to.Sub(b.from) / 2), OpsPerSec: float64(b.count) / secs, Errors: b.errors}
 	if b.hasHDR {
 		p.P90MS, p.P99MS = b.c.MS(90), b.c.MS(99)
 	} else {
@@ -740,6 +752,7 @@ func (l *latencyPass) flush(k latKey, b *latBucket) {
 	}
 	b.c.Reset()
 	l.free = append(l.free, b.c)
+	b.c = nil
 	l.tl.Latency[k.op] = append(l.tl.Latency[k.op], p)
 }
 
