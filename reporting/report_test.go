@@ -73,3 +73,126 @@ func TestFinalizeFixture(t *testing.T) {
 		t.Error("no failed value coloured red")
 	}
 }
+
+// interruptedRun copies run1 and cuts its timeline where the final hold
+// began, leaving torn last lines as a killed writer would.
+func interruptedRun(t *testing.T) string {
+	t.Helper()
+	dir := copyRun(t, filepath.Join("testdata", "run1"))
+	path := filepath.Join(dir, results.FileEvents)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := strings.Index(string(b), `"phase":"final_hold"`)
+	if cut < 0 {
+		t.Fatal("fixture has no final_hold")
+	}
+	cut = strings.LastIndexByte(string(b[:cut]), '\n') + 1
+	torn := append(b[:cut:cut], []byte(`{"time":"2026-03-03T00:06:0`)...)
+	if err := os.WriteFile(path, torn, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, results.FileLatency), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"start":"2026-03-03T00:08:00Z","op":"wri`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return dir
+}
+
+func TestInterruptedRun(t *testing.T) {
+	dir := interruptedRun(t)
+	res, err := Finalize(dir, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != results.StatusInterrupted {
+		t.Errorf("status %q, want interrupted", res.Status)
+	}
+	if n := len(res.Cycles); n != 4 {
+		t.Errorf("%d cycles, want 4", n)
+	}
+	var final *results.DiskPhase
+	for i := range res.Disk {
+		if res.Disk[i].Phase == "Final" {
+			final = &res.Disk[i]
+		}
+	}
+	if final == nil || final.Source != "metrics" || len(final.Nodes) != 6 {
+		t.Errorf("Final disk phase not recovered from metrics: %+v", final)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, results.FileReportMD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"**Status: INTERRUPTED**", "read from the nearest metrics samples", "The run did not finish"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// result.json reads back.
+	back, err := ReadResult(filepath.Join(dir, results.FileResult))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Status != results.StatusInterrupted {
+		t.Errorf("result.json status %q", back.Status)
+	}
+}
+
+func TestReadResultRejectsUnknownVersion(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, results.FileResult)
+	if err := os.WriteFile(p, []byte(`{"format_version": 99, "status": "passed"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadResult(p)
+	if err == nil || !strings.Contains(err.Error(), "format_version 99 is not supported") {
+		t.Fatalf("error %v", err)
+	}
+	if err := os.WriteFile(p, []byte(`{"status": "passed"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadResult(p); err == nil {
+		t.Fatal("a result without format_version was accepted")
+	}
+}
+
+func TestEvaluateSelectors(t *testing.T) {
+	res := &results.Result{Status: results.StatusPassed,
+		Cycles:    []results.Cycle{{Name: "Cycle #0", ReadP99MS: 3}, {Name: "Cycle #1", ReadP99MS: 30}, {Name: "Cycle #2", ReadP99MS: 4}},
+		Durations: []results.Duration{{Name: "Add new node(s)", Cycle: "Cycle #1", Seconds: 100}},
+	}
+	res.Setup.Thresholds = []results.Threshold{
+		{Cycle: "steady_state", Metric: "read_p99_ms", Limit: 5},
+		{Cycle: "Cycle #2", Metric: "read_p99_ms", Limit: 5},
+		{Cycle: "Add new node(s)", Metric: "duration_seconds", Limit: 60},
+	}
+	Evaluate(res)
+	got := map[string]bool{}
+	for _, v := range res.Verdicts {
+		got[v.Subject] = v.Passed
+	}
+	want := map[string]bool{"Cycle #0": true, "Cycle #2": true, "Add new node(s) (Cycle #1)": false}
+	if len(got) != len(want) {
+		t.Fatalf("verdicts %+v", res.Verdicts)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s passed=%v, want %v", k, got[k], v)
+		}
+	}
+	if res.Status != results.StatusFailed {
+		t.Errorf("status %q, want failed", res.Status)
+	}
+	// An error stays an error.
+	res.Status = results.StatusError
+	Evaluate(res)
+	if res.Status != results.StatusError {
+		t.Errorf("status %q, want error", res.Status)
+	}
+}
