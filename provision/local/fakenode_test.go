@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/elasticity-dev/elasticity/cluster/fakescylla"
+	"github.com/elasticity-dev/elasticity/emulator"
 )
 
 // The test binary doubles as a fake node when this variable is set: it
@@ -21,9 +23,23 @@ import (
 // groups are cleaned up).
 const fakeNodeEnv = "ELASTICITY_LOCAL_FAKE_NODE"
 
+// With this variable set the test binary runs the real emulated node
+// (emulator.Main), for the integration test.
+const emulatorNodeEnv = "ELASTICITY_LOCAL_EMULATOR_NODE"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(fakeNodeEnv) == "1" {
 		os.Exit(fakeNode(os.Args[1:]))
+	}
+	if os.Getenv(emulatorNodeEnv) == "1" {
+		args := os.Args[1:]
+		if len(args) > 0 && args[0] == "node" {
+			args = args[1:]
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		code := emulator.Main(ctx, args, os.Stderr)
+		stop()
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }

@@ -1,0 +1,136 @@
+package local_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/cluster"
+	"github.com/elasticity-dev/elasticity/monitor"
+	"github.com/elasticity-dev/elasticity/provision"
+	. "github.com/elasticity-dev/elasticity/provision/local"
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+// (External test package: monitor imports this package. TestMain in
+// fakenode_test.go runs the emulated node for ELASTICITY_LOCAL_EMULATOR_NODE=1.)
+//
+// Integration with the real emulated node: create 3 nodes, wait ready, grow
+// by one, read disk usage and logs, decommission the new node, destroy, and
+// leave no process behind.
+func TestEmulatorClusterLifecycle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts four emulated nodes")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	p := New(Options{Binary: exe, Env: []string{"ELASTICITY_LOCAL_EMULATOR_NODE=1"}, BaseAddress: "127.0.4.160", StopTimeout: 10 * time.Second, Logf: t.Logf})
+	t.Cleanup(func() { p.Destroy(context.Background()) })
+
+	var mu sync.Mutex
+	var events []results.Event
+	emit := func(e results.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
+	c := cluster.New(p, cluster.Options{NodeReadyTimeout: 60 * time.Second, PollInterval: 200 * time.Millisecond, Logf: t.Logf, Emit: emit})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	start := time.Now()
+	err = c.Create(ctx, provision.ClusterSpec{RunID: "it", Dir: dir, ClusterName: "it", Racks: []string{"rack1", "rack2", "rack3"}, NodesPerRack: 1, InstanceType: "i4i.large"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("3 nodes ready in %s", time.Since(start).Round(time.Millisecond))
+	for _, n := range c.Nodes() {
+		if n.HostID == "" || c.State(n) != cluster.StateNormal {
+			t.Fatalf("%s: %+v", n.Name, n)
+		}
+	}
+
+	// Logs of a real node classify (no database errors at start).
+	wctx, wcancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for _, n := range c.Nodes() {
+		r, err := p.Logs(wctx, n.Node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); monitor.Watch(wctx, n.Name, r, emit) }()
+	}
+
+	start = time.Now()
+	added, err := c.Grow(ctx, "grow-1", []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.xlarge"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n4 := added[0]
+	t.Logf("%s (%s) normal in %s", n4.Name, n4.Address, time.Since(start).Round(time.Millisecond))
+	if len(c.Hosts()) != 4 || n4.VCPUs != 4 {
+		t.Fatalf("hosts %v, node-4 %+v", c.Hosts(), n4)
+	}
+
+	dm := monitor.NewDiskMonitor(c.Nodes, nil, time.Second)
+	perNode, total, err := dm.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(perNode) != 4 || total.TotalGB <= 0 || dm.Latest()[0].Source != monitor.SourceMetrics {
+		t.Fatalf("disk: %+v cluster %+v", perNode, total)
+	}
+	t.Logf("disk: cluster %.3f GB of %.3f GB (%.1f%%)", total.UsedGB, total.TotalGB, total.UsagePercent)
+
+	if err := c.SetBalancing(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Quiesce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	if err := c.Decommission(ctx, n4); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s decommissioned in %s", n4.Name, time.Since(start).Round(time.Millisecond))
+	if len(c.Nodes()) != 3 {
+		t.Fatalf("nodes after decommission: %d", len(c.Nodes()))
+	}
+	if _, err := os.Stat(p.NodeDir(n4.Name)); !os.IsNotExist(err) {
+		t.Fatal("node-4's data survived")
+	}
+
+	var pids []int
+	for _, n := range c.Nodes() {
+		pid, _ := strconv.Atoi(n.ID)
+		pids = append(pids, pid)
+	}
+	if err := c.Destroy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if syscall.Kill(pid, 0) == nil {
+			t.Errorf("pid %d alive after Destroy", pid)
+		}
+	}
+	wcancel()
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	states := map[string][]string{}
+	for _, e := range events {
+		switch e.Type {
+		case results.EventNodeState:
+			states[e.Node] = append(states[e.Node], e.State)
+		case results.EventDBError:
+			t.Errorf("database error from %s: %s", e.Node, e.Line)
+		}
+	}
+	if got := states["node-4"]; len(got) != 6 || got[5] != cluster.StateRemoved {
+		t.Fatalf("node-4 states %v", got)
+	}
+}
