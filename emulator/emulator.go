@@ -198,7 +198,16 @@ func Run(ctx context.Context, c Config) error {
 	cqlUp.Store(true)
 	log.Logf(scyllalog.Info, "init", "Scylla version %s initialization completed.", c.Version)
 
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-n.Left():
+		// A decommissioned node stops serving clients but keeps running,
+		// as ScyllaDB does, until it is stopped.
+		log.Logf(scyllalog.Info, "storage_service", "Stopping the CQL server: this node has left the cluster")
+		cqlUp.Store(false)
+		srv.Close()
+		<-ctx.Done()
+	}
 	log.Logf(scyllalog.Info, "init", "Signal received; shutting down")
 	cqlUp.Store(false)
 	srv.Close()

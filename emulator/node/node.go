@@ -92,9 +92,11 @@ type Node struct {
 	migrations map[string]bool // "table/index" in flight
 	idle       atomic.Bool     // balancer found nothing to do
 
-	pulling atomic.Bool
-	met     *metrics
-	joined  chan struct{}
+	pulling  atomic.Bool
+	left     chan struct{} // closed once this node has left the cluster
+	leftOnce sync.Once
+	met      *metrics
+	joined   chan struct{}
 }
 
 // view is an immutable snapshot derived from a Meta.
@@ -150,7 +152,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
 	n := &Node{cfg: cfg, log: cfg.Log, lastSeen: map[string]time.Time{}, up: map[string]bool{}, loads: map[string]int64{},
-		subs: map[chan engine.Event]struct{}{}, migrations: map[string]bool{}, joined: make(chan struct{})}
+		subs: map[chan engine.Event]struct{}{}, migrations: map[string]bool{}, joined: make(chan struct{}), left: make(chan struct{})}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	st, err := OpenStore(filepath.Join(cfg.DataDir, "data"))
 	if err != nil {
@@ -412,6 +414,9 @@ func (n *Node) afterMetaChange(old, nv *view) {
 	}
 	if ov, nvv := old.m.Nodes[n.hostID], nv.m.Nodes[n.hostID]; nvv != nil && (ov == nil || ov.State != nvv.State) {
 		n.log.Logf(scyllalog.Info, "storage_service", "entering %s mode", operationMode(nvv.State))
+		if nvv.State == engine.StateLeft {
+			n.leftOnce.Do(func() { close(n.left) })
+		}
 	}
 }
 
@@ -442,6 +447,10 @@ func (n *Node) OperationMode() string {
 	}
 	return operationMode(me.State)
 }
+
+// Left is closed once this node has left the cluster (decommissioned or
+// removed); it should then stop serving clients.
+func (n *Node) Left() <-chan struct{} { return n.left }
 
 // HostID is this node's host id.
 func (n *Node) HostID() string { return n.hostID }
