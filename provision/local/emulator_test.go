@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocql/gocql"
+
 	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/monitor"
 	"github.com/elasticity-dev/elasticity/provision"
@@ -53,6 +55,8 @@ func TestEmulatorClusterLifecycle(t *testing.T) {
 		}
 	}
 
+	writeRows(t, c.Hosts(), 3000, 1024)
+
 	// Logs of a real node classify (no database errors at start).
 	wctx, wcancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -81,17 +85,27 @@ func TestEmulatorClusterLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(perNode) != 4 || total.TotalGB <= 0 || dm.Latest()[0].Source != monitor.SourceMetrics {
+	if len(perNode) != 4 || total.TotalGB <= 0 || total.UsedGB <= 0 || dm.Latest()[0].Source != monitor.SourceMetrics {
 		t.Fatalf("disk: %+v cluster %+v", perNode, total)
 	}
-	t.Logf("disk: cluster %.3f GB of %.3f GB (%.1f%%)", total.UsedGB, total.TotalGB, total.UsagePercent)
+	t.Logf("disk: cluster %.4f GB of %.3f GB (%.2f%%)", total.UsedGB, total.TotalGB, total.UsagePercent)
 
 	if err := c.SetBalancing(ctx, true); err != nil {
 		t.Fatal(err)
 	}
+	start = time.Now()
 	if err := c.Quiesce(ctx); err != nil {
 		t.Fatal(err)
 	}
+	load, err := c.Admin(n4).Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if load <= 0 {
+		t.Errorf("node-4 holds no data after quiesce_topology")
+	}
+	perNode, total, _ = dm.Snapshot(ctx)
+	t.Logf("balanced in %s: node-4 load %.0f bytes; disk %+v", time.Since(start).Round(time.Millisecond), load, perNode)
 	start = time.Now()
 	if err := c.Decommission(ctx, n4); err != nil {
 		t.Fatal(err)
@@ -132,5 +146,45 @@ func TestEmulatorClusterLifecycle(t *testing.T) {
 	}
 	if got := states["node-4"]; len(got) != 6 || got[5] != cluster.StateRemoved {
 		t.Fatalf("node-4 states %v", got)
+	}
+}
+
+// writeRows writes n rows of size bytes at QUORUM into ks.t (RF 3, tablets).
+func writeRows(t *testing.T, hosts []string, n, size int) {
+	t.Helper()
+	cl := gocql.NewCluster(hosts...)
+	cl.Timeout, cl.ConnectTimeout, cl.NumConns = 10*time.Second, 5*time.Second, 1
+	s, err := cl.CreateSession()
+	if err != nil {
+		t.Fatalf("connecting to %v: %v", hosts, err)
+	}
+	defer s.Close()
+	for _, q := range []string{
+		`CREATE KEYSPACE IF NOT EXISTS ks WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3} AND tablets = {'enabled': true, 'initial': 8}`,
+		`CREATE TABLE IF NOT EXISTS ks.t (k bigint PRIMARY KEY, v blob)`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	v := make([]byte, size)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := w; k < n; k += 8 {
+				if err := s.Query(`INSERT INTO ks.t (k, v) VALUES (?, ?)`, int64(k), v).Consistency(gocql.Quorum).Exec(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("writing: %v", err)
 	}
 }
