@@ -8,8 +8,10 @@ package acceptance
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -39,10 +41,13 @@ func createSchema(t testing.TB, s *gocql.Session, rf, tablets int) {
 	}
 }
 
+// value is key k's value: pseudo-random (incompressible, so that disk
+// usage is real after Pebble's compression) and reproducible for checks.
 func value(k int64) []byte {
+	r := rand.New(rand.NewPCG(uint64(k), 0x5eed))
 	v := make([]byte, valueLen)
-	for i := range v {
-		v[i] = byte(k>>(8*(i%8))) ^ byte(i)
+	for i := 0; i < len(v); i += 8 {
+		binary.LittleEndian.PutUint64(v[i:], r.Uint64())
 	}
 	return v
 }

@@ -73,26 +73,13 @@ func testScaleOut(t *testing.T, parallel bool) {
 			if err != nil {
 				t.Fatalf("adding %s in %s: %v", big, r, err)
 			}
-			if err := nodes[0].REST.QuiesceTopology(ctx); err != nil {
-				t.Fatalf("quiesce after adding %s: %v", nodes[0].Addr, err)
-			}
+			quiesceAndCheckTablets(ctx, t, old[0], nodes)
 			added = append(added, nodes...)
 		}
 	}
 	joined := time.Since(t0)
-	if err := old[0].REST.QuiesceTopology(ctx); err != nil {
-		t.Fatalf("quiesce_topology: %v", err)
-	}
+	quiesceAndCheckTablets(ctx, t, old[0], added)
 	t.Logf("added %d nodes in %v, balanced after %v", len(added), joined.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
-
-	for _, n := range added {
-		v, err := n.metric(ctx, "scylla_tablets_count")
-		if err != nil {
-			t.Error(err)
-		} else if v <= 0 {
-			t.Errorf("new node %s (%s) holds %v tablets after quiesce", n.Addr, n.Rack, v)
-		}
-	}
 	// Usage falls once moved tablets are cleaned up; the disk model refreshes
 	// every 200 ms and compaction may lag, so allow a few seconds.
 	for _, n := range old {
@@ -142,12 +129,7 @@ func TestDecommission(t *testing.T) {
 		t.Fatalf("adding: %v", err)
 	}
 	nd := added[0]
-	if err := c.Nodes[0].REST.QuiesceTopology(ctx); err != nil {
-		t.Fatalf("quiesce: %v", err)
-	}
-	if v, err := nd.metric(ctx, "scylla_tablets_count"); err != nil || v <= 0 {
-		t.Fatalf("added node holds %v tablets (%v)", v, err)
-	}
+	quiesceAndCheckTablets(ctx, t, c.Nodes[0], added)
 	t0 := time.Now()
 	if err := nd.REST.Decommission(ctx); err != nil {
 		t.Fatalf("decommission %s: %v", nd.Addr, err)
@@ -220,4 +202,46 @@ func TestDiskFull(t *testing.T) {
 	if err != nil || len(bad) > 0 {
 		t.Errorf("reads after the disk filled: %d bad rows, error %v", len(bad), err)
 	}
+}
+
+// quiesceAndCheckTablets calls quiesce_topology on via and requires every
+// node of added to hold tablets right after it returns. If one holds none,
+// that is an engine bug (quiesce returned before the balancer planned the
+// moves onto the new node): it is reported, and the test waits for the
+// balancer and quiesces again so that the rest of the test still runs.
+func quiesceAndCheckTablets(ctx context.Context, t *testing.T, via *tnode, added []*tnode) {
+	t.Helper()
+	t0 := time.Now()
+	if err := via.REST.QuiesceTopology(ctx); err != nil {
+		t.Fatalf("quiesce_topology: %v", err)
+	}
+	empty := func() []string {
+		var e []string
+		for _, n := range added {
+			v, err := n.metric(ctx, "scylla_tablets_count")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v <= 0 {
+				e = append(e, n.Addr)
+			}
+		}
+		return e
+	}
+	e := empty()
+	if len(e) == 0 {
+		return
+	}
+	t.Errorf("quiesce_topology returned after %v while new node(s) %v held no tablets (balancer had not planned yet)", time.Since(t0).Round(time.Millisecond), e)
+	for range 20 {
+		time.Sleep(300 * time.Millisecond)
+		if err := via.REST.QuiesceTopology(ctx); err != nil {
+			t.Fatalf("quiesce_topology: %v", err)
+		}
+		if len(empty()) == 0 {
+			t.Logf("new nodes hold tablets %v after the first quiesce", time.Since(t0).Round(time.Millisecond))
+			return
+		}
+	}
+	t.Fatalf("new node(s) %v still hold no tablets %v after joining", empty(), time.Since(t0).Round(time.Millisecond))
 }

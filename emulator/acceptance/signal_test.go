@@ -1,0 +1,12 @@
+package acceptance
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+}
