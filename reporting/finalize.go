@@ -39,9 +39,9 @@ func Finalize(dir string, status, reason string) (*results.Result, error) {
 
 // Render computes, evaluates and writes the reports of dir.
 func Render(dir string, opt Options) (*results.Result, error) {
-	a, err := results.Analyze(dir, results.Options{})
+	a, err := analyze(dir)
 	if err != nil {
-		return nil, fmt.Errorf("computing the result of %s: %w", dir, err)
+		return nil, err
 	}
 	res := a.Result
 	if opt.Status != "" {
@@ -151,4 +151,24 @@ func Load(dir string) (*results.Result, error) {
 		return res, nil
 	}
 	return ReadResult(filepath.Join(dir, results.FileResult))
+}
+
+// analyze computes the analysis of dir from its .jsonl files; a directory
+// holding only result.json (copied from elsewhere) is rendered without charts.
+func analyze(dir string) (*results.Analysis, error) {
+	if _, err := os.Stat(filepath.Join(dir, results.FileEvents)); errors.Is(err, os.ErrNotExist) {
+		if _, rerr := os.Stat(filepath.Join(dir, results.FileResult)); rerr == nil {
+			res, err := ReadResult(filepath.Join(dir, results.FileResult))
+			if err != nil {
+				return nil, err
+			}
+			return &results.Analysis{Result: res}, nil
+		}
+		return nil, fmt.Errorf("%s is not a results directory: no %s or %s", dir, results.FileEvents, results.FileResult)
+	}
+	a, err := results.Analyze(dir, results.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("computing the result of %s: %w", dir, err)
+	}
+	return a, nil
 }
