@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +41,15 @@ const (
 	LabelCreatedBy = "elasticity.created-by"
 )
 
+// Ports inside each container; the runner reaches them at the container's
+// address on the run's network (no port publishing).
+const (
+	CQLPort       = 9042
+	RESTPort      = 10000
+	MetricsPort   = 9180
+	InternodePort = 7000
+)
+
 // DefaultImage is the ScyllaDB image used when the scenario names none.
 const DefaultImage = "scylladb/scylla:2025.1"
 
@@ -49,9 +59,13 @@ type Options struct {
 	// Emulator says the image is this repository's emulator (entrypoint
 	// `elasticity`), which takes `node` flags instead of ScyllaDB's.
 	Emulator bool
-	// SMP and MemoryGB override the instance type's figures (0 = derive, see resources).
-	SMP      int
-	MemoryGB float64
+	// SMP and MemoryGB override the instance type's figures (0 = derive,
+	// see Resources). With BaseInstanceType set they size a node of that
+	// type only, and other types scale by their vCPU and memory ratios, so
+	// that a grow with larger instances still gets larger containers.
+	SMP              int
+	MemoryGB         float64
+	BaseInstanceType string
 	// HostCPUs and HostMemoryGB bound what a node may ask for; 0 = this host's.
 	HostCPUs     int
 	HostMemoryGB float64
@@ -75,12 +89,12 @@ type Provider struct {
 	subnet  netip.Prefix
 	nextIP  netip.Addr
 	next    int
-	seeds   []string
 	nodes   map[string]*member // by node name
 	created []testcontainers.Container
 }
 
 type member struct {
+	idx  int // creation order
 	node provision.Node
 	c    testcontainers.Container
 	log  *os.File
@@ -103,6 +117,12 @@ func New(opts Options) *Provider {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	// Ryuk (testcontainers' reaper) is one more image to pull, and it would
+	// end every container when this process exits: our labels and `elasticity
+	// gc` clean up instead. Respect an explicit choice.
+	if os.Getenv("TESTCONTAINERS_RYUK_DISABLED") == "" {
+		_ = os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
 	if opts.HostCPUs <= 0 {
 		opts.HostCPUs = runtime.NumCPU()
 	}
@@ -117,26 +137,41 @@ func (p *Provider) Name() string { return "docker" }
 
 func (p *Provider) logf(format string, args ...any) { p.opts.Logf("docker: "+format, args...) }
 
-// Resources maps an instance type to --smp and --memory within the host's
-// limits: smp = min(vCPUs, host CPUs); memory = min(instance memory, host
-// memory / 4) so that a few nodes fit on one machine; explicit overrides win.
+// Resources maps an instance type to --smp and --memory (and the
+// container's CPU and memory limits) within the host's limits:
+//
+//   - derived (no override): smp = vCPUs, memory = the type's memory;
+//   - SMP/MemoryGB set with no BaseInstanceType: those figures for every type;
+//   - SMP/MemoryGB set with BaseInstanceType: those figures for the base type
+//     and, for another type, scaled by its vCPU (memory) ratio to the base;
+//
+// then smp is at most the host's CPUs and memory at most a quarter of the
+// host's memory (so that a few nodes fit on one machine), and at least 1
+// CPU and 1 GiB.
 func (p *Provider) Resources(it provision.InstanceType) (smp int, memGB float64) {
-	smp = it.VCPUs
-	if smp > p.opts.HostCPUs {
-		smp = p.opts.HostCPUs
-	}
+	smp, memGB = it.VCPUs, it.MemoryGB
+	base, baseErr := provision.LookupInstanceType(p.opts.BaseInstanceType)
+	scaled := p.opts.BaseInstanceType != "" && baseErr == nil
 	if p.opts.SMP > 0 {
 		smp = p.opts.SMP
-	}
-	if smp < 1 {
-		smp = 1
-	}
-	memGB = it.MemoryGB
-	if limit := p.opts.HostMemoryGB / 4; limit >= 1 && memGB > limit {
-		memGB = limit
+		if scaled && base.VCPUs > 0 {
+			smp = int(float64(p.opts.SMP)*float64(it.VCPUs)/float64(base.VCPUs) + 0.5)
+		}
 	}
 	if p.opts.MemoryGB > 0 {
 		memGB = p.opts.MemoryGB
+		if scaled && base.MemoryGB > 0 {
+			memGB = p.opts.MemoryGB * it.MemoryGB / base.MemoryGB
+		}
+	}
+	if smp > p.opts.HostCPUs {
+		smp = p.opts.HostCPUs
+	}
+	if limit := p.opts.HostMemoryGB / 4; limit >= 1 && memGB > limit {
+		memGB = limit
+	}
+	if smp < 1 {
+		smp = 1
 	}
 	if memGB < 1 {
 		memGB = 1
@@ -176,14 +211,19 @@ func (p *Provider) Request(n provision.Node, seeds []string, networkName string)
 	var entrypoint []string
 	var files []testcontainers.ContainerFile
 	if p.opts.Emulator {
+		// The emulator models the catalog instance (its capacity comes from
+		// vCPUs and disk, as on the local backend); smp and memGB only bound
+		// the container. Logs go to stdout, where the log consumer reads them.
+		f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 		entrypoint = []string{"/elasticity"}
 		cmd = []string{"node",
 			"--listen-address", ip, "--data-dir", "/var/lib/scylla",
 			"--cluster-name", p.spec.ClusterName, "--dc", n.DC, "--rack", n.Rack,
-			"--instance-type", it.Name, "--vcpus", strconv.Itoa(smp),
-			"--memory-gb", strconv.FormatFloat(memGB, 'f', -1, 64),
-			"--disk-gb", strconv.FormatFloat(it.StorageGB, 'f', -1, 64),
+			"--instance-type", it.Name, "--vcpus", strconv.Itoa(it.VCPUs),
+			"--memory-gb", f(it.MemoryGB), "--disk-gb", f(it.StorageGB),
 			"--seeds", strings.Join(seeds, ","),
+			"--cql-port", strconv.Itoa(CQLPort), "--rest-port", strconv.Itoa(RESTPort),
+			"--metrics-port", strconv.Itoa(MetricsPort), "--internode-port", strconv.Itoa(InternodePort),
 		}
 	} else {
 		cmd = []string{
@@ -317,19 +357,21 @@ func (p *Provider) AddNodes(ctx context.Context, specs []provision.NodeSpec) ([]
 	}
 	netName := p.net.Name
 	var todo []provision.Node
+	var idx []int
 	for _, s := range specs {
 		p.next++
+		idx = append(idx, p.next)
 		ip := p.nextIP
 		p.nextIP = p.nextIP.Next()
 		n := provision.Node{Name: fmt.Sprintf("node-%d", p.next), DC: p.spec.DC, Rack: s.Rack, InstanceType: s.InstanceType,
-			Address: ip.String(), CQLPort: 9042, RESTPort: 10000, MetricsPort: 9180,
+			Address: ip.String(), CQLPort: CQLPort, RESTPort: RESTPort, MetricsPort: MetricsPort,
 			LogPath: filepath.Join(p.spec.Dir, "logs", fmt.Sprintf("node-%d.log", p.next))}
-		if len(p.seeds) == 0 {
-			p.seeds = []string{n.Address}
-		}
 		todo = append(todo, n)
 	}
-	seeds := append([]string(nil), p.seeds...)
+	seeds := p.seedsLocked()
+	if len(seeds) == 0 && len(todo) > 0 {
+		seeds = []string{todo[0].Address} // the first node of a new cluster seeds itself
+	}
 	p.mu.Unlock()
 
 	var wg sync.WaitGroup
@@ -338,7 +380,7 @@ func (p *Provider) AddNodes(ctx context.Context, specs []provision.NodeSpec) ([]
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			errs[i] = p.start(ctx, &todo[i], seeds, netName)
+			errs[i] = p.start(ctx, &todo[i], idx[i], seeds, netName)
 		}(i)
 	}
 	wg.Wait()
@@ -348,7 +390,7 @@ func (p *Provider) AddNodes(ctx context.Context, specs []provision.NodeSpec) ([]
 	return todo, nil
 }
 
-func (p *Provider) start(ctx context.Context, n *provision.Node, seeds []string, netName string) error {
+func (p *Provider) start(ctx context.Context, n *provision.Node, idx int, seeds []string, netName string) error {
 	req, err := p.Request(*n, seeds, netName)
 	if err != nil {
 		return err
@@ -374,9 +416,27 @@ func (p *Provider) start(ctx context.Context, n *provision.Node, seeds []string,
 	}
 	n.ID = c.GetContainerID()
 	p.mu.Lock()
-	p.nodes[n.Name] = &member{node: *n, c: c, log: lf}
+	p.nodes[n.Name] = &member{idx: idx, node: *n, c: c, log: lf}
 	p.mu.Unlock()
 	return nil
+}
+
+// seedsLocked: the three oldest nodes still in the cluster, so that nodes
+// added after the first node was removed still find the cluster.
+func (p *Provider) seedsLocked() []string {
+	ms := make([]*member, 0, len(p.nodes))
+	for _, m := range p.nodes {
+		ms = append(ms, m)
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].idx < ms[j].idx })
+	var seeds []string
+	for _, m := range ms {
+		if len(seeds) == 3 {
+			break
+		}
+		seeds = append(seeds, m.node.Address)
+	}
+	return seeds
 }
 
 type fileConsumer struct {

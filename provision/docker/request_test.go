@@ -96,8 +96,70 @@ func TestEmulatorImageCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "node --listen-address 10.213.1.2 --data-dir /var/lib/scylla --cluster-name c --dc dc1 --rack rack1 --instance-type i4i.large --vcpus 2 --memory-gb 6 --disk-gb 468 --seeds 10.213.1.2 --storage-scale-mib-per-gb 0.5"
+	// The emulator models the catalog instance (2 vCPUs, 16 GB, 468 GB);
+	// the host only bounds the container (6 GiB = 24 GiB / 4, +1 GiB headroom).
+	want := "node --listen-address 10.213.1.2 --data-dir /var/lib/scylla --cluster-name c --dc dc1 --rack rack1 --instance-type i4i.large" +
+		" --vcpus 2 --memory-gb 16 --disk-gb 468 --seeds 10.213.1.2 --cql-port 9042 --rest-port 10000 --metrics-port 9180 --internode-port 7000" +
+		" --storage-scale-mib-per-gb 0.5"
 	if got := strings.Join(req.Cmd, " "); got != want || req.Entrypoint[0] != "/elasticity" {
 		t.Fatalf("emulator command:\n got %s\nwant %s", got, want)
+	}
+	hc := &container.HostConfig{}
+	req.HostConfigModifier(hc)
+	if hc.NanoCPUs != 2e9 || hc.Memory != 7<<30 {
+		t.Fatalf("emulator limits: cpus %d memory %d", hc.NanoCPUs, hc.Memory)
+	}
+}
+
+func TestResourcesTable(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		opts      Options
+		typ       string
+		smp       int
+		memGB     float64
+		nanoCPUs  int64
+		memLimitB int64
+	}{
+		{"derived, large host", Options{HostCPUs: 64, HostMemoryGB: 1024}, "i4i.4xlarge", 16, 128, 16e9, 129 << 30},
+		{"derived, capped by a 2-core 16 GiB host", Options{HostCPUs: 2, HostMemoryGB: 16}, "i4i.xlarge", 2, 4, 2e9, 5 << 30},
+		{"override for every type", Options{HostCPUs: 8, HostMemoryGB: 64, SMP: 1, MemoryGB: 2}, "i4i.4xlarge", 1, 2, 1e9, 3 << 30},
+		{"base type keeps the override", Options{HostCPUs: 8, HostMemoryGB: 64, SMP: 1, MemoryGB: 2, BaseInstanceType: "i4i.large"}, "i4i.large", 1, 2, 1e9, 3 << 30},
+		{"twice the base", Options{HostCPUs: 8, HostMemoryGB: 64, SMP: 1, MemoryGB: 2, BaseInstanceType: "i4i.large"}, "i4i.xlarge", 2, 4, 2e9, 5 << 30},
+		{"8× the base, capped by host", Options{HostCPUs: 2, HostMemoryGB: 32, SMP: 1, MemoryGB: 2, BaseInstanceType: "i4i.large"}, "i4i.4xlarge", 2, 8, 2e9, 9 << 30},
+		{"half the base rounds up to 1", Options{HostCPUs: 8, HostMemoryGB: 64, SMP: 1, MemoryGB: 1, BaseInstanceType: "i4i.xlarge"}, "i4i.large", 1, 1, 1e9, 2 << 30},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := New(tc.opts)
+			it, err := provision.LookupInstanceType(tc.typ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			smp, mem := p.Resources(it)
+			if smp != tc.smp || mem != tc.memGB {
+				t.Fatalf("%s: smp %d mem %v, want %d %v", tc.typ, smp, mem, tc.smp, tc.memGB)
+			}
+			p.spec = provision.ClusterSpec{RunID: "r", DC: "dc1"}
+			req, err := p.Request(provision.Node{Name: "node-1", DC: "dc1", Rack: "r1", InstanceType: tc.typ, Address: "10.213.1.2"}, nil, "n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			hc := &container.HostConfig{}
+			req.HostConfigModifier(hc)
+			if hc.NanoCPUs != tc.nanoCPUs || hc.Memory != tc.memLimitB {
+				t.Fatalf("limits: cpus %d memory %d, want %d %d", hc.NanoCPUs, hc.Memory, tc.nanoCPUs, tc.memLimitB)
+			}
+		})
+	}
+}
+
+func TestSeedsAreTheOldestLiveNodes(t *testing.T) {
+	p := New(Options{})
+	for i, a := range []string{"10.0.0.5", "10.0.0.2", "10.0.0.3", "10.0.0.4"} {
+		name := "node-" + string(rune('1'+i))
+		p.nodes[name] = &member{idx: []int{5, 2, 3, 4}[i], node: provision.Node{Name: name, Address: a}}
+	}
+	if got := strings.Join(p.seedsLocked(), ","); got != "10.0.0.2,10.0.0.3,10.0.0.4" {
+		t.Fatalf("seeds %s", got)
 	}
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"github.com/elasticity-dev/elasticity/provision"
@@ -19,13 +20,33 @@ func init() {
 		if img == "" {
 			img = sc.Cluster.Image
 		}
-		return docker.New(docker.Options{
+		// The emulator image is this repository's (Dockerfile.emulator).
+		emulator := strings.Contains(img, "elasticity")
+		opts := docker.Options{
 			Image:    img,
-			Emulator: strings.Contains(img, "elasticity"),
-			SMP:      sc.Docker.SMP,
-			MemoryGB: float64(sc.Docker.Memory) / (1 << 30),
-			Logf:     o.Logf,
-		}), nil
+			Emulator: emulator,
+			// docker.smp and docker.memory size a node of cluster.instance_type;
+			// larger grow instances get proportionally more, within the host.
+			SMP:              sc.Docker.SMP,
+			MemoryGB:         float64(sc.Docker.Memory) / (1 << 30),
+			BaseInstanceType: sc.Cluster.InstanceType,
+			Logf:             o.Logf,
+		}
+		if emulator {
+			// The same scale model as the local backend, so that an emulated
+			// docker run fills and streams as fast as a local one.
+			l := sc.Local
+			f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+			args := []string{"--storage-scale-mib-per-gb", f(l.StorageScaleMiBPerGB), "--ops-per-vcpu", f(l.OpsPerVCPU),
+				"--stream-mib-per-vcpu", f(l.StreamMiBPerVCPU), "--blocked-reactor-notify-ms", strconv.Itoa(l.BlockedReactorNotifyMS)}
+			opts.NodeArgs = func(n provision.Node, _ provision.InstanceType) []string {
+				if o.FaultArgs != nil {
+					return append(append([]string(nil), args...), o.FaultArgs(n)...)
+				}
+				return args
+			}
+		}
+		return docker.New(opts), nil
 	})
 	RegisterProvider(scenarios.BackendStatic, func(ctx context.Context, sc *scenarios.Scenario, o ProviderOptions) (provision.Provider, error) {
 		var hosts []static.Host

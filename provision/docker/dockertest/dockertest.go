@@ -1,0 +1,191 @@
+// Package dockertest helps tests of the Docker backend: it finds an engine,
+// builds the emulator image from this repository with no registry (the image
+// is FROM scratch) and lists what runs left behind.
+package dockertest
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/elasticity-dev/elasticity/provision/docker"
+)
+
+// DefaultTag is the emulator image tests build; ELASTICITY_EMULATOR_IMAGE overrides it.
+const DefaultTag = "elasticity-emulator:test"
+
+// Tag is the image name tests use.
+func Tag() string {
+	if t := os.Getenv("ELASTICITY_EMULATOR_IMAGE"); t != "" {
+		return t
+	}
+	return DefaultTag
+}
+
+func init() {
+	// Ryuk (the testcontainers reaper) is an image we cannot pull here; our
+	// labels and `elasticity gc` do its job.
+	if os.Getenv("TESTCONTAINERS_RYUK_DISABLED") == "" {
+		_ = os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
+}
+
+// Client connects to the engine and pings it; a non-nil error means tests
+// needing Docker should skip.
+func Client(ctx context.Context) (*testcontainers.DockerClient, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	c, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the Docker engine: %w", err)
+	}
+	if _, err := c.Ping(ctx, client.PingOptions{}); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("pinging the Docker engine: %w", err)
+	}
+	return c, nil
+}
+
+// RepoRoot finds the module root (the directory holding go.mod) from the
+// working directory upwards.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// BuildBinary builds a static elasticity binary (CGO off, so it runs in a
+// scratch image) into dir and returns its path.
+func BuildBinary(ctx context.Context, repoRoot, dir string) (string, error) {
+	bin := filepath.Join(dir, "elasticity")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/elasticity")
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the static elasticity binary: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// BuildImage builds Dockerfile.emulator of repoRoot with the given binary
+// as its only context file, tagged tag.
+func BuildImage(ctx context.Context, c *testcontainers.DockerClient, repoRoot, binary, tag string) error {
+	dockerfile, err := os.ReadFile(filepath.Join(repoRoot, "Dockerfile.emulator"))
+	if err != nil {
+		return fmt.Errorf("reading the emulator Dockerfile: %w", err)
+	}
+	bin, err := os.ReadFile(binary)
+	if err != nil {
+		return fmt.Errorf("reading the binary: %w", err)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range []struct {
+		name string
+		mode int64
+		data []byte
+	}{{"Dockerfile", 0o644, dockerfile}, {"elasticity", 0o755, bin}} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Now()}); err != nil {
+			return fmt.Errorf("writing the build context: %w", err)
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return fmt.Errorf("writing the build context: %w", err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return fmt.Errorf("writing the build context: %w", err)
+	}
+	res, err := c.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{tag}, Dockerfile: "Dockerfile", Remove: true, ForceRemove: true,
+		Labels: map[string]string{"elasticity.image": "emulator"}})
+	if err != nil {
+		return fmt.Errorf("building image %s: %w", tag, err)
+	}
+	defer res.Body.Close()
+	// The engine reports build failures inside the JSON stream, not as an HTTP error.
+	dec := json.NewDecoder(res.Body)
+	var log strings.Builder
+	for {
+		var m struct {
+			Stream      string `json:"stream"`
+			Error       string `json:"error"`
+			ErrorDetail struct {
+				Message string `json:"message"`
+			} `json:"errorDetail"`
+		}
+		if err := dec.Decode(&m); err == io.EOF {
+			break
+		} else if err != nil {
+			return fmt.Errorf("reading the build output of %s: %w", tag, err)
+		}
+		log.WriteString(m.Stream)
+		if m.Error != "" || m.ErrorDetail.Message != "" {
+			return fmt.Errorf("building image %s: %s %s\n%s", tag, m.Error, m.ErrorDetail.Message, log.String())
+		}
+	}
+	return nil
+}
+
+// EmulatorImage builds the binary and the image in one go (tmp holds the binary).
+func EmulatorImage(ctx context.Context, c *testcontainers.DockerClient, tmp string) (tag, binary string, err error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", "", err
+	}
+	binary, err = BuildBinary(ctx, root, tmp)
+	if err != nil {
+		return "", "", err
+	}
+	tag = Tag()
+	if err := BuildImage(ctx, c, root, binary, tag); err != nil {
+		return "", "", err
+	}
+	return tag, binary, nil
+}
+
+// Leftovers lists containers and networks labelled as ours (optionally of
+// one run only), as "container name" / "network name" lines.
+func Leftovers(ctx context.Context, c *testcontainers.DockerClient, runID string) ([]string, error) {
+	f := client.Filters{}.Add("label", docker.LabelCreatedBy+"=elasticity")
+	if runID != "" {
+		f = f.Add("label", docker.LabelRunID+"="+runID)
+	}
+	cs, err := c.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, fmt.Errorf("listing containers: %w", err)
+	}
+	var out []string
+	for _, s := range cs.Items {
+		out = append(out, fmt.Sprintf("container %v (%s, run %s)", s.Names, s.State, s.Labels[docker.LabelRunID]))
+	}
+	ns, err := c.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		return nil, fmt.Errorf("listing networks: %w", err)
+	}
+	for _, n := range ns.Items {
+		out = append(out, fmt.Sprintf("network %s (run %s)", n.Name, n.Labels[docker.LabelRunID]))
+	}
+	return out, nil
+}
