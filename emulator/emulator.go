@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -62,6 +63,7 @@ type Config struct {
 	SlowFactor             float64
 	Version                string
 	InitialTablets         int
+	CPUProfile             string
 	// Stderr receives the log when LogFile is empty (default os.Stderr).
 	Stderr io.Writer
 }
@@ -100,6 +102,8 @@ func Flags(c *Config) *pflag.FlagSet {
 	fs.Float64Var(&c.SlowFactor, "slow-factor", c.SlowFactor, "multiplies every service time (a slow node)")
 	fs.StringVar(&c.Version, "version", c.Version, "version reported by the node")
 	fs.IntVar(&c.InitialTablets, "initial-tablets", c.InitialTablets, "tablets per table when the keyspace does not say")
+	fs.StringVar(&c.CPUProfile, "cpu-profile", c.CPUProfile, "write a Go CPU profile of the node to this file")
+	fs.MarkHidden("cpu-profile")
 	return fs
 }
 
@@ -145,6 +149,12 @@ func Run(ctx context.Context, c Config) error {
 	if c.FailStartup != "" {
 		log.Logf(scyllalog.Error, "init", "Startup failed: %s", c.FailStartup)
 		return fmt.Errorf("%w: %s", ErrStartupFailed, c.FailStartup)
+	}
+	if c.CPUProfile != "" {
+		if f, err := os.Create(c.CPUProfile); err == nil {
+			pprof.StartCPUProfile(f)
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
 	}
 	if err := validate(&c); err != nil {
 		return startFail(err)

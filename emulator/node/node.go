@@ -106,10 +106,15 @@ type view struct {
 	ring   []ringEntry
 	dcs    []string
 	byID   map[[16]byte]*engine.Table
+	// tablets by table id (Meta keys them by hex string).
+	tablets map[[16]byte]*TabletMap
 }
 
 func newView(m *Meta) *view {
-	v := &view{m: m, byID: map[[16]byte]*engine.Table{}}
+	v := &view{m: m, byID: map[[16]byte]*engine.Table{}, tablets: map[[16]byte]*TabletMap{}}
+	for k, tm := range m.Tablets {
+		v.tablets[parseUUID(k)] = tm
+	}
 	v.schema = &engine.Schema{Version: schemaVersion(m), Keyspaces: m.Keyspaces, Tables: m.Tables}
 	seen := map[string]bool{}
 	for _, n := range sortedNodes(m) {
@@ -651,6 +656,22 @@ func (n *Node) call(ctx context.Context, host string, m *msg) (*msg, error) {
 	return n.tr.call(ctx, nm.internode(), m)
 }
 
+// callAsync sends m to a remote member; done gets the answer (from the
+// connection's reader, so it must not block).
+func (n *Node) callAsync(ctx context.Context, host string, m *msg, done func(*msg, error)) {
+	nm := n.view.Load().m.Nodes[host]
+	if nm == nil {
+		done(nil, fmt.Errorf("unknown host %s", host))
+		return
+	}
+	c, err := n.tr.get(ctx, nm.internode())
+	if err != nil {
+		done(nil, err)
+		return
+	}
+	c.start(ctx, m, done)
+}
+
 // ---- events ----
 
 // Subscribe implements engine.Backend.
@@ -753,7 +774,7 @@ func (n *Node) Truncate(ctx context.Context, keyspace, table string) error {
 
 // replicasOf returns the natural and pending replicas of a token.
 func (v *view) replicasOf(ks *engine.Keyspace, t *engine.Table, token int64) ([]Replica, []Replica) {
-	if tm := v.m.Tablets[tableKey(t.ID)]; tm != nil && len(tm.Tablets) > 0 {
+	if tm := v.tablets[t.ID]; tm != nil && len(tm.Tablets) > 0 {
 		tb := &tm.Tablets[tm.index(token)]
 		if tb.Pending != nil {
 			return tb.Replicas, []Replica{*tb.Pending}
@@ -838,15 +859,16 @@ func (n *Node) writeOne(ctx context.Context, m *engine.Mutation, cl engine.Consi
 	}
 	res := make(chan error, len(targets))
 	one := []engine.Mutation{*m}
+	local := false
 	for _, h := range targets {
 		if h == n.hostID {
-			go func() { res <- n.localWrite(ctx, one) }()
+			local = true
 			continue
 		}
-		go func() {
-			_, err := n.call(ctx, h, &msg{Op: opWrite, Muts: one})
-			res <- err
-		}()
+		n.callAsync(ctx, h, &msg{Op: opWrite, Muts: one}, func(_ *msg, err error) { res <- err })
+	}
+	if local {
+		res <- n.localWrite(ctx, one)
 	}
 	acks, fails := 0, 0
 	var lastErr error
@@ -893,7 +915,7 @@ func (n *Node) writeTimeout(cl engine.Consistency, need, acks int) error {
 
 // shardOf is the shard owning a token on this node.
 func (n *Node) shardOf(v *view, t *engine.Table, token int64) int {
-	if tm := v.m.Tablets[tableKey(t.ID)]; tm != nil && len(tm.Tablets) > 0 {
+	if tm := v.tablets[t.ID]; tm != nil && len(tm.Tablets) > 0 {
 		tb := tm.Tablets[tm.index(token)]
 		for _, r := range tb.Replicas {
 			if r.Host == n.hostID {

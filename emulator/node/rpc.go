@@ -61,7 +61,7 @@ type rpcConn struct {
 	nc      net.Conn
 	sendq   chan *msg
 	mu      sync.Mutex
-	pending map[uint64]chan *msg
+	pending map[uint64]func(*msg)
 	nextID  atomic.Uint64
 	closed  chan struct{}
 	once    sync.Once
@@ -71,7 +71,7 @@ type rpcConn struct {
 }
 
 func newRPCConn(ctx context.Context, nc net.Conn, h rpcHandler) *rpcConn {
-	c := &rpcConn{nc: nc, sendq: make(chan *msg, 1024), pending: map[uint64]chan *msg{}, closed: make(chan struct{}), handler: h, ctx: ctx}
+	c := &rpcConn{nc: nc, sendq: make(chan *msg, 1024), pending: map[uint64]func(*msg){}, closed: make(chan struct{}), handler: h, ctx: ctx}
 	go c.writeLoop()
 	go c.readLoop()
 	return c
@@ -116,20 +116,21 @@ func (c *rpcConn) readLoop() {
 		if err := dec.Decode(m); err != nil {
 			c.close(err)
 			c.mu.Lock()
-			for id, ch := range c.pending {
-				close(ch)
-				delete(c.pending, id)
-			}
+			cbs := c.pending
+			c.pending = map[uint64]func(*msg){}
 			c.mu.Unlock()
+			for _, cb := range cbs {
+				cb(nil)
+			}
 			return
 		}
 		if m.Resp {
 			c.mu.Lock()
-			ch := c.pending[m.ID]
+			cb := c.pending[m.ID]
 			delete(c.pending, m.ID)
 			c.mu.Unlock()
-			if ch != nil {
-				ch <- m
+			if cb != nil {
+				cb(m)
 			}
 			continue
 		}
@@ -158,49 +159,66 @@ func (c *rpcConn) serve(m *msg) {
 	}
 }
 
-// call sends a request and waits for its response.
-func (c *rpcConn) call(ctx context.Context, m *msg) (*msg, error) {
-	ch := make(chan *msg, 1)
+// start sends a request; done is called exactly once with the response or
+// an error (from the connection's reader or the caller: it must not block).
+// The context bounds only the sending; callers bound the wait themselves.
+func (c *rpcConn) start(ctx context.Context, m *msg, done func(*msg, error)) {
+	var once sync.Once
+	finish := func(r *msg, err error) { once.Do(func() { done(r, err) }) }
 	m.ID = c.nextID.Add(1)
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
-		return nil, err
+		finish(nil, err)
+		return
 	}
-	c.pending[m.ID] = ch
-	c.mu.Unlock()
-	forget := func() {
-		c.mu.Lock()
-		delete(c.pending, m.ID)
-		c.mu.Unlock()
-	}
-	select {
-	case c.sendq <- m:
-	case <-c.closed:
-		forget()
-		return nil, errConnClosed
-	case <-ctx.Done():
-		forget()
-		return nil, ctx.Err()
-	}
-	select {
-	case r, ok := <-ch:
-		if !ok {
-			return nil, errConnClosed
+	c.pending[m.ID] = func(r *msg) {
+		if r == nil {
+			finish(nil, errConnClosed)
+			return
 		}
 		if r.Err != "" {
 			if r.ErrCode >= 0 {
-				return r, &engine.Error{Code: engine.ErrorCode(r.ErrCode), Message: r.Err}
+				finish(r, &engine.Error{Code: engine.ErrorCode(r.ErrCode), Message: r.Err})
+				return
 			}
-			return r, errors.New(r.Err)
+			finish(r, errors.New(r.Err))
+			return
 		}
-		return r, nil
+		finish(r, nil)
+	}
+	c.mu.Unlock()
+	select {
+	case c.sendq <- m:
 	case <-c.closed:
-		forget()
-		return nil, errConnClosed
+		c.forget(m.ID)
+		finish(nil, errConnClosed)
 	case <-ctx.Done():
-		forget()
+		c.forget(m.ID)
+		finish(nil, ctx.Err())
+	}
+}
+
+func (c *rpcConn) forget(id uint64) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	c.mu.Unlock()
+}
+
+// call sends a request and waits for its response or ctx's end.
+func (c *rpcConn) call(ctx context.Context, m *msg) (*msg, error) {
+	type result struct {
+		r   *msg
+		err error
+	}
+	ch := make(chan result, 1)
+	c.start(ctx, m, func(r *msg, err error) { ch <- result{r, err} })
+	select {
+	case r := <-ch:
+		return r.r, r.err
+	case <-ctx.Done():
+		c.forget(m.ID)
 		return nil, ctx.Err()
 	}
 }

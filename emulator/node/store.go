@@ -223,6 +223,12 @@ func OpenStore(dir string) (*Store, error) {
 		MemTableSize: 8 << 20,
 		Logger:       quietLogger{},
 	}
+	// No block compression: disk usage then follows the data written, and
+	// the CPU goes to serving requests.
+	opts.Levels = make([]pebble.LevelOptions, 7)
+	for i := range opts.Levels {
+		opts.Levels[i].Compression = pebble.NoCompression
+	}
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("opening pebble in %s: %w", dir, err)
