@@ -374,9 +374,8 @@ func TestCurrentSeeds(t *testing.T) {
 func TestSweep(t *testing.T) {
 	p, dir := newTestProvider(t, "127.0.4.130", nil)
 	ctx := context.Background()
-	// A keep-until that passes at once, so that sweeping at the real now
-	// touches only this node, never other runs on the machine.
-	nodes, err := p.Create(ctx, provision.ClusterSpec{RunID: "crashed-run", Dir: dir, NodesPerRack: 1, InstanceType: "i4i.large", TTL: 1500 * time.Millisecond})
+	runID := "crashed-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	nodes, err := p.Create(ctx, provision.ClusterSpec{RunID: runID, Dir: dir, NodesPerRack: 1, InstanceType: "i4i.large", TTL: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,8 +393,9 @@ func TestSweep(t *testing.T) {
 			t.Fatalf("own node listed: %+v", r)
 		}
 	}
+	// Another provider (elasticity gc) sees it; in two hours it is expired.
 	gc := New(Options{})
-	res, err = gc.Sweep(ctx, time.Now(), true)
+	res, err = gc.Sweep(ctx, time.Now().Add(2*time.Hour), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,15 +405,18 @@ func TestSweep(t *testing.T) {
 			found = &res[i]
 		}
 	}
-	if found == nil || found.RunID != "crashed-run" || found.Name != "node-1" || found.KeepUntil.IsZero() || !alive(pid) {
+	if found == nil || found.RunID != runID || found.Name != "node-1" || !found.Expired || !alive(pid) {
 		t.Fatalf("dry run: %+v", res)
 	}
-	time.Sleep(time.Until(found.KeepUntil.Add(time.Second)))
-	res, err = gc.Sweep(ctx, time.Now(), false)
+	// Removal by run id only, so that the test never touches other runs.
+	res, err = gc.SweepRun(ctx, runID, false)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(res) != 1 || res[0].ID != nodes[0].ID {
+		t.Fatalf("SweepRun listed %+v", res)
+	}
 	if !gone(pid, child) {
-		t.Fatalf("expired node survived the sweep: %+v", res)
+		t.Fatalf("swept node survived: %+v", res)
 	}
 }

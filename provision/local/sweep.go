@@ -47,6 +47,21 @@ func (p *Provider) markEnv(pr *proc) []string {
 // EnvRunID) and, unless dryRun, stops those whose keep-until has passed
 // (SIGTERM to the group, SIGKILL after 5 s). Nodes of this provider are left alone.
 func (p *Provider) Sweep(ctx context.Context, now time.Time, dryRun bool) ([]provision.Resource, error) {
+	return p.sweep(ctx, now, dryRun, "")
+}
+
+// SweepRun lists the node processes of one run and, unless dryRun, stops
+// them whatever their keep-until (elasticity gc --run-id).
+func (p *Provider) SweepRun(ctx context.Context, runID string, dryRun bool) ([]provision.Resource, error) {
+	if runID == "" {
+		return nil, errors.New("local: SweepRun needs a run id")
+	}
+	return p.sweep(ctx, time.Now(), dryRun, runID)
+}
+
+// sweep lists marked node processes (of runID only, when given) and, unless
+// dryRun, stops the expired ones (all of runID's, when given).
+func (p *Provider) sweep(ctx context.Context, now time.Time, dryRun bool, runID string) ([]provision.Resource, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, fmt.Errorf("local: listing processes: %w", err)
@@ -75,8 +90,11 @@ func (p *Provider) Sweep(ctx context.Context, now time.Time, dryRun bool) ([]pro
 			r.KeepUntil = t
 			r.Expired = now.After(t)
 		}
+		if runID != "" && r.RunID != runID {
+			continue
+		}
 		out = append(out, r)
-		if r.Expired && !dryRun {
+		if (r.Expired || runID != "") && !dryRun {
 			if err := stopGroup(ctx, pid); err != nil {
 				errs = append(errs, err)
 			}
