@@ -84,15 +84,15 @@ func TestLatencyDuringScaleOut(t *testing.T) {
 	go func() { done <- openLoop(loadCtx, rate, time.Minute, 512, op) }()
 	t0 := time.Now()
 	nodes, err := c.add(ctx, nodeSpec{Type: big, Rack: "rack1"})
-	if err == nil {
-		err = nodes[0].REST.QuiesceTopology(ctx)
+	if err != nil {
+		stopLoad()
+		<-done
+		t.Fatalf("scale-out under load: %v", err)
 	}
+	waitBalanced(ctx, t, c.Nodes[0], nodes)
 	took := time.Since(t0)
 	stopLoad()
 	during := <-done
-	if err != nil {
-		t.Fatalf("scale-out under load: %v", err)
-	}
 	t.Logf("during scale-out (%v) at %.0f writes/s: %v", took.Round(time.Millisecond), rate, during)
 	if during.P(0.99) <= steady.P(0.99) {
 		t.Errorf("P99 during scale-out %v is not above steady-state P99 %v", during.P(0.99), steady.P(0.99))
@@ -115,14 +115,12 @@ func BenchmarkStreamingJoin(b *testing.B) {
 		b.StartTimer()
 		t0 := time.Now()
 		nodes, err := c.add(ctx, nodeSpec{Type: big, Rack: "rack1"})
-		if err == nil {
-			err = c.Nodes[0].REST.QuiesceTopology(ctx)
-		}
-		took := time.Since(t0)
-		b.StopTimer()
 		if err != nil {
 			b.Fatalf("join: %v", err)
 		}
+		waitBalanced(ctx, b, c.Nodes[0], nodes)
+		took := time.Since(t0)
+		b.StopTimer()
 		in, err := nodes[0].metric(ctx, "scylla_streaming_total_incoming_bytes")
 		if err != nil {
 			b.Fatal(err)

@@ -233,15 +233,40 @@ func quiesceAndCheckTablets(ctx context.Context, t *testing.T, via *tnode, added
 		return
 	}
 	t.Errorf("quiesce_topology returned after %v while new node(s) %v held no tablets (balancer had not planned yet)", time.Since(t0).Round(time.Millisecond), e)
-	for range 20 {
-		time.Sleep(300 * time.Millisecond)
+	waitBalanced(ctx, t, via, added)
+	t.Logf("new nodes hold tablets %v after the first quiesce", time.Since(t0).Round(time.Millisecond))
+}
+
+// waitBalanced quiesces until every node of added holds tablets (working
+// around a quiesce_topology that returns before the balancer has planned).
+func waitBalanced(ctx context.Context, t testing.TB, via *tnode, added []*tnode) {
+	t.Helper()
+	t0 := time.Now()
+	empty := func() []string {
+		var e []string
+		for _, n := range added {
+			v, err := n.metric(ctx, "scylla_tablets_count")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v <= 0 {
+				e = append(e, n.Addr)
+			}
+		}
+		return e
+	}
+	for range 40 {
 		if err := via.REST.QuiesceTopology(ctx); err != nil {
 			t.Fatalf("quiesce_topology: %v", err)
 		}
 		if len(empty()) == 0 {
-			t.Logf("new nodes hold tablets %v after the first quiesce", time.Since(t0).Round(time.Millisecond))
+			// The balancer is running now: this quiesce waits for the rest.
+			if err := via.REST.QuiesceTopology(ctx); err != nil {
+				t.Fatalf("quiesce_topology: %v", err)
+			}
 			return
 		}
+		time.Sleep(300 * time.Millisecond)
 	}
 	t.Fatalf("new node(s) %v still hold no tablets %v after joining", empty(), time.Since(t0).Round(time.Millisecond))
 }
