@@ -3,7 +3,9 @@ package local_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -186,5 +188,73 @@ func writeRows(t *testing.T, hosts []string, n, size int) {
 	close(errs)
 	for err := range errs {
 		t.Fatalf("writing: %v", err)
+	}
+}
+
+// Deaths on real emulated nodes: a kill through the provider is expected, a
+// SIGKILL from outside is not (process exit), the others see the dead node
+// down (REST), and RemoveDead takes it out of the ring.
+func TestEmulatorDeathsAndRemoveDead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts four emulated nodes")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(Options{Binary: exe, Env: []string{"ELASTICITY_LOCAL_EMULATOR_NODE=1"}, BaseAddress: "127.0.4.170", StopTimeout: 10 * time.Second, Logf: t.Logf})
+	t.Cleanup(func() { p.Destroy(context.Background()) })
+	c := cluster.New(p, cluster.Options{NodeReadyTimeout: 60 * time.Second, PollInterval: 200 * time.Millisecond, Logf: t.Logf})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := c.Create(ctx, provision.ClusterSpec{RunID: "deaths", Dir: t.TempDir(), Racks: []string{"rack1", "rack2"}, NodesPerRack: 2, InstanceType: "i4i.large"}); err != nil {
+		t.Fatal(err)
+	}
+	deaths := monitor.NewDeathMonitor(nil, t.Logf)
+	mctx, mcancel := context.WithCancel(ctx)
+	defer mcancel()
+	go deaths.FollowExits(mctx, p.Exits())
+
+	nodes := c.Nodes()
+	n3, n4 := nodes[2], nodes[3]
+	if err := p.KillNode(ctx, n4.Node); err != nil {
+		t.Fatal(err)
+	}
+	c.SetState(n4, cluster.StateDown)
+	pid3, _ := strconv.Atoi(n3.ID)
+	syscall.Kill(pid3, syscall.SIGKILL)
+	select {
+	case err := <-deaths.Unexpected():
+		if !strings.Contains(err.Error(), "node-3") {
+			t.Fatalf("unexpected death of the wrong node: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the SIGKILL of node-3 was not reported")
+	}
+	c.SetState(n3, cluster.StateDown)
+
+	// The survivors see both down.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		down, err := c.Admin(nodes[0]).Down(ctx)
+		if err == nil && slices.Contains(down, n3.Address) && slices.Contains(down, n4.Address) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node-1 does not see node-3 and node-4 down: %v %v", down, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	for _, n := range []*cluster.Node{n3, n4} {
+		if err := c.RemoveDead(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids, err := c.Admin(nodes[1]).HostIDs(ctx)
+	if err != nil || len(ids) != 2 || len(c.Nodes()) != 2 {
+		t.Fatalf("host ids after removal: %v %v; members %d", ids, err, len(c.Nodes()))
+	}
+	if deaths.Err() == nil || strings.Contains(deaths.Err().Error(), "node-4") {
+		t.Fatalf("death monitor: %v", deaths.Err())
 	}
 }
