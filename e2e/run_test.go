@@ -50,6 +50,12 @@ func needEmulator(t *testing.T) {
 	}
 }
 
+// hasReporting tells whether this build renders reports (report.md, report.html).
+func hasReporting() bool {
+	out, _ := exec.Command(binary, "report", "--help").CombinedOutput()
+	return !bytes.Contains(out, []byte("not implemented"))
+}
+
 // shrink keeps every e2e run short and on its own loopback addresses.
 func shrink(base string) []string {
 	return []string{
@@ -110,7 +116,8 @@ func start(t *testing.T, ctx context.Context, out string, args ...string) (*exec
 	}
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
+			// Interrupt, never kill: the run must tear its nodes down.
+			_ = cmd.Process.Signal(syscall.SIGINT)
 			_ = cmd.Wait()
 		}
 	})
@@ -165,7 +172,7 @@ func readResult(t *testing.T, dir string) *results.Result {
 }
 
 // waitForEvent polls events.jsonl until match returns true.
-func waitForEvent(t *testing.T, dir string, d time.Duration, match func(results.Event) bool) {
+func waitForEvent(t *testing.T, dir string, d time.Duration, log *bytes.Buffer, match func(results.Event) bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
@@ -184,7 +191,7 @@ func waitForEvent(t *testing.T, dir string, d time.Duration, match func(results.
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Fatalf("event not seen within %s", d)
+	t.Fatalf("event not seen within %s\n%s", d, log)
 }
 
 func TestSmokeRun(t *testing.T) {
@@ -198,7 +205,11 @@ func TestSmokeRun(t *testing.T) {
 	if code := exitCode(err); code != 0 && code != 1 {
 		t.Fatalf("exit %d: %v\n%s", code, err, log)
 	}
-	for _, f := range []string{results.FileScenario, results.FileEvents, results.FileLatency, results.FileMetrics, results.FileResult, results.FileReportMD, results.FileReportHTML, results.DirLogs} {
+	want := []string{results.FileScenario, results.FileEvents, results.FileLatency, results.FileMetrics, results.FileResult, results.DirLogs}
+	if hasReporting() {
+		want = append(want, results.FileReportMD, results.FileReportHTML)
+	}
+	for _, f := range want {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("missing %s: %v", f, err)
 		}
@@ -240,7 +251,7 @@ func TestInterruptDuringFill(t *testing.T) {
 	defer cancel()
 	// A target the fill cannot reach quickly keeps the run in the fill.
 	cmd, log := start(t, ctx, out, append(shrink("127.0.5.20"), "--set", "dataset.fill.0.target_percent=95%")...)
-	waitForEvent(t, out, 60*time.Second, func(e results.Event) bool { return e.Type == results.EventPhaseStart && e.Phase == "fill" })
+	waitForEvent(t, out, 60*time.Second, log, func(e results.Event) bool { return e.Type == results.EventPhaseStart && e.Phase == "fill" })
 	time.Sleep(time.Second)
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
@@ -264,7 +275,7 @@ func TestInterruptDuringGrow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cmd, log := start(t, ctx, out, shrink("127.0.5.40")...)
-	waitForEvent(t, out, 100*time.Second, func(e results.Event) bool { return e.Type == results.EventStepRequested })
+	waitForEvent(t, out, 100*time.Second, log, func(e results.Event) bool { return e.Type == results.EventStepRequested })
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	defer checkNoNodes(t)

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -90,8 +91,8 @@ Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
 					return withCode(ExitInvalid, err)
 				}
 				fmt.Fprintf(e.Stdout, "results: %s\n", out)
-				if res != nil || finalizeRun != nil {
-					fmt.Fprintf(e.Stdout, "report:  %s\n", filepath.Join(out, results.FileReportMD))
+				if report := filepath.Join(out, results.FileReportMD); fileExists(report) {
+					fmt.Fprintf(e.Stdout, "report:  %s\n", report)
 				}
 				var re *runner.RunError
 				if errors.As(err, &re) {
@@ -128,4 +129,9 @@ Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
 		_ = c.Flags().MarkHidden("fault")
 		return c
 	})
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
