@@ -151,7 +151,7 @@ func Run(ctx context.Context, c Config) error {
 		return fmt.Errorf("%w: %s", ErrStartupFailed, c.FailStartup)
 	}
 	if c.CPUProfile != "" {
-		if f, err := os.Create(c.CPUProfile); err == nil {
+		if f, err := os.Create(strings.ReplaceAll(c.CPUProfile, "{addr}", c.ListenAddress)); err == nil {
 			pprof.StartCPUProfile(f)
 			defer func() { pprof.StopCPUProfile(); f.Close() }()
 		}
