@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,13 +115,39 @@ func BenchmarkStreamingJoin(b *testing.B) {
 		}
 		b.StartTimer()
 		t0 := time.Now()
+		// Sample the joining node's incoming bytes to see when streaming
+		// actually ran (first to last byte), apart from the join and the
+		// balancer's planning.
+		var node atomic.Pointer[tnode]
+		sampled := make(chan [2]time.Duration, 1)
+		sctx, stopSampling := context.WithCancel(ctx)
+		go func() {
+			var first, last time.Duration
+			var prev float64
+			for sctx.Err() == nil {
+				if nd := node.Load(); nd != nil {
+					if v, err := nd.metric(sctx, "scylla_streaming_total_incoming_bytes"); err == nil && v > prev {
+						if prev == 0 {
+							first = time.Since(t0)
+						}
+						prev, last = v, time.Since(t0)
+					}
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			sampled <- [2]time.Duration{first, last}
+		}()
 		nodes, err := c.add(ctx, nodeSpec{Type: big, Rack: "rack1"})
 		if err != nil {
+			stopSampling()
 			b.Fatalf("join: %v", err)
 		}
+		node.Store(nodes[0])
 		waitBalanced(ctx, b, c.Nodes[0], nodes)
 		took := time.Since(t0)
 		b.StopTimer()
+		stopSampling()
+		span := <-sampled
 		in, err := nodes[0].metric(ctx, "scylla_streaming_total_incoming_bytes")
 		if err != nil {
 			b.Fatal(err)
@@ -130,6 +157,7 @@ func BenchmarkStreamingJoin(b *testing.B) {
 		b.ReportMetric(took.Seconds(), "s_to_quiesce")
 		b.ReportMetric(predicted.Seconds(), "s_predicted")
 		b.ReportMetric(took.Seconds()/predicted.Seconds(), "actual/predicted")
+		b.ReportMetric((span[1]-span[0]).Seconds()/predicted.Seconds(), "streaming_span/predicted")
 		cancel()
 	}
 }
