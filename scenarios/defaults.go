@@ -7,14 +7,15 @@ import (
 
 // The defaults live here, in one place; `elasticity plan` shows them resolved.
 
-// DefaultLocal is the emulator's scale model. With these numbers
+// DefaultLocal is the emulator's scale model (the same numbers as the bare
+// `elasticity node` defaults in package emulator). With these numbers
 // configs/90pct-scaleout.yaml (3 × i4i.large written to 90%, one
 // i4i.4xlarge added per rack) runs in a few minutes on a laptop: a 468 GB
 // i4i.large becomes a 234 MiB disk and 30 real minutes become 18 s.
 var DefaultLocal = Local{
 	StorageScaleMiBPerGB:   0.5,
-	OpsPerVCPU:             250,
-	StreamMiBPerVCPU:       2,
+	OpsPerVCPU:             2000,
+	StreamMiBPerVCPU:       4,
 	TimeScale:              0.01,
 	BaseAddress:            "127.0.0.2",
 	BlockedReactorNotifyMS: 25,

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/elasticity-dev/elasticity/provision"
@@ -124,7 +125,7 @@ var PlanHooks []func(s *Scenario, p *Plan)
 
 // Rough rates used only for estimates on backends other than local.
 const (
-	realOpsPerVCPU       = 1250 // ≈ 7,500 ops/s for 3 × i4i.large at 100% (reference run)
+	realOpsPerVCPU       = 3000 // replica ops: ≈ 7,500 client ops/s for 3 × i4i.large at RF=3, QUORUM 1:1 (reference run)
 	realStreamMiBPerVCPU = 25
 )
 
@@ -142,6 +143,26 @@ func (s *Scenario) opsPerVCPU() float64 {
 		return s.Local.OpsPerVCPU
 	}
 	return realOpsPerVCPU
+}
+
+// replicaOpsPerOp is what one workload operation costs the cluster in
+// replica operations (the unit of ops_per_vcpu): RF for a write, the
+// replicas the read consistency level contacts for a read.
+func (s *Scenario) replicaOpsPerOp() float64 {
+	rf := max(1, s.Dataset.RF)
+	reads := rf/2 + 1
+	switch strings.ToUpper(s.Workload.Consistency.Read) {
+	case "ONE", "LOCAL_ONE", "ANY":
+		reads = 1
+	case "TWO":
+		reads = min(2, rf)
+	case "THREE":
+		reads = min(3, rf)
+	case "ALL":
+		reads = rf
+	}
+	wf := s.Workload.Mix.WriteFraction()
+	return wf*float64(rf) + (1-wf)*float64(reads)
 }
 
 func (s *Scenario) streamBytesPerVCPU() float64 {
@@ -216,7 +237,7 @@ func (s *Scenario) Plan() *Plan {
 	p.Workload = PlanWorkload{
 		WriteRatio: w.Mix.WriteFraction(), ReadRatio: 1 - w.Mix.WriteFraction(),
 		RateOpsPerS: float64(w.Rate), LoadPercent: float64(w.LoadPercent),
-		EstimatedCapacityOps: s.opsPerVCPU() * float64(vcpus),
+		EstimatedCapacityOps: s.opsPerVCPU() * float64(vcpus) / s.replicaOpsPerOp(),
 		Concurrency:          w.Concurrency,
 		WriteConsistency:     w.Consistency.Write, ReadConsistency: w.Consistency.Read,
 		Distribution: w.Distribution,
@@ -240,7 +261,8 @@ func (s *Scenario) Plan() *Plan {
 	// (or fill_rate); each write lands on RF replicas.
 	rf := float64(s.Dataset.RF)
 	mean := s.Dataset.ValueSize.Mean()
-	fillOps := p.Workload.EstimatedCapacityOps
+	// Each fill write is RF replica writes.
+	fillOps := s.opsPerVCPU() * float64(vcpus) / float64(max(1, s.Dataset.RF))
 	if s.Dataset.FillRate > 0 {
 		fillOps = min(fillOps, float64(s.Dataset.FillRate))
 	}

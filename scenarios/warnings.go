@@ -19,8 +19,8 @@ func (s *Scenario) Warnings() []Problem {
 	}
 	p := s.Plan()
 	if s.Backend == BackendLocal && s.Workload.Rate > 0 && float64(s.Workload.Rate) > p.Workload.EstimatedCapacityOps {
-		warn("workload.rate", "%v is above the emulated cluster's estimated capacity (%.0f ops/s = %d vCPUs × local.ops_per_vcpu): the run measures saturation",
-			s.Workload.Rate, p.Workload.EstimatedCapacityOps, int(p.Workload.EstimatedCapacityOps/s.Local.OpsPerVCPU))
+		warn("workload.rate", "%v is above the emulated cluster's estimated capacity (%.0f ops/s from local.ops_per_vcpu, RF and consistency): the run measures saturation",
+			s.Workload.Rate, p.Workload.EstimatedCapacityOps)
 	}
 	for i, f := range s.Dataset.Fill {
 		if f.TargetPercent >= 95 {
