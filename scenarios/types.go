@@ -302,9 +302,10 @@ type Timeouts struct {
 type Local struct {
 	// StorageScaleMiBPerGB: an emulated node's disk is catalog storage GB × this many MiB.
 	StorageScaleMiBPerGB float64 `yaml:"storage_scale_mib_per_gb"`
-	// OpsPerVCPU: operations per second one emulated vCPU serves before queueing.
+	// OpsPerVCPU: replica operations per second one emulated vCPU serves
+	// before queueing (a write costs RF of them, a read one per replica contacted).
 	OpsPerVCPU float64 `yaml:"ops_per_vcpu"`
-	// StreamMiBPerVCPU: streaming bandwidth (MiB/s) per vCPU of the sending node.
+	// StreamMiBPerVCPU: streaming bandwidth (MiB/s) per vCPU of the slower end of a migration.
 	StreamMiBPerVCPU float64 `yaml:"stream_mib_per_vcpu"`
 	// TimeScale multiplies every scenario duration (steady state, holds, calibration, duration thresholds).
 	TimeScale float64 `yaml:"time_scale"`
