@@ -16,7 +16,7 @@ func (s *Scenario) ResultThresholds() []results.Threshold {
 			if m.v == 0 {
 				continue
 			}
-			out = append(out, results.Threshold{Cycle: c.Cycle, Metric: m.metric, Limit: m.v, Floor: m.floor})
+			out = append(out, results.Threshold{Cycle: c.Cycle, Metric: m.name, Limit: m.v, Floor: m.floor})
 		}
 	}
 	for _, l := range s.Thresholds.Durations {

@@ -172,7 +172,7 @@ func validate(s *Scenario, d *decoder) {
 		}
 		n := 0
 		for _, m := range t.metrics() {
-			mp := p + "." + m.key
+			mp := p + "." + m.name
 			if d.isSet(mp) {
 				positive(mp, m.v)
 				n++
@@ -279,21 +279,21 @@ func vsPath(d *decoder, sub string) string {
 }
 
 type metricValue struct {
-	key, metric string
-	v           float64
-	floor       bool
+	name  string // the YAML key and the results metric
+	v     float64
+	floor bool
 }
 
-// metrics lists the limits of a cycle threshold with their results metric names.
+// metrics lists the limits of a cycle threshold by results metric name.
 func (t CycleThreshold) metrics() []metricValue {
 	return []metricValue{
-		{"write_p90_ms", "write_p90_ms", t.WriteP90MS, false},
-		{"write_p99_ms", "write_p99_ms", t.WriteP99MS, false},
-		{"read_p90_ms", "read_p90_ms", t.ReadP90MS, false},
-		{"read_p99_ms", "read_p99_ms", t.ReadP99MS, false},
-		{"write_ops_per_sec", "write_ops_per_sec", t.WriteOpsPerSec, true},
-		{"read_ops_per_sec", "read_ops_per_sec", t.ReadOpsPerSec, true},
-		{"total_ops_per_sec", "total_ops_per_sec", t.TotalOpsPerSec, true},
+		{"write_p90_ms", t.WriteP90MS, false},
+		{"write_p99_ms", t.WriteP99MS, false},
+		{"read_p90_ms", t.ReadP90MS, false},
+		{"read_p99_ms", t.ReadP99MS, false},
+		{"write_ops_per_sec", t.WriteOpsPerSec, true},
+		{"read_ops_per_sec", t.ReadOpsPerSec, true},
+		{"total_ops_per_sec", t.TotalOpsPerSec, true},
 	}
 }
 
