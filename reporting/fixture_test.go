@@ -26,6 +26,11 @@ type fixture struct {
 	recover  time.Duration // balanced → recovered
 	final    time.Duration
 	perOp    int // values recorded per latency interval and operation (bounded for size)
+	// pool > 0 reuses that many pre-encoded histograms per operation and
+	// stress level (fast generation of big benchmark runs).
+	pool int
+	// metricsEvery writes disk samples every that many intervals (default 1).
+	metricsEvery int
 }
 
 // smallFixture is checked in as testdata/run1 (regenerate with -update).
@@ -49,6 +54,8 @@ type fixtureWriter struct {
 	// latency multiplier and phase
 	stress  float64
 	filling bool
+	ticks   int
+	cache   map[string][]results.LatencyRecord
 }
 
 type fixNode struct {
@@ -88,6 +95,10 @@ func (w *fixtureWriter) advance(d time.Duration, diskTarget func(n *fixNode, fra
 			}
 		}
 		w.now = next
+		w.ticks++
+		if w.f.metricsEvery > 1 && w.ticks%w.f.metricsEvery != 0 {
+			continue
+		}
 		for _, n := range w.nodes {
 			s := results.NodeSample{Time: w.now, Node: n.name, Rack: n.rack, InstanceType: n.typ, DiskTotalBytes: n.total, DiskUsedBytes: n.used, DiskAvailBytes: n.total - n.used, Source: "metrics"}
 			if err := w.met.Write(s); err != nil {
@@ -98,6 +109,27 @@ func (w *fixtureWriter) advance(d time.Duration, diskTarget func(n *fixNode, fra
 }
 
 func (w *fixtureWriter) writeLatency(op string, from, to time.Time) {
+	if w.f.pool > 0 {
+		key := fmt.Sprintf("%s/%g", op, w.stress)
+		if w.cache == nil {
+			w.cache = map[string][]results.LatencyRecord{}
+		}
+		if len(w.cache[key]) < w.f.pool {
+			w.cache[key] = append(w.cache[key], w.makeLatency(op, from, to))
+		}
+		rec := w.cache[key][w.r.Intn(len(w.cache[key]))]
+		rec.Start, rec.End = from, to
+		if err := w.lat.Write(rec); err != nil {
+			panic(err)
+		}
+		return
+	}
+	if err := w.lat.Write(w.makeLatency(op, from, to)); err != nil {
+		panic(err)
+	}
+}
+
+func (w *fixtureWriter) makeLatency(op string, from, to time.Time) results.LatencyRecord {
 	base := map[string]float64{results.OpWrite: 600, results.OpRead: 1400, results.OpFill: 2500}[op]
 	h, s := results.NewHDR(), results.NewHDR()
 	n := w.f.perOp
@@ -121,9 +153,7 @@ func (w *fixtureWriter) writeLatency(op string, from, to time.Time) {
 	if w.stress > 3 && op == results.OpRead {
 		rec.Errors = map[string]int64{"timeout": 3}
 	}
-	if err := w.lat.Write(rec); err != nil {
-		panic(err)
-	}
+	return rec
 }
 
 func (w *fixtureWriter) snapshot(name string) {

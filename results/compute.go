@@ -318,11 +318,9 @@ func Analyze(dir string, opt Options) (*Analysis, error) {
 	// Latency: one pass, every record decoded once into its cycle and its chart bucket.
 	lat := &latencyPass{tl: tl, bucket: bucket, cycles: cycles, open: map[latKey]*latBucket{}}
 	latPath := filepath.Join(dir, FileLatency)
-	err = ReadJSONL(latPath, func(line int, r *LatencyRecord) error {
-		see(r.End)
-		if err := lat.add(r); err != nil {
-			return fmt.Errorf("%s:%d: %w", latPath, line, err)
-		}
+	err = readLatency(latPath, func(line int, d *decodedLine) error {
+		see(d.rec.End)
+		lat.add(d)
 		return nil
 	})
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -648,7 +646,6 @@ type latencyPass struct {
 	tl     *Timeline
 	bucket time.Duration
 	cycles []*cycleAcc
-	dec    HDRDecoder
 	open   map[latKey]*latBucket
 	free   []*Counts
 	newest int64
@@ -670,7 +667,8 @@ type latBucket struct {
 	to     time.Time
 }
 
-func (l *latencyPass) add(r *LatencyRecord) error {
+func (l *latencyPass) add(d *decodedLine) {
+	r := &d.rec
 	mid := r.Start.Add(r.End.Sub(r.Start) / 2)
 	var dst [3]*Counts
 	dsts := dst[:0]
@@ -709,10 +707,10 @@ func (l *latencyPass) add(r *LatencyRecord) error {
 		l.open[k] = b
 	}
 	dsts = append(dsts, b.c)
-	if err := l.dec.AddTo(r.ResponseHDR, dsts...); err != nil {
-		return err
+	for _, c := range dsts {
+		c.addPacked(d.pairs)
 	}
-	b.hasHDR = b.hasHDR || r.ResponseHDR != ""
+	b.hasHDR = b.hasHDR || d.pairs != nil
 	if b.from.IsZero() || r.Start.Before(b.from) {
 		b.from = r.Start
 	}
@@ -735,7 +733,6 @@ func (l *latencyPass) add(r *LatencyRecord) error {
 			}
 		}
 	}
-	return nil
 }
 
 func (l *latencyPass) flush(k latKey, b *latBucket) {

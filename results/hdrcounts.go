@@ -149,12 +149,48 @@ type HDRDecoder struct {
 	payload []byte
 	zr      io.ReadCloser
 	br      bytes.Reader
-	pairs   []idxCount
+	pairs   []packedCount
 }
 
-type idxCount struct {
-	idx int
-	n   int64
+// packedCount is one populated bucket: counts index << countBits | count.
+// Decoded histograms travel between goroutines as ascending lists of them.
+type packedCount uint64
+
+const (
+	countBits = 40
+	countMask = 1<<countBits - 1
+)
+
+// appendCount appends bucket idx with count n (split when n does not fit).
+func appendCount(p []packedCount, idx int, n int64) []packedCount {
+	for n > countMask {
+		p = append(p, packedCount(uint64(idx)<<countBits|countMask))
+		n -= countMask
+	}
+	return append(p, packedCount(uint64(idx)<<countBits|uint64(n)))
+}
+
+// addPacked adds an ascending list of buckets.
+func (c *Counts) addPacked(p []packedCount) {
+	if len(p) == 0 {
+		return
+	}
+	lo, hi := int(p[0]>>countBits), int(p[len(p)-1]>>countBits)
+	if hi >= len(c.c) || lo > hi {
+		for _, x := range p {
+			c.addIdx(int(x>>countBits), int64(x&countMask))
+		}
+		return
+	}
+	counts := c.c[:hi+1]
+	var total int64
+	for _, x := range p {
+		n := int64(x & countMask)
+		counts[x>>countBits] += n
+		total += n
+	}
+	c.total += total
+	c.lo, c.hi = min(c.lo, lo), max(c.hi, hi)
 }
 
 // AddTo decodes enc and adds its counts to every dst. An empty enc adds nothing.
@@ -166,9 +202,7 @@ func (d *HDRDecoder) AddTo(enc string, dst ...*Counts) error {
 		return fmt.Errorf("decoding HDR histogram: %w", err)
 	}
 	for _, c := range dst {
-		for _, p := range d.pairs {
-			c.addIdx(p.idx, p.n)
-		}
+		c.addPacked(d.pairs)
 	}
 	return nil
 }
@@ -237,7 +271,7 @@ func (d *HDRDecoder) decode(enc string) error {
 			continue
 		}
 		if count > 0 {
-			d.pairs = append(d.pairs, idxCount{idx, count})
+			d.pairs = appendCount(d.pairs, idx, count)
 		}
 		idx++
 	}
@@ -251,7 +285,7 @@ func (d *HDRDecoder) foreign(enc string) error {
 	}
 	d.pairs = d.pairs[:0]
 	for v, n := range p.ForEachBucket {
-		d.pairs = append(d.pairs, idxCount{hdrIndexOf(v), n})
+		d.pairs = appendCount(d.pairs, hdrIndexOf(v), n)
 	}
 	return nil
 }
