@@ -157,10 +157,12 @@ func (m *Model) shard(i int) *shard {
 	return m.shards[i%len(m.shards)]
 }
 
-func overloaded(shard int, wait time.Duration) error {
+// overloaded is the rejection of a request; its message is stable per
+// shard so that clients can group errors by text.
+func overloaded(shard int, limit time.Duration) error {
 	return &engine.Error{
 		Code:    engine.CodeOverloaded,
-		Message: fmt.Sprintf("Overloaded: shard %d request queue is %v long", shard, wait.Round(time.Millisecond)),
+		Message: fmt.Sprintf("Overloaded: shard %d has more than %v of queued work", shard, limit),
 	}
 }
 
@@ -174,9 +176,9 @@ func (m *Model) Do(ctx context.Context, shard int, units float64) error {
 	now := m.now()
 	s.mu.Lock()
 	start := max(now, s.busyUntil)
-	if wait := start - now; wait > int64(m.cfg.MaxBacklog) {
+	if start-now > int64(m.cfg.MaxBacklog) {
 		s.mu.Unlock()
-		return overloaded(shard, time.Duration(wait))
+		return overloaded(shard, m.cfg.MaxBacklog)
 	}
 	if b := s.last; b != nil && now < b.end {
 		b.waited = true
