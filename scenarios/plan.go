@@ -127,6 +127,8 @@ var PlanHooks []func(s *Scenario, p *Plan)
 const (
 	realOpsPerVCPU       = 3000 // replica ops: ≈ 7,500 client ops/s for 3 × i4i.large at RF=3, QUORUM 1:1 (reference run)
 	realStreamMiBPerVCPU = 25
+	// ≈ 200 MB/s on disk for 3 × i4i.large: the reference's 70% fill took 1h21m.
+	realFillMiBPerVCPU = 32
 )
 
 // NodeDiskBytes is the disk of one node of the given type: catalog storage,
@@ -263,6 +265,11 @@ func (s *Scenario) Plan() *Plan {
 	mean := s.Dataset.ValueSize.Mean()
 	// Each fill write is RF replica writes.
 	fillOps := s.opsPerVCPU() * float64(vcpus) / float64(max(1, s.Dataset.RF))
+	if s.Backend != BackendLocal && mean > 0 {
+		// Real nodes take bulk writes far more cheaply than the mixed workload:
+		// estimate from on-disk bandwidth instead.
+		fillOps = realFillMiBPerVCPU * (1 << 20) * float64(vcpus) / (mean * rf)
+	}
 	if s.Dataset.FillRate > 0 {
 		fillOps = min(fillOps, float64(s.Dataset.FillRate))
 	}
