@@ -125,6 +125,16 @@ func newTnode(addr, rack, typ, logPath string) *tnode {
 }
 
 func (c *tcluster) close() {
+	// Stalls seen over the test (watchdog and long batches), for the record.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	var stalls []string
+	for _, n := range c.Nodes {
+		if v, err := n.metric(ctx, "scylla_reactor_stalls"); err == nil {
+			stalls = append(stalls, fmt.Sprintf("%s=%v", n.Addr, v))
+		}
+	}
+	cancel()
+	c.t.Logf("reactor stalls per node: %v", stalls)
 	c.mu.Lock()
 	extra, done := c.extra, c.done
 	c.mu.Unlock()
