@@ -126,7 +126,7 @@ var PlanHooks []func(s *Scenario, p *Plan)
 // Rough rates used only for estimates on backends other than local.
 const (
 	realOpsPerVCPU       = 3000 // replica ops: ≈ 7,500 client ops/s for 3 × i4i.large at RF=3, QUORUM 1:1 (reference run)
-	realStreamMiBPerVCPU = 75 // the reference moved ≈1 TiB off 3 × i4i.large in ≈35 min (parallel grow)
+	realStreamMiBPerVCPU = 75   // the reference moved ≈1 TiB off 3 × i4i.large in ≈35 min (parallel grow)
 	// ≈ 200 MB/s on disk for 3 × i4i.large: the reference's 70% fill took 1h21m.
 	realFillMiBPerVCPU = 32
 )
