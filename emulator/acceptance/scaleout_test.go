@@ -198,6 +198,9 @@ func TestDiskFull(t *testing.T) {
 	if !strings.HasPrefix(line, "ERROR ") || !strings.Contains(line, "[shard ") {
 		t.Errorf("log line %q is not a ScyllaDB ERROR line", line)
 	}
+	if warn := mustContainLog(ctx, t, nd, "the critical disk utilization level"); !strings.HasPrefix(warn, "WARN ") {
+		t.Errorf("critical disk utilization line %q is not a WARN line", warn)
+	}
 	bad, err := checkRows(ctx, s, 0, min(k, 500), 8)
 	if err != nil || len(bad) > 0 {
 		t.Errorf("reads after the disk filled: %d bad rows, error %v", len(bad), err)
