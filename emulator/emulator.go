@@ -186,16 +186,10 @@ func Run(ctx context.Context, c Config) error {
 	if err != nil {
 		return startFail(err)
 	}
+	// CQL first: once REST says NORMAL, clients can connect.
 	var cqlUp atomic.Bool
-	restSrv := &http.Server{Handler: n.RESTHandler(cqlUp.Load), ReadHeaderTimeout: 5 * time.Second}
-	metSrv := &http.Server{Handler: metricsMux(n), ReadHeaderTimeout: 5 * time.Second}
-	go restSrv.Serve(restLn)
-	go metSrv.Serve(metLn)
-
 	cqlLn, err := listen(c.CQLPort)
 	if err != nil {
-		restSrv.Close()
-		metSrv.Close()
 		n.Close()
 		return startFail(fmt.Errorf("CQL: %w", err))
 	}
@@ -205,6 +199,11 @@ func Run(ctx context.Context, c Config) error {
 		defer close(cqlDone)
 		srv.Serve(ctx, cqlLn)
 	}()
+	restSrv := &http.Server{Handler: n.RESTHandler(cqlUp.Load), ReadHeaderTimeout: 5 * time.Second}
+	metSrv := &http.Server{Handler: metricsMux(n), ReadHeaderTimeout: 5 * time.Second}
+	go restSrv.Serve(restLn)
+	go metSrv.Serve(metLn)
+
 	cqlUp.Store(true)
 	log.Logf(scyllalog.Info, "init", "Scylla version %s initialization completed.", c.Version)
 

@@ -192,13 +192,29 @@ func (c *Cluster) spawn(i int, rack string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	seed, _ := Address(o.BaseAddress, 0)
 	n := &Node{Index: i, Addr: addr, Rack: rack, DataDir: filepath.Join(o.Dir, fmt.Sprintf("node%d", i+1)),
-		LogPath: filepath.Join(o.Dir, fmt.Sprintf("node%d.log", i+1)), done: make(chan struct{})}
+		LogPath: filepath.Join(o.Dir, fmt.Sprintf("node%d.log", i+1))}
+	if err := c.launch(n); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.nodes = append(c.nodes, n)
+	c.mu.Unlock()
+	return n, nil
+}
+
+// launch starts n's process.
+func (c *Cluster) launch(n *Node) error {
+	o := c.opts
+	seed, _ := Address(o.BaseAddress, 0)
+	if n.Index == 0 && len(c.nodes) > 1 {
+		// A restarted first node rejoins through the second.
+		seed, _ = Address(o.BaseAddress, 1)
+	}
 	args := append([]string(nil), o.BinaryArgs...)
 	args = append(args,
-		"--listen-address", addr, "--data-dir", n.DataDir, "--cluster-name", o.ClusterName,
-		"--dc", o.DC, "--rack", rack, "--instance-type", o.InstanceType,
+		"--listen-address", n.Addr, "--data-dir", n.DataDir, "--cluster-name", o.ClusterName,
+		"--dc", o.DC, "--rack", n.Rack, "--instance-type", o.InstanceType,
 		"--vcpus", strconv.Itoa(o.VCPUs), "--memory-gb", fmtF(o.MemoryGB), "--disk-gb", fmtF(o.DiskGB),
 		"--seeds", seed, "--log-file", n.LogPath,
 		"--cql-port", strconv.Itoa(CQLPort), "--rest-port", strconv.Itoa(RESTPort),
@@ -209,28 +225,44 @@ func (c *Cluster) spawn(i int, rack string) (*Node, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := os.OpenFile(n.LogPath+".out", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("creating output file of node %d: %w", i+1, err)
+		return fmt.Errorf("creating output file of node %d: %w", n.Index+1, err)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		out.Close()
-		return nil, fmt.Errorf("starting node %d (%s): %w", i+1, addr, err)
+		return fmt.Errorf("starting node %d (%s): %w", n.Index+1, n.Addr, err)
 	}
 	out.Close()
-	n.cmd, n.Pid = cmd, cmd.Process.Pid
+	done := make(chan struct{})
+	c.mu.Lock()
+	n.cmd, n.Pid, n.done = cmd, cmd.Process.Pid, done
+	c.mu.Unlock()
 	if o.Detached {
 		cmd.Process.Release()
-		close(n.done)
+		close(done)
 	} else {
 		go func() {
 			cmd.Wait()
-			close(n.done)
+			close(done)
 		}()
 	}
-	c.mu.Lock()
-	c.nodes = append(c.nodes, n)
-	c.mu.Unlock()
-	return n, nil
+	return nil
+}
+
+// Restart starts node i again (after Stop or Kill) on its data directory
+// and waits until it is NORMAL.
+func (c *Cluster) Restart(ctx context.Context, i int) error {
+	n, err := c.node(i)
+	if err != nil {
+		return err
+	}
+	if syscall.Kill(n.Pid, 0) == nil && !isZombie(n.Pid) {
+		return fmt.Errorf("node %d (pid %d) is still running", i+1, n.Pid)
+	}
+	if err := c.launch(n); err != nil {
+		return err
+	}
+	return c.waitNormal(ctx, []*Node{n})
 }
 
 func fmtF(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

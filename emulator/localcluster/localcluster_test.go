@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -60,7 +61,14 @@ func startCluster(t *testing.T, opts Options) *Cluster {
 		}
 		if t.Failed() {
 			for _, n := range c.Nodes() {
-				t.Logf("node %d: %s", n.Index+1, logTail(n.LogPath))
+				b, _ := os.ReadFile(n.LogPath)
+				var keep []string
+				for _, l := range strings.Split(string(b), "\n") {
+					if strings.Contains(l, "DOWN") || strings.HasPrefix(l, "ERROR") || (strings.HasPrefix(l, "WARN") && !strings.Contains(l, "Reactor stalled")) {
+						keep = append(keep, l)
+					}
+				}
+				t.Logf("node %d (%s): warnings and errors:\n%s", n.Index+1, n.Addr, strings.Join(keep[max(0, len(keep)-20):], "\n"))
 			}
 		}
 	})
@@ -390,4 +398,75 @@ func TestJoinAndDecommission(t *testing.T) {
 	if before-after <= 1<<20 {
 		t.Errorf("decommissioned node's load did not fall: %.0f -> %.0f", before, after)
 	}
+}
+
+func waitFor(t *testing.T, what string, d time.Duration, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestCoordinatorFailoverRemoveNodeRestart kills the topology coordinator,
+// changes the schema through another node, removes the dead node (its
+// tablets are rebuilt from the other replicas) and restarts a stopped node.
+func TestCoordinatorFailoverRemoveNodeRestart(t *testing.T) {
+	c := startCluster(t, testOptions(t, "127.0.2.2", 4))
+	hosts := c.Hosts()
+	s := session(t, hosts[1:]...)
+	createSchema(t, s)
+	value := make([]byte, 512)
+	writeRows(t, s, 0, 2000, value)
+
+	var deadID string
+	restGet(t, hosts[0], "/storage_service/hostid/local", &deadID)
+	if err := c.Kill(0); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "node 1 down", 10*time.Second, func() bool {
+		var down []string
+		restGet(t, hosts[1], "/gossiper/endpoint/down/", &down)
+		return len(down) == 1
+	})
+	if err := s.Query(`CREATE TABLE ks.t2 (k int PRIMARY KEY, v text)`).Exec(); err != nil {
+		t.Fatalf("DDL after the coordinator died: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := restPost(ctx, hosts[1], "/storage_service/remove_node?host_id="+deadID); err != nil {
+		t.Fatalf("remove_node: %v", err)
+	}
+	var ids []map[string]string
+	restGet(t, hosts[2], "/storage_service/host_id", &ids)
+	if len(ids) != 3 {
+		t.Errorf("host ids after removenode: %v", ids)
+	}
+	if got := tabletsOn(t, hosts[3]); got != 16 {
+		t.Errorf("node 4 (rack1) holds %v tablets after removing node 1, want all 16 of rack1 (ks.t and ks.t2)", got)
+	}
+	for _, h := range hosts[1:] {
+		var live, down []string
+		restGet(t, h, "/gossiper/endpoint/live/", &live)
+		restGet(t, h, "/gossiper/endpoint/down/", &down)
+		t.Logf("%s: live %v down %v", h, live, down)
+	}
+	readRows(t, s, 0, 2000, gocql.All)
+
+	// SIGTERM, restart on the same data: the node is NORMAL again with its rows.
+	if err := c.Stop(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(ctx, 2); err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	waitFor(t, "restarted node up everywhere", 10*time.Second, func() bool {
+		var live []string
+		restGet(t, hosts[1], "/gossiper/endpoint/live/", &live)
+		return len(live) == 3
+	})
+	readRows(t, session(t, hosts[2]), 0, 2000, gocql.All)
 }

@@ -40,7 +40,13 @@ func (n *Node) coordinator(v *view) *NodeMeta {
 }
 
 func (n *Node) isCoordinator() bool {
-	c := n.coordinator(n.view.Load())
+	v := n.view.Load()
+	// After a restart, learn who is alive (and newer metadata) before
+	// acting as coordinator on a possibly stale copy.
+	if len(v.m.Nodes) > 1 && time.Since(n.started) < downAfter+heartbeatInterval {
+		return false
+	}
+	c := n.coordinator(v)
 	return c != nil && c.HostID == n.hostID
 }
 
@@ -104,6 +110,10 @@ func (n *Node) execCoord(ctx context.Context, op *coordOp) error {
 		n.log.Logf(scyllalog.Info, "raft_topology", "Node %s (%s) joined the cluster", nm.Addr, nm.HostID)
 		return nil
 	case "decommission", "removenode":
+		if op.Kind == "removenode" && n.isUp(op.HostID) && n.ping(ctx, op.HostID) {
+			nm := n.view.Load().m.Nodes[op.HostID]
+			return fmt.Errorf("cannot remove node %s: it is alive; decommission it instead", nm.Addr)
+		}
 		return n.mutateMeta(ctx, func(m *Meta) (*Meta, error) {
 			cur := m.Nodes[op.HostID]
 			if cur == nil {
@@ -111,9 +121,6 @@ func (n *Node) execCoord(ctx context.Context, op *coordOp) error {
 			}
 			if cur.State == engine.StateLeaving || cur.State == engine.StateLeft {
 				return nil, nil
-			}
-			if op.Kind == "removenode" && n.isUp(op.HostID) {
-				return nil, fmt.Errorf("cannot remove node %s: it is alive; decommission it instead", cur.Addr)
 			}
 			c := m.clone()
 			x := c.Nodes[op.HostID]
@@ -138,6 +145,14 @@ func (n *Node) execCoord(ctx context.Context, op *coordOp) error {
 		return n.quiesce(ctx)
 	}
 	return fmt.Errorf("unknown coordinator operation %q", op.Kind)
+}
+
+// ping says whether a member answers a heartbeat within a second.
+func (n *Node) ping(ctx context.Context, host string) bool {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, err := n.call(ctx, host, &msg{Op: opHeartbeat, Heartbeat: &heartbeat{HostID: n.hostID, Addr: n.cfg.ListenAddress, Epoch: n.view.Load().m.Epoch}})
+	return err == nil
 }
 
 // mutateMeta makes a change to the metadata as coordinator and publishes it.

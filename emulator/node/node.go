@@ -93,6 +93,7 @@ type Node struct {
 	idle       atomic.Bool     // balancer found nothing to do
 
 	pulling  atomic.Bool
+	started  time.Time
 	left     chan struct{} // closed once this node has left the cluster
 	leftOnce sync.Once
 	met      *metrics
@@ -159,6 +160,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, log: cfg.Log, lastSeen: map[string]time.Time{}, up: map[string]bool{}, loads: map[string]int64{},
 		subs: map[chan engine.Event]struct{}{}, migrations: map[string]bool{}, joined: make(chan struct{}), left: make(chan struct{})}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
+	n.started = time.Now()
 	st, err := OpenStore(filepath.Join(cfg.DataDir, "data"))
 	if err != nil {
 		return nil, err
@@ -204,8 +206,29 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.Close()
 		return nil, err
 	}
+	n.settle(ctx)
 	close(n.joined)
 	return n, nil
+}
+
+// settle waits (up to a few heartbeats) until every member is seen alive,
+// as ScyllaDB waits for gossip to settle, so that the first requests do not
+// see live replicas as down.
+func (n *Node) settle(ctx context.Context) {
+	deadline := time.Now().Add(downAfter + 2*heartbeatInterval)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		all := true
+		for id, nm := range n.view.Load().m.Nodes {
+			if nm.State != engine.StateLeft && !n.isUp(id) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func (n *Node) loadHostID() (string, error) {
