@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"sync"
@@ -469,4 +470,59 @@ func TestCoordinatorFailoverRemoveNodeRestart(t *testing.T) {
 		return len(live) == 3
 	})
 	readRows(t, session(t, hosts[2]), 0, 2000, gocql.All)
+}
+
+// TestDiskFullAndFailStartup: a node whose emulated disk fills refuses
+// writes with "No space left on device" (logged as ScyllaDB does) and keeps
+// serving reads; --fail-startup exits 1 with ScyllaDB's startup failure line.
+func TestDiskFullAndFailStartup(t *testing.T) {
+	opts := testOptions(t, "127.0.2.10", 1)
+	opts.ExtraNodeArgs = append(opts.ExtraNodeArgs, "--disk-gb", "16", "--storage-scale-mib-per-gb", "0.5") // 8 MiB
+	c := startCluster(t, opts)
+	s := session(t, c.Hosts()...)
+	if err := s.Query(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 1}`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Query(ddlTable).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	value := make([]byte, 4096)
+	var werr error
+	k := 0
+	for ; k < 10000; k++ {
+		crand.Read(value)
+		if werr = s.Query(`INSERT INTO ks.t (k, v) VALUES (?, ?)`, int64(k), value).Exec(); werr != nil {
+			break
+		}
+	}
+	if werr == nil || !strings.Contains(werr.Error(), "No space left on device") {
+		t.Fatalf("after %d rows: write error %v, want No space left on device", k, werr)
+	}
+	t.Logf("disk full after %d rows of 4 KiB: %v", k, werr)
+	readRows(t, s, 0, k, gocql.One)
+	var avail float64
+	fams := scrape(t, c.Hosts()[0])
+	avail, _ = metricSum(fams, "node_filesystem_avail_bytes")
+	if avail > 1<<20 {
+		t.Errorf("node_filesystem_avail_bytes = %v on a full disk", avail)
+	}
+	waitFor(t, "ENOSPC in the log", 5*time.Second, func() bool {
+		b, _ := os.ReadFile(c.Nodes()[0].LogPath)
+		return strings.Contains(string(b), "No space left on device")
+	})
+
+	// --fail-startup: exit 1, ScyllaDB's line in the log.
+	exe, _ := os.Executable()
+	logPath := t.TempDir() + "/fail.log"
+	cmd := exec.Command(exe, "--listen-address", "127.0.2.11", "--data-dir", t.TempDir(), "--log-file", logPath, "--fail-startup", "injected fault")
+	cmd.Env = append(os.Environ(), nodeEnv+"=1")
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Errorf("--fail-startup: %v, want exit status 1", err)
+	}
+	b, _ := os.ReadFile(logPath)
+	if !strings.Contains(string(b), "] init - Startup failed: injected fault") || !strings.HasPrefix(string(b), "ERROR ") {
+		t.Errorf("--fail-startup log: %q", b)
+	}
 }
