@@ -151,7 +151,7 @@ func compareTables(runs []run) []Table {
 		if d == nil {
 			d = &results.Derived{}
 		}
-		rt.Rows = append(rt.Rows, []Cell{{Value: r.name}, {Value: r.variant}, st, {Value: SetupLine(&r.res.Setup)},
+		rt.Rows = append(rt.Rows, []Cell{{Value: r.name}, {Value: r.variant}, st, {Value: SetupLine(r.res)},
 			{Value: HMS(d.ScaleOutSeconds)}, {Value: Thousands(d.OpsPerVCPUBefore)}, {Value: Thousands(d.OpsPerVCPUAfter)}})
 	}
 	out = append(out, rt)

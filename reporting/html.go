@@ -85,7 +85,7 @@ func HTML(w io.Writer, a *results.Analysis) error {
 	s := &res.Setup
 	p := htmlPage{
 		Title: orDash(s.Scenario), Status: res.Status, StatusUpper: strings.ToUpper(res.Status), Reason: res.Reason,
-		Setup: SetupLine(s), Description: s.Description, Emulated: s.Emulated, EmulatedNote: EmulatedNote, CSS: template.CSS(css),
+		Setup: SetupLine(res), Description: s.Description, Emulated: s.Emulated, EmulatedNote: EmulatedNote, CSS: template.CSS(css),
 		RunLine: fmt.Sprintf("Run %s on backend %s, %s → %s UTC (%s).", orDash(s.RunID), orDash(s.Backend),
 			res.StartedAt.UTC().Format("2006-01-02 15:04:05"), res.EndedAt.UTC().Format("2006-01-02 15:04:05"), HMS(res.EndedAt.Sub(res.StartedAt).Seconds())),
 		Answers: Answers(res), Limitations: Limitations(res), Charts: charts(a),

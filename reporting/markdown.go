@@ -34,7 +34,7 @@ func Markdown(w io.Writer, res *results.Result, opt MarkdownOptions) error {
 		fmt.Fprintf(&b, " — %s", mdText(res.Reason))
 	}
 	b.WriteString("\n\n")
-	fmt.Fprintf(&b, "**Setup:** %s\n\n", mdText(SetupLine(s)))
+	fmt.Fprintf(&b, "**Setup:** %s\n\n", mdText(SetupLine(res)))
 	if s.Emulated {
 		fmt.Fprintf(&b, "> %s\n\n", EmulatedNote)
 	}

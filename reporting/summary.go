@@ -12,7 +12,9 @@ import (
 const EmulatedNote = "Emulated run: the nodes are elasticity's ScyllaDB-like emulator, so the numbers are shapes, not ScyllaDB's absolute figures."
 
 // SetupLine describes the run in one sentence, like the reference reports.
-func SetupLine(s *results.Setup) string {
+// Topology steps say what they actually added when the result knows it.
+func SetupLine(res *results.Result) string {
+	s := &res.Setup
 	var parts []string
 	// Initial cluster, grouped by instance type.
 	var order []string
@@ -64,7 +66,7 @@ func SetupLine(s *results.Setup) string {
 	}
 	parts = append(parts, w)
 	for _, n := range s.Nemesis {
-		parts = append(parts, nemesisText(n))
+		parts = append(parts, nemesisText(n, res.Nodes))
 	}
 	db := "ScyllaDB"
 	if strings.EqualFold(s.Flavour, "cassandra") {
@@ -105,13 +107,27 @@ func gcd(a, b int) int {
 	return a
 }
 
-func nemesisText(n results.NemesisInfo) string {
+func nemesisText(n results.NemesisInfo, nodes []results.NodeInfo) string {
 	mode := ""
 	if n.Mode != "" {
 		mode = ", " + n.Mode
 	}
 	switch n.Kind {
 	case "grow":
+		var added, racks []string
+		seen := map[string]bool{}
+		for _, nd := range nodes {
+			if nd.AddedBy == n.Name && n.Name != "" {
+				added = append(added, nd.Name)
+				if nd.Rack != "" && !seen[nd.Rack] {
+					seen[nd.Rack] = true
+					racks = append(racks, nd.Rack)
+				}
+			}
+		}
+		if len(racks) > 0 && len(added) != max(n.CountPerRack, 1)*len(racks) || len(racks) == 1 {
+			return fmt.Sprintf("grow by %d × %s in %s%s", len(added), orDash(n.InstanceType), strings.Join(racks, ", "), mode)
+		}
 		return fmt.Sprintf("grow by %d × %s per rack%s", max(n.CountPerRack, 1), orDash(n.InstanceType), mode)
 	case "shrink":
 		return fmt.Sprintf("shrink by %d per rack%s", max(n.CountPerRack, 1), mode)

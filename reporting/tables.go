@@ -245,8 +245,14 @@ func thresholdTable(res *results.Result) Table {
 // MS formats milliseconds with two decimals.
 func MS(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 
-// GB formats gigabytes (and percents) with two decimals.
-func GB(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+// GB formats gigabytes (and percents) with two decimals, three below 1
+// (emulated nodes have disks of a fraction of a GB).
+func GB(v float64) string {
+	if v != 0 && math.Abs(v) < 1 {
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
 
 // Thousands formats a rate rounded to an integer with thousands separators.
 func Thousands(v float64) string {
