@@ -463,7 +463,10 @@ func (s *Scheduler) dispatch(ctx context.Context, work chan<- ticket) {
 		case <-s.rateCh:
 		}
 	}
-	// An operation already due when the run ended was intended: account for it.
+	// Operations already due when the run ended were intended, even if the
+	// dispatcher had not reached them (it lags behind while the pool is
+	// full): the current one starts if a worker is free, the rest of the
+	// backlog is dropped, in bulk and shared by the mix weights.
 	if have && !cur.closed && cur.intended <= s.mono() {
 		select {
 		case work <- cur:
@@ -471,6 +474,44 @@ func (s *Scheduler) dispatch(ctx context.Context, work chan<- ticket) {
 		default:
 			drop()
 		}
+	}
+	if !have && rate > 0 {
+		due := baseSeq + uint64(float64(s.mono()-base)*rate/1e9) + 1 // seqs below are due
+		// Free workers take what they can (the timer wakes the dispatcher a
+		// little late, so the last millisecond is usually still pending).
+		for range s.cfg.Concurrency {
+			if next >= due {
+				break
+			}
+			cur = ticket{seq: next, op: choose(), intended: at(next)}
+			select {
+			case work <- cur:
+				hand()
+				next++
+				continue
+			default:
+			}
+			break
+		}
+		if due > next {
+			s.dropBulk(int64(due - next))
+		}
+	}
+}
+
+// dropBulk drops n operations shared among the types by their weights.
+func (s *Scheduler) dropBulk(n int64) {
+	prev := int64(0)
+	for i, c := range s.cum {
+		upto := int64(math.Round(float64(n) * c))
+		if i == len(s.cum)-1 {
+			upto = n
+		}
+		if k := upto - prev; k > 0 {
+			s.intended[i].Add(k)
+			s.rec.Drop(i, k)
+		}
+		prev = upto
 	}
 }
 

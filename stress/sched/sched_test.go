@@ -312,3 +312,23 @@ func TestPanickingOperationIsAnError(t *testing.T) {
 		t.Fatalf("errors %d, want the one panic", sum.Errors)
 	}
 }
+
+// While the pool is stuck the dispatcher falls behind the schedule; the
+// operations it had not reached when the run ends still count as intended.
+func TestBacklogAtTheEndIsCounted(t *testing.T) {
+	release := make(chan struct{})
+	fn := func(ctx context.Context, _ int, _ uint64) error {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil
+	}
+	go func() { time.Sleep(900 * time.Millisecond); close(release) }()
+	sum, _ := runFor(t, time.Second, Config{Ops: []string{"write"}, Rate: 5000, Concurrency: 2, MaxLag: 10 * time.Second}, fn)
+	checkAccounting(t, sum)
+	// Operations 0..5000 are intended in [0, 1 s].
+	if sum.Intended < 4900 {
+		t.Fatalf("intended %d at 5000/s over 1 s", sum.Intended)
+	}
+}
