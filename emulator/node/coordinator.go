@@ -27,6 +27,8 @@ type coordOp struct {
 	Node    *NodeMeta
 	HostID  string
 	Enabled bool
+	// Forwarded marks an operation already sent on to the coordinator.
+	Forwarded bool
 }
 
 // coordinator returns the host id of the topology coordinator in v.
@@ -59,8 +61,19 @@ func (n *Node) coord(ctx context.Context, op *coordOp) error {
 	if c.HostID == n.hostID {
 		return n.execCoord(ctx, op)
 	}
-	_, err := n.tr.call(ctx, c.internode(), &msg{Op: opCoord, Coord: op})
+	fwd := *op
+	fwd.Forwarded = true
+	_, err := n.tr.call(ctx, c.internode(), &msg{Op: opCoord, Coord: &fwd})
 	return err
+}
+
+// handleCoord runs an operation that arrived over internode: forwarded once
+// to the coordinator when this node is not it.
+func (n *Node) handleCoord(ctx context.Context, op *coordOp) error {
+	if !op.Forwarded {
+		return n.coord(ctx, op)
+	}
+	return n.execCoord(ctx, op)
 }
 
 func (n *Node) execCoord(ctx context.Context, op *coordOp) error {
@@ -128,7 +141,6 @@ func (n *Node) execCoord(ctx context.Context, op *coordOp) error {
 			x.Removing = op.Kind == "removenode"
 			x.DrainTotal = sum(shardLoad(m)[op.HostID])
 			n.log.Logf(scyllalog.Info, "raft_topology", "Starting %s of %s (%d tablet replicas to move)", op.Kind, x.Addr, x.DrainTotal)
-			n.idle.Store(false)
 			return c, nil
 		})
 	case "balancing":
@@ -138,7 +150,6 @@ func (n *Node) execCoord(ctx context.Context, op *coordOp) error {
 			}
 			c := m.clone()
 			c.Balancing = op.Enabled
-			n.idle.Store(false)
 			return c, nil
 		})
 	case "quiesce":
@@ -238,7 +249,7 @@ func (n *Node) topologyIdle() bool {
 	n.migMu.Lock()
 	inflight := len(n.migrations)
 	n.migMu.Unlock()
-	return inflight == 0 && (n.idle.Load() || !v.m.Balancing)
+	return inflight == 0 && (n.idleEpoch.Load() == v.m.Epoch || !v.m.Balancing)
 }
 
 // Decommission streams this node's tablets away and leaves; it returns once
@@ -349,16 +360,35 @@ func (n *Node) balanceOnce() {
 			}
 		}
 	}
+	// Migrations left half-way by a previous coordinator are rolled back
+	// (writes went to both replicas; the old one is still complete).
+	for key, tm := range m.Tablets {
+		for i, t := range tm.Tablets {
+			if t.Pending != nil && !n.migrating(key, i) {
+				n.log.Logf(scyllalog.Info, "load_balancer", "Rolling back orphaned migration of tablet %d of %s", i, key)
+				n.mutateMeta(n.ctx, func(m *Meta) (*Meta, error) {
+					if n.migrating(key, i) {
+						return nil, nil
+					}
+					c := m.clone()
+					if tm := c.Tablets[key]; tm != nil && i < len(tm.Tablets) {
+						tm.Tablets[i].Pending, tm.Tablets[i].Leaving = nil, ""
+					}
+					return c, nil
+				})
+				return
+			}
+		}
+	}
 	moves := n.plan(v, load, busy)
 	if len(moves) == 0 {
 		n.migMu.Lock()
 		if len(n.migrations) == 0 {
-			n.idle.Store(true)
+			n.idleEpoch.Store(v.m.Epoch)
 		}
 		n.migMu.Unlock()
 		return
 	}
-	n.idle.Store(false)
 	for _, mv := range moves {
 		key := mv.table + "/" + strconv.Itoa(mv.index)
 		n.migMu.Lock()

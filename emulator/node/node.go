@@ -90,7 +90,7 @@ type Node struct {
 
 	migMu      sync.Mutex
 	migrations map[string]bool // "table/index" in flight
-	idle       atomic.Bool     // balancer found nothing to do
+	idleEpoch  atomic.Uint64   // epoch at which the balancer last found nothing to do
 
 	pulling  atomic.Bool
 	started  time.Time
@@ -649,7 +649,7 @@ func (n *Node) handle(ctx context.Context, m *msg) (*msg, error) {
 		if m.Coord == nil {
 			return nil, errors.New("coord without an operation")
 		}
-		return nil, n.execCoord(ctx, m.Coord)
+		return nil, n.handleCoord(ctx, m.Coord)
 	case opStream:
 		if m.Stream == nil {
 			return nil, errors.New("stream without a request")
