@@ -113,6 +113,10 @@ type stepKey struct{ step, cycle string }
 
 type phaseKey struct{ phase, name string }
 
+// anchorSlack is how long after a phase a node's first sample may come and
+// still describe the phase (monitors sample every few seconds).
+const anchorSlack = 30 * time.Second
+
 type anchor struct {
 	name string
 	t    time.Time
@@ -149,6 +153,7 @@ func Analyze(dir string, opt Options) (*Analysis, error) {
 		errIdx      = map[[2]string]int{}
 		addedNodes  []NodeInfo
 		nodeSeen    = map[string]bool{}
+		addedAt     = map[string]time.Time{}
 		snapshots   = map[string]bool{}
 	)
 	see := func(t time.Time) {
@@ -231,6 +236,7 @@ func Analyze(dir string, opt Options) (*Analysis, error) {
 					for _, n := range ev.Nodes {
 						if !nodeSeen[n] {
 							nodeSeen[n] = true
+							addedAt[n] = t
 							addedNodes = append(addedNodes, NodeInfo{Name: n, AddedBy: ev.Step})
 						}
 					}
@@ -380,7 +386,17 @@ func Analyze(dir string, opt Options) (*Analysis, error) {
 		}
 		var disk []NodeDisk
 		for _, s := range an.best {
+			// A node first seen well after the phase did not exist then.
+			if an != final && s.Time.After(an.t.Add(anchorSlack)) {
+				continue
+			}
+			if at, ok := addedAt[s.Node]; ok && an != final && at.After(an.t) {
+				continue // joined after the phase
+			}
 			disk = append(disk, sampleDisk(s))
+		}
+		if len(disk) == 0 {
+			continue
 		}
 		sort.Slice(disk, func(i, j int) bool { return nodeLess(disk[i].Node, disk[j].Node) })
 		res.Disk = append(res.Disk, diskPhase(an.name, an.t, disk, "metrics"))

@@ -1,0 +1,170 @@
+package results
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// runDir writes events, latency and metrics records into a fresh directory.
+func runDir(t *testing.T, events []Event, lat []LatencyRecord, met []NodeSample) string {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name string, n int, rec func(i int) any) {
+		w, err := OpenJSONL(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			if err := w.Write(rec(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(FileEvents, len(events), func(i int) any { return events[i] })
+	if lat != nil {
+		write(FileLatency, len(lat), func(i int) any { return lat[i] })
+	}
+	if met != nil {
+		write(FileMetrics, len(met), func(i int) any { return met[i] })
+	}
+	return dir
+}
+
+func latRec(t *testing.T, op string, start time.Time, values ...int64) LatencyRecord {
+	t.Helper()
+	h := NewHDR()
+	for _, v := range values {
+		if err := h.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc, err := EncodeHDR(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return LatencyRecord{Start: start, End: start.Add(time.Second), Op: op, Count: int64(len(values)), ResponseHDR: enc, Response: SummarizeHDR(h)}
+}
+
+func TestComputeCyclesMergeHistograms(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	events := []Event{
+		{Time: at(0), Type: EventRunStart, Setup: &Setup{Scenario: "s", FillTargets: []FillTarget{{Name: "Soft Limit", TargetPercent: 50}}}},
+		{Time: at(0), Type: EventPhaseStart, Phase: "fill", Name: "Soft Limit"},
+		{Time: at(2), Type: EventPhaseEnd, Phase: "fill", Name: "Soft Limit"},
+		{Time: at(2), Type: EventCycleStart, Cycle: "Cycle #0"},
+		{Time: at(3), Type: EventStall, Node: "n1", StallMS: 25},
+		{Time: at(4), Type: EventCycleEnd, Cycle: "Cycle #0"},
+		{Time: at(4), Type: EventCycleStart, Cycle: "Cycle #1", Step: "grow"},
+		{Time: at(4), Type: EventStepRequested, Step: "grow", Cycle: "Cycle #1", Kind: "grow", Mode: "parallel"},
+		{Time: at(5), Type: EventNodesNormal, Step: "grow", Cycle: "Cycle #1", Kind: "grow", Nodes: []string{"n2"}},
+		{Time: at(5), Type: EventStall, Node: "n2", StallMS: 2500},
+		{Time: at(5), Type: EventDBError, Node: "n2", ErrorType: "BAD_ALLOC", Line: "first"},
+		{Time: at(6), Type: EventDBError, Node: "n2", ErrorType: "BAD_ALLOC", Line: "second"},
+		// no cycle_end, no run_end: interrupted
+	}
+	lat := []LatencyRecord{
+		latRec(t, OpFill, at(0), 50_000),
+		latRec(t, OpWrite, at(2), 1000, 1000, 1000, 1000),
+		latRec(t, OpWrite, at(3), 1000, 1000, 1000, 9000), // merged P99 = 9 ms, mean of interval P99s would differ
+		latRec(t, OpRead, at(2), 2000),
+		latRec(t, OpWrite, at(4), 3000),
+		latRec(t, OpWrite, at(6), 4000),
+	}
+	met := []NodeSample{
+		{Time: at(1), Node: "n1", Rack: "r1", DiskTotalBytes: 100e9, DiskUsedBytes: 40e9},
+		{Time: at(2), Node: "n1", Rack: "r1", DiskTotalBytes: 100e9, DiskUsedBytes: 50e9},
+		{Time: at(7), Node: "n1", Rack: "r1", DiskTotalBytes: 100e9, DiskUsedBytes: 30e9},
+		{Time: at(7), Node: "n2", Rack: "r1", InstanceType: "big", DiskTotalBytes: 200e9, DiskUsedBytes: 20e9},
+	}
+	res, err := Compute(runDir(t, events, lat, met))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusInterrupted {
+		t.Errorf("status %q", res.Status)
+	}
+	if len(res.Cycles) != 2 {
+		t.Fatalf("cycles %+v", res.Cycles)
+	}
+	c0, c1 := res.Cycles[0], res.Cycles[1]
+	if c0.WriteP99MS < 8.9 || c0.WriteP99MS > 9.1 || c0.WriteP90MS < 0.99 || c0.WriteP90MS > 1.01 {
+		t.Errorf("Cycle #0 write P90/P99 = %v/%v, want 1/9 ms from the merged histogram", c0.WriteP90MS, c0.WriteP99MS)
+	}
+	if c0.WriteOpsPerS != 4 || c0.ReadOpsPerS != 0.5 {
+		t.Errorf("Cycle #0 throughput %v/%v, want 4/0.5", c0.WriteOpsPerS, c0.ReadOpsPerS)
+	}
+	if !c1.End.Equal(at(7)) {
+		t.Errorf("open Cycle #1 ends %v, want the last record %v", c1.End, at(7))
+	}
+	if c1.WriteP99MS < 3.9 || c1.WriteP99MS > 4.01 {
+		t.Errorf("Cycle #1 write P99 %v", c1.WriteP99MS)
+	}
+	if c0.Stalls.Total != 1 || c1.Stalls.Total != 1 || res.Stalls.Total != 2 {
+		t.Errorf("stalls %+v %+v %+v", c0.Stalls, c1.Stalls, res.Stalls)
+	}
+	if b := res.Stalls.Buckets; b[0].Count != 2 || b[1].Count != 2 || b[2].Count != 1 || b[7].Count != 1 {
+		t.Errorf("stall buckets %+v", b)
+	}
+	if len(res.Errors) != 1 || res.Errors[0].Count != 2 || res.Errors[0].Line != "first" {
+		t.Errorf("errors %+v", res.Errors)
+	}
+	// Soft Limit has no snapshot: read from metrics at the fill's end; Final from the last samples.
+	if len(res.Disk) != 2 || res.Disk[0].Phase != "Soft Limit" || res.Disk[0].Source != "metrics" || res.Disk[0].Cluster.UsagePercent != 50 {
+		t.Fatalf("disk %+v", res.Disk)
+	}
+	if f := res.Disk[1]; f.Phase != "Final" || len(f.Nodes) != 2 || f.Cluster.UsedGB != 50 {
+		t.Errorf("final disk %+v", f)
+	}
+	var names []string
+	for _, d := range res.Durations {
+		names = append(names, d.Name)
+	}
+	if len(names) != 2 || names[0] != "Soft Limit" || names[1] != DurAddNodes {
+		t.Errorf("durations %v", names)
+	}
+	if len(res.Nodes) != 1 || res.Nodes[0].Name != "n2" || res.Nodes[0].InstanceType != "big" {
+		t.Errorf("nodes %+v", res.Nodes)
+	}
+}
+
+func TestComputeNotARunDir(t *testing.T) {
+	if _, err := Compute(t.TempDir()); err == nil {
+		t.Error("a directory without events.jsonl computed")
+	}
+	if _, err := Compute(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("a missing directory computed")
+	}
+}
+
+func TestComputeBadLatencyLine(t *testing.T) {
+	dir := runDir(t, []Event{{Time: time.Now(), Type: EventRunStart}}, nil, nil)
+	if err := os.WriteFile(filepath.Join(dir, FileLatency), []byte("{\"op\":\"write\"}\nnot json\n{\"op\":\"read\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Compute(dir)
+	var le *LineError
+	if err == nil || !asLineError(err, &le) || le.Line != 2 {
+		t.Fatalf("error %v, want line 2", err)
+	}
+}
+
+func asLineError(err error, le **LineError) bool {
+	for err != nil {
+		if e, ok := err.(*LineError); ok {
+			*le = e
+			return true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		err = u.Unwrap()
+	}
+	return false
+}
