@@ -111,3 +111,13 @@ func TestValidateMissingFile(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, errs)
 	}
 }
+
+func TestValidateDirectory(t *testing.T) {
+	code, out, errs := cli(t, "", "validate", "../../configs")
+	if code != ExitPassed || strings.Count(out, "OK ") != len(configs(t)) {
+		t.Fatalf("exit %d:\n%s%s", code, out, errs)
+	}
+	if code, _, errs := cli(t, "", "validate", t.TempDir()); code != ExitInvalid || !strings.Contains(errs, "no *.yaml or *.yml files") {
+		t.Fatalf("empty dir: exit %d: %s", code, errs)
+	}
+}
