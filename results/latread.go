@@ -155,7 +155,9 @@ func (b *lineBatch) decode(path string, dec *HDRDecoder) {
 			continue
 		}
 		d := decodedLine{line: b.first + i}
-		if err := json.Unmarshal(l, &d.rec); err != nil {
+		if parseLatencyLine(l, &d.rec) {
+			// fast path
+		} else if err := func() error { d.rec = latencyLine{}; return json.Unmarshal(l, &d.rec) }(); err != nil {
 			if b.tornLast && i == len(b.lines)-1 {
 				break // torn last line of an interrupted run
 			}
