@@ -16,10 +16,16 @@ import (
 // at RF=3 on 3 local node processes (the capacity model set far above what
 // the host can do, so the host is measured). It reports rows/s and
 // replica writes/s (rows × RF).
-func BenchmarkWriteThroughput(b *testing.B) {
+func BenchmarkWriteThroughput(b *testing.B) { benchWrites(b, 128, "1000000") }
+
+// BenchmarkWriteLatency is one client writing sequentially at the default
+// capacity model: ns/op is the QUORUM write latency through the driver.
+func BenchmarkWriteLatency(b *testing.B) { benchWrites(b, 1, "2000") }
+
+func benchWrites(b *testing.B, workers int, opsPerVCPU string) {
 	exe, _ := os.Executable()
 	opts := Options{Binary: exe, Env: []string{nodeEnv + "=1"}, Nodes: 3, Racks: 3, Dir: b.TempDir(), BaseAddress: "127.0.0.15",
-		StartTimeout: 30 * time.Second, ExtraNodeArgs: []string{"--initial-tablets", "16", "--ops-per-vcpu", "1000000", "--disk-gb", "0"}}
+		StartTimeout: 30 * time.Second, ExtraNodeArgs: []string{"--initial-tablets", "16", "--ops-per-vcpu", opsPerVCPU, "--disk-gb", "0"}}
 	if p := os.Getenv("BENCH_NODE_PROFILE"); p != "" {
 		opts.ExtraNodeArgs = append(opts.ExtraNodeArgs, "--cpu-profile", p)
 	}
@@ -52,7 +58,7 @@ func BenchmarkWriteThroughput(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	var wg sync.WaitGroup
-	for w := 0; w < 128; w++ {
+	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -140,7 +140,8 @@ func schemaVersion(m *Meta) [16]byte {
 	return v
 }
 
-// rf returns the replication factor per DC for a keyspace.
+// replicationFactors returns the replication factor per DC ("" for
+// SimpleStrategy) and whether the strategy is SimpleStrategy.
 func replicationFactors(ks *engine.Keyspace, dcs []string) (map[string]int, bool) {
 	class := ks.Replication["class"]
 	out := map[string]int{}
@@ -315,14 +316,9 @@ func allocateTablets(m *Meta, ks *engine.Keyspace, count int) (*TabletMap, error
 		byDC[n.DC] = append(byDC[n.DC], n)
 	}
 	rfs, simple := replicationFactors(ks, dcs)
-	if simple {
-		rfs = map[string]int{}
-		total := rfs[""]
-		_ = total
-		r, _ := strconv.Atoi(ks.Replication["replication_factor"])
-		if len(dcs) > 0 {
-			rfs[dcs[0]] = r
-		}
+	if simple && len(dcs) > 0 {
+		// SimpleStrategy ignores datacenters; emulated clusters have one.
+		rfs = map[string]int{dcs[0]: rfs[""]}
 	}
 	load := shardLoad(m)
 	tm := &TabletMap{Tablets: make([]Tablet, count)}

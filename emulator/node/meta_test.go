@@ -1,0 +1,135 @@
+package node
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+func TestMurmur3MatchesCassandra(t *testing.T) {
+	for s, want := range map[string]uint64{
+		"hello":                     0xcbd8a7b341bd9b02,
+		"hello, world":              0x342fac623a5ebc8e,
+		"19 Jan 2038 at 3:14:07 AM": 0xb89e5988b737affc,
+		"The quick brown fox jumps over the lazy dog.": 0xcd99481f9ee902c9,
+	} {
+		if got := uint64(Murmur3H1([]byte(s))); got != want {
+			t.Errorf("Murmur3H1(%q) = %x, want %x", s, got, want)
+		}
+	}
+}
+
+func TestTabletIndexAndRangeAgree(t *testing.T) {
+	for _, n := range []int{1, 2, 8, 64} {
+		tm := &TabletMap{Tablets: make([]Tablet, n)}
+		prevLast := int64(0)
+		for i := 0; i < n; i++ {
+			first, last := tabletRange(i, n)
+			if i == 0 && first != -1<<63 {
+				t.Fatalf("n=%d: first tablet starts at %d", n, first)
+			}
+			if i > 0 && first != prevLast+1 {
+				t.Fatalf("n=%d: tablet %d starts at %d, previous ended at %d", n, i, first, prevLast)
+			}
+			prevLast = last
+			for _, tok := range []int64{first, last, first/2 + last/2} {
+				if got := tm.index(tok); got != i {
+					t.Fatalf("n=%d: token %d in tablet %d, index says %d", n, tok, i, got)
+				}
+			}
+		}
+		if prevLast != 1<<63-1 {
+			t.Fatalf("n=%d: last tablet ends at %d", n, prevLast)
+		}
+	}
+}
+
+func testMeta(nodes ...*NodeMeta) *Meta {
+	m := &Meta{Keyspaces: map[string]*engine.Keyspace{}, Tables: map[string]map[string]*engine.Table{}, Nodes: map[string]*NodeMeta{}, Tablets: map[string]*TabletMap{}, Balancing: true}
+	for i, n := range nodes {
+		n.Since = uint64(i + 1)
+		if n.State == "" {
+			n.State = engine.StateNormal
+		}
+		m.Nodes[n.HostID] = n
+	}
+	return m
+}
+
+func TestAllocateTabletsOnePerRackEvenShards(t *testing.T) {
+	m := testMeta(
+		&NodeMeta{HostID: "a", DC: "dc1", Rack: "r1", Shards: 2},
+		&NodeMeta{HostID: "b", DC: "dc1", Rack: "r2", Shards: 2},
+		&NodeMeta{HostID: "c", DC: "dc1", Rack: "r3", Shards: 2},
+		&NodeMeta{HostID: "d", DC: "dc1", Rack: "r1", Shards: 2},
+	)
+	ks := &engine.Keyspace{Name: "ks", Replication: map[string]string{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "3"}, TabletsEnabled: true}
+	tm, err := allocateTablets(m, ks, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Tablets["x"] = tm
+	for i, tb := range tm.Tablets {
+		racks := map[string]bool{}
+		for _, r := range tb.Replicas {
+			racks[m.Nodes[r.Host].Rack] = true
+		}
+		if len(tb.Replicas) != 3 || len(racks) != 3 {
+			t.Fatalf("tablet %d replicas %v: want 3 in distinct racks", i, tb.Replicas)
+		}
+	}
+	load := shardLoad(m)
+	// r2 and r3 hold every tablet (16 over 2 shards), r1's two nodes half each.
+	for h, want := range map[string][]int{"b": {8, 8}, "c": {8, 8}, "a": {4, 4}, "d": {4, 4}} {
+		if fmt.Sprint(load[h]) != fmt.Sprint(want) {
+			t.Errorf("host %s shard load %v, want %v", h, load[h], want)
+		}
+	}
+	if _, err := allocateTablets(m, &engine.Keyspace{Replication: map[string]string{"class": "NetworkTopologyStrategy", "dc1": "5"}, TabletsEnabled: true}, 4); err == nil {
+		t.Error("RF 5 on 4 nodes: no error")
+	}
+}
+
+func TestPlanMovesTabletsToNewNodeAndDrainsLeaving(t *testing.T) {
+	a := &NodeMeta{HostID: "a", DC: "dc1", Rack: "r1", Shards: 2}
+	m := testMeta(a, &NodeMeta{HostID: "b", DC: "dc1", Rack: "r2", Shards: 2}, &NodeMeta{HostID: "c", DC: "dc1", Rack: "r3", Shards: 2})
+	ks := &engine.Keyspace{Name: "ks", Replication: map[string]string{"class": "NetworkTopologyStrategy", "dc1": "3"}, TabletsEnabled: true}
+	tm, _ := allocateTablets(m, ks, 16)
+	m.Tablets["x"] = tm
+	m.Nodes["d"] = &NodeMeta{HostID: "d", DC: "dc1", Rack: "r1", Shards: 2, State: engine.StateNormal, Since: 9}
+	n := &Node{hostID: "a", up: map[string]bool{"b": true, "c": true, "d": true}, migrations: map[string]bool{}}
+	v := newView(m)
+	moves := n.plan(v, shardLoad(m), map[string]int{})
+	if len(moves) == 0 || len(moves) > maxMigrationsPerNode {
+		t.Fatalf("moves %v: want 1..%d (bounded)", moves, maxMigrationsPerNode)
+	}
+	for _, mv := range moves {
+		if mv.from.Host != "a" || mv.to.Host != "d" {
+			t.Errorf("move %+v: want a -> d (same rack)", mv)
+		}
+	}
+	// A leaving node is drained before balancing.
+	m.Nodes["a"].State = engine.StateLeaving
+	moves = n.plan(newView(m), shardLoad(m), map[string]int{})
+	for _, mv := range moves {
+		if mv.from.Host != "a" || mv.op != "decommission" {
+			t.Errorf("move %+v while a is leaving", mv)
+		}
+	}
+}
+
+func TestBlockForAndMergeRows(t *testing.T) {
+	for cl, want := range map[engine.Consistency]int{engine.One: 1, engine.Quorum: 2, engine.LocalQuorum: 2, engine.All: 3} {
+		if got := blockFor(cl, 3); got != want {
+			t.Errorf("blockFor(%s, 3) = %d, want %d", cl, got, want)
+		}
+	}
+	rows := mergeRows([][]engine.Row{
+		{{Clustering: []byte{1}, Timestamp: 5, Cells: map[string][]byte{"v": []byte("old")}}},
+		{{Clustering: []byte{1}, Timestamp: 9, Cells: map[string][]byte{"v": []byte("new")}}, {Clustering: []byte{0}, Timestamp: 1}},
+	}, 0)
+	if len(rows) != 2 || rows[0].Clustering[0] != 0 || string(rows[1].Cells["v"]) != "new" {
+		t.Errorf("merged rows %+v", rows)
+	}
+}
