@@ -2,6 +2,7 @@ package stress
 
 import (
 	"context"
+	"math"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -72,8 +73,10 @@ func TestCQLFillThenWorkload(t *testing.T) {
 	if sum.Errors != 0 || sum.Dropped != 0 || sum.ReadMisses != 0 {
 		t.Fatalf("errors %d dropped %d misses %d: %+v", sum.Errors, sum.Dropped, sum.ReadMisses, sum.Ops)
 	}
-	if sum.Intended < 1900 || sum.Intended > 2010 || sum.Intended != sum.Succeeded {
-		t.Fatalf("intended %d succeeded %d in 2 s at 1000/s", sum.Intended, sum.Succeeded)
+	// The run ends when its context's timer fires, late on a loaded machine: compare with its real length.
+	want := sum.End.Sub(sum.Start).Seconds() * 1000
+	if math.Abs(float64(sum.Intended)-want) > 0.01*want+5 || sum.Intended != sum.Succeeded {
+		t.Fatalf("intended %d succeeded %d in %.3f s at 1000/s", sum.Intended, sum.Succeeded, want/1000)
 	}
 	var recs []results.LatencyRecord
 	if err := results.ReadJSONL(path, func(_ int, r *results.LatencyRecord) error { recs = append(recs, *r); return nil }); err != nil {
