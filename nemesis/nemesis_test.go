@@ -296,7 +296,7 @@ func TestHardTimeoutFailsSoftWarns(t *testing.T) {
 func TestPolicyDerive(t *testing.T) {
 	p := Policy{Base: time.Minute, StreamBytesPerSec: 100e6}
 	got := p.Derive(60e9) // 600 s of streaming
-	if got.Soft != time.Minute+1200*time.Second || got.Hard != 3*got.Soft {
+	if got.Soft != time.Minute+1200*time.Second || got.Hard != 4*got.Soft {
 		t.Fatalf("derive: %+v", got)
 	}
 	small := p.Derive(0)

@@ -48,7 +48,7 @@ const (
 	// softFactor leaves room for streaming at half the expected bandwidth;
 	// hardFactor past that declares the operation stuck.
 	softFactor = 2.0
-	hardFactor = 3.0
+	hardFactor = 4.0
 )
 
 // Derive returns the timeouts of a wait that moves moveBytes.

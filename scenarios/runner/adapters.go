@@ -136,11 +136,13 @@ func (l *stressLoad) calibrationCeiling() time.Duration {
 
 func (l *stressLoad) Calibrate(ctx context.Context) (float64, error) {
 	total := l.sc.Scaled(l.sc.Workload.Calibration.D())
-	step := max(total/4, time.Second) // a few levels fit the calibration time
+	// A few levels fit the calibration time; levels shorter than a few
+	// seconds measure bursts, not a sustainable rate.
+	step := max(total/4, 3*time.Second)
 	c, err := stress.CalibrateWith(ctx, l.s, l.workload(0), stress.CalibrateOptions{
 		Ceiling: l.calibrationCeiling(),
 		Step:    step,
-		Budget:  max(total, 4*step),
+		Budget:  max(total, 5*step),
 		Progress: func(s stress.CalibrationStep) {
 			l.env.Logf("calibration: concurrency %d → %.0f ops/s, P99 %.2f ms, %d errors (ok=%v)", s.Concurrency, s.OpsPerSec, s.P99MS, s.Errors, s.OK)
 		},

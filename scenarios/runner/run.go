@@ -212,8 +212,10 @@ func policyFor(sc *scenarios.Scenario) nemesis.Policy {
 	vcpus := float64(max(it.VCPUs, 1))
 	pol := nemesis.Policy{Base: 5 * time.Minute, StreamBytesPerSec: realStreamMiBPerVCPU * (1 << 20) * vcpus}
 	if sc.Backend == scenarios.BackendLocal {
+		// Emulated nodes share this machine's CPUs with the load generator
+		// (and whatever else runs): count on a quarter of the modelled bandwidth.
 		pol.Base = 30 * time.Second
-		pol.StreamBytesPerSec = sc.Local.StreamMiBPerVCPU * (1 << 20) * vcpus
+		pol.StreamBytesPerSec = sc.Local.StreamMiBPerVCPU * (1 << 20) * vcpus / 4
 	}
 	t := sc.Timeouts
 	pol.Ceilings = map[string]time.Duration{
