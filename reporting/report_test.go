@@ -196,3 +196,38 @@ func TestEvaluateSelectors(t *testing.T) {
 		t.Errorf("status %q, want error", res.Status)
 	}
 }
+
+// A run that died early (no cycles, no latency or metrics files, even an
+// empty timeline) still renders every report.
+func TestEarlyDeath(t *testing.T) {
+	for name, events := range map[string]string{
+		"empty":       "",
+		"during fill": `{"time":"2026-03-02T23:41:58Z","type":"run_start","setup":{"scenario":"x","emulated":true}}` + "\n" + `{"time":"2026-03-02T23:42:00Z","type":"phase_start","phase":"fill","name":"Soft Limit"}` + "\n",
+		"run error":   `{"time":"2026-03-02T23:41:58Z","type":"run_start"}` + "\n" + `{"time":"2026-03-02T23:42:00Z","type":"run_end","status":"error","message":"creating the cluster: <boom>"}` + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, results.FileEvents), []byte(events), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Finalize(dir, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := results.StatusInterrupted
+			if name == "run error" {
+				want = results.StatusError
+			}
+			if res.Status != want {
+				t.Errorf("status %q, want %q", res.Status, want)
+			}
+			md, _ := os.ReadFile(filepath.Join(dir, results.FileReportMD))
+			if !strings.Contains(string(md), "No steady-state cycle") {
+				t.Errorf("report:\n%s", md)
+			}
+			if strings.Contains(string(md), "<boom>") {
+				t.Error("reason not escaped in markdown")
+			}
+		})
+	}
+}

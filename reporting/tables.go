@@ -49,7 +49,11 @@ func buildTables(res *results.Result) []Table {
 			nem = append(nem, c)
 		}
 	}
-	out = append(out, latencyTable("steady", "Steady state latencies", steady, res))
+	st := latencyTable("steady", "Steady state latencies", steady, res)
+	if len(steady) == 0 {
+		st.Note = "No steady-state cycle (Cycle #0) was measured."
+	}
+	out = append(out, st)
 	nt := latencyTable("scaleout", "Latencies during scale-out", nem, res)
 	if len(nem) == 0 {
 		nt.Note = "No nemesis cycle was measured."

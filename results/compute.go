@@ -416,7 +416,7 @@ func Analyze(dir string, opt Options) (*Analysis, error) {
 	if res.EndedAt.IsZero() {
 		res.EndedAt = last
 	}
-	tl.End = last
+	tl.Start, tl.End = first, last // first may have moved: latency or metrics before any event
 
 	// Cycles.
 	for _, c := range cycles {
