@@ -15,8 +15,8 @@ import (
 	"github.com/elasticity-dev/elasticity/stress/sched"
 )
 
-// Sink receives one record per operation type per interval, from a single
-// goroutine (the caller typically appends it to latency.jsonl).
+// Sink receives one record per operation type per interval, never
+// concurrently (the caller typically appends it to latency.jsonl).
 type Sink func(results.LatencyRecord)
 
 // Workload is a fixed-rate mixed read/write workload on the key/value table.

@@ -321,6 +321,9 @@ func runStress(ctx context.Context, e *env, f *stressFlags) error {
 	sum, err := stress.Run(rctx, sess, w, sink)
 	console.Flush()
 	stress.PrintSummary(e.Stdout, sum)
+	if sum.ReadMisses > 0 && !f.prefill {
+		fmt.Fprintf(e.Stdout, "  note: %d reads found no row; --prefill writes keys 0..%d first\n", sum.ReadMisses, f.keys-1)
+	}
 	if f.summaryJSON != "" {
 		b, jerr := json.MarshalIndent(sum, "", "  ")
 		if jerr == nil {
