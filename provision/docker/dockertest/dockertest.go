@@ -148,15 +148,20 @@ func BuildImage(ctx context.Context, c *testcontainers.DockerClient, repoRoot, b
 	return nil
 }
 
-// EmulatorImage builds the binary and the image in one go (tmp holds the binary).
+// EmulatorImage builds the binary and the image in one go (tmp holds the
+// binary). ELASTICITY_EMULATOR_BINARY names a static binary built already
+// (CGO_ENABLED=0), which skips the Go build: on a loaded machine a cold
+// static build takes minutes.
 func EmulatorImage(ctx context.Context, c *testcontainers.DockerClient, tmp string) (tag, binary string, err error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", "", err
 	}
-	binary, err = BuildBinary(ctx, root, tmp)
-	if err != nil {
-		return "", "", err
+	if binary = os.Getenv("ELASTICITY_EMULATOR_BINARY"); binary == "" {
+		binary, err = BuildBinary(ctx, root, tmp)
+		if err != nil {
+			return "", "", err
+		}
 	}
 	tag = Tag()
 	if err := BuildImage(ctx, c, root, binary, tag); err != nil {

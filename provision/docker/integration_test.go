@@ -1,0 +1,223 @@
+package docker_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/provision/docker"
+	"github.com/elasticity-dev/elasticity/provision/docker/dockertest"
+)
+
+// errStub: this build's `elasticity node` is still the placeholder.
+var errStub = errors.New("the emulated node is not in this build")
+
+func randomID(prefix string) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "-" + hex.EncodeToString(b[:])
+}
+
+func inspect(t *testing.T, ctx context.Context, c *testcontainers.DockerClient, id string) container.InspectResponse {
+	t.Helper()
+	res, err := c.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		t.Fatalf("inspecting %s: %v", id, err)
+	}
+	return res.Container
+}
+
+// waitPorts waits until the host reaches the node's CQL, REST and metrics
+// ports at its own address on the run's bridge (no published ports).
+func waitPorts(ctx context.Context, n provision.Node, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for _, port := range []int{n.CQLPort, n.RESTPort, n.MetricsPort} {
+		hp := net.JoinHostPort(n.Address, strconv.Itoa(port))
+		for {
+			conn, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", hp)
+			if err == nil {
+				conn.Close()
+				break
+			}
+			if b, _ := os.ReadFile(n.LogPath); strings.Contains(string(b), "not implemented") {
+				return errStub
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				b, _ := os.ReadFile(n.LogPath)
+				return fmt.Errorf("%s unreachable after %s: %v\nlog:\n%s", hp, within, err, b)
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	return nil
+}
+
+func checkGone(t *testing.T, ctx context.Context, c *testcontainers.DockerClient, runID string) {
+	t.Helper()
+	left, err := dockertest.Leftovers(ctx, c, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Errorf("left behind by run %s:\n%s", runID, strings.Join(left, "\n"))
+	}
+}
+
+// TestProviderAgainstEngine: the emulator image on a real engine: fixed
+// addresses reachable from the host, labels, CPU/memory limits per
+// instance type, stop/start/kill/pause as faults, removal and teardown.
+func TestProviderAgainstEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a Docker engine and an image build")
+	}
+	c, err := dockertest.Client(context.Background())
+	if err != nil {
+		t.Skipf("no Docker engine reachable: %v", err)
+	}
+	defer c.Close()
+	// The image build has its own budget: a cold static Go build is slow on a busy machine.
+	bctx, bcancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	tag, _, err := dockertest.EmulatorImage(bctx, c, t.TempDir())
+	bcancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	runID := randomID("it")
+	dir := t.TempDir()
+	p := docker.New(docker.Options{Image: tag, Emulator: true, SMP: 1, MemoryGB: 1, BaseInstanceType: "i4i.large",
+		HostCPUs: 2, HostMemoryGB: 16, Logf: t.Logf,
+		NodeArgs: func(provision.Node, provision.InstanceType) []string {
+			return []string{"--storage-scale-mib-per-gb", "0.5", "--ops-per-vcpu", "250", "--stream-mib-per-vcpu", "2"}
+		}})
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if err := p.Destroy(ctx); err != nil {
+			t.Errorf("destroy: %v", err)
+		}
+		checkGone(t, ctx, c, runID)
+		_, _ = p.SweepRun(ctx, runID, false) // belt and braces: never leave anything
+	})
+
+	nodes, err := p.Create(ctx, provision.ClusterSpec{RunID: runID, Scenario: "docker-it", ClusterName: "it", DC: "dc1",
+		Racks: []string{"rack1"}, NodesPerRack: 1, InstanceType: "i4i.large", Dir: dir, TTL: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1 := nodes[0]
+	ci := inspect(t, ctx, c, n1.ID)
+	if ci.HostConfig.NanoCPUs != 1e9 || ci.HostConfig.Memory != 2<<30 {
+		t.Errorf("i4i.large limits: %d nano-CPUs, %d bytes", ci.HostConfig.NanoCPUs, ci.HostConfig.Memory)
+	}
+	if ci.Config.Labels[docker.LabelRunID] != runID || ci.Config.Labels[docker.LabelCreatedBy] != "elasticity" || ci.Config.Labels[docker.LabelNode] != "node-1" {
+		t.Errorf("labels: %v", ci.Config.Labels)
+	}
+	if len(ci.NetworkSettings.Networks) != 1 {
+		t.Fatalf("networks: %v", ci.NetworkSettings.Networks)
+	}
+	for name, es := range ci.NetworkSettings.Networks {
+		if es.IPAddress.String() != n1.Address || !strings.HasPrefix(n1.Address, "10.213.") {
+			t.Errorf("network %s: address %v, node says %s", name, es.IPAddress, n1.Address)
+		}
+	}
+	if !strings.Contains(strings.Join(ci.Config.Cmd, " "), "--vcpus 2 --memory-gb 16 --disk-gb 468") {
+		t.Errorf("command: %v", ci.Config.Cmd)
+	}
+	err = waitPorts(ctx, n1, time.Minute)
+	if errors.Is(err, errStub) {
+		t.Skip("`elasticity node` is not implemented in this build: container mechanics checked, node behaviour not")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The metrics name the emulated disk: 468 GB × 0.5 MiB.
+	resp, err := http.Get(fmt.Sprintf("http://%s:%d/metrics", n1.Address, n1.MetricsPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "node_filesystem_size_bytes") {
+		t.Errorf("metrics lack the data filesystem:\n%.2000s", body)
+	}
+
+	// A grow with a larger type gets a larger container.
+	grown, err := p.AddNodes(ctx, []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.xlarge"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n2 := grown[0]
+	ci = inspect(t, ctx, c, n2.ID)
+	if ci.HostConfig.NanoCPUs != 2e9 || ci.HostConfig.Memory != 3<<30 {
+		t.Errorf("i4i.xlarge limits: %d nano-CPUs, %d bytes", ci.HostConfig.NanoCPUs, ci.HostConfig.Memory)
+	}
+	if cmd := strings.Join(ci.Config.Cmd, " "); !strings.Contains(cmd, "--vcpus 4 --memory-gb 32 --disk-gb 937") || !strings.Contains(cmd, "--seeds "+n1.Address) {
+		t.Errorf("grown command: %s", cmd)
+	}
+	if err := waitPorts(ctx, n2, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+
+	// Faults: a graceful stop, a restart at the same address, a kill, a pause.
+	if err := p.StopNode(ctx, n2); err != nil {
+		t.Fatal(err)
+	}
+	if st := inspect(t, ctx, c, n2.ID).State; st.Status != "exited" || st.ExitCode == 137 {
+		t.Errorf("after stop: %s, exit %d (SIGTERM should end it gracefully)", st.Status, st.ExitCode)
+	}
+	if err := p.StartNode(ctx, n2); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitPorts(ctx, n2, time.Minute); err != nil {
+		t.Fatalf("after restart: %v", err)
+	}
+	if err := p.KillNode(ctx, n2); err != nil {
+		t.Fatal(err)
+	}
+	if st := inspect(t, ctx, c, n2.ID).State; st.Status != "exited" || st.ExitCode != 137 {
+		t.Errorf("after kill: %s, exit %d", st.Status, st.ExitCode)
+	}
+	if err := p.PauseNode(ctx, n1); err != nil {
+		t.Fatal(err)
+	}
+	if st := inspect(t, ctx, c, n1.ID).State; st.Status != "paused" {
+		t.Errorf("after pause: %s", st.Status)
+	}
+	if err := p.ResumeNode(ctx, n1); err != nil {
+		t.Fatal(err)
+	}
+	if st := inspect(t, ctx, c, n1.ID).State; st.Status != "running" {
+		t.Errorf("after resume: %s", st.Status)
+	}
+
+	if err := p.RemoveNode(ctx, n2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ContainerInspect(ctx, n2.ID, client.ContainerInspectOptions{}); err == nil {
+		t.Errorf("%s still exists after RemoveNode", n2.Name)
+	}
+	// Logs come from the container's output into <run>/logs.
+	for _, n := range []provision.Node{n1, n2} {
+		if b, err := os.ReadFile(filepath.Join(dir, "logs", n.Name+".log")); err != nil || len(b) == 0 {
+			t.Errorf("%s log: %v (%d bytes)", n.Name, err, len(b))
+		}
+	}
+}
