@@ -230,7 +230,11 @@ func compareTables(runs []run) []Table {
 					}
 					mean, sd := meanSD(samples[i])
 					cell := "—"
-					if len(samples[i]) > 0 {
+					switch len(samples[i]) {
+					case 0:
+					case 1:
+						cell = m.format(mean)
+					default:
 						cell = m.format(mean) + " ± " + m.format(sd)
 					}
 					row = append(row, Cell{Value: cell})
