@@ -3,6 +3,7 @@ package local_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,6 +36,7 @@ func TestEmulatorClusterLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	t.Cleanup(func() { logTails(t, dir) })
 	p := New(Options{Binary: exe, Env: []string{"ELASTICITY_LOCAL_EMULATOR_NODE=1"}, BaseAddress: "127.0.4.160", StopTimeout: 10 * time.Second, Logf: t.Logf})
 	t.Cleanup(func() { p.Destroy(context.Background()) })
 
@@ -205,9 +207,11 @@ func TestEmulatorDeathsAndRemoveDead(t *testing.T) {
 	p := New(Options{Binary: exe, Env: []string{"ELASTICITY_LOCAL_EMULATOR_NODE=1"}, BaseAddress: "127.0.4.170", StopTimeout: 10 * time.Second, Logf: t.Logf})
 	t.Cleanup(func() { p.Destroy(context.Background()) })
 	c := cluster.New(p, cluster.Options{NodeReadyTimeout: 60 * time.Second, PollInterval: 200 * time.Millisecond, Logf: t.Logf})
+	dir := t.TempDir()
+	t.Cleanup(func() { logTails(t, dir) })
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if err := c.Create(ctx, provision.ClusterSpec{RunID: "deaths", Dir: t.TempDir(), Racks: []string{"rack1", "rack2"}, NodesPerRack: 2, InstanceType: "i4i.large"}); err != nil {
+	if err := c.Create(ctx, provision.ClusterSpec{RunID: "deaths", Dir: dir, Racks: []string{"rack1", "rack2"}, NodesPerRack: 2, InstanceType: "i4i.large"}); err != nil {
 		t.Fatal(err)
 	}
 	deaths := monitor.NewDeathMonitor(nil, t.Logf)
@@ -256,5 +260,18 @@ func TestEmulatorDeathsAndRemoveDead(t *testing.T) {
 	}
 	if deaths.Err() == nil || strings.Contains(deaths.Err().Error(), "node-4") {
 		t.Fatalf("death monitor: %v", deaths.Err())
+	}
+}
+
+// logTails shows the end of every node log of a failed test.
+func logTails(t *testing.T, dir string) {
+	if !t.Failed() {
+		return
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "logs", "*"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		t.Logf("--- %s (last lines)\n%s", filepath.Base(f), strings.Join(lines[max(0, len(lines)-25):], "\n"))
 	}
 }

@@ -38,7 +38,7 @@ const (
 	DefaultInternodePort          = 7000
 	DefaultBlockedReactorNotifyMS = 25
 	DefaultStopTimeout            = 15 * time.Second
-	DefaultMaxSeeds               = 3
+	DefaultMaxSeeds               = 1
 	killWait                      = 10 * time.Second
 )
 
@@ -70,7 +70,9 @@ type Options struct {
 	StopTimeout time.Duration
 	// StartInterval is a pause between starting two nodes of one call.
 	StartInterval time.Duration
-	// MaxSeeds is how many of the initial nodes are seeds (default 3).
+	// MaxSeeds is how many of the initial nodes are seeds (default 1: the
+	// emulated node joins through the seeds in order, and a seed that is
+	// itself still joining must not be asked first).
 	MaxSeeds int
 	// KeepData keeps the nodes' data directories on Destroy and RemoveNode.
 	KeepData bool
@@ -466,10 +468,34 @@ func (p *Provider) launch(pr *proc) error {
 			}
 		}
 		p.mu.Unlock()
-		close(done)
+		// Log before done: once done is closed the caller may be gone.
 		p.opts.Logf("%s (pid %d) exited: %v (requested: %v)", pr.node.Name, cmd.Process.Pid, errOrOK(err), exit.Requested)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() > 0 {
+			// A failure of the node itself (not our signal): a Go panic or
+			// a fatal error lands in the output capture, not the log.
+			if tail := tailLines(outPath, 15); tail != "" {
+				p.opts.Logf("%s output (%s, last lines):\n%s", pr.node.Name, outPath, tail)
+			}
+		}
+		close(done)
 	}()
 	return nil
+}
+
+// tailLines returns the last n lines of a file's last 16 KiB.
+func tailLines(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > 16<<10 {
+		_, _ = f.Seek(st.Size()-16<<10, io.SeekStart)
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 16<<10))
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 func errOrOK(err error) string {
