@@ -18,9 +18,6 @@ import (
 // tablet maps) and runs the tablet load balancer; other members forward
 // changes to it.
 
-// maxMigrationsPerNode bounds concurrent migrations a node takes part in.
-const maxMigrationsPerNode = 2
-
 type coordOp struct {
 	Kind    string // schema, join, decommission, removenode, balancing
 	Change  *engine.SchemaChange
@@ -314,6 +311,7 @@ func (n *Node) balancerLoop() {
 		case <-n.ctx.Done():
 			return
 		case <-t.C:
+		case <-n.wake:
 		}
 		if n.isCoordinator() {
 			n.balanceOnce()
@@ -326,32 +324,121 @@ type move struct {
 	index    int
 	from, to Replica
 	op       string
+	rate     float64
+	err      error
 }
 
-// balanceOnce plans and starts migrations, and finishes leaving nodes that
-// hold nothing any more.
+func (mv *move) key() string { return mv.table + "/" + strconv.Itoa(mv.index) }
+
+// migrationLimit is how many migrations a node takes part in at once: one
+// per shard, as ScyllaDB streams a tablet per shard.
+func migrationLimit(nm *NodeMeta) int {
+	if nm == nil {
+		return 1
+	}
+	return max(1, nm.Shards)
+}
+
+// balanceOnce is one round of the topology coordinator: finish streamed
+// migrations, let drained nodes leave, roll back orphaned migrations, then
+// plan and start new ones. Each step is one metadata change, so that
+// thousands of tablets do not mean thousands of publications.
 func (n *Node) balanceOnce() {
+	n.migMu.Lock()
+	done := n.finished
+	n.finished = nil
+	n.migMu.Unlock()
+	if len(done) > 0 {
+		err := n.mutateMeta(n.ctx, func(m *Meta) (*Meta, error) {
+			c := m.clone()
+			for _, mv := range done {
+				tm := c.Tablets[mv.table]
+				if tm == nil || mv.index >= len(tm.Tablets) {
+					continue
+				}
+				t := &tm.Tablets[mv.index]
+				if t.Pending == nil || t.Pending.Host != mv.to.Host {
+					continue
+				}
+				if mv.err == nil {
+					for i, r := range t.Replicas {
+						if r.Host == mv.from.Host {
+							t.Replicas[i] = *t.Pending
+						}
+					}
+				}
+				t.Pending, t.Leaving = nil, ""
+			}
+			return c, nil
+		})
+		n.migMu.Lock()
+		if err != nil {
+			n.finished = append(n.finished, done...)
+		} else {
+			for _, mv := range done {
+				delete(n.migrations, mv.key())
+				if mv.err != nil && n.ctx.Err() == nil {
+					n.log.Logf(scyllalog.Warn, "load_balancer", "Migration of tablet %d of %s from %s to %s failed: %v", mv.index, mv.table, mv.from.Host, mv.to.Host, mv.err)
+				}
+			}
+		}
+		n.migMu.Unlock()
+		if err != nil {
+			return
+		}
+	}
+
 	v := n.view.Load()
 	m := v.m
 	load := shardLoad(m)
 	// Leaving nodes with nothing left have left.
+	var gone []string
 	for id, nm := range m.Nodes {
 		if nm.State == engine.StateLeaving && sum(load[id]) == 0 {
-			n.mutateMeta(n.ctx, func(m *Meta) (*Meta, error) {
-				c := m.clone()
-				c.Nodes[id].State = engine.StateLeft
-				return c, nil
-			})
-			n.log.Logf(scyllalog.Info, "raft_topology", "Node %s has left the cluster", nm.Addr)
-			return
+			gone = append(gone, id)
 		}
 	}
-	n.migMu.Lock()
-	busy := map[string]int{}
-	for k := range n.migrations {
-		_ = k
+	if len(gone) > 0 {
+		if n.mutateMeta(n.ctx, func(m *Meta) (*Meta, error) {
+			c := m.clone()
+			for _, id := range gone {
+				c.Nodes[id].State = engine.StateLeft
+				n.log.Logf(scyllalog.Info, "raft_topology", "Node %s has left the cluster", c.Nodes[id].Addr)
+			}
+			return c, nil
+		}) != nil {
+			return
+		}
+		v = n.view.Load()
+		m = v.m
+		load = shardLoad(m)
 	}
-	n.migMu.Unlock()
+	// Migrations left half-way by a previous coordinator are rolled back
+	// (writes went to both replicas; the old one is still complete).
+	orphans := 0
+	for key, tm := range m.Tablets {
+		for i, t := range tm.Tablets {
+			if t.Pending != nil && !n.migrating(key, i) {
+				orphans++
+			}
+		}
+	}
+	if orphans > 0 {
+		n.log.Logf(scyllalog.Info, "load_balancer", "Rolling back %d orphaned tablet migrations", orphans)
+		n.mutateMeta(n.ctx, func(m *Meta) (*Meta, error) {
+			c := m.clone()
+			for key, tm := range c.Tablets {
+				for i := range tm.Tablets {
+					if tm.Tablets[i].Pending != nil && !n.migrating(key, i) {
+						tm.Tablets[i].Pending, tm.Tablets[i].Leaving = nil, ""
+					}
+				}
+			}
+			return c, nil
+		})
+		return
+	}
+	busy := map[string]int{}
 	for _, tm := range m.Tablets {
 		for _, t := range tm.Tablets {
 			if t.Pending != nil {
@@ -360,54 +447,61 @@ func (n *Node) balanceOnce() {
 			}
 		}
 	}
-	// Migrations left half-way by a previous coordinator are rolled back
-	// (writes went to both replicas; the old one is still complete).
-	for key, tm := range m.Tablets {
-		for i, t := range tm.Tablets {
-			if t.Pending != nil && !n.migrating(key, i) {
-				n.log.Logf(scyllalog.Info, "load_balancer", "Rolling back orphaned migration of tablet %d of %s", i, key)
-				n.mutateMeta(n.ctx, func(m *Meta) (*Meta, error) {
-					if n.migrating(key, i) {
-						return nil, nil
-					}
-					c := m.clone()
-					if tm := c.Tablets[key]; tm != nil && i < len(tm.Tablets) {
-						tm.Tablets[i].Pending, tm.Tablets[i].Leaving = nil, ""
-					}
-					return c, nil
-				})
-				return
-			}
-		}
-	}
 	moves := n.plan(v, load, busy)
 	if len(moves) == 0 {
 		n.migMu.Lock()
-		if len(n.migrations) == 0 {
+		if len(n.migrations) == 0 && len(n.finished) == 0 {
 			n.idleEpoch.Store(v.m.Epoch)
 		}
 		n.migMu.Unlock()
 		return
 	}
-	for _, mv := range moves {
-		key := mv.table + "/" + strconv.Itoa(mv.index)
-		n.migMu.Lock()
-		if n.migrations[key] {
-			n.migMu.Unlock()
-			continue
+	var started []*move
+	err := n.mutateMeta(n.ctx, func(m *Meta) (*Meta, error) {
+		c := m.clone()
+		started = started[:0]
+		for i := range moves {
+			mv := &moves[i]
+			tm := c.Tablets[mv.table]
+			if tm == nil || mv.index >= len(tm.Tablets) || n.migrating(mv.table, mv.index) {
+				continue
+			}
+			t := &tm.Tablets[mv.index]
+			if t.Pending != nil || !hasReplica(*t, mv.from.Host) || hasReplica(*t, mv.to.Host) {
+				continue
+			}
+			p := mv.to
+			t.Pending, t.Leaving = &p, mv.from.Host
+			from, to := c.Nodes[mv.from.Host], c.Nodes[mv.to.Host]
+			mv.rate = to.StreamBPS / float64(max(1, to.Shards))
+			if from != nil && n.isUp(from.HostID) {
+				mv.rate = min(mv.rate, from.StreamBPS/float64(max(1, from.Shards)))
+			}
+			started = append(started, mv)
 		}
-		n.migrations[key] = true
+		if len(started) == 0 {
+			return nil, nil
+		}
+		return c, nil
+	})
+	if err != nil || len(started) == 0 {
+		return
+	}
+	n.met.migrations.Add(float64(len(started)))
+	for _, mv := range started {
+		n.migMu.Lock()
+		n.migrations[mv.key()] = true
 		n.migMu.Unlock()
 		n.wg.Add(1)
 		go func() {
 			defer n.wg.Done()
-			defer func() {
-				n.migMu.Lock()
-				delete(n.migrations, key)
-				n.migMu.Unlock()
-			}()
-			if err := n.migrate(n.ctx, mv); err != nil && n.ctx.Err() == nil {
-				n.log.Logf(scyllalog.Warn, "load_balancer", "Migration of tablet %d of %s from %s to %s failed: %v", mv.index, mv.table, mv.from.Host, mv.to.Host, err)
+			mv.err = n.stream(n.ctx, mv)
+			n.migMu.Lock()
+			n.finished = append(n.finished, mv)
+			n.migMu.Unlock()
+			select {
+			case n.wake <- struct{}{}:
+			default:
 			}
 		}()
 	}
@@ -418,7 +512,7 @@ func (n *Node) balanceOnce() {
 func (n *Node) plan(v *view, load map[string][]int, busy map[string]int) []move {
 	m := v.m
 	var moves []move
-	canUse := func(h string) bool { return busy[h] < maxMigrationsPerNode }
+	canUse := func(h string) bool { return busy[h] < migrationLimit(m.Nodes[h]) }
 	take := func(mv move) {
 		moves = append(moves, mv)
 		busy[mv.from.Host]++
@@ -550,31 +644,15 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-// migrate moves one tablet replica: add the pending replica (writes go to
-// both), stream, then switch ownership. The old replica deletes the range
-// when it sees the new map.
-func (n *Node) migrate(ctx context.Context, mv move) error {
-	err := n.mutateMeta(ctx, func(m *Meta) (*Meta, error) {
-		tm := m.Tablets[mv.table]
-		if tm == nil || mv.index >= len(tm.Tablets) {
-			return nil, errors.New("tablet no longer exists")
-		}
-		t := tm.Tablets[mv.index]
-		if t.Pending != nil || !hasReplica(t, mv.from.Host) || hasReplica(t, mv.to.Host) {
-			return nil, errors.New("tablet changed")
-		}
-		c := m.clone()
-		p := mv.to
-		c.Tablets[mv.table].Tablets[mv.index].Pending = &p
-		c.Tablets[mv.table].Tablets[mv.index].Leaving = mv.from.Host
-		return c, nil
-	})
-	if err != nil {
-		return err
-	}
-	n.met.migrations.Inc()
+// stream has the new replica copy the tablet from a live replica (the
+// leaving one first). The coordinator switches ownership afterwards; the
+// old replica deletes the range when it sees the new map.
+func (n *Node) stream(ctx context.Context, mv *move) error {
 	v := n.view.Load()
 	tm := v.m.Tablets[mv.table]
+	if tm == nil || mv.index >= len(tm.Tablets) {
+		return errors.New("tablet no longer exists")
+	}
 	t := tm.Tablets[mv.index]
 	var sources []string
 	if n.isUp(mv.from.Host) {
@@ -585,33 +663,10 @@ func (n *Node) migrate(ctx context.Context, mv move) error {
 			sources = append(sources, r.Host)
 		}
 	}
-	rate := v.m.Nodes[mv.to.Host].StreamBPS
-	if f := v.m.Nodes[mv.from.Host]; f != nil && f.StreamBPS < rate && n.isUp(mv.from.Host) {
-		rate = f.StreamBPS
-	}
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
-	_, serr := n.call(sctx, mv.to.Host, &msg{Op: opStream, Stream: &streamReq{Table: parseUUID(mv.table), Index: mv.index, Count: len(tm.Tablets), Sources: sources, Rate: rate, Op: mv.op}})
-	cancel()
-	return errors.Join(serr, n.mutateMeta(context.WithoutCancel(ctx), func(m *Meta) (*Meta, error) {
-		c := m.clone()
-		tm := c.Tablets[mv.table]
-		if tm == nil || mv.index >= len(tm.Tablets) {
-			return nil, nil
-		}
-		t := &tm.Tablets[mv.index]
-		if t.Pending == nil || t.Pending.Host != mv.to.Host {
-			return nil, nil
-		}
-		if serr == nil {
-			for i, r := range t.Replicas {
-				if r.Host == mv.from.Host {
-					t.Replicas[i] = *t.Pending
-				}
-			}
-		}
-		t.Pending, t.Leaving = nil, ""
-		return c, nil
-	}))
+	defer cancel()
+	_, err := n.call(sctx, mv.to.Host, &msg{Op: opStream, Stream: &streamReq{Table: parseUUID(mv.table), Index: mv.index, Count: len(tm.Tablets), Sources: sources, Rate: mv.rate, Op: mv.op}})
+	return err
 }
 
 // addrOf is host:port of a member's internode listener.

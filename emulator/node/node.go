@@ -90,7 +90,9 @@ type Node struct {
 
 	migMu      sync.Mutex
 	migrations map[string]bool // "table/index" in flight
-	idleEpoch  atomic.Uint64   // epoch at which the balancer last found nothing to do
+	finished   []*move         // streamed, waiting for the switch of ownership
+	wake       chan struct{}
+	idleEpoch  atomic.Uint64 // epoch at which the balancer last found nothing to do
 
 	pulling  atomic.Bool
 	started  time.Time
@@ -158,7 +160,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
 	n := &Node{cfg: cfg, log: cfg.Log, lastSeen: map[string]time.Time{}, up: map[string]bool{}, loads: map[string]int64{},
-		subs: map[chan engine.Event]struct{}{}, migrations: map[string]bool{}, joined: make(chan struct{}), left: make(chan struct{})}
+		subs: map[chan engine.Event]struct{}{}, migrations: map[string]bool{}, wake: make(chan struct{}, 1), joined: make(chan struct{}), left: make(chan struct{})}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.started = time.Now()
 	st, err := OpenStore(filepath.Join(cfg.DataDir, "data"))

@@ -409,5 +409,7 @@ func (s *Store) GetMeta(name string) ([]byte, error) {
 }
 
 func (s *Store) PutMeta(name string, v []byte) error {
-	return s.db.Set(append([]byte{prefixMeta}, name...), v, pebble.Sync)
+	// NoSync: metadata is republished by the coordinator and pulled on
+	// restart; a clean shutdown flushes it anyway.
+	return s.db.Set(append([]byte{prefixMeta}, name...), v, pebble.NoSync)
 }
