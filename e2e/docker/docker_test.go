@@ -1,0 +1,361 @@
+// Package docker runs the elasticity binary against a real Docker engine
+// with the emulator image built from this repository (no registry): the
+// smoke scenario on the docker backend, and `elasticity gc` cleaning up after
+// a crashed run. Every test checks that nothing labelled by the run is left.
+//
+// ELASTICITY_EMULATOR_BINARY reuses a static binary built already
+// (CGO_ENABLED=0 go build ./cmd/elasticity); ELASTICITY_EMULATOR_IMAGE
+// names the image (default elasticity-emulator:test).
+package docker
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/elasticity-dev/elasticity/provision/docker"
+	"github.com/elasticity-dev/elasticity/provision/docker/dockertest"
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+var (
+	binary    string // static elasticity binary, also the image's
+	image     string
+	skipWhy   string // why every test skips (no engine)
+	setupErr  error
+	dockerCli *testcontainers.DockerClient
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(func() int {
+		c, err := dockertest.Client(context.Background())
+		if err != nil {
+			skipWhy = fmt.Sprintf("no Docker engine reachable: %v", err)
+			return m.Run()
+		}
+		dockerCli = c
+		defer c.Close()
+		tmp, err := os.MkdirTemp("", "elasticity-e2e-docker-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(tmp)
+		// A cold static build takes minutes on a busy machine.
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		image, binary, setupErr = dockertest.EmulatorImage(ctx, c, tmp)
+		cancel()
+		return m.Run()
+	}())
+}
+
+func need(t *testing.T) {
+	t.Helper()
+	if skipWhy != "" {
+		t.Skip(skipWhy)
+	}
+	if setupErr != nil {
+		t.Fatalf("building the emulator image: %v", setupErr)
+	}
+}
+
+func randomID(prefix string) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "-" + hex.EncodeToString(b[:])
+}
+
+func checkGone(t *testing.T, runID string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left, err := dockertest.Leftovers(context.Background(), dockerCli, runID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("left behind by run %q:\n%s", runID, strings.Join(left, "\n"))
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// seen is what a watcher saw of one container while the run went on.
+type seen struct {
+	Name     string
+	RunID    string
+	NanoCPUs int64
+	Memory   int64
+	Cmd      string
+	Address  string
+}
+
+// watch records the containers of a scenario (by label) until ctx ends:
+// their limits and commands can only be inspected while they exist.
+func watch(ctx context.Context, scenario string) func() map[string]seen {
+	var mu sync.Mutex
+	got := map[string]seen{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f := client.Filters{}.Add("label", docker.LabelCreatedBy+"=elasticity").Add("label", docker.LabelScenario+"="+scenario)
+		for ctx.Err() == nil {
+			cs, err := dockerCli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+			if err == nil {
+				for _, s := range cs.Items {
+					node := s.Labels[docker.LabelNode]
+					mu.Lock()
+					_, ok := got[node]
+					mu.Unlock()
+					if ok {
+						continue
+					}
+					res, err := dockerCli.ContainerInspect(ctx, s.ID, client.ContainerInspectOptions{})
+					if err != nil {
+						continue
+					}
+					ci := res.Container
+					s := seen{Name: node, RunID: s.Labels[docker.LabelRunID], Cmd: strings.Join(ci.Config.Cmd, " ")}
+					if ci.HostConfig != nil {
+						s.NanoCPUs, s.Memory = ci.HostConfig.NanoCPUs, ci.HostConfig.Memory
+					}
+					for _, es := range ci.NetworkSettings.Networks {
+						s.Address = es.IPAddress.String()
+					}
+					mu.Lock()
+					got[node] = s
+					mu.Unlock()
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+	return func() map[string]seen {
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return got
+	}
+}
+
+// TestSmokeOnDocker is the acceptance of the docker backend: configs/smoke.yaml
+// on three emulator containers, a grow by one larger node (i4i.xlarge: a
+// larger container), a report, and nothing left afterwards.
+func TestSmokeOnDocker(t *testing.T) {
+	need(t)
+	out := filepath.Join(t.TempDir(), "smoke-docker")
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	wctx, wcancel := context.WithCancel(ctx)
+	containers := watch(wctx, "smoke")
+
+	// Durations are not scaled off the local backend: shrink them here.
+	cmd := exec.CommandContext(ctx, binary, "run", "../../configs/smoke.yaml", "--out", out,
+		"--backend", "docker",
+		"--set", "docker.image="+image,
+		"--set", "steady_state=20s",
+		"--set", "final_hold=10s",
+		"--set", "dataset.fill.0.hold=5s",
+		"--set", "nemesis.0.grow_cluster.instance_type=i4i.xlarge",
+		"--set", "nemesis.0.grow_cluster.name=Add 1 x i4i.xlarge",
+		"--set", "timeouts.node_ready=2m",
+		"--set", "timeouts.data_balanced=2m",
+		"--set", "timeouts.latency_recovered=1m",
+		"--set", "timeouts.fill=2m",
+	)
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) } // lets the run tear down
+	cmd.WaitDelay = time.Minute
+	start := time.Now()
+	err := cmd.Run()
+	wcancel()
+	seenBy := containers()
+	runID := ""
+	for _, s := range seenBy {
+		runID = s.RunID
+	}
+	if runID != "" {
+		defer checkGone(t, runID)
+	}
+	code := -1
+	if err == nil {
+		code = 0
+	} else if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	// 1 = thresholds failed: a loaded machine may miss the 100 ms P99; the pipeline still ran.
+	if code != 0 && code != 1 {
+		t.Fatalf("exit %d after %s: %v\n%s", code, time.Since(start).Round(time.Second), err, log.String())
+	}
+	t.Logf("run %s took %s, exit %d", runID, time.Since(start).Round(time.Second), code)
+
+	// Three initial containers and one grown, the grown one larger.
+	if len(seenBy) != 4 {
+		t.Fatalf("containers seen: %+v\n%s", seenBy, log.String())
+	}
+	for name, s := range seenBy {
+		wantCPU, wantMem, wantVCPUs := int64(1e9), int64(3<<30), "--vcpus 2 "
+		if name == "node-4" {
+			wantCPU, wantMem, wantVCPUs = 2e9, 5<<30, "--vcpus 4 "
+		}
+		if s.NanoCPUs != wantCPU || s.Memory != wantMem || !strings.Contains(s.Cmd, wantVCPUs) {
+			t.Errorf("%s: %d nano-CPUs, %d bytes, command %s; want %d, %d, %s", name, s.NanoCPUs, s.Memory, s.Cmd, wantCPU, wantMem, wantVCPUs)
+		}
+		// The local scale model travels with the emulator image.
+		if !strings.Contains(s.Cmd, "--storage-scale-mib-per-gb 0.5") {
+			t.Errorf("%s: no scale factors in %s", name, s.Cmd)
+		}
+		if !strings.HasPrefix(s.Address, "10.213.") {
+			t.Errorf("%s: address %s", name, s.Address)
+		}
+	}
+
+	for _, f := range []string{results.FileScenario, results.FileEvents, results.FileLatency, results.FileMetrics, results.FileResult, results.FileReportMD} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("missing %s: %v", f, err)
+		}
+	}
+	for i := 1; i <= 4; i++ {
+		b, err := os.ReadFile(filepath.Join(out, results.DirLogs, fmt.Sprintf("node-%d.log", i)))
+		if err != nil || len(b) == 0 {
+			t.Errorf("node-%d log: %v (%d bytes)", i, err, len(b))
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, results.FileResult))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res results.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatalf("result.json: %v", err)
+	}
+	if res.Status != results.StatusPassed && res.Status != results.StatusFailed {
+		t.Fatalf("status %s: %s\n%s", res.Status, res.Reason, log.String())
+	}
+	var steady, grow int
+	for _, c := range res.Cycles {
+		if c.WriteOpsPerS <= 0 || c.ReadOpsPerS <= 0 {
+			t.Errorf("%s has no throughput: %+v", c.Name, c)
+		}
+		if c.Name == "Cycle #0" {
+			steady++
+		} else {
+			grow++
+		}
+		t.Logf("%s: write %.0f/s P99 %.1f ms, read %.0f/s P99 %.1f ms", c.Name, c.WriteOpsPerS, c.WriteP99MS, c.ReadOpsPerS, c.ReadP99MS)
+	}
+	if steady != 1 || grow < 1 {
+		t.Errorf("cycles: %+v", res.Cycles)
+	}
+	if len(res.Disk) < 3 {
+		t.Errorf("disk usage at %d phases, want 3 or more", len(res.Disk))
+	}
+}
+
+// TestGCRemovesACrashedRun: a container and a network labelled by a run
+// whose keep-until has passed are what a crashed run leaves; `elasticity gc
+// --backend docker` lists them (dry run), --yes removes them, and a fresh
+// run's network is kept until --run-id names it.
+func TestGCRemovesACrashedRun(t *testing.T) {
+	need(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	crashed, fresh := randomID("gc-crashed"), randomID("gc-fresh")
+	t.Cleanup(func() {
+		p := docker.New(docker.Options{})
+		for _, id := range []string{crashed, fresh} {
+			_, _ = p.SweepRun(context.Background(), id, false)
+		}
+	})
+	now := time.Now().UTC()
+	labels := func(runID string, keepUntil time.Time) map[string]string {
+		return map[string]string{docker.LabelCreatedBy: "elasticity", docker.LabelRunID: runID, docker.LabelScenario: "gc-test",
+			docker.LabelCreatedAt: now.Add(-2 * time.Hour).Format(time.RFC3339), docker.LabelKeepUntil: keepUntil.Format(time.RFC3339)}
+	}
+
+	// The crashed run: a network and a running emulated node on it.
+	old := labels(crashed, now.Add(-time.Hour))
+	netID := createNetwork(t, ctx, "elasticity-"+crashed, old)
+	nodeLabels := map[string]string{docker.LabelNode: "node-1"}
+	for k, v := range old {
+		nodeLabels[k] = v
+	}
+	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{Started: true, ContainerRequest: testcontainers.ContainerRequest{
+		Image: image, Name: "elasticity-" + crashed + "-node-1", Labels: nodeLabels, Networks: []string{"elasticity-" + crashed},
+		Cmd: []string{"node", "--listen-address", "127.0.0.2", "--data-dir", "/var/lib/scylla"},
+		HostConfigModifier: func(hc *container.HostConfig) {
+			hc.NanoCPUs, hc.Memory = 1e9, 1<<30
+		},
+	}})
+	if err != nil {
+		t.Fatalf("starting the crashed run's node: %v", err)
+	}
+	id := c.GetContainerID()
+	// The fresh run: a network that must survive gc without --run-id.
+	createNetwork(t, ctx, "elasticity-"+fresh, labels(fresh, now.Add(time.Hour)))
+
+	gc := func(args ...string) string {
+		t.Helper()
+		out, err := exec.CommandContext(ctx, binary, append([]string{"gc", "--backend", "docker"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("gc %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+
+	out := gc()
+	for _, want := range []string{"elasticity-" + crashed + "-node-1", "elasticity-" + crashed, "would remove", "elasticity-" + fresh} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := dockerCli.ContainerInspect(ctx, id, client.ContainerInspectOptions{}); err != nil {
+		t.Fatalf("the dry run removed the container: %v", err)
+	}
+
+	out = gc("--yes")
+	if !strings.Contains(out, "removed") {
+		t.Errorf("--yes output:\n%s", out)
+	}
+	checkGone(t, crashed)
+	if _, err := dockerCli.NetworkInspect(ctx, netID, client.NetworkInspectOptions{}); err == nil {
+		t.Errorf("network of the crashed run still exists")
+	}
+	if left, _ := dockertest.Leftovers(ctx, dockerCli, fresh); len(left) != 1 {
+		t.Errorf("the fresh run's network should be kept: %v", left)
+	}
+
+	gc("--yes", "--run-id", fresh)
+	checkGone(t, fresh)
+}
+
+func createNetwork(t *testing.T, ctx context.Context, name string, labels map[string]string) string {
+	t.Helper()
+	res, err := dockerCli.NetworkCreate(ctx, name, client.NetworkCreateOptions{Driver: "bridge", Labels: labels})
+	if err != nil {
+		t.Fatalf("creating network %s: %v", name, err)
+	}
+	return res.ID
+}
