@@ -20,6 +20,8 @@ type Console struct {
 	start  time.Time
 	buf    []results.LatencyRecord
 	header bool
+	// nominal is the length of the first interval printed.
+	nominal time.Duration
 }
 
 // NewConsole prints to w for a workload of nOps operation types.
@@ -55,6 +57,13 @@ func (c *Console) printLocked() {
 	if err != nil {
 		fmt.Fprintf(c.w, "interval: %v\n", err)
 		return
+	}
+	span := w.End.Sub(w.Start)
+	if c.nominal == 0 {
+		c.nominal = span
+	}
+	if span < c.nominal/2 {
+		return // the last sliver of a run: its rate would mislead (the summary covers it)
 	}
 	ops := float64(w.Count+w.ErrorCount()) / w.End.Sub(w.Start).Seconds()
 	s := results.SummarizeHDR(w.Response)

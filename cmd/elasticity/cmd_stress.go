@@ -276,9 +276,10 @@ func runStress(ctx context.Context, e *env, f *stressFlags) error {
 			CheckEvery: 50 * time.Millisecond,
 		}, func() bool { return written.Load() >= f.keys }, sink, func(n int64) {
 			written.Store(n)
-			if now := time.Now(); n != lastN && (now.Sub(lastPrint) >= time.Second || n >= f.keys) {
-				lastPrint, lastN = now, n
-				fmt.Fprintf(e.Stdout, "prefill: %d/%d keys (%.0f keys/s)\n", min(n, f.keys), f.keys, float64(n)/now.Sub(fillStart).Seconds())
+			shown := min(n, f.keys)
+			if now := time.Now(); shown != lastN && (now.Sub(lastPrint) >= time.Second || n >= f.keys) {
+				lastPrint, lastN = now, shown
+				fmt.Fprintf(e.Stdout, "prefill: %d/%d keys (%.0f keys/s)\n", shown, f.keys, float64(n)/now.Sub(fillStart).Seconds())
 			}
 		})
 		if err != nil {
