@@ -55,3 +55,14 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkFinalizeFixture renders the checked-in 26-minute run (10 s intervals).
+func BenchmarkFinalizeFixture(b *testing.B) {
+	dir := copyRun(b, filepath.Join("testdata", "run1"))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Finalize(dir, "", ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
