@@ -24,7 +24,7 @@ table{border-collapse:collapse;margin:6px 0 4px;font-variant-numeric:tabular-num
 th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f6f8fa;font-weight:600}
 td.passed{background:#dafbe1;color:#116329}td.failed{background:#ffebe9;color:#a40e26;font-weight:600}
-td.line{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;max-width:620px;word-break:break-all}
+td.num{text-align:right}td.line{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;max-width:620px;word-break:break-all}
 .note{color:#57606a;font-size:13px;margin:4px 0}
 svg.chart{display:block;margin:8px 0 14px;max-width:100%;height:auto;background:#fff}
 svg .ct{font-size:14px;font-weight:600;fill:#1b1f23}svg .sl{font-size:10px;fill:#57606a}
@@ -96,6 +96,9 @@ func HTML(w io.Writer, a *results.Analysis) error {
 			row := make([]htmlCell, len(r))
 			for i, c := range r {
 				row[i] = htmlCell{Value: c.Value, Class: c.Status, Threshold: c.Threshold}
+				if i > 0 && numeric(c.Value) {
+					row[i].Class = strings.TrimSpace(row[i].Class + " num")
+				}
 				if t.ID == "errors" && i == len(r)-1 {
 					row[i].Class = "line"
 				}
@@ -108,4 +111,17 @@ func HTML(w io.Writer, a *results.Analysis) error {
 		return fmt.Errorf("rendering the HTML report: %w", err)
 	}
 	return nil
+}
+
+// numeric reports whether a cell holds a number, a duration or a time (right-aligned).
+func numeric(v string) bool {
+	if v == "" {
+		return false
+	}
+	for _, c := range v {
+		if !(c >= '0' && c <= '9' || c == '.' || c == ',' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package reporting
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,7 +126,7 @@ func TestHTMLReport(t *testing.T) {
 		if tk.name == "svg" {
 			svgs++
 		}
-		if tk.name == "td" && tk.attrs["class"] == CellFailed && tk.attrs["title"] != "" {
+		if tk.name == "td" && slices.Contains(strings.Fields(tk.attrs["class"]), CellFailed) && tk.attrs["title"] != "" {
 			failedWithTitle++
 		}
 		for _, a := range []string{"src", "href", "xlink:href", "action"} {
