@@ -207,17 +207,59 @@ func (s *scanner) number() []byte {
 }
 
 func (s *scanner) int() (int64, bool) {
-	n, err := strconv.ParseInt(string(s.number()), 10, 64)
+	v := s.number()
+	if !jsonNumber(v) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(v), 10, 64)
 	return n, err == nil
 }
 
 func (s *scanner) float() (float64, bool) {
 	v := s.number()
-	if len(v) == 0 || v[0] == '+' || v[0] == '.' {
+	if !jsonNumber(v) {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(string(v), 64)
 	return f, err == nil
+}
+
+// jsonNumber checks the JSON number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func jsonNumber(v []byte) bool {
+	i := 0
+	if i < len(v) && v[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	switch {
+	case i < len(v) && v[i] == '0':
+		i++
+	case digits() == 0:
+		return false
+	}
+	if i < len(v) && v[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		i++
+		if i < len(v) && (v[i] == '+' || v[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(v)
 }
 
 // skip skips one value of any kind.

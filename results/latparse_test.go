@@ -56,3 +56,23 @@ func TestParseLatencyLineMatchesJSON(t *testing.T) {
 		t.Errorf("fast path took only %d lines", fast)
 	}
 }
+
+// FuzzParseLatencyLine: never a panic, and whatever the fast path accepts
+// encoding/json accepts too.
+func FuzzParseLatencyLine(f *testing.F) {
+	for _, s := range []string{
+		`{"start":"2026-03-02T23:42:23Z","op":"write","count":1,"errors":{"t":1},"response":{"p90_ms":1.5e0},"response_hdr":"x"}`,
+		`{"a":[1,{"b":null}],"count":-0}`, `{"count":01}`, `{"response":{"p99_ms":-1.}}`, `{`, ``,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var d latencyLine
+		if parseLatencyLine([]byte(s), &d) {
+			var j latencyLine
+			if err := json.Unmarshal([]byte(s), &j); err != nil {
+				t.Errorf("fast path accepted %q; json: %v", s, err)
+			}
+		}
+	})
+}
