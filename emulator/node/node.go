@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/gob"
 	"errors"
 	"fmt"
@@ -35,6 +36,7 @@ const (
 	publishTimeout    = 3 * time.Second
 	numVnodeTokens    = 16
 	streamChunkBytes  = 256 << 10
+	cleanupInterval   = 2 * time.Second
 )
 
 // Config configures a node.
@@ -94,6 +96,8 @@ type Node struct {
 	wake       chan struct{}
 	idleEpoch  atomic.Uint64 // epoch at which the balancer last found nothing to do
 
+	cleanMu  sync.Mutex
+	cleanQ   [][2][]byte
 	pulling  atomic.Bool
 	started  time.Time
 	left     chan struct{} // closed once this node has left the cluster
@@ -201,7 +205,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.view.Store(newView(&Meta{Keyspaces: map[string]*engine.Keyspace{}, Tables: map[string]map[string]*engine.Table{},
 			Nodes: map[string]*NodeMeta{}, Tablets: map[string]*TabletMap{}, Balancing: true}))
 	}
-	n.wg.Add(2)
+	n.wg.Add(3)
+	go n.cleanupLoop()
 	go n.gossipLoop()
 	go n.balancerLoop()
 	if err := n.join(ctx); err != nil {
@@ -283,9 +288,12 @@ func parseUUID(s string) [16]byte {
 }
 
 func (n *Node) loadMeta() (*Meta, error) {
-	b, err := n.store.GetMeta("cluster")
-	if err != nil || b == nil {
-		return nil, err
+	b, err := os.ReadFile(n.metaPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading cluster metadata: %w", err)
 	}
 	var m Meta
 	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&m); err != nil {
@@ -293,6 +301,8 @@ func (n *Node) loadMeta() (*Meta, error) {
 	}
 	return &m, nil
 }
+
+func (n *Node) metaPath() string { return filepath.Join(n.cfg.DataDir, "cluster-metadata.gob") }
 
 // self is this node's member record.
 func (n *Node) self() *NodeMeta {
@@ -377,7 +387,13 @@ func (n *Node) installMeta(m *Meta) error {
 	if err := gob.NewEncoder(&buf).Encode(m); err != nil {
 		return fmt.Errorf("encoding cluster metadata: %w", err)
 	}
-	if err := n.store.PutMeta("cluster", buf.Bytes()); err != nil {
+	// A file replaced atomically, not a Pebble key: with thousands of
+	// tablets every epoch is a large value, and the log would keep them all.
+	tmp := n.metaPath() + ".tmp"
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("storing cluster metadata: %w", err)
+	}
+	if err := os.Rename(tmp, n.metaPath()); err != nil {
 		return fmt.Errorf("storing cluster metadata: %w", err)
 	}
 	nv := newView(m)
@@ -418,7 +434,7 @@ func (n *Node) afterMetaChange(old, nv *view) {
 	for id := range old.byID {
 		if nv.byID[id] == nil {
 			s := tableStart(id)
-			go n.store.DeleteRange(s, keyUpperBound(s), true)
+			n.cleanup(s, keyUpperBound(s))
 		}
 	}
 	// Tablets moved away from this node: delete and compact their ranges.
@@ -432,13 +448,7 @@ func (n *Node) afterMetaChange(old, nv *view) {
 				id := parseUUID(key)
 				first, last := tabletRange(i, len(ntm.Tablets))
 				s, e := tokenRangeKeys(id, first, last)
-				n.wg.Add(1)
-				go func() {
-					defer n.wg.Done()
-					if err := n.store.DeleteRange(s, e, true); err != nil {
-						n.log.Logf(scyllalog.Warn, "tablets", "Cleaning up tablet %d of %s: %v", i, key, err)
-					}
-				}()
+				n.cleanup(s, e)
 			}
 		}
 	}
@@ -506,6 +516,53 @@ func (n *Node) Close() error {
 		return fmt.Errorf("closing storage: %w", err)
 	}
 	return nil
+}
+
+// cleanup deletes a key range at once (reads stop seeing it) and queues
+// it for compaction, which the cleanup worker batches so that moving
+// thousands of tablets does not mean thousands of flushes.
+func (n *Node) cleanup(start, end []byte) {
+	if err := n.store.DeleteRange(start, end, false); err != nil {
+		n.log.Logf(scyllalog.Warn, "tablets", "Cleaning up a moved tablet: %v", err)
+		return
+	}
+	n.cleanMu.Lock()
+	n.cleanQ = append(n.cleanQ, [2][]byte{start, end})
+	n.cleanMu.Unlock()
+}
+
+// cleanupLoop compacts deleted ranges (every few seconds) so that the real
+// bytes on disk fall after tablets moved away.
+func (n *Node) cleanupLoop() {
+	defer n.wg.Done()
+	t := time.NewTicker(cleanupInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-t.C:
+		}
+		n.cleanMu.Lock()
+		q := n.cleanQ
+		n.cleanQ = nil
+		n.cleanMu.Unlock()
+		if len(q) == 0 {
+			continue
+		}
+		lo, hi := q[0][0], q[0][1]
+		for _, r := range q[1:] {
+			if bytes.Compare(r[0], lo) < 0 {
+				lo = r[0]
+			}
+			if bytes.Compare(r[1], hi) > 0 {
+				hi = r[1]
+			}
+		}
+		if err := n.store.Compact(lo, hi); err != nil && n.ctx.Err() == nil {
+			n.log.Logf(scyllalog.Warn, "compaction", "Compacting %d cleaned up ranges: %v", len(q), err)
+		}
+	}
 }
 
 // ---- failure detection and gossip ----
@@ -1170,8 +1227,16 @@ func (n *Node) scanOut(ctx context.Context, req *scanReq) (*msg, error) {
 	if rate <= 0 || math.IsInf(rate, 0) {
 		rate = n.cfg.StreamBytesPerSec
 	}
-	// Streaming is spread over shards: charge the chunk to one of them.
-	if err := n.cap.Stream(ctx, int(n.met.streamOut.get()/streamChunkBytes)%n.cfg.VCPUs, b, rate); err != nil {
+	// The chunk takes streaming time on the shard that owns the tablet here.
+	shard := 0
+	if len(req.Start) >= 25 {
+		tok := int64(binary.BigEndian.Uint64(req.Start[17:25]) ^ (1 << 63))
+		v := n.view.Load()
+		if t := v.byID[req.Table]; t != nil {
+			shard = n.shardOf(v, t, tok)
+		}
+	}
+	if err := n.cap.Stream(ctx, shard, b, rate); err != nil {
 		return nil, err
 	}
 	n.met.streamOut.Add(float64(b))

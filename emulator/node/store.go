@@ -395,6 +395,14 @@ func (s *Store) DeleteRange(start, end []byte, compact bool) error {
 	return nil
 }
 
+// Compact flushes the memtable and compacts [start, end).
+func (s *Store) Compact(start, end []byte) error {
+	if err := s.db.Flush(); err != nil {
+		return err
+	}
+	return s.db.Compact(start, end, true)
+}
+
 // GetMeta / PutMeta store node-local metadata.
 func (s *Store) GetMeta(name string) ([]byte, error) {
 	v, c, err := s.db.Get(append([]byte{prefixMeta}, name...))
