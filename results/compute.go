@@ -526,6 +526,8 @@ func stepDurations(s *StepTiming) []Duration {
 		out = append(out, d(DurRemoveNodes, s.RequestedAt, s.NormalAt)...)
 	case "drain":
 		out = append(out, d(DurDrainNodes, s.RequestedAt, s.NormalAt)...)
+	case "hook":
+		return d("Hook "+s.Step, s.RequestedAt, s.EndedAt)
 	default:
 		return nil
 	}
