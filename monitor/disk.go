@@ -56,13 +56,13 @@ type DiskMonitor struct {
 	interval time.Duration
 	// Timeout bounds one node's scrape.
 	Timeout time.Duration
-	// Logf receives scrape failures (once per node until it recovers).
+	// Logf receives scrape failures (once per node, from its second failure in a row).
 	Logf func(format string, args ...any)
 	HTTP *http.Client
 
 	mu     sync.Mutex
 	latest map[string]results.NodeSample
-	failed map[string]bool
+	failed map[string]int // consecutive failed samples per node
 }
 
 // NewDiskMonitor samples the nodes nodes() returns every interval into w
@@ -75,7 +75,7 @@ func NewDiskMonitor(nodes func() []*cluster.Node, w *results.JSONLWriter, interv
 		nodes: nodes, w: w, interval: interval, Timeout: 5 * time.Second,
 		Logf:   func(string, ...any) {},
 		HTTP:   &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 2}},
-		latest: map[string]results.NodeSample{}, failed: map[string]bool{},
+		latest: map[string]results.NodeSample{}, failed: map[string]int{},
 	}
 }
 
@@ -111,13 +111,13 @@ func (m *DiskMonitor) SampleAll(ctx context.Context) []results.NodeSample {
 	for _, s := range out {
 		live[s.Node] = true
 		if s.Error != "" {
-			if !m.failed[s.Node] {
+			// A node that is still starting fails once; say so from the second failure on, once.
+			if m.failed[s.Node]++; m.failed[s.Node] == 2 {
 				m.Logf("monitor: reading disk usage of %s: %s", s.Node, s.Error)
 			}
-			m.failed[s.Node] = true
 			continue
 		}
-		m.failed[s.Node] = false
+		delete(m.failed, s.Node)
 		m.latest[s.Node] = s
 	}
 	for name := range m.latest { // nodes that left no longer count
