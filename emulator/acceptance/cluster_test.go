@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -131,6 +132,12 @@ func (c *tcluster) close() {
 	for _, n := range c.Nodes {
 		if v, err := n.metric(ctx, "scylla_reactor_stalls"); err == nil {
 			stalls = append(stalls, fmt.Sprintf("%s=%v", n.Addr, v))
+		}
+		if b, err := os.ReadFile(n.LogPath); err == nil {
+			if k := strings.Count(string(b), "No space left on device"); k > 0 {
+				u, _ := n.diskUsage(ctx)
+				c.t.Logf("%s (%s): %d log lines say No space left on device; disk usage now %.1f%%", n.Addr, n.Type, k, 100*u)
+			}
 		}
 	}
 	cancel()

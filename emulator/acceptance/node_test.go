@@ -3,6 +3,7 @@ package acceptance
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/elasticity-dev/elasticity/cluster/scyllarest"
 )
@@ -49,4 +50,31 @@ func (n *tnode) diskUsage(ctx context.Context) (float64, error) {
 		return 0, err
 	}
 	return 1 - avail/size, nil
+}
+
+// samplePeakUsage samples the disk usage of nodes every interval until the
+// returned stop is called, which returns the peak usage per node.
+func samplePeakUsage(ctx context.Context, nodes []*tnode, every time.Duration) (stop func() map[string]float64) {
+	ctx, cancel := context.WithCancel(ctx)
+	out := make(chan map[string]float64, 1)
+	go func() {
+		peak := map[string]float64{}
+		for {
+			for _, n := range nodes {
+				if u, err := n.diskUsage(ctx); err == nil && u > peak[n.Addr] {
+					peak[n.Addr] = u
+				}
+			}
+			select {
+			case <-ctx.Done():
+				out <- peak
+				return
+			case <-time.After(every):
+			}
+		}
+	}()
+	return func() map[string]float64 {
+		cancel()
+		return <-out
+	}
 }

@@ -56,6 +56,9 @@ func testScaleOut(t *testing.T, parallel bool) {
 	t.Logf("filled %d rows in %v; usage %v", rows, time.Since(t0).Round(time.Millisecond), before)
 
 	t0 = time.Now()
+	// Moving tablets away only reads on the old nodes: their usage must not
+	// climb towards full while they stream (at 90% that would be ENOSPC).
+	stopPeak := samplePeakUsage(ctx, old, 50*time.Millisecond)
 	var added []*tnode
 	if parallel {
 		var specs []nodeSpec
@@ -80,6 +83,13 @@ func testScaleOut(t *testing.T, parallel bool) {
 	joined := time.Since(t0)
 	quiesceAndCheckTablets(ctx, t, old[0], added)
 	t.Logf("added %d nodes in %v, balanced after %v", len(added), joined.Round(time.Millisecond), time.Since(t0).Round(time.Millisecond))
+	peak := stopPeak()
+	for _, n := range old {
+		t.Logf("old node %s: peak usage during scale-out %.1f%% (before %.1f%%)", n.Addr, 100*peak[n.Addr], 100*before[n.Addr])
+		if peak[n.Addr] > before[n.Addr]+0.10 {
+			t.Errorf("old node %s: disk usage rose from %.1f%% to %.1f%% during scale-out (tablet cleanup/compaction needs transient space)", n.Addr, 100*before[n.Addr], 100*peak[n.Addr])
+		}
+	}
 	// Usage falls once moved tablets are cleaned up; the disk model refreshes
 	// every 200 ms and compaction may lag, so allow a few seconds.
 	for _, n := range old {
