@@ -125,6 +125,11 @@ func (m *DiskMonitor) SampleAll(ctx context.Context) []results.NodeSample {
 			delete(m.latest, name)
 		}
 	}
+	for name := range m.failed {
+		if !live[name] {
+			delete(m.failed, name)
+		}
+	}
 	m.mu.Unlock()
 	if m.w != nil && ctx.Err() == nil {
 		for _, s := range out {

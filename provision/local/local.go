@@ -822,11 +822,12 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // Logs already live in <run dir>/logs, so collecting there is a no-op.
 func (p *Provider) CollectLogs(ctx context.Context, dir string) error {
 	p.mu.Lock()
-	src := filepath.Join(p.dir, "logs")
+	runDir := p.dir
 	p.mu.Unlock()
-	if p.dir == "" {
+	if runDir == "" {
 		return nil
 	}
+	src := filepath.Join(runDir, "logs")
 	if same, _ := sameDir(src, dir); same {
 		return nil
 	}
