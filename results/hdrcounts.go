@@ -198,7 +198,7 @@ func (d *HDRDecoder) AddTo(enc string, dst ...*Counts) error {
 	if enc == "" {
 		return nil
 	}
-	if err := d.decode(enc); err != nil {
+	if err := d.decode([]byte(enc)); err != nil {
 		return fmt.Errorf("decoding HDR histogram: %w", err)
 	}
 	for _, c := range dst {
@@ -207,13 +207,13 @@ func (d *HDRDecoder) AddTo(enc string, dst ...*Counts) error {
 	return nil
 }
 
-func (d *HDRDecoder) decode(enc string) error {
+func (d *HDRDecoder) decode(enc []byte) error {
 	d.pairs = d.pairs[:0]
 	n := base64.StdEncoding.DecodedLen(len(enc))
 	if cap(d.raw) < n {
 		d.raw = make([]byte, n)
 	}
-	n, err := base64.StdEncoding.Decode(d.raw[:n], []byte(enc))
+	n, err := base64.StdEncoding.Decode(d.raw[:n], enc)
 	if err != nil {
 		return err
 	}
@@ -278,8 +278,8 @@ func (d *HDRDecoder) decode(enc string) error {
 	return nil
 }
 
-func (d *HDRDecoder) foreign(enc string) error {
-	p, err := hdrhistogram.DecodePacked([]byte(enc))
+func (d *HDRDecoder) foreign(enc []byte) error {
+	p, err := hdrhistogram.DecodePacked(enc)
 	if err != nil {
 		return err
 	}

@@ -122,7 +122,7 @@ func parseLatencyLine(b []byte, d *latencyLine) bool {
 			if !ok {
 				return false
 			}
-			d.ResponseHDR = string(v)
+			d.hdr, d.ResponseHDR = v, ""
 		default:
 			// encoding/json matches keys case-insensitively: leave those to it.
 			for _, k := range []string{"start", "end", "op", "count", "dropped", "errors", "response", "response_hdr"} {

@@ -40,6 +40,9 @@ func TestParseLatencyLineMatchesJSON(t *testing.T) {
 			continue
 		}
 		fast++
+		if a.hdr != nil {
+			a.ResponseHDR, a.hdr = string(a.hdr), nil
+		}
 		if err := json.Unmarshal([]byte(l), &b); err != nil {
 			t.Errorf("fast path accepted %s, json: %v", l, err)
 			continue

@@ -23,6 +23,9 @@ type latencyLine struct {
 	Dropped     int64            `json:"dropped"`
 	Response    Summary          `json:"response"`
 	ResponseHDR string           `json:"response_hdr"`
+	// hdr is the response histogram as a slice of the line (fast path),
+	// which saves copying it into a string.
+	hdr []byte
 }
 
 // decodedLine is one parsed line with its response histogram decoded.
@@ -149,6 +152,7 @@ func readLatency(path string, fn func(line int, d *decodedLine) error) error {
 
 func (b *lineBatch) decode(path string, dec *HDRDecoder) {
 	b.out = make([]decodedLine, 0, len(b.lines))
+	var slab []packedCount
 	for i, l := range b.lines {
 		l = bytes.TrimSpace(l)
 		if len(l) == 0 {
@@ -164,14 +168,26 @@ func (b *lineBatch) decode(path string, dec *HDRDecoder) {
 			b.err = &LineError{Path: path, Line: b.first + i, Err: err}
 			return
 		}
-		if d.rec.ResponseHDR != "" {
-			if err := dec.decode(d.rec.ResponseHDR); err != nil {
+		enc := d.rec.hdr
+		if enc == nil && d.rec.ResponseHDR != "" {
+			enc = []byte(d.rec.ResponseHDR)
+		}
+		if len(enc) > 0 {
+			if err := dec.decode(enc); err != nil {
 				b.err = &LineError{Path: path, Line: b.first + i, Err: fmt.Errorf("decoding the response histogram: %w", err)}
 				return
 			}
-			d.pairs = append([]packedCount(nil), dec.pairs...)
-			d.rec.ResponseHDR = "" // the string is no longer needed
+			// One slab per batch for the decoded buckets: fewer, larger allocations.
+			if n := len(dec.pairs); n > 0 {
+				if cap(slab)-len(slab) < n {
+					slab = make([]packedCount, 0, max(n, 64*1024))
+				}
+				start := len(slab)
+				slab = append(slab, dec.pairs...)
+				d.pairs = slab[start:len(slab):len(slab)]
+			}
 		}
+		d.rec.ResponseHDR, d.rec.hdr = "", nil // no longer needed
 		b.out = append(b.out, d)
 	}
 	b.lines = nil
