@@ -26,6 +26,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	mnetwork "github.com/moby/moby/api/types/network"
 	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/testcontainers/testcontainers-go/network"
 
 	"github.com/elasticity-dev/elasticity/provision"
@@ -97,7 +98,7 @@ type member struct {
 	idx  int // creation order
 	node provision.Node
 	c    testcontainers.Container
-	log  *os.File
+	logs *logFollower
 }
 
 var (
@@ -123,6 +124,9 @@ func New(opts Options) *Provider {
 	if os.Getenv("TESTCONTAINERS_RYUK_DISABLED") == "" {
 		_ = os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
 	}
+	// testcontainers prints every container step on stderr; the provider
+	// reports what matters through Logf.
+	tclog.SetDefault(tclog.NewNoopLogger())
 	if opts.HostCPUs <= 0 {
 		opts.HostCPUs = runtime.NumCPU()
 	}
@@ -402,21 +406,24 @@ func (p *Provider) start(ctx context.Context, n *provision.Node, idx int, seeds 
 	if err != nil {
 		return fmt.Errorf("docker: opening %s: %w", n.LogPath, err)
 	}
-	req.LogConsumerCfg = &testcontainers.LogConsumerConfig{Consumers: []testcontainers.LogConsumer{&fileConsumer{f: lf}}}
+	logs := newLogFollower(lf)
 	p.logf("starting %s (%s, rack %s) at %s from %s", n.Name, n.InstanceType, n.Rack, n.Address, p.opts.Image)
 	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
 	if c != nil {
 		p.mu.Lock()
 		p.created = append(p.created, c)
 		p.mu.Unlock()
+		// From the beginning, so that a node failing at startup still leaves its log;
+		// detached from ctx, which may be a nemesis step's.
+		logs.start(context.WithoutCancel(ctx), c.GetContainerID(), time.Time{}, p.opts.Logf)
 	}
 	if err != nil {
-		lf.Close()
+		logs.close(2 * time.Second)
 		return fmt.Errorf("docker: starting %s: %w", n.Name, err)
 	}
 	n.ID = c.GetContainerID()
 	p.mu.Lock()
-	p.nodes[n.Name] = &member{idx: idx, node: *n, c: c, log: lf}
+	p.nodes[n.Name] = &member{idx: idx, node: *n, c: c, logs: logs}
 	p.mu.Unlock()
 	return nil
 }
@@ -439,17 +446,6 @@ func (p *Provider) seedsLocked() []string {
 	return seeds
 }
 
-type fileConsumer struct {
-	mu sync.Mutex
-	f  *os.File
-}
-
-func (fc *fileConsumer) Accept(l testcontainers.Log) {
-	fc.mu.Lock()
-	defer fc.mu.Unlock()
-	_, _ = fc.f.Write(l.Content)
-}
-
 func (p *Provider) member(n provision.Node) (*member, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -466,7 +462,7 @@ func (p *Provider) StopNode(ctx context.Context, n provision.Node) error {
 	if err != nil {
 		return err
 	}
-	t := 30 * time.Second
+	t := stopGrace
 	if err := m.c.Stop(ctx, &t); err != nil {
 		return fmt.Errorf("docker: stopping %s: %w", n.Name, err)
 	}
@@ -492,9 +488,13 @@ func (p *Provider) StartNode(ctx context.Context, n provision.Node) error {
 	if err != nil {
 		return err
 	}
+	since := time.Now()
 	if err := m.c.Start(ctx); err != nil {
 		return fmt.Errorf("docker: starting %s again: %w", n.Name, err)
 	}
+	// The previous follower ended with the container; the new one appends
+	// only what this start prints.
+	m.logs.start(context.WithoutCancel(ctx), m.c.GetContainerID(), since, p.opts.Logf)
 	return nil
 }
 
@@ -528,18 +528,35 @@ func (p *Provider) RemoveNode(ctx context.Context, n provision.Node) error {
 	if err != nil {
 		return err
 	}
-	if err := testcontainers.TerminateContainer(m.c); err != nil {
+	err = terminate(ctx, m.c)
+	m.logs.close(2 * time.Second)
+	p.mu.Lock()
+	for i, c := range p.created {
+		if c == m.c {
+			p.created = append(p.created[:i], p.created[i+1:]...)
+			break
+		}
+	}
+	p.mu.Unlock()
+	if err != nil {
 		return fmt.Errorf("docker: removing %s: %w", n.Name, err)
 	}
-	m.log.Close()
 	p.mu.Lock()
 	delete(p.nodes, n.Name)
 	p.mu.Unlock()
 	return nil
 }
 
+// stopGrace is how long a container gets to stop on SIGTERM before SIGKILL.
+const stopGrace = 30 * time.Second
+
+// terminate stops (gracefully) and removes a container with its volumes.
+func terminate(ctx context.Context, c testcontainers.Container) error {
+	return testcontainers.TerminateContainer(c, testcontainers.StopContext(ctx), testcontainers.StopTimeout(stopGrace))
+}
+
 // Logs implements provision.Provider by following the node's log file, which
-// the container's log consumer writes.
+// the container's log follower writes.
 func (p *Provider) Logs(ctx context.Context, n provision.Node) (io.ReadCloser, error) {
 	return provision.FollowFile(ctx, n.LogPath)
 }
@@ -554,14 +571,21 @@ func (p *Provider) Destroy(ctx context.Context) error {
 	nw := p.net
 	p.net = nil
 	p.mu.Unlock()
-	var errs []error
-	for _, c := range created {
-		if err := testcontainers.TerminateContainer(c); err != nil {
-			errs = append(errs, fmt.Errorf("docker: removing container %s: %w", c.GetContainerID(), err))
-		}
+	// In parallel: each stop lets the node flush (up to stopGrace).
+	errs := make([]error, len(created))
+	var wg sync.WaitGroup
+	for i, c := range created {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := terminate(ctx, c); err != nil {
+				errs[i] = fmt.Errorf("docker: removing container %s: %w", c.GetContainerID(), err)
+			}
+		}()
 	}
+	wg.Wait()
 	for _, m := range members {
-		m.log.Close()
+		m.logs.close(2 * time.Second) // the last lines, printed while stopping
 	}
 	if nw != nil {
 		if err := nw.Remove(ctx); err != nil {

@@ -68,6 +68,22 @@ func waitPorts(ctx context.Context, n provision.Node, within time.Duration) erro
 	return nil
 }
 
+// waitLog waits until the log has exactly want lines containing substr.
+func waitLog(path, substr string, want int, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		b, _ := os.ReadFile(path)
+		got := strings.Count(string(b), substr)
+		if got == want {
+			return nil
+		}
+		if got > want || time.Now().After(deadline) {
+			return fmt.Errorf("%s: %d lines with %q, want %d", path, got, substr, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 func checkGone(t *testing.T, ctx context.Context, c *testcontainers.DockerClient, runID string) {
 	t.Helper()
 	left, err := dockertest.Leftovers(ctx, c, runID)
@@ -160,7 +176,10 @@ func TestProviderAgainstEngine(t *testing.T) {
 	}
 
 	// A grow with a larger type gets a larger container.
-	grown, err := p.AddNodes(ctx, []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.xlarge"}})
+	// Its context ends with the call, as a nemesis step's does: the log must go on.
+	stepCtx, stepCancel := context.WithCancel(ctx)
+	grown, err := p.AddNodes(stepCtx, []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.xlarge"}})
+	stepCancel()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +207,10 @@ func TestProviderAgainstEngine(t *testing.T) {
 	}
 	if err := waitPorts(ctx, n2, time.Minute); err != nil {
 		t.Fatalf("after restart: %v", err)
+	}
+	// The restarted node's log has both starts, each once.
+	if err := waitLog(n2.LogPath, "starting, host id", 2, 10*time.Second); err != nil {
+		t.Error(err)
 	}
 	if err := p.KillNode(ctx, n2); err != nil {
 		t.Fatal(err)
