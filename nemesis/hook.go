@@ -79,7 +79,7 @@ func runHook(ctx context.Context, env *Env, s Step) error {
 			}
 		}
 	}
-	err := wait(ctx, env, s.Name+": hook", t, func(ctx context.Context) error {
+	err := wait(ctx, env, s.Name+": hook", t, nil, func(ctx context.Context) error {
 		cmd := exec.CommandContext(ctx, s.Command[0], s.Command[1:]...)
 		cmd.Env = HookEnv(env, s)
 		cmd.Stdout, cmd.Stderr = w, w

@@ -137,7 +137,9 @@ type Env struct {
 	Recovery *Recovery // nil: latency_recovered is not awaited
 	Timeouts Policy
 	LogDir   string // hook output goes to LogDir/hooks
-	Now      func() time.Time
+	// Heartbeat is how often long waits report progress (default DefaultHeartbeat).
+	Heartbeat time.Duration
+	Now       func() time.Time
 }
 
 func (e *Env) now() time.Time {

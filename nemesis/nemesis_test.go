@@ -414,3 +414,25 @@ func TestHoldCountsDown(t *testing.T) {
 		t.Fatalf("hold must stop on cancel: %v", err)
 	}
 }
+
+func TestLongWaitsReportProgress(t *testing.T) {
+	c := newFake("a")
+	c.joinWait = 100 * time.Millisecond
+	r := &recorder{}
+	env := newEnv(c, r)
+	env.Heartbeat = 20 * time.Millisecond
+	var mu sync.Mutex
+	var lines []string
+	env.Progress = func(phase, msg string) { mu.Lock(); lines = append(lines, msg); mu.Unlock() }
+	if err := Run(context.Background(), env, Step{Name: "grow", Kind: KindGrow, InstanceType: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, l := range lines {
+		if strings.Contains(l, "still waiting after") && strings.Contains(l, "node-2:") {
+			return
+		}
+	}
+	t.Fatalf("no heartbeat naming the new node: %q", lines)
+}

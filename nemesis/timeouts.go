@@ -106,15 +106,27 @@ var ErrHardTimeout = errors.New("hard timeout")
 
 // wait runs fn under the hard timeout and records a warning when the soft
 // timeout passes first. fn must honour its context.
-func wait(ctx context.Context, env *Env, what string, t Timeout, fn func(ctx context.Context) error) error {
+//
+// Every heartbeat it reports that it is still waiting, with what the watched
+// nodes hold (the data still to arrive on new nodes or to leave old ones).
+func wait(ctx context.Context, env *Env, what string, t Timeout, watch []Node, fn func(ctx context.Context) error) error {
 	hctx, cancel := context.WithTimeoutCause(ctx, t.Hard, ErrHardTimeout)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- fn(hctx) }()
 	soft := time.NewTimer(t.Soft)
 	defer soft.Stop()
+	every := env.Heartbeat
+	if every <= 0 {
+		every = DefaultHeartbeat
+	}
+	beat := time.NewTicker(every)
+	defer beat.Stop()
+	start := time.Now()
 	for {
 		select {
+		case <-beat.C:
+			env.progress(fmt.Sprintf("%s: still waiting after %s%s", what, time.Since(start).Round(time.Second), loads(hctx, env, watch)))
 		case err := <-done:
 			if err != nil && context.Cause(hctx) == ErrHardTimeout && ctx.Err() == nil {
 				return fmt.Errorf("%s: still not done after the hard timeout of %s: %w", what, t.Hard, ErrHardTimeout)
@@ -137,4 +149,22 @@ func wait(ctx context.Context, env *Env, what string, t Timeout, fn func(ctx con
 			return fmt.Errorf("%s: still not done after the hard timeout of %s: %w", what, t.Hard, ErrHardTimeout)
 		}
 	}
+}
+
+// DefaultHeartbeat is how often a long wait says it is still waiting.
+const DefaultHeartbeat = 15 * time.Second
+
+// loads describes what the nodes hold, e.g. "; node-4: 52.1 MB, 128 tablets".
+func loads(ctx context.Context, env *Env, nodes []Node) string {
+	out := ""
+	for _, n := range nodes {
+		lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		l, err := env.Cluster.Load(lctx, n)
+		cancel()
+		if err != nil {
+			continue
+		}
+		out += fmt.Sprintf("; %s: %.1f MB, %d tablets", n.Name, l.Bytes/1e6, l.Tablets)
+	}
+	return out
 }

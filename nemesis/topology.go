@@ -156,7 +156,7 @@ func growBatch(ctx context.Context, env *Env, s Step, specs []provision.NodeSpec
 
 	var added []Node
 	t := env.Timeouts.For(WaitStart, 0, s.Timeouts)
-	err := wait(ctx, env, what+": starting nodes", t, func(ctx context.Context) error {
+	err := wait(ctx, env, what+": starting nodes", t, nil, func(ctx context.Context) error {
 		var err error
 		added, err = env.Cluster.AddNodes(ctx, s.Name, specs)
 		return err
@@ -166,7 +166,7 @@ func growBatch(ctx context.Context, env *Env, s Step, specs []provision.NodeSpec
 	}
 	env.progress(fmt.Sprintf("%s: waiting for %s to be up and normal", what, strings.Join(names(added), ", ")))
 	t = env.Timeouts.For(WaitJoin, move, s.Timeouts)
-	if err := wait(ctx, env, what+": waiting for nodes to be normal", t, func(ctx context.Context) error {
+	if err := wait(ctx, env, what+": waiting for nodes to be normal", t, added, func(ctx context.Context) error {
 		return env.Cluster.WaitNormal(ctx, added)
 	}); err != nil {
 		return fmt.Errorf("waiting for %s to join: %w", strings.Join(names(added), ", "), err)
@@ -174,14 +174,14 @@ func growBatch(ctx context.Context, env *Env, s Step, specs []provision.NodeSpec
 	ev = base
 	ev.Type, ev.Nodes = results.EventNodesNormal, names(added)
 	env.emit(ev)
-	return finishTopology(ctx, env, s, base, what, move)
+	return finishTopology(ctx, env, s, base, what, move, added)
 }
 
 // finishTopology waits for balance and latency recovery and ends the step.
-func finishTopology(ctx context.Context, env *Env, s Step, base results.Event, what string, move float64) error {
+func finishTopology(ctx context.Context, env *Env, s Step, base results.Event, what string, move float64, watch []Node) error {
 	env.progress(what + ": waiting for data to be balanced (no tablet migrations in flight)")
 	t := env.Timeouts.For(WaitBalance, move, s.Timeouts)
-	if err := wait(ctx, env, what+": waiting for data to be balanced", t, env.Cluster.Quiesce); err != nil {
+	if err := wait(ctx, env, what+": waiting for data to be balanced", t, watch, env.Cluster.Quiesce); err != nil {
 		return fmt.Errorf("waiting for data to be balanced: %w", err)
 	}
 	balanced := env.now()
@@ -193,7 +193,7 @@ func finishTopology(ctx context.Context, env *Env, s Step, base results.Event, w
 		env.progress(what + ": waiting for P99 latency to recover")
 		t = env.Timeouts.For(WaitRecovery, 0, s.Timeouts)
 		var at time.Time
-		err := wait(ctx, env, what+": waiting for latency to recover", t, func(ctx context.Context) error {
+		err := wait(ctx, env, what+": waiting for latency to recover", t, nil, func(ctx context.Context) error {
 			var err error
 			at, err = env.Recovery.Wait(ctx, balanced)
 			return err
@@ -260,7 +260,11 @@ func shrinkBatch(ctx context.Context, env *Env, s Step, nodes []Node, drain bool
 		env.Cluster.ExpectDeath(nd)
 	}
 	t := env.Timeouts.For(WaitLeave, move, s.Timeouts)
-	err := wait(ctx, env, what, t, func(ctx context.Context) error {
+	var watch []Node
+	if !drain { // drain polls and logs its own progress
+		watch = nodes
+	}
+	err := wait(ctx, env, what, t, watch, func(ctx context.Context) error {
 		if drain {
 			return drainNodes(ctx, env, s, nodes)
 		}
@@ -278,7 +282,7 @@ func shrinkBatch(ctx context.Context, env *Env, s Step, nodes []Node, drain bool
 		}
 		env.emit(results.Event{Type: results.EventNodeState, Node: nd.Name, State: "removed", Expected: true, Step: s.Name})
 	}
-	return finishTopology(ctx, env, s, base, what, move)
+	return finishTopology(ctx, env, s, base, what, move, nil)
 }
 
 // decommissionAll decommissions the nodes concurrently and waits for all.
