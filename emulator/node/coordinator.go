@@ -330,13 +330,15 @@ type move struct {
 
 func (mv *move) key() string { return mv.table + "/" + strconv.Itoa(mv.index) }
 
-// migrationLimit is how many migrations a node takes part in at once: one
-// per shard, as ScyllaDB streams a tablet per shard.
+// migrationLimit is how many migrations a node takes part in at once. The
+// bandwidth stays bounded regardless: streaming chunks queue FIFO on the
+// tablet's shard in the capacity model; more migrations in flight only
+// hide the per-round metadata latency for small tablets.
 func migrationLimit(nm *NodeMeta) int {
 	if nm == nil {
 		return 1
 	}
-	return max(1, nm.Shards)
+	return 4 * max(1, nm.Shards)
 }
 
 // balanceOnce is one round of the topology coordinator: finish streamed
@@ -569,7 +571,7 @@ func (n *Node) plan(v *view, load map[string][]int, busy map[string]int) []move 
 		}
 	}
 	for _, nodes := range racks {
-		for iter := 0; iter < 8; iter++ {
+		for iter := 0; iter < 256; iter++ {
 			var hi, lo *NodeMeta
 			for _, nm := range nodes {
 				if hi == nil || density(load[nm.HostID]) > density(load[hi.HostID]) {
