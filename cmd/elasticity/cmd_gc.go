@@ -69,7 +69,7 @@ everything of one run whatever its keep-until.`,
 		}
 		c.Flags().StringVar(&backend, "backend", "", "local, docker or aws")
 		c.Flags().StringVar(&region, "region", "", "AWS region (default: the standard AWS configuration)")
-		c.Flags().StringVar(&runID, "run-id", "", "remove every resource of this run (docker)")
+		c.Flags().StringVar(&runID, "run-id", "", "remove every resource of this run, whatever its keep-until (local, docker)")
 		c.Flags().BoolVar(&yes, "yes", false, "remove what was found (default: dry run)")
 		return c
 	})
