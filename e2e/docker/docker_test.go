@@ -125,7 +125,7 @@ func watch(ctx context.Context, scenario string) func() map[string]seen {
 					mu.Lock()
 					_, ok := got[node]
 					mu.Unlock()
-					if ok {
+					if ok || s.State != "running" { // created but not started: no address yet
 						continue
 					}
 					res, err := dockerCli.ContainerInspect(ctx, s.ID, client.ContainerInspectOptions{})
