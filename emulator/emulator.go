@@ -174,7 +174,7 @@ func Run(ctx context.Context, c Config) error {
 	}
 	defer metLn.Close()
 
-	n, err := node.Start(ctx, node.Config{
+	n, err := node.New(ctx, node.Config{
 		ClusterName: c.ClusterName, ListenAddress: c.ListenAddress, DataDir: c.DataDir, DC: c.DC, Rack: c.Rack, Seeds: c.Seeds,
 		VCPUs: c.VCPUs, CQLPort: c.CQLPort, InternodePort: c.InternodePort, RESTPort: c.RESTPort,
 		DiskBytes:         int64(c.DiskGB * c.StorageScaleMiBPerGB * (1 << 20)),
@@ -186,8 +186,18 @@ func Run(ctx context.Context, c Config) error {
 	if err != nil {
 		return startFail(err)
 	}
-	// CQL first: once REST says NORMAL, clients can connect.
 	var cqlUp atomic.Bool
+	restSrv := &http.Server{Handler: n.RESTHandler(cqlUp.Load), ReadHeaderTimeout: 5 * time.Second}
+	metSrv := &http.Server{Handler: metricsMux(n), ReadHeaderTimeout: 5 * time.Second}
+	go restSrv.Serve(restLn)
+	go metSrv.Serve(metLn)
+	defer restSrv.Close()
+	defer metSrv.Close()
+	if err := n.Join(ctx); err != nil {
+		n.Close()
+		return startFail(err)
+	}
+
 	cqlLn, err := listen(c.CQLPort)
 	if err != nil {
 		n.Close()
@@ -199,12 +209,8 @@ func Run(ctx context.Context, c Config) error {
 		defer close(cqlDone)
 		srv.Serve(ctx, cqlLn)
 	}()
-	restSrv := &http.Server{Handler: n.RESTHandler(cqlUp.Load), ReadHeaderTimeout: 5 * time.Second}
-	metSrv := &http.Server{Handler: metricsMux(n), ReadHeaderTimeout: 5 * time.Second}
-	go restSrv.Serve(restLn)
-	go metSrv.Serve(metLn)
-
 	cqlUp.Store(true)
+	n.MarkServing()
 	log.Logf(scyllalog.Info, "init", "Scylla version %s initialization completed.", c.Version)
 
 	select {

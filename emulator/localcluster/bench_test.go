@@ -22,6 +22,10 @@ func BenchmarkWriteThroughput(b *testing.B) { benchWrites(b, 128, "1000000") }
 // capacity model: ns/op is the QUORUM write latency through the driver.
 func BenchmarkWriteLatency(b *testing.B) { benchWrites(b, 1, "2000") }
 
+// BenchmarkWriteLatencyUnmodelled is the same without the capacity model's
+// service time: the host's own per-request latency.
+func BenchmarkWriteLatencyUnmodelled(b *testing.B) { benchWrites(b, 1, "1000000") }
+
 func benchWrites(b *testing.B, workers int, opsPerVCPU string) {
 	exe, _ := os.Executable()
 	opts := Options{Binary: exe, Env: []string{nodeEnv + "=1"}, Nodes: 3, Racks: 3, Dir: b.TempDir(), BaseAddress: "127.0.0.15",

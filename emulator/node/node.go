@@ -96,6 +96,7 @@ type Node struct {
 	wake       chan struct{}
 	idleEpoch  atomic.Uint64 // epoch at which the balancer last found nothing to do
 
+	serving  atomic.Bool
 	cleanMu  sync.Mutex
 	cleanQ   [][2][]byte
 	pulling  atomic.Bool
@@ -144,10 +145,24 @@ func newView(m *Meta) *view {
 	return v
 }
 
-// Start opens the node's storage, starts its internode listener and joins
-// the cluster (or creates it when this node is the first seed). It returns
-// once the node is NORMAL.
+// Start is New followed by Join: it returns once the node is NORMAL.
 func Start(ctx context.Context, cfg Config) (*Node, error) {
+	n, err := New(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.Join(ctx); err != nil {
+		n.Close()
+		return nil, err
+	}
+	n.MarkServing()
+	return n, nil
+}
+
+// New opens the node's storage and starts its internode listener, gossip
+// and balancer; its REST API can be served from here on (operation mode
+// STARTING until Join makes it a member).
+func New(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Log == nil {
 		cfg.Log = scyllalog.New(os.Stderr)
 	}
@@ -209,13 +224,18 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	go n.cleanupLoop()
 	go n.gossipLoop()
 	go n.balancerLoop()
+	return n, nil
+}
+
+// Join makes the node a NORMAL member (creating the cluster when it is the
+// first seed) and waits for gossip to settle. On error the caller closes it.
+func (n *Node) Join(ctx context.Context) error {
 	if err := n.join(ctx); err != nil {
-		n.Close()
-		return nil, err
+		return err
 	}
 	n.settle(ctx)
 	close(n.joined)
-	return n, nil
+	return nil
 }
 
 // settle waits (up to a few heartbeats) until every member is seen alive,
@@ -479,14 +499,21 @@ func operationMode(s engine.NodeState) string {
 	return string(s)
 }
 
-// OperationMode is the REST operation_mode.
+// OperationMode is the REST operation_mode. A member stays JOINING until
+// MarkServing, so that waiters seeing NORMAL can connect with CQL at once.
 func (n *Node) OperationMode() string {
 	me := n.view.Load().m.Nodes[n.hostID]
 	if me == nil {
 		return "STARTING"
 	}
+	if me.State == engine.StateNormal && !n.serving.Load() {
+		return string(engine.StateJoining)
+	}
 	return operationMode(me.State)
 }
+
+// MarkServing records that clients can now connect (the CQL server listens).
+func (n *Node) MarkServing() { n.serving.Store(true) }
 
 // Left is closed once this node has left the cluster (decommissioned or
 // removed); it should then stop serving clients.
