@@ -37,6 +37,8 @@ const (
 	numVnodeTokens    = 16
 	streamChunkBytes  = 256 << 10
 	cleanupInterval   = 2 * time.Second
+	// speculativeRetry is when a read asks one more replica.
+	speculativeRetry = 50 * time.Millisecond
 )
 
 // Config configures a node.
@@ -182,7 +184,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		subs: map[chan engine.Event]struct{}{}, migrations: map[string]bool{}, wake: make(chan struct{}, 1), joined: make(chan struct{}), left: make(chan struct{})}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.started = time.Now()
-	st, err := OpenStore(filepath.Join(cfg.DataDir, "data"))
+	st, err := OpenStore(filepath.Join(cfg.DataDir, "data"), cfg.DiskBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -1105,11 +1107,11 @@ func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) (
 		rows []engine.Row
 		err  error
 	}
-	// Ask one extra live replica beyond what the level needs, as speculative
-	// retry would, so one slow or dead replica does not fail the read.
-	asked := alive[:min(len(alive), need+1)]
-	res := make(chan result, len(asked))
-	for _, h := range asked {
+	// Ask the replicas the level needs; a failure or a slow answer
+	// (speculativeRetry) brings in one more live replica, as ScyllaDB's
+	// speculative retry does, so one paused replica does not fail reads.
+	res := make(chan result, len(alive))
+	send := func(h string) {
 		go func() {
 			if h == n.hostID {
 				rows, err := n.localRead(ctx, r)
@@ -1124,16 +1126,32 @@ func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) (
 			res <- result{m.Rows, nil}
 		}()
 	}
+	sent := 0
+	for ; sent < need; sent++ {
+		send(alive[sent])
+	}
+	spec := time.NewTimer(speculativeRetry)
+	defer spec.Stop()
 	var got [][]engine.Row
 	fails := 0
 	var lastErr error
-	for range asked {
+	for len(got)+fails < sent {
 		select {
+		case <-spec.C:
+			if sent < len(alive) {
+				send(alive[sent])
+				sent++
+			}
 		case rr := <-res:
 			if rr.err != nil {
 				fails++
 				lastErr = rr.err
-				if len(asked)-fails < need {
+				if sent < len(alive) {
+					send(alive[sent])
+					sent++
+					continue
+				}
+				if len(alive)-fails < need {
 					var ee *engine.Error
 					if errors.As(rr.err, &ee) && ee.Code == engine.CodeOverloaded {
 						return nil, ee

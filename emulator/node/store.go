@@ -216,24 +216,49 @@ type Store struct {
 	db *pebble.DB
 }
 
-// OpenStore opens (or creates) the database in dir.
-func OpenStore(dir string) (*Store, error) {
+// OpenStore opens (or creates) the database in dir. capacityBytes is the
+// emulated disk size (0 = unknown): Pebble's memtable, WAL and file sizes are
+// scaled to it, because an emulated disk is only tens of MiB. With Pebble's
+// defaults the WAL (plus a recycled one) alone took half of such a disk, and
+// dropping a moved tablet rewrote large files that still held other tablets,
+// so old nodes briefly ran out of space while they were shedding data.
+func OpenStore(dir string, capacityBytes int64) (*Store, error) {
+	memtable, target := storeSizes(capacityBytes)
 	opts := &pebble.Options{
 		Merger:       rowMergeOperator,
-		MemTableSize: 8 << 20,
+		MemTableSize: uint64(memtable),
 		Logger:       quietLogger{},
 	}
 	// No block compression: disk usage then follows the data written, and
-	// the CPU goes to serving requests.
+	// the CPU goes to serving requests. Small files let a dropped tablet's
+	// range be deleted file by file (delete-only compactions) instead of
+	// rewritten.
 	opts.Levels = make([]pebble.LevelOptions, 7)
 	for i := range opts.Levels {
 		opts.Levels[i].Compression = pebble.NoCompression
+		opts.Levels[i].TargetFileSize = target
 	}
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("opening pebble in %s: %w", dir, err)
 	}
 	return &Store{db: db}, nil
+}
+
+// storeSizes picks the memtable (and so WAL file) size and the target sstable
+// size for an emulated disk: about 1/64 and 1/256 of it, within Pebble-sane bounds.
+func storeSizes(capacityBytes int64) (memtable, target int64) {
+	memtable, target = 8<<20, 2<<20
+	if capacityBytes <= 0 {
+		return memtable, target
+	}
+	memtable = clampInt64(capacityBytes/64, 256<<10, 8<<20)
+	target = clampInt64(capacityBytes/256, 64<<10, 2<<20)
+	return memtable, target
+}
+
+func clampInt64(v, lo, hi int64) int64 {
+	return max(lo, min(v, hi))
 }
 
 type quietLogger struct{}

@@ -27,7 +27,7 @@ func dirBytes(t *testing.T, dir string) (int64, map[string]int64) {
 
 func TestStoreMergeReadAndDeleteRangeFreesDisk(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenStore(dir)
+	s, err := OpenStore(dir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
