@@ -25,6 +25,7 @@ import (
 
 	"github.com/moby/moby/api/types/container"
 	mnetwork "github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/testcontainers/testcontainers-go/network"
@@ -475,11 +476,29 @@ func (p *Provider) KillNode(ctx context.Context, n provision.Node) error {
 	if err != nil {
 		return err
 	}
-	t := time.Duration(0)
-	if err := m.c.Stop(ctx, &t); err != nil {
-		return fmt.Errorf("docker: killing %s: %w", n.Name, err)
-	}
-	return nil
+	// SIGKILL itself: a stop with no grace sends SIGTERM first, and a node
+	// quick to exit on it would not be killed at all.
+	return p.withClient(ctx, func(c *testcontainers.DockerClient) error {
+		id := m.c.GetContainerID()
+		if _, err := c.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+			return fmt.Errorf("docker: killing %s: %w", n.Name, err)
+		}
+		// Return once it is down, as a stop does.
+		for {
+			res, err := c.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+			if err != nil {
+				return fmt.Errorf("docker: inspecting %s after the kill: %w", n.Name, err)
+			}
+			if st := res.Container.State; st == nil || !st.Running {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("docker: waiting for %s to die: %w", n.Name, ctx.Err())
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	})
 }
 
 // StartNode implements provision.Restarter.
@@ -496,6 +515,44 @@ func (p *Provider) StartNode(ctx context.Context, n provision.Node) error {
 	// only what this start prints.
 	m.logs.start(context.WithoutCancel(ctx), m.c.GetContainerID(), since, p.opts.Logf)
 	return nil
+}
+
+// NodeExited tells whether a node's container has stopped (the cluster's
+// waits then fail at once with the node's last log error instead of timing
+// out). It implements cluster.ProcessChecker.
+func (p *Provider) NodeExited(name string) (bool, error) {
+	p.mu.Lock()
+	m, ok := p.nodes[name]
+	p.mu.Unlock()
+	if !ok {
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var exited bool
+	var why error
+	err := p.withClient(ctx, func(c *testcontainers.DockerClient) error {
+		res, err := c.ContainerInspect(ctx, m.c.GetContainerID(), client.ContainerInspectOptions{})
+		if err != nil {
+			return err
+		}
+		st := res.Container.State
+		if st == nil || (st.Status != "exited" && st.Status != "dead") {
+			return nil
+		}
+		exited = true
+		switch {
+		case st.OOMKilled:
+			why = fmt.Errorf("container killed out of memory (limit %d MiB)", res.Container.HostConfig.Memory>>20)
+		case st.ExitCode != 0:
+			why = fmt.Errorf("container exited with status %d", st.ExitCode)
+		}
+		return nil
+	})
+	if err != nil {
+		return false, nil // unknown: let the wait go on and time out if need be
+	}
+	return exited, why
 }
 
 // PauseNode implements provision.Pauser (docker pause freezes the cgroup).

@@ -20,10 +20,14 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 
+	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/provision/docker"
 	"github.com/elasticity-dev/elasticity/provision/docker/dockertest"
 )
+
+// The cluster's waits fail fast on containers that exited.
+var _ cluster.ProcessChecker = (*docker.Provider)(nil)
 
 // errStub: this build's `elasticity node` is still the placeholder.
 var errStub = errors.New("the emulated node is not in this build")
@@ -217,6 +221,19 @@ func TestProviderAgainstEngine(t *testing.T) {
 	}
 	if st := inspect(t, ctx, c, n2.ID).State; st.Status != "exited" || st.ExitCode != 137 {
 		t.Errorf("after kill: %s, exit %d", st.Status, st.ExitCode)
+	}
+	if exited, why := p.NodeExited(n2.Name); !exited || why == nil || !strings.Contains(why.Error(), "137") {
+		t.Errorf("NodeExited after kill: %v %v", exited, why)
+	}
+	if exited, why := p.NodeExited(n1.Name); exited {
+		t.Errorf("NodeExited of a running node: %v", why)
+	}
+	// A killed node starts again too (its data survives in the container).
+	if err := p.StartNode(ctx, n2); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitPorts(ctx, n2, time.Minute); err != nil {
+		t.Fatalf("after kill and start: %v", err)
 	}
 	if err := p.PauseNode(ctx, n1); err != nil {
 		t.Fatal(err)
