@@ -274,6 +274,62 @@ func TestSmokeOnDocker(t *testing.T) {
 	}
 }
 
+// TestGrowStartupFailureOnDocker: a node that fails its startup during a
+// grow ends the run with a run error naming it, its "Startup failed" line
+// reaches the events (the container's log is followed), and the run still
+// tears everything down.
+func TestGrowStartupFailureOnDocker(t *testing.T) {
+	need(t)
+	out := filepath.Join(t.TempDir(), "fail-docker")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	wctx, wcancel := context.WithCancel(ctx)
+	containers := watch(wctx, "smoke")
+	cmd := exec.CommandContext(ctx, binary, "run", "../../configs/smoke.yaml", "--out", out,
+		"--backend", "docker", "--set", "docker.image="+image,
+		"--set", "steady_state=10s", "--set", "dataset.fill.0.hold=2s", "--set", "final_hold=5s",
+		"--set", "timeouts.node_ready=2m",
+		"--fault", "node-4=--fail-startup=raft operation [read_barrier] timed out")
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+	cmd.WaitDelay = time.Minute
+	start := time.Now()
+	err := cmd.Run()
+	wcancel()
+	for _, s := range containers() {
+		defer checkGone(t, s.RunID)
+		break
+	}
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 3 {
+		t.Fatalf("want exit 3 (run error), got %v after %s\n%s", err, time.Since(start).Round(time.Second), log.String())
+	}
+	// Waits fail fast on an exited container rather than at node_ready.
+	if d := time.Since(start); d > 100*time.Second {
+		t.Errorf("the run took %s to notice the failed node", d.Round(time.Second))
+	}
+	var runEnd results.Event
+	startupFailed := false
+	if err := results.ReadJSONL(filepath.Join(out, results.FileEvents), func(_ int, e *results.Event) error {
+		if e.Type == results.EventRunEnd {
+			runEnd = *e
+		}
+		if e.Type == results.EventDBError && strings.Contains(e.Line, "Startup failed") {
+			startupFailed = true
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if runEnd.Status != results.StatusError || !strings.Contains(runEnd.Message, "node-4") {
+		t.Errorf("run_end %+v", runEnd)
+	}
+	if !startupFailed {
+		t.Errorf("no database_error with the Startup failed line\n%s", log.String())
+	}
+}
+
 // TestGCRemovesACrashedRun: a container and a network labelled by a run
 // whose keep-until has passed are what a crashed run leaves; `elasticity gc
 // --backend docker` lists them (dry run), --yes removes them, and a fresh
