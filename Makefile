@@ -4,7 +4,7 @@ GO       ?= go
 FUZZTIME ?= 60s
 export TESTCONTAINERS_RYUK_DISABLED = true
 
-.PHONY: all build test lint bench e2e fuzz emulator-image clean
+.PHONY: all build test lint bench e2e e2e-docker fuzz emulator-image clean
 
 all: lint build
 
@@ -29,6 +29,11 @@ e2e:
 # Fuzz targets, one at a time (go test -fuzz takes one package).
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./scenarios/
+
+# The docker backend against the local engine with the emulator image
+# (built by the tests as elasticity-emulator:test; skips with no engine).
+e2e-docker:
+	$(GO) test -p 1 -v -count 1 -timeout 30m ./provision/docker/... ./e2e/docker/
 
 emulator-image:
 	mkdir -p build/emulator

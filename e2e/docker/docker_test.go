@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -43,6 +44,11 @@ var (
 
 func TestMain(m *testing.M) {
 	os.Exit(func() int {
+		flag.Parse()
+		if testing.Short() {
+			skipWhy = "needs a Docker engine and an image build (-short)"
+			return m.Run()
+		}
 		c, err := dockertest.Client(context.Background())
 		if err != nil {
 			skipWhy = fmt.Sprintf("no Docker engine reachable: %v", err)
