@@ -132,6 +132,9 @@ func (n *Node) execCoord(ctx context.Context, op *coordOp) error {
 			if cur.State == engine.StateLeaving || cur.State == engine.StateLeft {
 				return nil, nil
 			}
+			if err := canLose(m, cur); err != nil {
+				return nil, err
+			}
 			c := m.clone()
 			x := c.Nodes[op.HostID]
 			x.State = engine.StateLeaving
@@ -153,6 +156,37 @@ func (n *Node) execCoord(ctx context.Context, op *coordOp) error {
 		return n.quiesce(ctx)
 	}
 	return fmt.Errorf("unknown coordinator operation %q", op.Kind)
+}
+
+// canLose checks that the other normal nodes of nm's datacenter can still
+// hold every tablet keyspace's replicas once nm is gone.
+func canLose(m *Meta, nm *NodeMeta) error {
+	left := 0
+	var dcs []string
+	seen := map[string]bool{}
+	for _, o := range m.Nodes {
+		if !seen[o.DC] {
+			seen[o.DC] = true
+			dcs = append(dcs, o.DC)
+		}
+		if o.HostID != nm.HostID && o.DC == nm.DC && o.State == engine.StateNormal {
+			left++
+		}
+	}
+	for _, ks := range m.Keyspaces {
+		if !ks.TabletsEnabled {
+			continue
+		}
+		rfs, simple := replicationFactors(ks, dcs)
+		rf := rfs[nm.DC]
+		if simple {
+			rf = rfs[""]
+		}
+		if rf > left {
+			return engine.Errorf(engine.CodeInvalid, "Cannot remove %s: keyspace %s needs %d replicas in %s and only %d other normal nodes would remain", nm.Addr, ks.Name, rf, nm.DC, left)
+		}
+	}
+	return nil
 }
 
 // ping says whether a member answers a heartbeat within a second.

@@ -133,3 +133,15 @@ func TestBlockForAndMergeRows(t *testing.T) {
 		t.Errorf("merged rows %+v", rows)
 	}
 }
+
+func TestCanLose(t *testing.T) {
+	m := testMeta(&NodeMeta{HostID: "a", DC: "dc1"}, &NodeMeta{HostID: "b", DC: "dc1"}, &NodeMeta{HostID: "c", DC: "dc1"})
+	m.Keyspaces["ks"] = &engine.Keyspace{Name: "ks", Replication: map[string]string{"class": "NetworkTopologyStrategy", "dc1": "3"}, TabletsEnabled: true}
+	if err := canLose(m, m.Nodes["a"]); err == nil {
+		t.Error("removing one of 3 nodes at RF=3: no error")
+	}
+	m.Nodes["d"] = &NodeMeta{HostID: "d", DC: "dc1", State: engine.StateNormal}
+	if err := canLose(m, m.Nodes["a"]); err != nil {
+		t.Errorf("removing one of 4 nodes at RF=3: %v", err)
+	}
+}
