@@ -12,16 +12,26 @@ import (
 	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
+// dockerImage is the image of a docker run's nodes.
+func dockerImage(sc *scenarios.Scenario) string {
+	if sc.Docker.Image != "" {
+		return sc.Docker.Image
+	}
+	return sc.Cluster.Image
+}
+
+// dockerEmulator: a docker run of this repository's emulator image
+// (Dockerfile.emulator), recognised by its name.
+func dockerEmulator(sc *scenarios.Scenario) bool {
+	return sc.Backend == scenarios.BackendDocker && strings.Contains(dockerImage(sc), "elasticity")
+}
+
 // The other backends, configured from their scenario sections. Their own
 // packages own the details; this is only the mapping.
 func init() {
 	RegisterProvider(scenarios.BackendDocker, func(ctx context.Context, sc *scenarios.Scenario, o ProviderOptions) (provision.Provider, error) {
-		img := sc.Docker.Image
-		if img == "" {
-			img = sc.Cluster.Image
-		}
-		// The emulator image is this repository's (Dockerfile.emulator).
-		emulator := strings.Contains(img, "elasticity")
+		img := dockerImage(sc)
+		emulator := dockerEmulator(sc)
 		opts := docker.Options{
 			Image:    img,
 			Emulator: emulator,

@@ -188,6 +188,13 @@ func PlanFor(sc *scenarios.Scenario) (*Plan, error) {
 				sc.Local.StorageScaleMiBPerGB, sc.Local.OpsPerVCPU, sc.Local.StreamMiBPerVCPU, sc.Local.TimeScale),
 			"All nodes and the load generator share one machine's CPUs: latency includes local scheduling noise.")
 	}
+	if dockerEmulator(sc) {
+		// The emulator image on docker: the same shapes as the local backend, at real durations.
+		p.Emulated = true
+		p.Limitations = append(p.Limitations,
+			fmt.Sprintf("Emulated nodes (docker backend, image %s): figures are shapes, not ScyllaDB's. Disks are %.2g MiB per catalog GB, %.0f ops/s per vCPU, %.0f MiB/s streaming per vCPU.",
+				dockerImage(sc), sc.Local.StorageScaleMiBPerGB, sc.Local.OpsPerVCPU, sc.Local.StreamMiBPerVCPU))
+	}
 	for _, f := range sc.Dataset.Fill {
 		p.Fills = append(p.Fills, Fill{Name: f.Name, TargetPercent: float64(f.TargetPercent), Hold: sc.Scaled(f.Hold.D())})
 	}
