@@ -2,9 +2,12 @@ package node
 
 import (
 	"fmt"
+	"io"
 	"testing"
+	"time"
 
 	"github.com/elasticity-dev/elasticity/emulator/engine"
+	"github.com/elasticity-dev/elasticity/emulator/scyllalog"
 )
 
 func TestMurmur3MatchesCassandra(t *testing.T) {
@@ -143,5 +146,54 @@ func TestCanLose(t *testing.T) {
 	m.Nodes["d"] = &NodeMeta{HostID: "d", DC: "dc1", State: engine.StateNormal}
 	if err := canLose(m, m.Nodes["a"]); err != nil {
 		t.Errorf("removing one of 4 nodes at RF=3: %v", err)
+	}
+}
+
+func TestMetaChangesEmitClientEvents(t *testing.T) {
+	n := &Node{cfg: Config{DataDir: t.TempDir()}, hostID: "a", log: nil, up: map[string]bool{}, lastSeen: map[string]time.Time{},
+		subs: map[chan engine.Event]struct{}{}, migrations: map[string]bool{}, left: make(chan struct{})}
+	n.log = scyllalog.New(io.Discard)
+	m := testMeta(&NodeMeta{HostID: "a", Addr: "127.0.0.2", DC: "dc1"})
+	m.Epoch = 1
+	n.view.Store(newView(m))
+	events, cancel := n.Subscribe()
+	defer cancel()
+	next := func(f func(*Meta)) {
+		c := n.view.Load().m.clone()
+		f(c)
+		c.Epoch++
+		if err := n.installMeta(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect := func(kind engine.EventKind) {
+		t.Helper()
+		select {
+		case ev := <-events:
+			if ev.Kind != kind {
+				t.Fatalf("event %v, want %v", ev.Kind, kind)
+			}
+		default:
+			t.Fatalf("no event, want %v", kind)
+		}
+	}
+	next(func(m *Meta) {
+		m.Nodes["b"] = &NodeMeta{HostID: "b", Addr: "127.0.0.3", DC: "dc1", State: engine.StateJoining}
+	})
+	expect(engine.StatusUp) // a joining member is seen alive
+	next(func(m *Meta) { m.Nodes["b"].State = engine.StateNormal })
+	expect(engine.TopologyNewNode)
+	next(func(m *Meta) {
+		ch := engine.SchemaChange{Kind: engine.CreateKeyspace, Keyspace: &engine.Keyspace{Name: "ks"}}
+		m.Keyspaces["ks"] = ch.Keyspace
+		m.Tables["ks"] = map[string]*engine.Table{}
+		m.LastChange = &ch
+	})
+	expect(engine.SchemaChanged)
+	next(func(m *Meta) { m.Nodes["b"].State = engine.StateLeft })
+	expect(engine.TopologyRemovedNode)
+	// The metadata survives a restart.
+	if got, err := n.loadMeta(); err != nil || got.Epoch != n.view.Load().m.Epoch {
+		t.Fatalf("stored metadata epoch %v, err %v", got, err)
 	}
 }

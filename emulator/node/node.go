@@ -437,11 +437,17 @@ func (n *Node) afterMetaChange(old, nv *view) {
 				n.log.Logf(scyllalog.Info, "gossip", "InetAddress %s is now part of the cluster (%s)", nm.Addr, nm.State)
 				n.markSeen(id)
 			}
-			n.emit(engine.Event{Kind: engine.TopologyNewNode, Addr: net.ParseIP(nm.Addr), Port: nm.CQLPort})
+			if nm.State == engine.StateNormal && id != n.hostID {
+				n.emit(engine.Event{Kind: engine.TopologyNewNode, Addr: net.ParseIP(nm.Addr), Port: nm.CQLPort})
+			}
 			continue
 		}
 		if om.State != nm.State {
 			n.log.Logf(scyllalog.Info, "storage_service", "Node %s (%s) state jump to %s", nm.Addr, id, nm.State)
+			// Clients hear of a node once it is NORMAL (it owns data).
+			if nm.State == engine.StateNormal && om.State == engine.StateJoining && id != n.hostID {
+				n.emit(engine.Event{Kind: engine.TopologyNewNode, Addr: net.ParseIP(nm.Addr), Port: nm.CQLPort})
+			}
 			if nm.State == engine.StateLeft {
 				n.emit(engine.Event{Kind: engine.TopologyRemovedNode, Addr: net.ParseIP(nm.Addr), Port: nm.CQLPort})
 			}
