@@ -436,3 +436,14 @@ func TestLongWaitsReportProgress(t *testing.T) {
 	}
 	t.Fatalf("no heartbeat naming the new node: %q", lines)
 }
+
+func TestShrinkOnlyNamedRacks(t *testing.T) {
+	c := newFake("a", "b", "c", "a", "b", "c")
+	batches, err := ShrinkTargets(Step{CountPerRack: 1, Racks: []string{"a"}}, c.Nodes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(batches) != 1 || batches[0][0].Name != "node-4" {
+		t.Fatalf("targets %+v, want the newest of rack a only", batches)
+	}
+}
