@@ -260,6 +260,9 @@ func TestSmokeOnDocker(t *testing.T) {
 	if res.Status != results.StatusPassed && res.Status != results.StatusFailed {
 		t.Fatalf("status %s: %s\n%s", res.Status, res.Reason, log.String())
 	}
+	if !res.Setup.Emulated {
+		t.Errorf("a run of the emulator image must say it is emulated: %+v", res.Setup)
+	}
 	var steady, grow int
 	for _, c := range res.Cycles {
 		if c.WriteOpsPerS <= 0 || c.ReadOpsPerS <= 0 {
@@ -334,6 +337,106 @@ func TestGrowStartupFailureOnDocker(t *testing.T) {
 	if !startupFailed {
 		t.Errorf("no database_error with the Startup failed line\n%s", log.String())
 	}
+}
+
+// runUntil starts a smoke run on docker and returns once an event matches.
+func runUntil(t *testing.T, ctx context.Context, out string, match func(results.Event) bool) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, binary, "run", "../../configs/smoke.yaml", "--out", out,
+		"--backend", "docker", "--set", "docker.image="+image,
+		"--set", "steady_state=30s", "--set", "dataset.fill.0.hold=2s", "--set", "final_hold=30s")
+	log := &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+	cmd.WaitDelay = time.Minute
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Signal(syscall.SIGINT)
+			_ = cmd.Wait()
+		}
+	})
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		found := false
+		_ = results.ReadJSONL(filepath.Join(out, results.FileEvents), func(_ int, e *results.Event) error {
+			if match(*e) {
+				found = true
+			}
+			return nil
+		})
+		if found {
+			return cmd, log
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	t.Fatalf("event not seen within 90s\n%s", log.String())
+	return nil, nil
+}
+
+// runIDOf reads the run id from the run_start event.
+func runIDOf(t *testing.T, out string) string {
+	t.Helper()
+	var id string
+	_ = results.ReadJSONL(filepath.Join(out, results.FileEvents), func(_ int, e *results.Event) error {
+		if e.Type == results.EventRunStart && e.Setup != nil {
+			id = e.Setup.RunID
+		}
+		return nil
+	})
+	if id == "" {
+		t.Fatal("no run id in the events")
+	}
+	return id
+}
+
+// TestInterruptDuringGrowOnDocker: Ctrl-C while a node joins tears the
+// whole cluster down (exit 130) and leaves no container or network.
+func TestInterruptDuringGrowOnDocker(t *testing.T) {
+	need(t)
+	out := filepath.Join(t.TempDir(), "int-docker")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd, log := runUntil(t, ctx, out, func(e results.Event) bool { return e.Type == results.EventStepRequested })
+	runID := runIDOf(t, out)
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("want exit 130, got %v\n%s", err, log.String())
+	}
+	checkGone(t, runID)
+}
+
+// TestGCAfterAKilledRun: a run killed outright (no teardown) leaves its
+// containers running; `elasticity gc --backend docker --yes --run-id`
+// removes them and the network.
+func TestGCAfterAKilledRun(t *testing.T) {
+	need(t)
+	out := filepath.Join(t.TempDir(), "killed-docker")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd, _ := runUntil(t, ctx, out, func(e results.Event) bool { return e.Type == results.EventPhaseStart && e.Phase == "steady_state" })
+	runID := runIDOf(t, out)
+	t.Cleanup(func() { _, _ = docker.New(docker.Options{}).SweepRun(context.Background(), runID, false) })
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	left, err := dockertest.Leftovers(ctx, dockerCli, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 4 { // three nodes and the network
+		t.Fatalf("a killed run should leave its 3 containers and network: %v", left)
+	}
+	gcOut, err := exec.CommandContext(ctx, binary, "gc", "--backend", "docker", "--yes", "--run-id", runID).CombinedOutput()
+	if err != nil {
+		t.Fatalf("gc: %v\n%s", err, gcOut)
+	}
+	if !strings.Contains(string(gcOut), "4 resource(s) found, 4 expired removed") {
+		t.Errorf("gc output:\n%s", gcOut)
+	}
+	checkGone(t, runID)
 }
 
 // TestGCRemovesACrashedRun: a container and a network labelled by a run
