@@ -328,8 +328,11 @@ func drainNodes(ctx context.Context, env *Env, s Step, nodes []Node) error {
 			parts = append(parts, fmt.Sprintf("%s: %.1f MB, %d tablets left", nd.Name, l.Bytes/1e6, l.Tablets))
 		}
 		msg := fmt.Sprintf("%s: drain progress after %s — %s", s.Name, env.now().Sub(start).Round(time.Second), strings.Join(parts, "; "))
-		env.logf("%s", msg)
-		env.progress(msg)
+		if env.Progress != nil {
+			env.progress(msg) // prints the line too
+		} else {
+			env.logf("%s", msg)
+		}
 	}
 	for {
 		select {
