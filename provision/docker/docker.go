@@ -73,6 +73,10 @@ type Options struct {
 	HostMemoryGB float64
 	// NodeArgs adds per-node arguments (emulator scale factors, fault injection).
 	NodeArgs func(n provision.Node, it provision.InstanceType) []string
+	// Network is an existing user-defined network to attach the nodes to
+	// (docker.network); "" = one network per run. The run picks free
+	// addresses in its subnet and leaves the network in place.
+	Network string
 	// DCRackFlags: the image accepts --dc/--rack (ScyllaDB 2025.4 and later).
 	// When false, a cassandra-rackdc.properties is written and
 	// GossipingPropertyFileSnitch is used.
@@ -87,7 +91,8 @@ type Provider struct {
 
 	mu      sync.Mutex
 	spec    provision.ClusterSpec
-	net     *testcontainers.DockerNetwork
+	net     *testcontainers.DockerNetwork // the run's own network (nil with Options.Network)
+	netName string
 	subnet  netip.Prefix
 	nextIP  netip.Addr
 	next    int
@@ -271,9 +276,17 @@ func (p *Provider) Request(n provision.Node, seeds []string, networkName string)
 		Networks:       []string{networkName},
 		NetworkAliases: map[string][]string{networkName: {n.Name}},
 		Files:          files,
+		// testcontainers publishes every port an image EXPOSEs on all host
+		// interfaces unless told which: name ours, on loopback only. The
+		// runner talks to the node's own address anyway.
+		ExposedPorts: publishedPorts,
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.NanoCPUs = int64(smp) * 1e9
 			hc.Memory = memBytes
+			hc.PortBindings = mnetwork.PortMap{}
+			for _, port := range publishedPorts {
+				hc.PortBindings[mnetwork.MustParsePort(port)] = []mnetwork.PortBinding{{HostIP: netip.MustParseAddr("127.0.0.1"), HostPort: "0"}}
+			}
 		},
 		EndpointSettingsModifier: func(eps map[string]*mnetwork.EndpointSettings) {
 			if es, ok := eps[networkName]; ok && es != nil {
@@ -283,6 +296,10 @@ func (p *Provider) Request(n provision.Node, seeds []string, networkName string)
 			}
 		},
 	}, nil
+}
+
+var publishedPorts = []string{
+	strconv.Itoa(CQLPort) + "/tcp", strconv.Itoa(RESTPort) + "/tcp", strconv.Itoa(MetricsPort) + "/tcp",
 }
 
 func containerName(runID, node string) string {
@@ -330,6 +347,9 @@ func (p *Provider) Create(ctx context.Context, spec provision.ClusterSpec) (node
 }
 
 func (p *Provider) createNetwork(ctx context.Context) error {
+	if p.opts.Network != "" {
+		return p.useNetwork(ctx)
+	}
 	var lastErr error
 	// A random /24 in 10.213.0.0/16; retried when the engine says it overlaps.
 	for attempt := 0; attempt < 8; attempt++ {
@@ -342,7 +362,7 @@ func (p *Provider) createNetwork(ctx context.Context) error {
 		)
 		if err == nil {
 			p.mu.Lock()
-			p.net, p.subnet, p.nextIP = nw, subnet, gw.Next()
+			p.net, p.netName, p.subnet, p.nextIP = nw, nw.Name, subnet, gw.Next()
 			p.mu.Unlock()
 			p.logf("network %s on %s", nw.Name, subnet)
 			return nil
@@ -352,18 +372,78 @@ func (p *Provider) createNetwork(ctx context.Context) error {
 	return fmt.Errorf("docker: creating the run's network: %w", lastErr)
 }
 
+// useNetwork attaches the run to an existing network: its IPv4 subnet
+// gives the addresses (fixed addresses need a user-defined network).
+func (p *Provider) useNetwork(ctx context.Context) error {
+	return p.withClient(ctx, func(c *testcontainers.DockerClient) error {
+		res, err := c.NetworkInspect(ctx, p.opts.Network, client.NetworkInspectOptions{})
+		if err != nil {
+			return fmt.Errorf("docker: inspecting network %s (docker.network): %w", p.opts.Network, err)
+		}
+		for _, cfg := range res.Network.IPAM.Config {
+			if cfg.Subnet.IsValid() && cfg.Subnet.Addr().Is4() {
+				p.mu.Lock()
+				p.netName, p.subnet, p.nextIP = res.Network.Name, cfg.Subnet.Masked(), cfg.Subnet.Masked().Addr().Next()
+				p.mu.Unlock()
+				p.logf("using network %s on %s", res.Network.Name, cfg.Subnet)
+				return nil
+			}
+		}
+		return fmt.Errorf("docker: network %s has no IPv4 subnet of its own: nodes need fixed addresses (use a user-defined network, or leave docker.network empty)", p.opts.Network)
+	})
+}
+
+// usedAddresses: what an existing network already gives out (gateway and
+// attached containers), so that our nodes do not collide with them.
+func (p *Provider) usedAddresses(ctx context.Context) (map[netip.Addr]bool, error) {
+	used := map[netip.Addr]bool{}
+	if p.opts.Network == "" {
+		return used, nil // our own /24: the provider hands out every address
+	}
+	err := p.withClient(ctx, func(c *testcontainers.DockerClient) error {
+		res, err := c.NetworkInspect(ctx, p.opts.Network, client.NetworkInspectOptions{})
+		if err != nil {
+			return fmt.Errorf("docker: inspecting network %s: %w", p.opts.Network, err)
+		}
+		for _, cfg := range res.Network.IPAM.Config {
+			if cfg.Gateway.IsValid() {
+				used[cfg.Gateway] = true
+			}
+			for _, a := range cfg.AuxAddress {
+				used[a] = true
+			}
+		}
+		for _, e := range res.Network.Containers {
+			used[e.IPv4Address.Addr()] = true
+		}
+		return nil
+	})
+	return used, err
+}
+
 // AddNodes implements provision.Provider. Containers start in parallel; the
-// seeds are the first node ever created.
+// seeds are the oldest nodes still in the cluster.
 func (p *Provider) AddNodes(ctx context.Context, specs []provision.NodeSpec) ([]provision.Node, error) {
+	used, err := p.usedAddresses(ctx)
+	if err != nil {
+		return nil, err
+	}
 	p.mu.Lock()
-	if p.net == nil {
+	if p.netName == "" {
 		p.mu.Unlock()
 		return nil, errors.New("docker: AddNodes before Create")
 	}
-	netName := p.net.Name
+	netName := p.netName
 	var todo []provision.Node
 	var idx []int
 	for _, s := range specs {
+		for used[p.nextIP] && p.subnet.Contains(p.nextIP) {
+			p.nextIP = p.nextIP.Next()
+		}
+		if !p.subnet.Contains(p.nextIP.Next()) { // the last address is the broadcast
+			p.mu.Unlock()
+			return nil, fmt.Errorf("docker: no free address left in %s for %d more node(s)", p.subnet, len(specs)-len(todo))
+		}
 		p.next++
 		idx = append(idx, p.next)
 		ip := p.nextIP
@@ -625,8 +705,8 @@ func (p *Provider) Destroy(ctx context.Context) error {
 	p.created = nil
 	members := p.nodes
 	p.nodes = map[string]*member{}
-	nw := p.net
-	p.net = nil
+	nw := p.net // nil when the network was not ours (docker.network): it stays
+	p.net, p.netName = nil, ""
 	p.mu.Unlock()
 	// In parallel: each stop lets the node flush (up to stopGrace).
 	errs := make([]error, len(created))

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/moby/moby/api/types/container"
+	mnetwork "github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 
@@ -144,6 +146,13 @@ func TestProviderAgainstEngine(t *testing.T) {
 	}
 	n1 := nodes[0]
 	ci := inspect(t, ctx, c, n1.ID)
+	for port, bs := range ci.HostConfig.PortBindings {
+		for _, b := range bs {
+			if !b.HostIP.IsLoopback() {
+				t.Errorf("port %v published on %v: only loopback", port, b.HostIP)
+			}
+		}
+	}
 	if ci.HostConfig.NanoCPUs != 1e9 || ci.HostConfig.Memory != 2<<30 {
 		t.Errorf("i4i.large limits: %d nano-CPUs, %d bytes", ci.HostConfig.NanoCPUs, ci.HostConfig.Memory)
 	}
@@ -259,5 +268,69 @@ func TestProviderAgainstEngine(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join(dir, "logs", n.Name+".log")); err != nil || len(b) == 0 {
 			t.Errorf("%s log: %v (%d bytes)", n.Name, err, len(b))
 		}
+	}
+}
+
+// TestProviderOnExistingNetwork: with docker.network the nodes join a
+// user-defined network that is not the run's: free addresses are picked
+// around what is attached already, and the network outlives the run.
+func TestProviderOnExistingNetwork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a Docker engine and an image build")
+	}
+	c, err := dockertest.Client(context.Background())
+	if err != nil {
+		t.Skipf("no Docker engine reachable: %v", err)
+	}
+	defer c.Close()
+	bctx, bcancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	tag, _, err := dockertest.EmulatorImage(bctx, c, t.TempDir())
+	bcancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	name := randomID("elasticity-it-net")
+	subnet := netip.MustParsePrefix("10.214.77.0/24")
+	nres, err := c.NetworkCreate(ctx, name, client.NetworkCreateOptions{Driver: "bridge",
+		IPAM: &mnetwork.IPAM{Config: []mnetwork.IPAMConfig{{Subnet: subnet, Gateway: netip.MustParseAddr("10.214.77.1")}}}})
+	if err != nil {
+		t.Fatalf("creating network %s: %v", name, err)
+	}
+	t.Cleanup(func() { _, _ = c.NetworkRemove(context.Background(), nres.ID, client.NetworkRemoveOptions{}) })
+	// Something else already holds 10.214.77.2.
+	other, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{Started: true, ContainerRequest: testcontainers.ContainerRequest{
+		Image: tag, Networks: []string{name}, Cmd: []string{"node", "--listen-address", "127.0.0.2", "--data-dir", "/var/lib/scylla"},
+		EndpointSettingsModifier: func(eps map[string]*mnetwork.EndpointSettings) {
+			eps[name].IPAMConfig = &mnetwork.EndpointIPAMConfig{IPv4Address: netip.MustParseAddr("10.214.77.2")}
+		}}})
+	if other != nil {
+		t.Cleanup(func() { _ = testcontainers.TerminateContainer(other) })
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	runID := randomID("it-net")
+	p := docker.New(docker.Options{Image: tag, Emulator: true, Network: name, HostCPUs: 2, HostMemoryGB: 16, Logf: t.Logf})
+	nodes, err := p.Create(ctx, provision.ClusterSpec{RunID: runID, Scenario: "docker-it", ClusterName: "it", DC: "dc1",
+		Racks: []string{"rack1"}, NodesPerRack: 1, InstanceType: "i4i.large", Dir: t.TempDir(), TTL: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nodes[0].Address != "10.214.77.3" {
+		t.Errorf("first free address: got %s, want 10.214.77.3", nodes[0].Address)
+	}
+	if err := waitPorts(ctx, nodes[0], time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Destroy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkGone(t, ctx, c, runID)
+	if _, err := c.NetworkInspect(ctx, nres.ID, client.NetworkInspectOptions{}); err != nil {
+		t.Errorf("the existing network went with the run: %v", err)
 	}
 }

@@ -40,6 +40,7 @@ func init() {
 			SMP:              sc.Docker.SMP,
 			MemoryGB:         float64(sc.Docker.Memory) / (1 << 30),
 			BaseInstanceType: sc.Cluster.InstanceType,
+			Network:          sc.Docker.Network,
 			Logf:             o.Logf,
 		}
 		if emulator {
