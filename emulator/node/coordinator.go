@@ -45,6 +45,11 @@ func (n *Node) isCoordinator() bool {
 	if len(v.m.Nodes) > 1 && time.Since(n.started) < downAfter+heartbeatInterval {
 		return false
 	}
+	// A member has newer metadata (e.g. this node was paused while another
+	// coordinated): catch up before acting.
+	if n.epochAhead() != 0 {
+		return false
+	}
 	c := n.coordinator(v)
 	return c != nil && c.HostID == n.hostID
 }
@@ -202,6 +207,13 @@ func (n *Node) ping(ctx context.Context, host string) bool {
 func (n *Node) mutateMeta(ctx context.Context, f func(*Meta) (*Meta, error)) error {
 	n.coordMu.Lock()
 	defer n.coordMu.Unlock()
+	// Never build on stale metadata: wait for the heartbeat pulls.
+	for deadline := time.Now().Add(3 * time.Second); n.epochAhead() != 0; {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return engine.Errorf(engine.CodeServerError, "cluster metadata on this node is behind (epoch %d < %d); retry", n.view.Load().m.Epoch, n.epochAhead())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	cur := n.view.Load().m
 	next, err := f(cur)
 	if err != nil || next == nil {

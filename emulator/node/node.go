@@ -98,15 +98,19 @@ type Node struct {
 	wake       chan struct{}
 	idleEpoch  atomic.Uint64 // epoch at which the balancer last found nothing to do
 
-	serving  atomic.Bool
-	cleanMu  sync.Mutex
-	cleanQ   [][2][]byte
-	pulling  atomic.Bool
-	started  time.Time
-	left     chan struct{} // closed once this node has left the cluster
-	leftOnce sync.Once
-	met      *metrics
-	joined   chan struct{}
+	serving atomic.Bool
+	// aheadEpoch is a newer metadata epoch heard in a heartbeat (at aheadAt,
+	// under fdMu): this node should catch up before coordinating.
+	aheadEpoch uint64
+	aheadAt    time.Time
+	cleanMu    sync.Mutex
+	cleanQ     [][2][]byte
+	pulling    atomic.Bool
+	started    time.Time
+	left       chan struct{} // closed once this node has left the cluster
+	leftOnce   sync.Once
+	met        *metrics
+	joined     chan struct{}
 }
 
 // view is an immutable snapshot derived from a Meta.
@@ -623,6 +627,16 @@ func (n *Node) markSeen(host string) {
 	}
 }
 
+// epochAhead is the newer epoch a live member reported recently (0 if none).
+func (n *Node) epochAhead() uint64 {
+	n.fdMu.Lock()
+	defer n.fdMu.Unlock()
+	if time.Since(n.aheadAt) > 5*time.Second || n.aheadEpoch <= n.view.Load().m.Epoch {
+		return 0
+	}
+	return n.aheadEpoch
+}
+
 // isUp says whether a member is alive (this node always is).
 func (n *Node) isUp(host string) bool {
 	if host == n.hostID {
@@ -687,6 +701,9 @@ func (n *Node) gossipLoop() {
 
 func (n *Node) seenHeartbeat(hb *heartbeat) {
 	n.fdMu.Lock()
+	if hb.Epoch > n.view.Load().m.Epoch {
+		n.aheadEpoch, n.aheadAt = max(n.aheadEpoch, hb.Epoch), time.Now()
+	}
 	n.loads[hb.HostID] = hb.Load
 	n.fdMu.Unlock()
 	if n.view.Load().m.Nodes[hb.HostID] != nil {
