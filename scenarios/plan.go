@@ -174,6 +174,14 @@ func (s *Scenario) streamBytesPerVCPU() float64 {
 	return realStreamMiBPerVCPU * (1 << 20)
 }
 
+// recoverySeconds estimates the wait for latency to recover after a topology batch.
+func (s *Scenario) recoverySeconds() float64 {
+	if s.Backend == BackendLocal {
+		return 15
+	}
+	return 300
+}
+
 // setupSeconds estimates the wall time to start one batch of nodes.
 func (s *Scenario) setupSeconds() float64 {
 	switch s.Backend {
@@ -231,6 +239,15 @@ func (s *Scenario) Plan() *Plan {
 			vcpus += n.it.VCPUs
 		}
 		return
+	}
+	minVCPUs := func() int {
+		m := 0
+		for i, n := range nodes {
+			if i == 0 || n.it.VCPUs < m {
+				m = n.it.VCPUs
+			}
+		}
+		return m
 	}
 	capBytes, vcpus := capacity()
 	p.InitialCapacityBytes = capBytes
@@ -314,26 +331,27 @@ func (s *Scenario) Plan() *Plan {
 			n := len(racks) * g.CountPerRack
 			for _, r := range racks {
 				p.Nodes = append(p.Nodes, PlanNodes{Rack: r, InstanceType: it.Name, Count: g.CountPerRack, VCPUs: it.VCPUs, DiskBytes: s.NodeDiskBytes(it), AddedBy: st.Name})
-				for i := 0; i < g.CountPerRack; i++ {
-					nodes = append(nodes, node{r, it})
+			}
+			// Tablets are balanced by count, so each new node ends up with about
+			// 1/N of the data; it streams from the old nodes, whose smaller vCPU
+			// count bounds each migration. Batches (one node serially, all in
+			// parallel) also wait for balance and latency recovery.
+			batch := n
+			if g.Mode != ModeParallel {
+				batch = 1
+			}
+			var moved float64
+			for added := 0; added < n; added += batch {
+				for i := 0; i < batch; i++ {
+					nodes = append(nodes, node{racks[(added+i)%len(racks)], it})
 				}
+				m := onDisk * float64(batch) / float64(len(nodes))
+				moved += m
+				slow := float64(max(1, minVCPUs()))
+				ph.Seconds += s.setupSeconds() + s.recoverySeconds() + m/(s.streamBytesPerVCPU()*slow*float64(batch))
+				ph.Cycles++
 			}
-			newCap, _ := capacity()
-			// Data moves to the new nodes in proportion to their share of capacity,
-			// streamed by the nodes that hold it.
-			moved := 0.0
-			if newCap > 0 {
-				moved = onDisk * (newCap - capBytes) / newCap
-			}
-			streamSec := moved / (s.streamBytesPerVCPU() * float64(max(1, vcpus)))
 			ph.Mode = g.Mode
-			if g.Mode == ModeParallel {
-				ph.Cycles = 1
-				ph.Seconds = s.setupSeconds() + streamSec
-			} else {
-				ph.Cycles = n
-				ph.Seconds = float64(n)*s.setupSeconds() + streamSec
-			}
 			ph.Detail = fmt.Sprintf("add %d × %s (%d per rack, %s); ≈%s to move", n, it.Name, g.CountPerRack, g.Mode, HumanBytes(moved))
 		case st.Shrink != nil, st.Drain != nil:
 			var count int
@@ -361,18 +379,18 @@ func (s *Scenario) Plan() *Plan {
 				}
 				detail = fmt.Sprintf("drain %d node(s) with %d worker(s)", count, st.Drain.Workers)
 			}
-			// Remove the newest nodes from the inventory (best effort for named nodes).
-			var removed float64
+			// Remove the newest nodes (best effort for named nodes); each holds
+			// about 1/N of the data (tablets balanced by count), which it streams
+			// out at its own bandwidth (times the drain workers).
+			before := len(nodes)
 			var removedCPU int
 			for i := 0; i < count && len(nodes) > 0; i++ {
-				last := nodes[len(nodes)-1]
-				removed += s.NodeDiskBytes(last.it)
-				removedCPU += last.it.VCPUs
+				removedCPU += nodes[len(nodes)-1].it.VCPUs
 				nodes = nodes[:len(nodes)-1]
 			}
 			moved := 0.0
-			if capBytes > 0 {
-				moved = onDisk * removed / capBytes
+			if before > 0 {
+				moved = onDisk * float64(before-len(nodes)) / float64(before)
 			}
 			workers := 1.0
 			if st.Drain != nil {
@@ -382,7 +400,7 @@ func (s *Scenario) Plan() *Plan {
 			if ph.Mode == ModeSerial && count > 1 {
 				ph.Cycles = count
 			}
-			ph.Seconds = moved / (s.streamBytesPerVCPU() * float64(max(1, removedCPU)) * workers)
+			ph.Seconds = float64(ph.Cycles)*s.recoverySeconds() + moved/(s.streamBytesPerVCPU()*float64(max(1, removedCPU))*workers)
 			ph.Detail = fmt.Sprintf("%s; ≈%s to move", detail, HumanBytes(moved))
 		case st.Hold != nil:
 			ph.Seconds = scaled(st.Hold.Duration)
