@@ -417,7 +417,22 @@ func (r *run) fill(ctx context.Context, f Fill) error {
 			}
 		}
 	}()
-	done := func() bool { return r.disk.ClusterUsagePercent() >= f.TargetPercent }
+	// Usage is sampled about once a second and writes land before they
+	// show: stop when the current growth rate would reach the target within
+	// fillLead, so that the fill does not overshoot by seconds of writes.
+	startAt, startPct := time.Now(), r.disk.ClusterUsagePercent()
+	done := func() bool {
+		u := r.disk.ClusterUsagePercent()
+		if u >= f.TargetPercent {
+			return true
+		}
+		if el := time.Since(startAt).Seconds(); el >= 5 {
+			if rate := (u - startPct) / el; rate > 0 && u+rate*fillLead.Seconds() >= f.TargetPercent {
+				return true
+			}
+		}
+		return false
+	}
 	written, err := r.load.Fill(fctx, done, r.sink, func(k int64) {
 		mu.Lock()
 		keys = k
@@ -435,6 +450,9 @@ func (r *run) fill(ctx context.Context, f Fill) error {
 	r.rep.Logf("%s reached: cluster disk %.1f%% after %d keys", f.Name, r.disk.ClusterUsagePercent(), written)
 	return nil
 }
+
+// fillLead is how far ahead the fill stop condition looks.
+const fillLead = 2 * time.Second
 
 func (r *run) sleep(ctx context.Context, phase string, d time.Duration, what string) error {
 	if d <= 0 {
