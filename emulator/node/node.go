@@ -37,6 +37,9 @@ const (
 	numVnodeTokens    = 16
 	streamChunkBytes  = 256 << 10
 	cleanupInterval   = 2 * time.Second
+	// streamShare is the share of a shard's time streaming takes while it
+	// moves data at the configured rate.
+	streamShare = 0.3
 	// speculativeRetry is when a read asks one more replica.
 	speculativeRetry = 50 * time.Millisecond
 )
@@ -103,6 +106,8 @@ type Node struct {
 	// under fdMu): this node should catch up before coordinating.
 	aheadEpoch uint64
 	aheadAt    time.Time
+	paceMu     sync.Mutex
+	paceNext   map[int]time.Time
 	cleanMu    sync.Mutex
 	cleanQ     [][2][]byte
 	pulling    atomic.Bool
@@ -589,17 +594,31 @@ func (n *Node) cleanupLoop() {
 		if len(q) == 0 {
 			continue
 		}
-		lo, hi := q[0][0], q[0][1]
+		// Compact each range (adjacent ones merged): only files overlapping
+		// moved tablets are rewritten, not everything the node holds.
+		sort.Slice(q, func(i, j int) bool { return bytes.Compare(q[i][0], q[j][0]) < 0 })
+		merged := [][2][]byte{q[0]}
 		for _, r := range q[1:] {
-			if bytes.Compare(r[0], lo) < 0 {
-				lo = r[0]
+			last := &merged[len(merged)-1]
+			if bytes.Compare(r[0], last[1]) <= 0 {
+				if bytes.Compare(r[1], last[1]) > 0 {
+					last[1] = r[1]
+				}
+				continue
 			}
-			if bytes.Compare(r[1], hi) > 0 {
-				hi = r[1]
-			}
+			merged = append(merged, r)
 		}
-		if err := n.store.Compact(lo, hi); err != nil && n.ctx.Err() == nil {
-			n.log.Logf(scyllalog.Warn, "compaction", "Compacting %d cleaned up ranges: %v", len(q), err)
+		if err := n.store.Flush(); err != nil {
+			n.log.Logf(scyllalog.Warn, "compaction", "Flushing before cleanup: %v", err)
+			continue
+		}
+		for _, r := range merged {
+			if n.ctx.Err() != nil {
+				return
+			}
+			if err := n.store.CompactRange(r[0], r[1]); err != nil && n.ctx.Err() == nil {
+				n.log.Logf(scyllalog.Warn, "compaction", "Compacting a cleaned up range: %v", err)
+			}
 		}
 	}
 }
@@ -1304,9 +1323,40 @@ func (n *Node) scanOut(ctx context.Context, req *scanReq) (*msg, error) {
 			shard = n.shardOf(v, t, tok)
 		}
 	}
-	if err := n.cap.Stream(ctx, shard, b, rate); err != nil {
+	// Data moves at the shard's streaming rate whatever the number of
+	// migrations (a FIFO pacer per shard), and while it does, streaming
+	// occupies streamShare of the shard's time in the capacity model, the
+	// rest being left to requests, as ScyllaDB's scheduling groups do.
+	end := n.pace(shard, time.Duration(float64(b)/rate*float64(time.Second)))
+	if err := n.cap.Stream(ctx, shard, b, rate/streamShare); err != nil {
 		return nil, err
+	}
+	if d := time.Until(end); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
 	}
 	n.met.streamOut.Add(float64(b))
 	return &msg{KVs: kvs, Next: next}, nil
+}
+
+// pace reserves d of a shard's streaming bandwidth and returns when the
+// reservation ends.
+func (n *Node) pace(shard int, d time.Duration) time.Time {
+	n.paceMu.Lock()
+	defer n.paceMu.Unlock()
+	if n.paceNext == nil {
+		n.paceNext = map[int]time.Time{}
+	}
+	start := time.Now()
+	if t := n.paceNext[shard]; t.After(start) {
+		start = t
+	}
+	end := start.Add(d)
+	n.paceNext[shard] = end
+	return end
 }

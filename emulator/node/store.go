@@ -420,6 +420,12 @@ func (s *Store) DeleteRange(start, end []byte, compact bool) error {
 	return nil
 }
 
+// Flush writes the memtable to sstables.
+func (s *Store) Flush() error { return s.db.Flush() }
+
+// CompactRange compacts [start, end) (after a Flush, to include recent deletes).
+func (s *Store) CompactRange(start, end []byte) error { return s.db.Compact(start, end, false) }
+
 // Compact flushes the memtable and compacts [start, end).
 func (s *Store) Compact(start, end []byte) error {
 	if err := s.db.Flush(); err != nil {
