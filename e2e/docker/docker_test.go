@@ -114,15 +114,31 @@ type seen struct {
 	Address  string
 }
 
-// watch records the containers of a scenario (by label) until ctx ends:
-// their limits and commands can only be inspected while they exist.
-func watch(ctx context.Context, scenario string) func() map[string]seen {
+// watch records the containers of the run writing into out (by its run-id
+// label, read from run_start: other runs may share the engine) until ctx
+// ends: their limits and commands can only be inspected while they exist.
+func watch(ctx context.Context, out string) func() map[string]seen {
 	var mu sync.Mutex
 	got := map[string]seen{}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		f := client.Filters{}.Add("label", docker.LabelCreatedBy+"=elasticity").Add("label", docker.LabelScenario+"="+scenario)
+		runID := ""
+		for ctx.Err() == nil && runID == "" {
+			_ = results.ReadJSONL(filepath.Join(out, results.FileEvents), func(_ int, e *results.Event) error {
+				if e.Type == results.EventRunStart && e.Setup != nil {
+					runID = e.Setup.RunID
+				}
+				return nil
+			})
+			if runID == "" {
+				select {
+				case <-ctx.Done():
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		}
+		f := client.Filters{}.Add("label", docker.LabelCreatedBy+"=elasticity").Add("label", docker.LabelRunID+"="+runID)
 		for ctx.Err() == nil {
 			cs, err := dockerCli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 			if err == nil {
@@ -174,7 +190,7 @@ func TestSmokeOnDocker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	wctx, wcancel := context.WithCancel(ctx)
-	containers := watch(wctx, "smoke")
+	containers := watch(wctx, out)
 
 	// Durations are not scaled off the local backend: shrink them here.
 	cmd := exec.CommandContext(ctx, binary, "run", "../../configs/smoke.yaml", "--out", out,
@@ -293,7 +309,7 @@ func TestGrowStartupFailureOnDocker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	wctx, wcancel := context.WithCancel(ctx)
-	containers := watch(wctx, "smoke")
+	containers := watch(wctx, out)
 	cmd := exec.CommandContext(ctx, binary, "run", "../../configs/smoke.yaml", "--out", out,
 		"--backend", "docker", "--set", "docker.image="+image,
 		"--set", "steady_state=10s", "--set", "dataset.fill.0.hold=2s", "--set", "final_hold=5s",

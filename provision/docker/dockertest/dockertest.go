@@ -101,6 +101,13 @@ func BuildImage(ctx context.Context, c *testcontainers.DockerClient, repoRoot, b
 	if err != nil {
 		return fmt.Errorf("reading the binary: %w", err)
 	}
+	st, err := os.Stat(binary)
+	if err != nil {
+		return fmt.Errorf("reading the binary: %w", err)
+	}
+	// A stable modification time lets the engine's cache reuse the image
+	// of an unchanged binary instead of piling up copies.
+	mtime := st.ModTime()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	for _, f := range []struct {
@@ -108,7 +115,7 @@ func BuildImage(ctx context.Context, c *testcontainers.DockerClient, repoRoot, b
 		mode int64
 		data []byte
 	}{{"Dockerfile", 0o644, dockerfile}, {"elasticity", 0o755, bin}} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: time.Now()}); err != nil {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: mtime}); err != nil {
 			return fmt.Errorf("writing the build context: %w", err)
 		}
 		if _, err := tw.Write(f.data); err != nil {
@@ -117,6 +124,10 @@ func BuildImage(ctx context.Context, c *testcontainers.DockerClient, repoRoot, b
 	}
 	if err := tw.Close(); err != nil {
 		return fmt.Errorf("writing the build context: %w", err)
+	}
+	var oldID string
+	if ins, err := c.ImageInspect(ctx, tag); err == nil {
+		oldID = ins.ID
 	}
 	res, err := c.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{tag}, Dockerfile: "Dockerfile", Remove: true, ForceRemove: true,
 		Labels: map[string]string{"elasticity.image": "emulator"}})
@@ -144,6 +155,11 @@ func BuildImage(ctx context.Context, c *testcontainers.DockerClient, repoRoot, b
 		if m.Error != "" || m.ErrorDetail.Message != "" {
 			return fmt.Errorf("building image %s: %s %s\n%s", tag, m.Error, m.ErrorDetail.Message, log.String())
 		}
+	}
+	// Drop the image this build replaced under tag (best effort: a
+	// container may still use it), so that rebuilds do not pile up.
+	if ins, err := c.ImageInspect(ctx, tag); err == nil && oldID != "" && ins.ID != oldID {
+		_, _ = c.ImageRemove(ctx, oldID, client.ImageRemoveOptions{PruneChildren: true})
 	}
 	return nil
 }
