@@ -293,18 +293,22 @@ func TestProviderOnExistingNetwork(t *testing.T) {
 	defer cancel()
 
 	name := randomID("elasticity-it-net")
-	subnet := netip.MustParsePrefix("10.214.77.0/24")
+	// A random /24, so that concurrent test processes do not overlap.
+	var b [1]byte
+	_, _ = rand.Read(b[:])
+	base := fmt.Sprintf("10.214.%d.", b[0])
+	subnet := netip.MustParsePrefix(base + "0/24")
 	nres, err := c.NetworkCreate(ctx, name, client.NetworkCreateOptions{Driver: "bridge",
-		IPAM: &mnetwork.IPAM{Config: []mnetwork.IPAMConfig{{Subnet: subnet, Gateway: netip.MustParseAddr("10.214.77.1")}}}})
+		IPAM: &mnetwork.IPAM{Config: []mnetwork.IPAMConfig{{Subnet: subnet, Gateway: netip.MustParseAddr(base + "1")}}}})
 	if err != nil {
 		t.Fatalf("creating network %s: %v", name, err)
 	}
 	t.Cleanup(func() { _, _ = c.NetworkRemove(context.Background(), nres.ID, client.NetworkRemoveOptions{}) })
-	// Something else already holds 10.214.77.2.
+	// Something else already holds .2.
 	other, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{Started: true, ContainerRequest: testcontainers.ContainerRequest{
 		Image: tag, Networks: []string{name}, Cmd: []string{"node", "--listen-address", "127.0.0.2", "--data-dir", "/var/lib/scylla"},
 		EndpointSettingsModifier: func(eps map[string]*mnetwork.EndpointSettings) {
-			eps[name].IPAMConfig = &mnetwork.EndpointIPAMConfig{IPv4Address: netip.MustParseAddr("10.214.77.2")}
+			eps[name].IPAMConfig = &mnetwork.EndpointIPAMConfig{IPv4Address: netip.MustParseAddr(base + "2")}
 		}}})
 	if other != nil {
 		t.Cleanup(func() { _ = testcontainers.TerminateContainer(other) })
@@ -320,8 +324,8 @@ func TestProviderOnExistingNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if nodes[0].Address != "10.214.77.3" {
-		t.Errorf("first free address: got %s, want 10.214.77.3", nodes[0].Address)
+	if nodes[0].Address != base+"3" {
+		t.Errorf("first free address: got %s, want %s3", nodes[0].Address, base)
 	}
 	if err := waitPorts(ctx, nodes[0], time.Minute); err != nil {
 		t.Fatal(err)
