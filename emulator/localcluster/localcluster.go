@@ -249,6 +249,19 @@ func (c *Cluster) launch(n *Node) error {
 	return nil
 }
 
+// doneOf and pidOf read a node's process fields, which Restart replaces.
+func (c *Cluster) doneOf(n *Node) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return n.done
+}
+
+func (c *Cluster) pidOf(n *Node) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return n.Pid
+}
+
 // Restart starts node i again (after Stop or Kill) on its data directory
 // and waits until it is NORMAL.
 func (c *Cluster) Restart(ctx context.Context, i int) error {
@@ -256,8 +269,8 @@ func (c *Cluster) Restart(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	if syscall.Kill(n.Pid, 0) == nil && !isZombie(n.Pid) {
-		return fmt.Errorf("node %d (pid %d) is still running", i+1, n.Pid)
+	if syscall.Kill(c.pidOf(n), 0) == nil && !isZombie(c.pidOf(n)) {
+		return fmt.Errorf("node %d (pid %d) is still running", i+1, c.pidOf(n))
 	}
 	if err := c.launch(n); err != nil {
 		return err
@@ -275,10 +288,10 @@ func (c *Cluster) waitNormal(ctx context.Context, nodes []*Node) error {
 		go func() {
 			err := WaitNormal(ctx, n.Addr, RESTPort, func() bool {
 				if c.opts.Detached {
-					return syscall.Kill(n.Pid, 0) != nil
+					return syscall.Kill(c.pidOf(n), 0) != nil
 				}
 				select {
-				case <-n.done:
+				case <-c.doneOf(n):
 					return true
 				default:
 					return false
@@ -369,7 +382,7 @@ func (c *Cluster) Signal(i int, sig syscall.Signal) error {
 	if err != nil {
 		return err
 	}
-	return syscall.Kill(-n.Pid, sig)
+	return syscall.Kill(-c.pidOf(n), sig)
 }
 
 // Kill SIGKILLs node i and waits for it to exit.
@@ -378,9 +391,9 @@ func (c *Cluster) Kill(i int) error {
 	if err != nil {
 		return err
 	}
-	syscall.Kill(-n.Pid, syscall.SIGKILL)
+	syscall.Kill(-c.pidOf(n), syscall.SIGKILL)
 	select {
-	case <-n.done:
+	case <-c.doneOf(n):
 		return nil
 	case <-time.After(10 * time.Second):
 		return fmt.Errorf("node %d (pid %d) did not exit after SIGKILL", n.Index+1, n.Pid)
@@ -393,7 +406,7 @@ func (c *Cluster) Stop(i int) error {
 	if err != nil {
 		return err
 	}
-	return StopPid(n.Pid, 15*time.Second, n.done)
+	return StopPid(c.pidOf(n), 15*time.Second, c.doneOf(n))
 }
 
 // StopPid SIGTERMs a process group, waits up to grace (for done when given,
@@ -453,9 +466,9 @@ func (c *Cluster) Close() error {
 			defer wg.Done()
 			var done <-chan struct{}
 			if !c.opts.Detached {
-				done = n.done
+				done = c.doneOf(n)
 			}
-			if err := StopPid(n.Pid, 10*time.Second, done); err != nil {
+			if err := StopPid(c.pidOf(n), 10*time.Second, done); err != nil {
 				errs <- err
 			}
 		}()
