@@ -707,6 +707,7 @@ func (p *Provider) Destroy(ctx context.Context) error {
 	p.nodes = map[string]*member{}
 	nw := p.net // nil when the network was not ours (docker.network): it stays
 	p.net, p.netName = nil, ""
+	runID := p.spec.RunID
 	p.mu.Unlock()
 	// In parallel: each stop lets the node flush (up to stopGrace).
 	errs := make([]error, len(created))
@@ -724,7 +725,23 @@ func (p *Provider) Destroy(ctx context.Context) error {
 	for _, m := range members {
 		m.logs.close(2 * time.Second) // the last lines, printed while stopping
 	}
-	if nw != nil {
+	// Whatever else carries the run's label goes too: a container whose
+	// creation was interrupted (Ctrl-C during a grow) exists without ever
+	// having been returned to us. This also removes the run's own network.
+	swept := map[string]bool{}
+	if runID != "" {
+		res, err := p.sweep(ctx, time.Time{}, false, runID)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, r := range res {
+			swept[r.ID] = true
+			if r.Kind == "container" {
+				p.logf("removed %s, left by an interrupted start", r.Name)
+			}
+		}
+	}
+	if nw != nil && !swept[nw.ID] {
 		if err := nw.Remove(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("docker: removing network %s: %w", nw.Name, err))
 		}

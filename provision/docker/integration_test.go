@@ -263,6 +263,13 @@ func TestProviderAgainstEngine(t *testing.T) {
 	if _, err := c.ContainerInspect(ctx, n2.ID, client.ContainerInspectOptions{}); err == nil {
 		t.Errorf("%s still exists after RemoveNode", n2.Name)
 	}
+	// A container of the run the provider never got back (a start cut short
+	// by Ctrl-C): Destroy, in the cleanup, must remove it too.
+	if _, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: testcontainers.ContainerRequest{
+		Image: tag, Name: "elasticity-" + runID + "-node-9", Cmd: []string{"node", "--help"},
+		Labels: map[string]string{docker.LabelCreatedBy: "elasticity", docker.LabelRunID: runID, docker.LabelNode: "node-9"}}}); err != nil {
+		t.Fatal(err)
+	}
 	// Logs come from the container's output into <run>/logs.
 	for _, n := range []provision.Node{n1, n2} {
 		if b, err := os.ReadFile(filepath.Join(dir, "logs", n.Name+".log")); err != nil || len(b) == 0 {
