@@ -500,6 +500,14 @@ func (p *Provider) start(ctx context.Context, n *provision.Node, idx int, seeds 
 	}
 	if err != nil {
 		logs.close(2 * time.Second)
+		if c == nil {
+			// Creation cut short (e.g. Ctrl-C): the engine may have made the
+			// container anyway; its name is ours, so remove it by name.
+			_ = p.withClient(context.WithoutCancel(ctx), func(dc *testcontainers.DockerClient) error {
+				_, err := dc.ContainerRemove(context.WithoutCancel(ctx), req.Name, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+				return err
+			})
+		}
 		return fmt.Errorf("docker: starting %s: %w", n.Name, err)
 	}
 	n.ID = c.GetContainerID()
