@@ -503,10 +503,12 @@ func (p *Provider) start(ctx context.Context, n *provision.Node, idx int, seeds 
 		if c == nil {
 			// Creation cut short (e.g. Ctrl-C): the engine may have made the
 			// container anyway; its name is ours, so remove it by name.
-			_ = p.withClient(context.WithoutCancel(ctx), func(dc *testcontainers.DockerClient) error {
-				_, err := dc.ContainerRemove(context.WithoutCancel(ctx), req.Name, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			_ = p.withClient(rctx, func(dc *testcontainers.DockerClient) error {
+				_, err := dc.ContainerRemove(rctx, req.Name, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 				return err
 			})
+			cancel()
 		}
 		return fmt.Errorf("docker: starting %s: %w", n.Name, err)
 	}
