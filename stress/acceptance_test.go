@@ -11,7 +11,6 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -252,46 +251,7 @@ func BenchmarkCQLNullProcess(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	for _, typ := range []string{"write", "read"} {
-		b.Run(typ, func(b *testing.B) {
-			w := Workload{Keyspace: "ks", Table: "kv", KeyCount: 1000, ValueMin: 100, Concurrency: 32}
-			if typ == "write" {
-				w.WriteRatio = 1
-			} else {
-				w.ReadRatio = 1
-			}
-			op, _, err := cqlMixOp(s, &w)
-			if err != nil {
-				b.Fatal(err)
-			}
-			n := int64(max(b.N, 100))
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			var done atomic.Int64
-			counted := func(ctx context.Context, t int, seq uint64) error {
-				err := op(ctx, t, seq)
-				if done.Add(1) == n {
-					cancel()
-				}
-				return err
-			}
-			r, err := newRunner(w, counted, new(atomic.Int64), nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			c0, t0 := cpuNow(), time.Now()
-			sum, err := r.Run(ctx)
-			el, cpu := time.Since(t0), cpuNow()-c0
-			b.StopTimer()
-			if err != nil || sum.Errors > 0 {
-				b.Fatalf("%v %+v", err, sum.Ops)
-			}
-			b.ReportMetric(float64(sum.Succeeded)/el.Seconds(), "ops/s")
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(sum.Succeeded), "client-cpu-ns/op")
-		})
-	}
+	benchClosedLoop(b, s, true)
 }
 
 func cpuNow() time.Duration {

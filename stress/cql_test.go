@@ -147,7 +147,13 @@ func TestCQLStallShowsInResponseTime(t *testing.T) {
 //
 //	go test -run '^$' -bench CQLNull -benchtime 20000x ./stress/
 func BenchmarkCQLNull(b *testing.B) {
-	s := session(b, enginetest.NewNull())
+	benchClosedLoop(b, session(b, enginetest.NewNull()), false)
+}
+
+// benchClosedLoop measures writes and reads through s, closed loop with 32 in
+// flight; withCPU adds the process's CPU per operation (meaningful when the
+// server runs in another process).
+func benchClosedLoop(b *testing.B, s *gocql.Session, withCPU bool) {
 	for _, typ := range []string{"write", "read"} {
 		b.Run(typ, func(b *testing.B) {
 			w := Workload{Keyspace: "ks", Table: "kv", KeyCount: 1000, ValueMin: 100, Concurrency: 32}
@@ -177,14 +183,17 @@ func BenchmarkCQLNull(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			c0 := time.Now()
+			c0, t0 := cpuNow(), time.Now()
 			sum, err := r.Run(ctx)
-			el := time.Since(c0)
+			el, cpu := time.Since(t0), cpuNow()-c0
 			b.StopTimer()
 			if err != nil || sum.Errors > 0 {
 				b.Fatalf("%v %+v", err, sum.Ops)
 			}
 			b.ReportMetric(float64(sum.Succeeded)/el.Seconds(), "ops/s")
+			if withCPU {
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(sum.Succeeded), "client-cpu-ns/op")
+			}
 		})
 	}
 }
