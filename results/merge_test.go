@@ -5,20 +5,13 @@ import (
 	"time"
 )
 
+// loaderRecord is latRec (compute_test.go) as a loader writes it: with the
+// service histogram and an error class too.
 func loaderRecord(t *testing.T, start time.Time, op string, values ...int64) LatencyRecord {
-	t.Helper()
-	h := NewHDR()
-	for _, v := range values {
-		if err := h.RecordValue(v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	enc, err := EncodeHDR(h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return LatencyRecord{Start: start, End: start.Add(time.Second), Op: op, Count: int64(len(values)),
-		ResponseHDR: enc, ServiceHDR: enc, Response: SummarizeHDR(h), Errors: map[string]int64{"timeout": 1}}
+	r := latRec(t, op, start, values...)
+	r.ServiceHDR, r.Service = r.ResponseHDR, r.Response
+	r.Errors = map[string]int64{"timeout": 1}
+	return r
 }
 
 func TestMergeLoadersReproducesCombinedPercentiles(t *testing.T) {
