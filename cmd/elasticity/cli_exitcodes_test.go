@@ -28,6 +28,22 @@ func TestExitCodesUsage(t *testing.T) {
 	}
 }
 
+// A bad scenario stops every command that reads one with exit 2, before anything starts.
+func TestExitCodeInvalidScenario(t *testing.T) {
+	bad := writeFile(t, "bad.yaml", "name: bad\ncluster:\n  racks: 0\n")
+	for _, args := range [][]string{
+		{"validate", bad},
+		{"plan", bad},
+		{"run", bad, "--out", t.TempDir()},
+		{"run", "../../configs/smoke.yaml", "--set", "workload.rate=fast", "--out", t.TempDir()},
+	} {
+		code, _, errs := cli(t, "", args...)
+		if code != ExitInvalid || !strings.Contains(errs, ":3: cluster.racks:") && !strings.Contains(errs, "--set workload.rate=fast: workload.rate: invalid rate") {
+			t.Errorf("%v: exit %d, stderr:\n%s", args, code, errs)
+		}
+	}
+}
+
 func TestVersion(t *testing.T) {
 	code, out, _ := cli(t, "", "--version")
 	if code != ExitPassed || !strings.HasPrefix(out, "elasticity version ") {
