@@ -60,6 +60,12 @@ func startCluster(t *testing.T, opts Options) *Cluster {
 		if err := c.Close(); err != nil {
 			t.Errorf("closing cluster: %v", err)
 		}
+		// Node processes are this test binary: under -race they report here.
+		for _, n := range c.Nodes() {
+			if b, _ := os.ReadFile(n.LogPath + ".out"); strings.Contains(string(b), "DATA RACE") || strings.Contains(string(b), "panic:") {
+				t.Errorf("node %d output:\n%s", n.Index+1, b)
+			}
+		}
 		if t.Failed() {
 			for _, n := range c.Nodes() {
 				b, _ := os.ReadFile(n.LogPath)
