@@ -119,10 +119,16 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	if err := Run(ctx, c); err != nil {
 		fmt.Fprintf(stderr, "elasticity node: %v\n", err)
+		if errors.Is(err, ErrInvalidConfig) {
+			return 2
+		}
 		return 1
 	}
 	return 0
 }
+
+// ErrInvalidConfig marks invalid flags (exit code 2).
+var ErrInvalidConfig = errors.New("invalid node configuration")
 
 // ErrStartupFailed marks failures before the node was serving.
 var ErrStartupFailed = errors.New("startup failed")
@@ -157,7 +163,8 @@ func Run(ctx context.Context, c Config) error {
 		}
 	}
 	if err := validate(&c); err != nil {
-		return startFail(err)
+		log.Logf(scyllalog.Error, "init", "Startup failed: %v", err)
+		return fmt.Errorf("%w: %v", ErrInvalidConfig, err)
 	}
 	// Listeners first, so that a busy port fails fast.
 	listen := func(port int) (net.Listener, error) {

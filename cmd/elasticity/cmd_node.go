@@ -22,6 +22,9 @@ Capacity model defaults: disk = --disk-gb × 0.5 MiB (i4i.large → 234 MiB),
 			RunE: func(c *cobra.Command, args []string) error {
 				cfg.Stderr = e.Stderr
 				if err := emulator.Run(c.Context(), cfg); err != nil {
+					if errors.Is(err, emulator.ErrInvalidConfig) {
+						return withCode(ExitInvalid, err)
+					}
 					if errors.Is(err, emulator.ErrStartupFailed) {
 						return withCode(ExitFailed, err)
 					}
