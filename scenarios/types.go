@@ -343,6 +343,16 @@ type AWS struct {
 	// TTL lets gc remove resources of crashed runs after this long.
 	TTL  Duration          `yaml:"ttl"`
 	Tags map[string]string `yaml:"tags,omitempty"`
+	// RunnerCIDR opens a security group created for the run (no
+	// security_group_ids given) to this address only, e.g. 203.0.113.7/32.
+	RunnerCIDR string `yaml:"runner_cidr,omitempty"`
+	// Spot tries spot instances first and falls back to on-demand.
+	Spot bool `yaml:"spot,omitempty"`
+	// PrivateIPs: the runner is inside the VPC and uses private addresses.
+	PrivateIPs bool `yaml:"private_ips,omitempty"`
+	// SSHUser and SSHKey are used to follow node logs (journalctl over ssh).
+	SSHUser string `yaml:"ssh_user,omitempty"`
+	SSHKey  string `yaml:"ssh_key,omitempty"`
 }
 
 // Static points at an existing cluster: nothing is provisioned, and topology

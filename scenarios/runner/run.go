@@ -165,6 +165,7 @@ func PlanFor(sc *scenarios.Scenario) (*Plan, error) {
 			InstanceType: sc.Cluster.InstanceType,
 			ExtraArgs:    sc.Cluster.ExtraArgs,
 			TTL:          sc.AWS.TTL.D(),
+			Labels:       backendLabels(sc),
 		},
 		RF:             sc.Dataset.RF,
 		Tablets:        sc.Cluster.TabletsInitial,
@@ -267,4 +268,12 @@ func nemesisStep(sc *scenarios.Scenario, st scenarios.Step) (nemesis.Step, error
 // DefaultOut is the default results directory of a scenario.
 func DefaultOut(name string, now time.Time) string {
 	return filepath.Join("results", fmt.Sprintf("%s-%s", name, now.Format("20060102-150405")))
+}
+
+// backendLabels are the scenario's extra tags/labels for the backend's resources.
+func backendLabels(sc *scenarios.Scenario) map[string]string {
+	if sc.Backend == scenarios.BackendAWS {
+		return sc.AWS.Tags
+	}
+	return nil
 }
