@@ -144,7 +144,7 @@ func main() {
 		// Restoring the default handlers lets a second Ctrl-C quit at once.
 		<-ctx.Done()
 		stop()
-		fmt.Fprintln(os.Stderr, "elasticity: interrupted; cleaning up (Ctrl-C again to quit at once, which may leave nodes running)")
+		fmt.Fprintln(os.Stderr, "elasticity: interrupted; cleaning up (Ctrl-C again to quit at once: local nodes are then killed with the runner)")
 	}()
 	code := run(ctx, &env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Getenv: os.Getenv, Executable: exe}, os.Args[1:])
 	os.Exit(code)

@@ -435,7 +435,9 @@ func (p *Provider) launch(pr *proc) error {
 		return fmt.Errorf("local: opening %s: %w", outPath, err)
 	}
 	cmd := exec.Command(p.opts.Binary, pr.args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: if the runner itself dies (kill -9, a second Ctrl-C that
+	// skips teardown) the kernel kills the node too, so no node outlives its run.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Stdout, cmd.Stderr = out, out // panics and anything not in the ScyllaDB-format log
 	cmd.Dir = filepath.Dir(pr.dataDir)
 	p.mu.Lock()
