@@ -15,22 +15,20 @@ import (
 
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
-// Step kinds, as written in scenarios.
+// Step kinds and modes are the scenario's own words (one definition, in scenarios).
 const (
-	KindGrow         = "grow_cluster"
-	KindShrink       = "shrink_cluster"
-	KindDecommission = "decommission"
-	KindDrain        = "drain"
-	KindHold         = "hold"
-	KindHook         = "hook"
-)
+	KindGrow         = scenarios.KindGrow
+	KindShrink       = scenarios.KindShrink
+	KindDecommission = scenarios.KindDecommission
+	KindDrain        = scenarios.KindDrain
+	KindHold         = scenarios.KindHold
+	KindHook         = scenarios.KindHook
 
-// Modes of a topology step.
-const (
-	ModeSerial   = "serial"
-	ModeParallel = "parallel"
+	ModeSerial   = scenarios.ModeSerial
+	ModeParallel = scenarios.ModeParallel
 )
 
 // Node is what a step needs to know of a cluster node.
