@@ -899,19 +899,30 @@ func (p *parser) updateStmt() (Statement, error) {
 			break
 		}
 	}
-	if err := p.expectKw("where"); err != nil {
+	if st.Where, st.IfExists, err = p.whereIfExists("updates"); err != nil {
 		return nil, err
-	}
-	if st.Where, err = p.where(); err != nil {
-		return nil, err
-	}
-	if st.IfExists, err = p.ifExists(); err != nil {
-		return nil, err
-	}
-	if p.isKw("if") {
-		return nil, p.errf("conditional updates are not supported")
 	}
 	return st, nil
+}
+
+// whereIfExists parses the `WHERE ... [IF EXISTS]` tail of UPDATE and DELETE;
+// any other condition is refused (no lightweight transactions).
+func (p *parser) whereIfExists(what string) ([]Relation, bool, error) {
+	if err := p.expectKw("where"); err != nil {
+		return nil, false, err
+	}
+	where, err := p.where()
+	if err != nil {
+		return nil, false, err
+	}
+	ifExists, err := p.ifExists()
+	if err != nil {
+		return nil, false, err
+	}
+	if p.isKw("if") {
+		return nil, false, p.errf("conditional %s are not supported", what)
+	}
+	return where, ifExists, nil
 }
 
 func (p *parser) deleteStmt() (Statement, error) {
@@ -939,17 +950,8 @@ func (p *parser) deleteStmt() (Statement, error) {
 	if st.Using, err = p.using(); err != nil {
 		return nil, err
 	}
-	if err := p.expectKw("where"); err != nil {
+	if st.Where, st.IfExists, err = p.whereIfExists("deletes"); err != nil {
 		return nil, err
-	}
-	if st.Where, err = p.where(); err != nil {
-		return nil, err
-	}
-	if st.IfExists, err = p.ifExists(); err != nil {
-		return nil, err
-	}
-	if p.isKw("if") {
-		return nil, p.errf("conditional deletes are not supported")
 	}
 	return st, nil
 }
