@@ -94,7 +94,7 @@ Exit code: 0 when every cell passed, 1 when a threshold failed in any cell,
 					return withCode(ExitInvalid, fmt.Errorf("matrix: --emit %q: only github is known", emit))
 				}
 				if out == "" {
-					out = filepath.Join("results", "matrix-"+first.Name+"-"+time.Now().UTC().Format("20060102-150405"))
+					out = filepath.Join("runs", "matrix-"+first.Name+"-"+time.Now().UTC().Format("20060102-150405"))
 				}
 				if !skipPreflight {
 					be := backend
@@ -159,7 +159,7 @@ Exit code: 0 when every cell passed, 1 when a threshold failed in any cell,
 		}
 		c.Flags().StringArrayVar(&sets, "set", nil, "path=v1,v2,... (repeatable): one axis of the matrix")
 		c.Flags().IntVar(&repeat, "repeat", 1, "runs of every variant, interleaved")
-		c.Flags().StringVar(&out, "out", "", "matrix directory (default results/matrix-<scenario>-<time>)")
+		c.Flags().StringVar(&out, "out", "", "matrix directory (default runs/matrix-<scenario>-<time>)")
 		c.Flags().StringVar(&emit, "emit", "", "print the cells instead of running them: github")
 		c.Flags().StringVar(&backend, "backend", "", "override the scenario's backend")
 		c.Flags().BoolVar(&skipPreflight, "skip-preflight", false, "do not check disk, memory, tools and credentials first")

@@ -122,7 +122,7 @@ Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
 			},
 		}
 		addSetFlag(c, &sets)
-		c.Flags().StringVar(&out, "out", "", "results directory (default results/<scenario>-<timestamp>)")
+		c.Flags().StringVar(&out, "out", "", "results directory (default runs/<scenario>-<timestamp>)")
 		c.Flags().StringVar(&backend, "backend", "", "override the scenario's backend: "+strings.Join(backends, ", "))
 		c.Flags().BoolVar(&force, "force", false, "reuse a non-empty results directory")
 		c.Flags().StringArrayVar(&faults, "fault", nil, "inject a fault into a local node: NODE=ARGS (testing; repeatable)")

@@ -267,7 +267,7 @@ func nemesisStep(sc *scenarios.Scenario, st scenarios.Step) (nemesis.Step, error
 
 // DefaultOut is the default results directory of a scenario.
 func DefaultOut(name string, now time.Time) string {
-	return filepath.Join("results", fmt.Sprintf("%s-%s", name, now.Format("20060102-150405")))
+	return filepath.Join("runs", fmt.Sprintf("%s-%s", name, now.Format("20060102-150405")))
 }
 
 // backendLabels are the scenario's extra tags/labels for the backend's resources.
