@@ -223,11 +223,17 @@ type Store struct {
 // dropping a moved tablet rewrote large files that still held other tablets,
 // so old nodes briefly ran out of space while they were shedding data.
 func OpenStore(dir string, capacityBytes int64) (*Store, error) {
-	memtable, target := storeSizes(capacityBytes)
+	memtable, target, lbase := storeSizes(capacityBytes)
 	opts := &pebble.Options{
 		Merger:       rowMergeOperator,
 		MemTableSize: uint64(memtable),
-		Logger:       quietLogger{},
+		// A small base level keeps compactions incremental: L0 is merged into
+		// a base level of at most lbase bytes, deeper levels file by file, so
+		// a compaction never needs room for a second copy of the whole data
+		// set (with one big base level a near-full node ran out of space
+		// while compacting). Real ScyllaDB compacts per tablet, also bounded.
+		LBaseMaxBytes: lbase,
+		Logger:        quietLogger{},
 	}
 	// No block compression: disk usage then follows the data written, and
 	// the CPU goes to serving requests. Small files let a dropped tablet's
@@ -245,16 +251,18 @@ func OpenStore(dir string, capacityBytes int64) (*Store, error) {
 	return &Store{db: db}, nil
 }
 
-// storeSizes picks the memtable (and so WAL file) size and the target sstable
-// size for an emulated disk: about 1/64 and 1/256 of it, within Pebble-sane bounds.
-func storeSizes(capacityBytes int64) (memtable, target int64) {
-	memtable, target = 8<<20, 2<<20
+// storeSizes picks the memtable (and so WAL file) size, the target sstable
+// size and the base level size for an emulated disk: about 1/64, 1/256 and
+// 1/32 of it, within Pebble-sane bounds.
+func storeSizes(capacityBytes int64) (memtable, target, lbase int64) {
+	memtable, target, lbase = 8<<20, 2<<20, 64<<20
 	if capacityBytes <= 0 {
-		return memtable, target
+		return memtable, target, lbase
 	}
 	memtable = clampInt64(capacityBytes/64, 256<<10, 8<<20)
 	target = clampInt64(capacityBytes/256, 64<<10, 2<<20)
-	return memtable, target
+	lbase = clampInt64(capacityBytes/32, 512<<10, 64<<20)
+	return memtable, target, lbase
 }
 
 func clampInt64(v, lo, hi int64) int64 {
