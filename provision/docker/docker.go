@@ -705,7 +705,7 @@ func terminate(ctx context.Context, c testcontainers.Container) error {
 // Logs implements provision.Provider by following the node's log file, which
 // the container's log follower writes.
 func (p *Provider) Logs(ctx context.Context, n provision.Node) (io.ReadCloser, error) {
-	return provision.FollowFile(ctx, n.LogPath)
+	return provision.FollowFile(ctx, n.LogPath, 200*time.Millisecond), nil
 }
 
 // Destroy implements provision.Provider: every container and the network.

@@ -1,4 +1,4 @@
-package local
+package provision
 
 import (
 	"bufio"
@@ -9,13 +9,13 @@ import (
 	"time"
 )
 
-// Follow behaves like tail -F: waits for the file, reads from the start,
+// FollowFile behaves like tail -F: waits for the file, reads from the start,
 // follows appends, and starts over when the file is replaced.
 func TestFollow(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "node-1.log")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	rc := Follow(ctx, path, 10*time.Millisecond)
+	rc := FollowFile(ctx, path, 10*time.Millisecond)
 	defer rc.Close()
 	lines := make(chan string, 10)
 	go func() {
