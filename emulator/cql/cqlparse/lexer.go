@@ -69,27 +69,12 @@ func lex(src string) ([]token, error) {
 			i += 2 + end + 2
 		case c == '\'':
 			start := i
-			var sb strings.Builder
-			i++
-			closed := false
-			for i < n {
-				if src[i] == '\'' {
-					if i+1 < n && src[i+1] == '\'' {
-						sb.WriteByte('\'')
-						i += 2
-						continue
-					}
-					i++
-					closed = true
-					break
-				}
-				sb.WriteByte(src[i])
-				i++
-			}
+			text, next, closed := quoted(src, i, '\'')
 			if !closed {
 				return nil, fmt.Errorf("unterminated string literal at position %d", start)
 			}
-			toks = append(toks, token{kind: tString, text: sb.String(), pos: start})
+			i = next
+			toks = append(toks, token{kind: tString, text: text, pos: start})
 		case c == '$' && i+1 < n && src[i+1] == '$':
 			start := i
 			end := strings.Index(src[i+2:], "$$")
@@ -100,30 +85,15 @@ func lex(src string) ([]token, error) {
 			i += 2 + end + 2
 		case c == '"':
 			start := i
-			var sb strings.Builder
-			i++
-			closed := false
-			for i < n {
-				if src[i] == '"' {
-					if i+1 < n && src[i+1] == '"' {
-						sb.WriteByte('"')
-						i += 2
-						continue
-					}
-					i++
-					closed = true
-					break
-				}
-				sb.WriteByte(src[i])
-				i++
-			}
+			text, next, closed := quoted(src, i, '"')
 			if !closed {
 				return nil, fmt.Errorf("unterminated quoted identifier at position %d", start)
 			}
-			if sb.Len() == 0 {
+			i = next
+			if text == "" {
 				return nil, fmt.Errorf("empty quoted identifier at position %d", start)
 			}
-			toks = append(toks, token{kind: tQuotedIdent, text: sb.String(), pos: start})
+			toks = append(toks, token{kind: tQuotedIdent, text: text, pos: start})
 		case isHex(c) && isUUIDAt(src, i):
 			toks = append(toks, token{kind: tUUID, text: strings.ToLower(src[i : i+36]), pos: i})
 			i += 36
@@ -235,4 +205,25 @@ func isUUIDAt(src string, i int) bool {
 		}
 	}
 	return i+36 == len(src) || !isIdentChar(src[i+36])
+}
+
+// quoted reads a string or identifier quoted with q starting at src[i] (the
+// opening quote), where a doubled quote stands for one. It returns the text,
+// the index after the closing quote, and whether a closing quote was found.
+func quoted(src string, i int, q byte) (string, int, bool) {
+	var sb strings.Builder
+	n := len(src)
+	for i++; i < n; i++ {
+		if src[i] != q {
+			sb.WriteByte(src[i])
+			continue
+		}
+		if i+1 < n && src[i+1] == q {
+			sb.WriteByte(q)
+			i++
+			continue
+		}
+		return sb.String(), i + 1, true
+	}
+	return sb.String(), n, false
 }
