@@ -25,44 +25,33 @@ func (r *reader) fail(what string) {
 	r.b = nil
 }
 
+// Fixed-size reads go through take, so a truncated body fails in one place.
 func (r *reader) byte1(what string) byte {
-	if len(r.b) < 1 {
-		r.fail(what)
-		return 0
+	if b := r.take(1, what); b != nil {
+		return b[0]
 	}
-	v := r.b[0]
-	r.b = r.b[1:]
-	return v
+	return 0
 }
 
 func (r *reader) short(what string) uint16 {
-	if len(r.b) < 2 {
-		r.fail(what)
-		return 0
+	if b := r.take(2, what); b != nil {
+		return binary.BigEndian.Uint16(b)
 	}
-	v := binary.BigEndian.Uint16(r.b)
-	r.b = r.b[2:]
-	return v
+	return 0
 }
 
 func (r *reader) int32(what string) int32 {
-	if len(r.b) < 4 {
-		r.fail(what)
-		return 0
+	if b := r.take(4, what); b != nil {
+		return int32(binary.BigEndian.Uint32(b))
 	}
-	v := int32(binary.BigEndian.Uint32(r.b))
-	r.b = r.b[4:]
-	return v
+	return 0
 }
 
 func (r *reader) int64(what string) int64 {
-	if len(r.b) < 8 {
-		r.fail(what)
-		return 0
+	if b := r.take(8, what); b != nil {
+		return int64(binary.BigEndian.Uint64(b))
 	}
-	v := int64(binary.BigEndian.Uint64(r.b))
-	r.b = r.b[8:]
-	return v
+	return 0
 }
 
 func (r *reader) take(n int, what string) []byte {
