@@ -42,10 +42,13 @@ type Node struct {
 	Rack         string
 	InstanceType string
 	Address      string // address the runner uses for CQL, REST and metrics
-	CQLPort      int
-	RESTPort     int
-	MetricsPort  int
-	LogPath      string // local file the node's log is streamed to (may be empty)
+	// PrivateAddress is the node's address inside the cloud network, which
+	// loader machines in that network use; empty means Address.
+	PrivateAddress string
+	CQLPort        int
+	RESTPort       int
+	MetricsPort    int
+	LogPath        string // local file the node's log is streamed to (may be empty)
 }
 
 // Provider creates, changes and destroys clusters on one backend.
@@ -100,4 +103,27 @@ type Resource struct {
 // left by crashed runs whose keep-until has passed.
 type Sweeper interface {
 	Sweep(ctx context.Context, now time.Time, dryRun bool) ([]Resource, error)
+}
+
+// LoaderSpec asks for load-generator machines.
+type LoaderSpec struct {
+	Count        int
+	InstanceType string // a catalog name (c6i.2xlarge ...); ignored by backends without instance types
+}
+
+// Loader is a machine that runs `elasticity stress` for the run.
+type Loader struct {
+	Name         string // loader-1, loader-2 ...
+	ID           string // provider id (instance id, "local")
+	InstanceType string
+	// Address is where the runner reaches the loader (ssh), empty when Local.
+	Address string
+	// Local loaders are processes on the runner's own machine.
+	Local bool
+}
+
+// LoaderLauncher is an optional capability: start machines for load
+// generators. Destroy tears them down with the rest of the run.
+type LoaderLauncher interface {
+	LaunchLoaders(ctx context.Context, spec LoaderSpec) ([]Loader, error)
 }
