@@ -15,10 +15,12 @@ import (
 // every Write is one whole line, flushed to the OS so that a crash or an
 // interrupt loses at most the line being written.
 type JSONLWriter struct {
-	mu   sync.Mutex
-	f    *os.File
-	path string
-	buf  bytes.Buffer
+	mu     sync.Mutex
+	w      io.Writer
+	f      *os.File // nil for a stream writer
+	closed bool
+	path   string
+	buf    bytes.Buffer
 }
 
 // OpenJSONL opens (creating or appending to) a .jsonl file.
@@ -27,14 +29,20 @@ func OpenJSONL(path string) (*JSONLWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening %s for append: %w", path, err)
 	}
-	return &JSONLWriter{f: f, path: path}, nil
+	return &JSONLWriter{w: f, f: f, path: path}, nil
+}
+
+// NewJSONLStream writes JSON lines to w (a loader's standard output, for
+// instance); name is used in errors. Close does not close w.
+func NewJSONLStream(w io.Writer, name string) *JSONLWriter {
+	return &JSONLWriter{w: w, path: name}
 }
 
 // Write appends v as one line.
 func (w *JSONLWriter) Write(v any) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.f == nil {
+	if w.closed {
 		return fmt.Errorf("writing %s: already closed", w.path)
 	}
 	w.buf.Reset()
@@ -43,7 +51,7 @@ func (w *JSONLWriter) Write(v any) error {
 	if err := enc.Encode(v); err != nil { // Encode appends the newline
 		return fmt.Errorf("encoding a line of %s: %w", w.path, err)
 	}
-	if _, err := w.f.Write(w.buf.Bytes()); err != nil {
+	if _, err := w.w.Write(w.buf.Bytes()); err != nil {
 		return fmt.Errorf("appending to %s: %w", w.path, err)
 	}
 	return nil
@@ -56,12 +64,15 @@ func (w *JSONLWriter) Path() string { return w.path }
 func (w *JSONLWriter) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
 	if w.f == nil {
 		return nil
 	}
 	serr := w.f.Sync()
 	cerr := w.f.Close()
-	w.f = nil
 	return errors.Join(serr, cerr)
 }
 

@@ -15,7 +15,9 @@ import (
 	"github.com/elasticity-dev/elasticity/stress/sched"
 )
 
-// Fill writes new keys StartKey, StartKey+1, ... as fast as allowed.
+// Fill writes new keys StartKey, StartKey+Stride, StartKey+2·Stride, ... as
+// fast as allowed. Several loaders fill one key range together by taking
+// StartKey = base+i and Stride = their number.
 type Fill struct {
 	Keyspace, Table string
 	ValueSize       int // bytes; default 1 KiB
@@ -25,6 +27,7 @@ type Fill struct {
 	// 0 writes closed-loop as fast as Concurrency allows.
 	RateCap  float64
 	StartKey int64
+	Stride   int64             // distance between keys; default 1
 	CL       gocql.Consistency // default QUORUM
 	Interval time.Duration     // measurement interval; default 1 s
 	Source   string
@@ -42,9 +45,10 @@ var ErrFillStalled = errors.New("fill made no progress")
 
 // RunFill writes keys until done returns true (checked every CheckEvery) or
 // ctx ends, reporting the successful writes so far to progress. Records go to
-// sink with op "fill". It returns n such that keys [StartKey, StartKey+n) were
-// written (failed writes, counted by class in the records, leave holes), so
-// the next fill may start at StartKey+n. ctx ending is not an error.
+// sink with op "fill". It returns n such that keys StartKey+k·Stride for
+// k < n were written (failed writes, counted by class in the records, leave
+// holes), so the next fill may start at StartKey+n·Stride. ctx ending is not
+// an error.
 func RunFill(ctx context.Context, s *gocql.Session, f Fill, done func() bool, sink Sink, progress func(written int64)) (int64, error) {
 	if s == nil {
 		return 0, errors.New("fill: nil session")
@@ -64,9 +68,9 @@ func RunFill(ctx context.Context, s *gocql.Session, f Fill, done func() bool, si
 		cl = gocql.Quorum
 	}
 	insert := fmt.Sprintf("INSERT INTO %s.%s (key, value) VALUES (?, ?)", f.Keyspace, f.Table)
-	start := f.StartKey
+	start, stride := f.StartKey, max(f.Stride, 1)
 	op := func(ctx context.Context, _ int, seq uint64) error {
-		q := s.Query(insert, start+int64(seq), vals.Value(seq)).WithContext(ctx).Consistency(cl).Idempotent(true)
+		q := s.Query(insert, start+int64(seq)*stride, vals.Value(seq)).WithContext(ctx).Consistency(cl).Idempotent(true)
 		err := q.Exec()
 		q.Release()
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strconv"
@@ -50,6 +51,11 @@ type stressFlags struct {
 	loadPercent  float64
 	calStep      time.Duration
 	summaryJSON  string
+	fill         bool
+	startKey     int64
+	keyStride    int64
+	keysSet      bool
+	calOnly      bool
 }
 
 func newStressCmd(e *env) *cobra.Command {
@@ -69,7 +75,10 @@ first (closed loop) and --load-percent of it becomes the rate.`,
       --mix write=1,read=1 --rate 5000/s --duration 60s --out latency.jsonl
   elasticity stress --hosts 10.0.0.5 --calibrate-ceiling 10ms --load-percent 70 --duration 5m`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runStress(cmd.Context(), e, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.keysSet = cmd.Flags().Changed("keys")
+			return runStress(cmd.Context(), e, f)
+		},
 	}
 	fl := c.Flags()
 	fl.StringSliceVar(&f.hosts, "hosts", nil, "CQL contact points, comma separated (host or host:port)")
@@ -78,7 +87,7 @@ first (closed loop) and --load-percent of it becomes the rate.`,
 	fl.StringVar(&f.rate, "rate", "1000/s", "target operations per second of the whole generator (e.g. 5000/s, 5k/s); 0 = closed loop")
 	fl.DurationVar(&f.duration, "duration", 60*time.Second, "how long to apply the workload (0 = until interrupted)")
 	fl.IntVar(&f.concurrency, "concurrency", 0, "maximum operations in flight (default: enough for the rate at 20 ms latency, at least 64)")
-	fl.StringVar(&f.out, "out", "", "append per-interval latency records (latency.jsonl format) to this file")
+	fl.StringVar(&f.out, "out", "", "append per-interval latency records (latency.jsonl format) to this file; - writes them to standard output and the console to standard error")
 	fl.BoolVar(&f.createSchema, "create-schema", false, "create the keyspace and table if they do not exist")
 	fl.IntVar(&f.rf, "rf", 3, "replication factor for --create-schema")
 	fl.StringVar(&f.dc, "dc", "", "data centre for --create-schema and DC-aware routing (default: the contact point's)")
@@ -99,6 +108,10 @@ first (closed loop) and --load-percent of it becomes the rate.`,
 	fl.Float64Var(&f.loadPercent, "load-percent", 0, "with --calibrate-ceiling: run at this percent of the calibrated maximum")
 	fl.DurationVar(&f.calStep, "calibrate-step", 5*time.Second, "duration of each calibration level")
 	fl.StringVar(&f.summaryJSON, "summary-json", "", "write the final summary as JSON to this file")
+	fl.BoolVar(&f.fill, "fill", false, "only write new keys --start-key, +--key-stride, ... closed loop (or at --rate) until --duration, --keys written or interrupted")
+	fl.Int64Var(&f.startKey, "start-key", 0, "with --fill: the first key")
+	fl.Int64Var(&f.keyStride, "key-stride", 1, "with --fill: distance between keys (loader i of N: --start-key i --key-stride N)")
+	fl.BoolVar(&f.calOnly, "calibrate-only", false, "with --calibrate-ceiling: print the calibration as one JSON line on standard output and exit")
 	return c
 }
 
@@ -200,6 +213,20 @@ func runStress(ctx context.Context, e *env, f *stressFlags) error {
 		return invalid(errors.New("--load-percent must be within 0..1000"))
 	case f.loadPercent > 0 && f.ceiling <= 0:
 		return invalid(errors.New("--load-percent needs --calibrate-ceiling"))
+	case f.calOnly && f.ceiling <= 0:
+		return invalid(errors.New("--calibrate-only needs --calibrate-ceiling"))
+	case f.fill && (f.prefill || f.ceiling > 0):
+		return invalid(errors.New("--fill cannot be combined with --prefill or --calibrate-ceiling"))
+	case f.startKey < 0:
+		return invalid(errors.New("--start-key must not be negative"))
+	case f.keyStride < 1:
+		return invalid(errors.New("--key-stride must be at least 1"))
+	}
+	// Human-readable output goes to standard error when standard output
+	// carries data (records or the calibration) for a program to read.
+	say := e.Stdout
+	if f.out == "-" || f.calOnly {
+		say = e.Stderr
 	}
 	if f.concurrency == 0 {
 		// Little's law at a pessimistic 20 ms per operation.
@@ -240,18 +267,22 @@ func runStress(ctx context.Context, e *env, f *stressFlags) error {
 		if err := stress.CreateSchema(ctx, sess, stress.Schema{Keyspace: f.keyspace, Table: f.table, RF: f.rf, DC: f.dc, Tablets: f.tablets}); err != nil {
 			return runErr(err)
 		}
-		fmt.Fprintf(e.Stdout, "schema %s.%s ready (RF %d)\n", f.keyspace, f.table, f.rf)
+		fmt.Fprintf(say, "schema %s.%s ready (RF %d)\n", f.keyspace, f.table, f.rf)
 	}
 
 	var out *results.JSONLWriter
 	var sinkErr error
-	if f.out != "" {
+	switch f.out {
+	case "":
+	case "-":
+		out = results.NewJSONLStream(e.Stdout, "standard output")
+	default:
 		if out, err = results.OpenJSONL(f.out); err != nil {
 			return runErr(err)
 		}
 		defer out.Close()
 	}
-	console := stress.NewConsole(e.Stdout, 2)
+	console := stress.NewConsole(say, 2)
 	sink := func(r results.LatencyRecord) {
 		if out != nil {
 			if err := out.Write(r); err != nil && sinkErr == nil {
@@ -264,8 +295,16 @@ func runStress(ctx context.Context, e *env, f *stressFlags) error {
 		}
 	}
 
+	if f.fill {
+		return runFillOnly(ctx, say, f, sess, stress.Fill{
+			Keyspace: f.keyspace, Table: f.table, ValueSize: vmin, ValueMax: vmax,
+			Concurrency: f.concurrency, RateCap: rate, CL: wcl, Interval: f.interval, Source: f.source,
+			StartKey: f.startKey, Stride: f.keyStride, CheckEvery: 50 * time.Millisecond,
+		}, sink, func() error { return sinkErr }, runErr)
+	}
+
 	if f.prefill {
-		fmt.Fprintf(e.Stdout, "prefilling keys 0..%d\n", f.keys-1)
+		fmt.Fprintf(say, "prefilling keys 0..%d\n", f.keys-1)
 		var written atomic.Int64
 		fillStart := time.Now()
 		var lastPrint time.Time
@@ -279,7 +318,7 @@ func runStress(ctx context.Context, e *env, f *stressFlags) error {
 			shown := min(n, f.keys)
 			if now := time.Now(); shown != lastN && (now.Sub(lastPrint) >= time.Second || n >= f.keys) {
 				lastPrint, lastN = now, shown
-				fmt.Fprintf(e.Stdout, "prefill: %d/%d keys (%.0f keys/s)\n", shown, f.keys, float64(n)/now.Sub(fillStart).Seconds())
+				fmt.Fprintf(say, "prefill: %d/%d keys (%.0f keys/s)\n", shown, f.keys, float64(n)/now.Sub(fillStart).Seconds())
 			}
 		})
 		if err != nil {
@@ -294,24 +333,32 @@ func runStress(ctx context.Context, e *env, f *stressFlags) error {
 	}
 
 	if f.ceiling > 0 {
-		fmt.Fprintf(e.Stdout, "calibrating: closed loop, P99 ceiling %v, %v per level\n", f.ceiling, f.calStep)
+		fmt.Fprintf(say, "calibrating: closed loop, P99 ceiling %v, %v per level\n", f.ceiling, f.calStep)
 		cal, err := stress.CalibrateWith(ctx, sess, w, stress.CalibrateOptions{
 			Ceiling: f.ceiling, Step: f.calStep, MaxConcurrency: max(f.concurrency, 64),
 			Progress: func(s stress.CalibrationStep) {
-				fmt.Fprintf(e.Stdout, "  concurrency %4d: %9.0f ops/s, p99 %8.2f ms, errors %d\n", s.Concurrency, s.OpsPerSec, s.P99MS, s.Errors)
+				fmt.Fprintf(say, "  concurrency %4d: %9.0f ops/s, p99 %8.2f ms, errors %d\n", s.Concurrency, s.OpsPerSec, s.P99MS, s.Errors)
 			},
 		})
 		if err != nil {
 			return runErr(err)
 		}
-		fmt.Fprintf(e.Stdout, "calibrated maximum: %.0f ops/s (concurrency %d)\n", cal.MaxOpsPerSec, cal.Concurrency)
+		fmt.Fprintf(say, "calibrated maximum: %.0f ops/s (concurrency %d)\n", cal.MaxOpsPerSec, cal.Concurrency)
+		if f.calOnly {
+			b, err := json.Marshal(cal)
+			if err != nil {
+				return runErr(err)
+			}
+			_, err = fmt.Fprintf(e.Stdout, "%s\n", b)
+			return err
+		}
 		if f.loadPercent > 0 {
 			w.Rate = cal.MaxOpsPerSec * f.loadPercent / 100
-			fmt.Fprintf(e.Stdout, "rate: %.0f%% of it = %.0f ops/s\n", f.loadPercent, w.Rate)
+			fmt.Fprintf(say, "rate: %.0f%% of it = %.0f ops/s\n", f.loadPercent, w.Rate)
 		}
 	}
 
-	fmt.Fprintf(e.Stdout, "stress: %s, mix write=%g,read=%g, concurrency %d, %s keys %d, values %s, CL write %s read %s\n",
+	fmt.Fprintf(say, "stress: %s, mix write=%g,read=%g, concurrency %d, %s keys %d, values %s, CL write %s read %s\n",
 		rateLabel(w.Rate), write, read, w.Concurrency, f.distribution, f.keys, f.valueSize, wcl, rcl)
 	rctx := ctx
 	if f.duration > 0 {
@@ -321,9 +368,9 @@ func runStress(ctx context.Context, e *env, f *stressFlags) error {
 	}
 	sum, err := stress.Run(rctx, sess, w, sink)
 	console.Flush()
-	stress.PrintSummary(e.Stdout, sum)
+	stress.PrintSummary(say, sum)
 	if sum.ReadMisses > 0 && !f.prefill {
-		fmt.Fprintf(e.Stdout, "  note: %d reads found no row; --prefill writes keys 0..%d first\n", sum.ReadMisses, f.keys-1)
+		fmt.Fprintf(say, "  note: %d reads found no row; --prefill writes keys 0..%d first\n", sum.ReadMisses, f.keys-1)
 	}
 	if f.summaryJSON != "" {
 		b, jerr := json.MarshalIndent(sum, "", "  ")
@@ -342,6 +389,34 @@ func runStress(ctx context.Context, e *env, f *stressFlags) error {
 	}
 	if ctx.Err() != nil {
 		return withCode(ExitInterrupted, errors.New("stress: interrupted"))
+	}
+	return nil
+}
+
+// runFillOnly is `stress --fill`: new keys until --duration, --keys or an
+// interrupt; one loader among several fills every --key-stride'th key.
+func runFillOnly(ctx context.Context, say io.Writer, f *stressFlags, sess *gocql.Session, fill stress.Fill,
+	sink func(results.LatencyRecord), sinkErr func() error, runErr func(error) error) error {
+	fctx := ctx
+	if f.duration > 0 {
+		var cancel context.CancelFunc
+		fctx, cancel = context.WithTimeout(ctx, f.duration)
+		defer cancel()
+	}
+	var written atomic.Int64
+	done := func() bool { return f.keysSet && f.keys > 0 && written.Load() >= f.keys }
+	fmt.Fprintf(say, "fill: keys %d, %d, ... (stride %d), %s\n", f.startKey, f.startKey+f.keyStride, f.keyStride, rateLabel(fill.RateCap))
+	start := time.Now()
+	n, err := stress.RunFill(fctx, sess, fill, done, sink, func(k int64) { written.Store(k) })
+	fmt.Fprintf(say, "fill: %d keys written of %d attempted in %s (next --start-key %d)\n",
+		written.Load(), n, time.Since(start).Round(time.Millisecond), f.startKey+n*f.keyStride)
+	switch {
+	case err != nil:
+		return runErr(err)
+	case sinkErr() != nil:
+		return runErr(sinkErr())
+	case ctx.Err() != nil:
+		return withCode(ExitInterrupted, errors.New("stress: interrupted during fill"))
 	}
 	return nil
 }
