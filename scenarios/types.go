@@ -313,6 +313,10 @@ type Local struct {
 	BaseAddress string `yaml:"base_address"`
 	// BlockedReactorNotifyMS: stalls at least this long are logged ("Reactor stalled for N ms").
 	BlockedReactorNotifyMS int `yaml:"blocked_reactor_notify_ms"`
+	// Loaders > 0 runs the workload in that many `elasticity stress`
+	// processes whose records are merged, as aws.loader_count does with
+	// machines; 0 runs it inside the runner.
+	Loaders int `yaml:"loaders,omitempty"`
 }
 
 // Docker configures the testcontainers backend.
@@ -340,6 +344,13 @@ type AWS struct {
 	// LoaderInstanceType and LoaderCount describe the load generator machines.
 	LoaderInstanceType string `yaml:"loader_instance_type"`
 	LoaderCount        int    `yaml:"loader_count"`
+	// LoaderAMI is the loaders' image; "" = the database AMI (ScyllaDB's
+	// images are Ubuntu hosts the ssh user can run programs on).
+	LoaderAMI string `yaml:"loader_ami,omitempty"`
+	// LoaderBinary is the elasticity executable copied to the loaders (a
+	// Linux build for their architecture); "" = the running one, when the
+	// runner itself is linux/amd64.
+	LoaderBinary string `yaml:"loader_binary,omitempty"`
 	// TTL lets gc remove resources of crashed runs after this long.
 	TTL  Duration          `yaml:"ttl"`
 	Tags map[string]string `yaml:"tags,omitempty"`

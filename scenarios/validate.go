@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"net"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -220,6 +221,9 @@ func validate(s *Scenario, d *decoder) {
 	} else if s.Backend == BackendLocal && !ip.IsLoopback() {
 		d.problem("local.base_address", "%q is not a loopback address (127.0.0.0/8)", l.BaseAddress)
 	}
+	if l.Loaders < 0 || l.Loaders > 64 {
+		d.problem("local.loaders", "must be within 0..64")
+	}
 	if l.BlockedReactorNotifyMS < 1 {
 		d.problem("local.blocked_reactor_notify_ms", "must be >= 1")
 	}
@@ -244,6 +248,13 @@ func validate(s *Scenario, d *decoder) {
 		}
 		if _, err := provision.LookupInstanceType(a.LoaderInstanceType); err != nil && a.LoaderCount > 0 {
 			d.problem("aws.loader_instance_type", "%v", err)
+		}
+		if a.LoaderCount > 0 && a.LoaderBinary != "" {
+			if st, err := os.Stat(a.LoaderBinary); err != nil {
+				d.problem("aws.loader_binary", "%v", err)
+			} else if st.IsDir() || st.Mode()&0o111 == 0 {
+				d.problem("aws.loader_binary", "%s is not an executable file", a.LoaderBinary)
+			}
 		}
 		positive("aws.ttl", float64(a.TTL))
 	}

@@ -330,7 +330,7 @@ func important(line string) bool {
 	if strings.HasPrefix(l, "elapsed ") || strings.HasPrefix(l, "op ") {
 		return false // table headers (their "errors" column is not an error)
 	}
-	for _, k := range []string{"warn", "error", "fail", "calibrated", "interrupted", "fill:"} {
+	for _, k := range []string{"warn", "error", "fail", "calibrated", "fill:"} {
 		if strings.Contains(l, k) {
 			return true
 		}

@@ -121,7 +121,7 @@ func TestFleetAgainstEmulatedCluster(t *testing.T) {
 		t.Skip("starts an emulated cluster")
 	}
 	bin := buildElasticity(t)
-	hosts := emulatedCluster(t, bin, "127.0.9.2")
+	hosts := emulatedCluster(t, bin, "127.0.10.2")
 	dir := t.TempDir()
 	f := newFleet(t, bin, dir, 2)
 	common := []string{"--hosts", strings.Join(hosts, ","), "--keyspace", "fleet", "--table", "kv", "--value-size", "200"}
@@ -259,9 +259,9 @@ func TestFleetLoaderFailure(t *testing.T) {
 	defer cancel()
 	_, err := f.Stream(ctx, func(i int) []string {
 		if i == 1 {
-			return []string{"--hosts", "127.0.9.250", "--rate", "nonsense"}
+			return []string{"--hosts", "127.0.10.250", "--rate", "nonsense"}
 		}
-		return []string{"--hosts", "127.0.9.250", "--rate", "10/s", "--mix", "write=1", "--duration", "1s"}
+		return []string{"--hosts", "127.0.10.250", "--rate", "10/s", "--mix", "write=1", "--duration", "1s"}
 	}, func(results.LatencyRecord) {})
 	if err == nil || !strings.Contains(err.Error(), "loader-2") || !strings.Contains(err.Error(), "status 2") {
 		t.Fatalf("want an error naming loader-2 and its exit status 2, got %v", err)
