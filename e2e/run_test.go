@@ -328,3 +328,77 @@ func TestGrowStartupFailure(t *testing.T) {
 		}
 	}
 }
+
+// stressProcesses lists running `elasticity stress` processes of our binary (loaders).
+func stressProcesses(t *testing.T) []string {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if args[0] == binary && len(args) > 1 && args[1] == "stress" {
+			out = append(out, e.Name()+": "+strings.Join(args, " "))
+		}
+	}
+	return out
+}
+
+// The workload on two loader processes (the path aws.loader_count takes with
+// machines): the run's latency.jsonl holds their merged records, each
+// loader's own records are kept, and no loader outlives the run.
+func TestSmokeRunWithLoaders(t *testing.T) {
+	needEmulator(t)
+	out := filepath.Join(t.TempDir(), "loaders")
+	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
+	defer cancel()
+	cmd, log := start(t, ctx, out, append(shrink("127.0.5.80"), "--set", "local.loaders=2")...)
+	err := cmd.Wait()
+	defer checkNoNodes(t)
+	if code := exitCode(err); code != 0 && code != 1 {
+		t.Fatalf("exit %d: %v\n%s", code, err, log)
+	}
+	if left := stressProcesses(t); len(left) > 0 {
+		t.Fatalf("loader processes left after the run:\n%s", strings.Join(left, "\n"))
+	}
+	perOp := map[string]int64{}
+	var merged, other int
+	if err := results.ReadJSONL(filepath.Join(out, results.FileLatency), func(_ int, r *results.LatencyRecord) error {
+		if r.Source == "merged" {
+			merged++
+		} else {
+			other++
+		}
+		perOp[r.Op] += r.Count
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if merged == 0 || other != 0 || perOp[results.OpFill] == 0 || perOp[results.OpWrite] == 0 || perOp[results.OpRead] == 0 {
+		t.Fatalf("latency.jsonl: %d merged records, %d others, ops %v\n%s", merged, other, perOp, log)
+	}
+	var fromLoaders int64
+	for _, name := range []string{"loader-1", "loader-2"} {
+		var n int64
+		if err := results.ReadJSONL(filepath.Join(out, "loaders", name+".jsonl"), func(_ int, r *results.LatencyRecord) error {
+			n += r.Count
+			return nil
+		}); err != nil || n == 0 {
+			t.Fatalf("%s's own records: %v, %d ops", name, err, n)
+		}
+		fromLoaders += n
+	}
+	if total := perOp[results.OpFill] + perOp[results.OpWrite] + perOp[results.OpRead]; total != fromLoaders {
+		t.Fatalf("merged records count %d ops, the loaders' own %d", total, fromLoaders)
+	}
+	res := readResult(t, out)
+	for _, c := range res.Cycles {
+		if c.WriteOpsPerS <= 0 || c.ReadOpsPerS <= 0 {
+			t.Errorf("%s has no throughput: %+v", c.Name, c)
+		}
+	}
+	t.Logf("loaders: %d merged records, ops %v, status %s", merged, perOp, res.Status)
+}

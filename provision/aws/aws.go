@@ -45,6 +45,7 @@ type Options struct {
 	AvailabilityZones []string          // one per rack, in rack order; defaults to the racks' names
 	SubnetIDs         map[string]string // AZ -> subnet; empty: the default VPC
 	AMI               string            // explicit image id; else looked up from Version
+	LoaderAMI         string            // image for loader machines; default: the nodes' image (an Ubuntu host with the ssh user)
 	KeyPair           string
 	SecurityGroupID   string // existing group; empty: one is created per run
 	RunnerCIDR        string // source of the created group's rules, e.g. 203.0.113.7/32
@@ -73,11 +74,14 @@ type Provider struct {
 	createdSG   string
 	seeds       []string
 	next        int
-	launchedIDs []string // every instance this provider started, ready or not
+	nextLoader  int
+	created     bool     // Create succeeded and Destroy has not run since: loaders may be launched
+	launchedIDs []string // every instance this provider started (nodes and loaders), ready or not
 }
 
 var _ provision.Provider = (*Provider)(nil)
 var _ provision.Sweeper = (*Provider)(nil)
+var _ provision.LoaderLauncher = (*Provider)(nil)
 
 // New builds the provider. Credentials and region come from the standard AWS
 // chain unless opts.Client is set.
@@ -182,6 +186,9 @@ func (p *Provider) Create(ctx context.Context, spec provision.ClusterSpec) (node
 	if err := p.waitReady(ctx, all); err != nil {
 		return nil, err
 	}
+	p.mu.Lock()
+	p.created = true
+	p.mu.Unlock()
 	return p.record(all), nil
 }
 
@@ -260,29 +267,7 @@ func (p *Provider) launch(ctx context.Context, specs []provision.NodeSpec) ([]la
 			return out, err
 		}
 		az := p.azFor(s.Rack)
-		in := &ec2.RunInstancesInput{
-			ImageId:      awssdk.String(p.opts.AMI),
-			InstanceType: types.InstanceType(s.InstanceType),
-			MinCount:     awssdk.Int32(1),
-			MaxCount:     awssdk.Int32(1),
-			UserData:     awssdk.String(ud),
-			Placement:    &types.Placement{AvailabilityZone: awssdk.String(az)},
-			TagSpecifications: []types.TagSpecification{
-				{ResourceType: types.ResourceTypeInstance, Tags: p.tags(name, "db")},
-				{ResourceType: types.ResourceTypeVolume, Tags: p.tags(name, "db")},
-			},
-			ClientToken: awssdk.String(name),
-		}
-		if p.opts.KeyPair != "" {
-			in.KeyName = awssdk.String(p.opts.KeyPair)
-		}
-		if sg := p.securityGroup(); sg != "" {
-			in.SecurityGroupIds = []string{sg}
-		}
-		if sub := p.opts.SubnetIDs[az]; sub != "" {
-			in.SubnetId = awssdk.String(sub)
-			in.Placement = nil // the subnet fixes the AZ
-		}
+		in := p.runInput(name, "db", p.opts.AMI, s.InstanceType, az, ud)
 		p.logf("launching %s (%s) in %s", nodeName, s.InstanceType, az)
 		inst, err := p.runInstance(ctx, in)
 		if err != nil {
@@ -290,7 +275,8 @@ func (p *Provider) launch(ctx context.Context, specs []provision.NodeSpec) ([]la
 		}
 		l := launched{privateIP: awssdk.ToString(inst.PrivateIpAddress), node: provision.Node{
 			Name: nodeName, ID: awssdk.ToString(inst.InstanceId), DC: spec.DC, Rack: s.Rack,
-			InstanceType: s.InstanceType, CQLPort: 9042, RESTPort: 10000, MetricsPort: 9180,
+			InstanceType: s.InstanceType, PrivateAddress: awssdk.ToString(inst.PrivateIpAddress),
+			CQLPort: 9042, RESTPort: 10000, MetricsPort: 9180,
 		}}
 		out = append(out, l)
 		// Remember the id at once so that Destroy after a later failure finds it.
@@ -299,4 +285,34 @@ func (p *Provider) launch(ctx context.Context, specs []provision.NodeSpec) ([]la
 		p.mu.Unlock()
 	}
 	return out, nil
+}
+
+// runInput is the RunInstances request for one instance of the run: its
+// image, type and AZ (or the AZ's subnet), the run's key pair and security
+// group, and the run's tags on the instance and its volumes.
+func (p *Provider) runInput(name, nodeType, ami, instanceType, az, userData string) *ec2.RunInstancesInput {
+	in := &ec2.RunInstancesInput{
+		ImageId:      awssdk.String(ami),
+		InstanceType: types.InstanceType(instanceType),
+		MinCount:     awssdk.Int32(1),
+		MaxCount:     awssdk.Int32(1),
+		UserData:     awssdk.String(userData),
+		Placement:    &types.Placement{AvailabilityZone: awssdk.String(az)},
+		TagSpecifications: []types.TagSpecification{
+			{ResourceType: types.ResourceTypeInstance, Tags: p.tags(name, nodeType)},
+			{ResourceType: types.ResourceTypeVolume, Tags: p.tags(name, nodeType)},
+		},
+		ClientToken: awssdk.String(name),
+	}
+	if p.opts.KeyPair != "" {
+		in.KeyName = awssdk.String(p.opts.KeyPair)
+	}
+	if sg := p.securityGroup(); sg != "" {
+		in.SecurityGroupIds = []string{sg}
+	}
+	if sub := p.opts.SubnetIDs[az]; sub != "" {
+		in.SubnetId = awssdk.String(sub)
+		in.Placement = nil // the subnet fixes the AZ
+	}
+	return in
 }

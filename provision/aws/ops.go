@@ -86,6 +86,7 @@ func (p *Provider) waitReady(ctx context.Context, ls []launched) error {
 				for i := range ls {
 					a := addrs[ls[i].node.ID]
 					ls[i].privateIP = a[0]
+					ls[i].node.PrivateAddress = a[0]
 					ls[i].node.Address = a[1]
 					if p.opts.UsePrivateIPs || ls[i].node.Address == "" {
 						ls[i].node.Address = a[0]
@@ -358,6 +359,9 @@ func (p *Provider) Destroy(ctx context.Context) error {
 			p.mu.Unlock()
 		}
 	}
+	p.mu.Lock()
+	p.created = false // the run's security group is gone or going: no more loaders
+	p.mu.Unlock()
 	if len(errs) == 0 {
 		p.mu.Lock()
 		p.launchedIDs, p.nodes = nil, nil

@@ -88,7 +88,7 @@ func init() {
 			sg = a.SecurityGroupIDs[0]
 		}
 		return aws.New(ctx, aws.Options{Region: a.Region, AvailabilityZones: a.AvailabilityZones, SubnetIDs: subnets,
-			AMI: a.AMI, KeyPair: a.KeyPair, SecurityGroupID: sg, RunnerCIDR: a.RunnerCIDR, Spot: a.Spot,
+			AMI: a.AMI, LoaderAMI: a.LoaderAMI, KeyPair: a.KeyPair, SecurityGroupID: sg, RunnerCIDR: a.RunnerCIDR, Spot: a.Spot,
 			UsePrivateIPs: a.PrivateIPs, SSHUser: a.SSHUser, SSHKeyPath: a.SSHKey, Logf: o.Logf})
 	})
 }

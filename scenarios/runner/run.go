@@ -126,7 +126,20 @@ func Run(ctx context.Context, sc *scenarios.Scenario, o RunOptions) (*results.Re
 			return newDiskMonitor(lc, env), nil
 		},
 		NewLoad: func(ctx context.Context, env *Env, c Cluster) (Load, error) {
-			return newStressLoad(ctx, sc, env, c)
+			l, err := newStressLoad(ctx, sc, env, c)
+			if err != nil {
+				return nil, err
+			}
+			lc, ok := c.(*liveCluster)
+			if !ok || loaderSpec(sc).Count == 0 {
+				return l, nil
+			}
+			fl, err := newFleetLoad(ctx, sc, env, lc, l, o.Binary)
+			if err != nil {
+				l.Close()
+				return nil, err
+			}
+			return fl, nil
 		},
 	}
 	return Execute(ctx, p, Options{Out: o.Out, Force: o.Force, Stdout: o.Stdout, Stderr: o.Stderr, Deps: deps, TeardownTimeout: sc.Timeouts.Teardown.D()})

@@ -1,0 +1,268 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/cluster"
+	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/scenarios"
+	"github.com/elasticity-dev/elasticity/stress/fleet"
+)
+
+// loaderSpec is what the scenario asks for: separate load generators, or
+// none (the runner drives the load itself).
+func loaderSpec(sc *scenarios.Scenario) provision.LoaderSpec {
+	switch sc.Backend {
+	case scenarios.BackendAWS:
+		return provision.LoaderSpec{Count: sc.AWS.LoaderCount, InstanceType: sc.AWS.LoaderInstanceType}
+	case scenarios.BackendLocal:
+		return provision.LoaderSpec{Count: sc.Local.Loaders}
+	}
+	return provision.LoaderSpec{}
+}
+
+// loaderBinary is the elasticity executable the loaders run.
+func loaderBinary(sc *scenarios.Scenario, runner string, remote bool) (string, error) {
+	if !remote {
+		return runner, nil
+	}
+	if sc.AWS.LoaderBinary != "" {
+		return sc.AWS.LoaderBinary, nil
+	}
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		return "", fmt.Errorf("aws.loader_binary: the runner is %s/%s and cannot copy itself to linux/amd64 loaders; build one with GOOS=linux GOARCH=amd64 go build -o elasticity-linux ./cmd/elasticity and set aws.loader_binary", runtime.GOOS, runtime.GOARCH)
+	}
+	if runner == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return "", fmt.Errorf("finding this executable to copy to the loaders: %w", err)
+		}
+		runner = exe
+	}
+	return runner, nil
+}
+
+// fleetLoad runs the fills, the calibration and the workload on loader
+// machines (or processes) through stress/fleet, and merges what they measure
+// into the run's latency stream. The schema is still created from the runner.
+type fleetLoad struct {
+	*stressLoad
+	f     *fleet.Fleet
+	shell fleet.Shell
+	hosts []string
+}
+
+// newFleetLoad launches the loaders the scenario asks for and installs
+// elasticity on them; it returns nil when the run has no loaders.
+func newFleetLoad(ctx context.Context, sc *scenarios.Scenario, env *Env, lc *liveCluster, base *stressLoad, binary string) (*fleetLoad, error) {
+	spec := loaderSpec(sc)
+	if spec.Count <= 0 {
+		return nil, nil
+	}
+	ll, ok := lc.p.(provision.LoaderLauncher)
+	if !ok {
+		return nil, fmt.Errorf("backend %s cannot start loader machines", lc.p.Name())
+	}
+	env.Logf("loaders: starting %d × %s to run the workload (merged into latency.jsonl; each loader's own records in loaders/)", spec.Count, orDefault(spec.InstanceType, "process"))
+	loaders, err := ll.LaunchLoaders(ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("starting the loaders: %w", err)
+	}
+	remote := false
+	for _, l := range loaders {
+		remote = remote || !l.Local
+	}
+	var shell fleet.Shell = fleet.LocalShell{}
+	if remote {
+		sh, err := sshShell(sc, env)
+		if err != nil {
+			return nil, fmt.Errorf("loaders: %w", err)
+		}
+		shell = sh
+	}
+	bin, err := loaderBinary(sc, binary, remote)
+	if err != nil {
+		closeShell(shell)
+		return nil, err
+	}
+	f, err := fleet.New(fleet.Options{Loaders: loaders, Shell: shell, Binary: bin, Dir: env.Dir, Logf: env.Logf,
+		RemotePath: "/tmp/elasticity-" + env.Plan.RunID + "/elasticity"})
+	if err != nil {
+		closeShell(shell)
+		return nil, err
+	}
+	if err := f.Install(ctx); err != nil {
+		closeShell(shell)
+		return nil, err
+	}
+	return &fleetLoad{stressLoad: base, f: f, shell: shell, hosts: lc.loaderHosts()}, nil
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func closeShell(s fleet.Shell) {
+	if c, ok := s.(io.Closer); ok {
+		_ = c.Close()
+	}
+}
+
+// loaderHosts are the contact points as loaders see them: private addresses
+// inside a cloud network.
+func (lc *liveCluster) loaderHosts() []string {
+	var out []string
+	for _, n := range lc.c.Nodes() {
+		if lc.c.State(n) != cluster.StateNormal {
+			continue
+		}
+		out = append(out, orDefault(n.PrivateAddress, n.Address))
+	}
+	return out
+}
+
+// args are the stress flags every command shares.
+func (l *fleetLoad) args() []string {
+	ds, w := l.sc.Dataset, l.sc.Workload
+	a := []string{"--hosts", strings.Join(l.hosts, ","), "--keyspace", ds.Keyspace, "--table", ds.Table,
+		"--value-size", strconv.FormatInt(int64(ds.ValueSize.Min), 10), "--cl-write", w.Consistency.Write, "--cl-read", w.Consistency.Read}
+	if ds.ValueSize.Max > ds.ValueSize.Min {
+		a[7] += ".." + strconv.FormatInt(int64(ds.ValueSize.Max), 10)
+	}
+	if l.sc.Cluster.DC != "" {
+		a = append(a, "--dc", l.sc.Cluster.DC)
+	}
+	return a
+}
+
+// share is one loader's part of a whole (at least 1).
+func (l *fleetLoad) share(total int) string {
+	return strconv.Itoa(max(1, int(math.Ceil(float64(total)/float64(l.f.Len())))))
+}
+
+func ratePer(total float64, n int) string {
+	return strconv.FormatFloat(total/float64(n), 'f', 3, 64) + "/s"
+}
+
+func (l *fleetLoad) Fill(ctx context.Context, done func() bool, sink func(results.LatencyRecord), progress func(int64)) (int64, error) {
+	ds := l.sc.Dataset
+	n := l.f.Len()
+	base := l.keys.Load()
+	fctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var written atomic.Int64
+	go func() {
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-fctx.Done():
+				return
+			case <-t.C:
+				progress(base + written.Load())
+				if done() {
+					stop()
+					return
+				}
+			}
+		}
+	}()
+	rate := "0"
+	if ds.FillRate > 0 {
+		rate = ratePer(float64(ds.FillRate), n)
+	}
+	totals, err := l.f.Stream(fctx, func(i int) []string {
+		return append(l.args(), "--fill", "--start-key", strconv.FormatInt(base+int64(i), 10), "--key-stride", strconv.Itoa(n),
+			"--concurrency", l.share(ds.FillConcurrency), "--rate", rate, "--source", fmt.Sprintf("fill-loader-%d", i+1))
+	}, func(r results.LatencyRecord) {
+		written.Add(r.Count)
+		sink(r)
+	})
+	// Every key below base + n·(fewest attempted by a loader) was written
+	// (failed writes aside, as with one loader): reads stay among those.
+	least := int64(math.MaxInt64)
+	for _, t := range totals {
+		least = min(least, t.Attempted())
+	}
+	if len(totals) == 0 {
+		least = 0
+	}
+	keys := base + int64(n)*least
+	l.keys.Store(keys)
+	progress(keys)
+	if ctx.Err() != nil {
+		return keys, nil
+	}
+	return keys, err
+}
+
+func (l *fleetLoad) Calibrate(ctx context.Context) (float64, error) {
+	total := l.sc.Scaled(l.sc.Workload.Calibration.D())
+	step := max(total/4, 3*time.Second)
+	w := l.sc.Workload
+	cals, err := l.f.Calibrate(ctx, func(i int) []string {
+		return append(l.args(), "--mix", fmt.Sprintf("write=%g,read=%g", w.Mix.Write, w.Mix.Read), "--keys", strconv.FormatInt(max(l.keys.Load(), 1), 10),
+			"--distribution", w.Distribution, "--calibrate-ceiling", l.calibrationCeiling().String(), "--calibrate-step", step.String(),
+			"--concurrency", l.share(max(w.Concurrency, 64*l.f.Len())))
+	})
+	// The loaders probe together, so each one's maximum is its share of
+	// what the cluster sustains: the sum is the cluster's.
+	sum, best := 0.0, 0.0
+	for i, c := range cals {
+		l.env.Logf("calibration: loader-%d: %.0f ops/s (concurrency %d)", i+1, c.MaxOpsPerSec, c.Concurrency)
+		sum += c.MaxOpsPerSec
+		top := 0.0
+		for _, s := range c.Steps {
+			top = max(top, s.OpsPerSec)
+		}
+		best += top
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return 0, err
+	case sum > 0:
+		return sum, err
+	case best > 0:
+		l.env.Logf("calibration: no level kept P99 under %s; using the best throughput measured, %.0f ops/s, as capacity", l.calibrationCeiling(), best)
+		return best, nil
+	case err != nil:
+		return 0, err
+	}
+	return 0, errors.New("calibration measured no throughput")
+}
+
+func (l *fleetLoad) Run(ctx context.Context, rate float64, sink func(results.LatencyRecord)) error {
+	w := l.sc.Workload
+	n := l.f.Len()
+	_, err := l.f.Stream(ctx, func(i int) []string {
+		return append(l.args(), "--mix", fmt.Sprintf("write=%g,read=%g", w.Mix.Write, w.Mix.Read), "--rate", ratePer(rate, n),
+			"--duration", "0", "--keys", strconv.FormatInt(l.keys.Load(), 10), "--distribution", w.Distribution,
+			"--concurrency", l.share(w.Concurrency), "--source", fmt.Sprintf("loader-%d", i+1))
+	}, sink)
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err == nil {
+		err = errors.New("the loaders stopped before the run ended")
+	}
+	return err
+}
+
+func (l *fleetLoad) Close() {
+	l.stressLoad.Close()
+	closeShell(l.shell)
+}
