@@ -2,6 +2,8 @@ package fleet_test
 
 import (
 	"context"
+
+	"golang.org/x/crypto/ssh"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +19,8 @@ import (
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/stress"
 	"github.com/elasticity-dev/elasticity/stress/fleet"
+	"github.com/elasticity-dev/elasticity/stress/fleet/sshshell"
+	"github.com/elasticity-dev/elasticity/stress/fleet/sshshell/sshtest"
 )
 
 // buildElasticity builds the CLI the loaders run.
@@ -239,6 +243,44 @@ func TestFleetAgainstEmulatedCluster(t *testing.T) {
 	for i, c := range cals {
 		if c.MaxOpsPerSec <= 0 || len(c.Steps) == 0 {
 			t.Fatalf("loader %d calibration: %+v", i+1, c)
+		}
+	}
+
+	// The same over SSH, as on cloud loader machines: the binary is copied
+	// to each loader, then run there with its records streamed back.
+	srv1, srv2 := sshtest.Start(t, "127.0.10.100:0"), sshtest.Start(t, "127.0.10.101:0")
+	sh, err := sshshell.New(sshshell.Options{User: "loader", Signers: []ssh.Signer{srv1.ClientSigner(), srv2.ClientSigner()}, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	remote := filepath.Join(t.TempDir(), "loader-home", "elasticity")
+	sf, err := fleet.New(fleet.Options{Shell: sh, Binary: bin, RemotePath: remote, Dir: t.TempDir(), Logf: t.Logf,
+		Loaders: []provision.Loader{{Name: "loader-1", Address: srv1.Addr()}, {Name: "loader-2", Address: srv2.Addr()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sf.Install(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var viaSSH sinkRecs
+	sctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(4*time.Second, cancel)
+	totals, err = sf.Stream(sctx, func(i int) []string {
+		return append(append([]string(nil), common...), "--mix", "write=1,read=1", "--rate", "100/s", "--duration", "0", "--keys", "600")
+	}, viaSSH.add)
+	if err != nil {
+		t.Fatalf("stream over ssh: %v", err)
+	}
+	w, _, _ = viaSSH.total(results.OpWrite)
+	r, _, _ = viaSSH.total(results.OpRead)
+	if w+r < 500 || w+r != totals[0].Ops+totals[1].Ops {
+		t.Fatalf("over ssh: %d merged ops, loaders %+v", w+r, totals)
+	}
+	for _, srv := range []*sshtest.Server{srv1, srv2} {
+		cmds := srv.Commands()
+		if len(cmds) != 2 || !strings.Contains(cmds[0], "cat >") || !strings.HasPrefix(cmds[1], "exec '"+remote+"' 'stress'") {
+			t.Fatalf("commands run over ssh: %q", cmds)
 		}
 	}
 }

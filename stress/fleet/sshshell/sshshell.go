@@ -7,6 +7,8 @@ package sshshell
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -219,7 +221,10 @@ func (s *Shell) Upload(ctx context.Context, host, localPath, remotePath string) 
 		return fmt.Errorf("uploading %s to %s: opening a session: %w", localPath, host, err)
 	}
 	defer sess.Close()
-	tmp := remotePath + ".part"
+	// A unique temporary name: two uploads to one host never mix.
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := remotePath + ".part-" + hex.EncodeToString(rnd[:])
 	var stderr bytes.Buffer
 	sess.Stdin, sess.Stderr = f, &stderr
 	cmd := fmt.Sprintf("mkdir -p %s && cat > %s && chmod 755 %s && mv -f %s %s",
