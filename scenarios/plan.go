@@ -88,6 +88,10 @@ type PlanWorkload struct {
 	WriteConsistency     string  `json:"write_consistency"`
 	ReadConsistency      string  `json:"read_consistency"`
 	Distribution         string  `json:"distribution"`
+	// Loaders run the workload (`elasticity stress`, records merged); 0
+	// means the runner drives it itself.
+	Loaders            int    `json:"loaders,omitempty"`
+	LoaderInstanceType string `json:"loader_instance_type,omitempty"`
 }
 
 // PlanPhase is one phase of the run in order.
@@ -260,6 +264,12 @@ func (s *Scenario) Plan() *Plan {
 		Concurrency:          w.Concurrency,
 		WriteConsistency:     w.Consistency.Write, ReadConsistency: w.Consistency.Read,
 		Distribution: w.Distribution,
+	}
+	switch s.Backend {
+	case BackendAWS:
+		p.Workload.Loaders, p.Workload.LoaderInstanceType = s.AWS.LoaderCount, s.AWS.LoaderInstanceType
+	case BackendLocal:
+		p.Workload.Loaders = s.Local.Loaders
 	}
 	if w.Rate > 0 {
 		p.Workload.EstimatedRateOpsPerS = float64(w.Rate)

@@ -68,8 +68,16 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if wl.RateOpsPerS == 0 {
 		rate = fmt.Sprintf("%g%% of measured capacity (≈ %.0f of an estimated %.0f ops/s)", wl.LoadPercent, wl.EstimatedRateOpsPerS, wl.EstimatedCapacityOps)
 	}
-	pf("Workload: write:read %g:%g at %s, concurrency %d, consistency write %s / read %s, %s keys\n\n",
+	pf("Workload: write:read %g:%g at %s, concurrency %d, consistency write %s / read %s, %s keys\n",
 		round2(wl.WriteRatio*100), round2(wl.ReadRatio*100), rate, wl.Concurrency, wl.WriteConsistency, wl.ReadConsistency, wl.Distribution)
+	switch {
+	case wl.Loaders > 0 && wl.LoaderInstanceType != "":
+		pf("Load generators: %d × %s running elasticity stress (fills, calibration and workload split between them, records merged)\n\n", wl.Loaders, wl.LoaderInstanceType)
+	case wl.Loaders > 0:
+		pf("Load generators: %d elasticity stress processes (fills, calibration and workload split between them, records merged)\n\n", wl.Loaders)
+	default:
+		pf("Load generator: the runner itself\n\n")
+	}
 
 	pf("Phases (≈ marks estimates)\n")
 	tw = tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)

@@ -55,6 +55,7 @@ type stressFlags struct {
 	startKey     int64
 	keyStride    int64
 	keysSet      bool
+	rateSet      bool
 	calOnly      bool
 }
 
@@ -77,6 +78,7 @@ first (closed loop) and --load-percent of it becomes the rate.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.keysSet = cmd.Flags().Changed("keys")
+			f.rateSet = cmd.Flags().Changed("rate")
 			return runStress(cmd.Context(), e, f)
 		},
 	}
@@ -108,7 +110,7 @@ first (closed loop) and --load-percent of it becomes the rate.`,
 	fl.Float64Var(&f.loadPercent, "load-percent", 0, "with --calibrate-ceiling: run at this percent of the calibrated maximum")
 	fl.DurationVar(&f.calStep, "calibrate-step", 5*time.Second, "duration of each calibration level")
 	fl.StringVar(&f.summaryJSON, "summary-json", "", "write the final summary as JSON to this file")
-	fl.BoolVar(&f.fill, "fill", false, "only write new keys --start-key, +--key-stride, ... closed loop (or at --rate) until --duration, --keys written or interrupted")
+	fl.BoolVar(&f.fill, "fill", false, "only write new keys --start-key, +--key-stride, ... closed loop (or at --rate when given) until --duration passes, at least --keys are written (when given) or it is interrupted")
 	fl.Int64Var(&f.startKey, "start-key", 0, "with --fill: the first key")
 	fl.Int64Var(&f.keyStride, "key-stride", 1, "with --fill: distance between keys (loader i of N: --start-key i --key-stride N)")
 	fl.BoolVar(&f.calOnly, "calibrate-only", false, "with --calibrate-ceiling: print the calibration as one JSON line on standard output and exit")
@@ -296,6 +298,9 @@ func runStress(ctx context.Context, e *env, f *stressFlags) error {
 	}
 
 	if f.fill {
+		if !f.rateSet {
+			rate = 0 // a fill is closed loop unless a rate is asked for
+		}
 		return runFillOnly(ctx, say, f, sess, stress.Fill{
 			Keyspace: f.keyspace, Table: f.table, ValueSize: vmin, ValueMax: vmax,
 			Concurrency: f.concurrency, RateCap: rate, CL: wcl, Interval: f.interval, Source: f.source,

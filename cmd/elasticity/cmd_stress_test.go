@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/stress"
 )
 
 func runStressCLI(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
@@ -26,17 +28,21 @@ func runStressCLI(t *testing.T, ctx context.Context, args ...string) (int, strin
 
 func TestStressInvalidInput(t *testing.T) {
 	cases := map[string][]string{
-		"--hosts is required":      {},
-		"--rate":                   {"--hosts", "127.0.3.1", "--rate", "fast"},
-		"unknown operation":        {"--hosts", "127.0.3.1", "--mix", "scan=1"},
-		"weights sum to zero":      {"--hosts", "127.0.3.1", "--mix", "write=0,read=0"},
-		"--cl-write":               {"--hosts", "127.0.3.1", "--cl-write", "MOST"},
-		"unknown key distribution": {"--hosts", "127.0.3.1", "--distribution", "zipf"},
-		"--value-size":             {"--hosts", "127.0.3.1", "--value-size", "4KiB..1KiB"},
-		"--prefill needs":          {"--hosts", "127.0.3.1", "--prefill", "--keys", "0"},
-		"--load-percent needs":     {"--hosts", "127.0.3.1", "--load-percent", "70"},
-		"not a valid CQL":          {"--hosts", "127.0.3.1", "--create-schema", "--keyspace", "a-b"},
-		"unknown flag":             {"--hosts", "127.0.3.1", "--bogus"},
+		"--hosts is required":       {},
+		"--rate":                    {"--hosts", "127.0.3.1", "--rate", "fast"},
+		"unknown operation":         {"--hosts", "127.0.3.1", "--mix", "scan=1"},
+		"weights sum to zero":       {"--hosts", "127.0.3.1", "--mix", "write=0,read=0"},
+		"--cl-write":                {"--hosts", "127.0.3.1", "--cl-write", "MOST"},
+		"unknown key distribution":  {"--hosts", "127.0.3.1", "--distribution", "zipf"},
+		"--value-size":              {"--hosts", "127.0.3.1", "--value-size", "4KiB..1KiB"},
+		"--prefill needs":           {"--hosts", "127.0.3.1", "--prefill", "--keys", "0"},
+		"--load-percent needs":      {"--hosts", "127.0.3.1", "--load-percent", "70"},
+		"not a valid CQL":           {"--hosts", "127.0.3.1", "--create-schema", "--keyspace", "a-b"},
+		"unknown flag":              {"--hosts", "127.0.3.1", "--bogus"},
+		"--calibrate-only needs":    {"--hosts", "127.0.3.1", "--calibrate-only"},
+		"--fill cannot be combined": {"--hosts", "127.0.3.1", "--fill", "--prefill"},
+		"--key-stride must":         {"--hosts", "127.0.3.1", "--fill", "--key-stride", "0"},
+		"--start-key must":          {"--hosts", "127.0.3.1", "--fill", "--start-key", "-5"},
 	}
 	for want, args := range cases {
 		code, _, stderr := runStressCLI(t, context.Background(), args...)
@@ -121,6 +127,45 @@ func TestStressAgainstInMemoryNode(t *testing.T) {
 	var le *results.LineError
 	if !errors.As(err, &le) || le.Line != len(strings.Split(strings.TrimSpace(readFile(t, out)), "\n")) {
 		t.Fatalf("corrupt last line: %v", err)
+	}
+}
+
+// --fill with a stride writes every stride'th key; --out - puts the records
+// on standard output (one JSON line each) and the console on standard error.
+func TestStressFillStrideToStdout(t *testing.T) {
+	mem := enginetest.NewMemory("cli")
+	hp := enginetest.StartServer(t, "127.0.3.4:0", mem)
+	host, port, _ := net.SplitHostPort(hp)
+	code, stdout, stderr := runStressCLI(t, context.Background(), "--hosts", host, "--port", port, "--create-schema", "--rf", "1",
+		"--fill", "--start-key", "1", "--key-stride", "3", "--keys", "200", "--value-size", "32", "--out", "-", "--source", "loader-7")
+	if code != ExitPassed {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "keys written of") || !strings.Contains(stderr, "stride 3), closed loop") {
+		t.Fatalf("stderr lacks the fill summary:\n%s", stderr)
+	}
+	var n int64
+	err := results.DecodeJSONL(strings.NewReader(stdout), "stdout", func(_ int, r *results.LatencyRecord) error {
+		if r.Op != results.OpFill || r.Source != "loader-7" || r.ResponseHDR == "" {
+			return fmt.Errorf("record %+v", r)
+		}
+		n += r.Count
+		return nil
+	})
+	if err != nil || n < 200 {
+		t.Fatalf("stdout records: %v, %d writes\n%s", err, n, stdout)
+	}
+	sess, err := stress.NewSession(context.Background(), stress.SessionConfig{Hosts: []string{hp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	for k := int64(0); k < 30; k++ {
+		var v []byte
+		err := sess.Query("SELECT value FROM elasticity.kv WHERE key = ?", k).Scan(&v)
+		if want := k%3 == 1; (err == nil) != want {
+			t.Fatalf("key %d: found %v, want %v (stride 3 from 1)", k, err == nil, want)
+		}
 	}
 }
 
