@@ -66,8 +66,9 @@ func shrink(base string) []string {
 	}
 }
 
-// nodeProcesses lists running `elasticity node` processes started from our binary.
-func nodeProcesses(t *testing.T) []string {
+// processesOf lists running `elasticity <sub>` processes started from our
+// binary (sub "node": emulated nodes, "stress": loaders).
+func processesOf(t *testing.T, sub string) []string {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -80,12 +81,14 @@ func nodeProcesses(t *testing.T) []string {
 			continue
 		}
 		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		if args[0] == binary && len(args) > 1 && args[1] == "node" {
+		if args[0] == binary && len(args) > 1 && args[1] == sub {
 			out = append(out, e.Name()+": "+strings.Join(args, " "))
 		}
 	}
 	return out
 }
+
+func nodeProcesses(t *testing.T) []string { return processesOf(t, "node") }
 
 func checkNoNodes(t *testing.T) {
 	t.Helper()
@@ -329,24 +332,6 @@ func TestGrowStartupFailure(t *testing.T) {
 	}
 }
 
-// stressProcesses lists running `elasticity stress` processes of our binary (loaders).
-func stressProcesses(t *testing.T) []string {
-	t.Helper()
-	ents, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || len(b) == 0 {
-			continue
-		}
-		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		if args[0] == binary && len(args) > 1 && args[1] == "stress" {
-			out = append(out, e.Name()+": "+strings.Join(args, " "))
-		}
-	}
-	return out
-}
-
 // The workload on two loader processes (the path aws.loader_count takes with
 // machines): the run's latency.jsonl holds their merged records, each
 // loader's own records are kept, and no loader outlives the run.
@@ -361,7 +346,7 @@ func TestSmokeRunWithLoaders(t *testing.T) {
 	if code := exitCode(err); code != 0 && code != 1 {
 		t.Fatalf("exit %d: %v\n%s", code, err, log)
 	}
-	if left := stressProcesses(t); len(left) > 0 {
+	if left := processesOf(t, "stress"); len(left) > 0 {
 		t.Fatalf("loader processes left after the run:\n%s", strings.Join(left, "\n"))
 	}
 	perOp := map[string]int64{}
