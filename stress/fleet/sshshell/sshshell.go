@@ -54,6 +54,7 @@ type Shell struct {
 	o      Options
 	auth   []ssh.AuthMethod
 	hostCB ssh.HostKeyCallback
+	agent  net.Conn // to the ssh-agent, when its keys are used
 
 	mu      sync.Mutex
 	clients map[string]*ssh.Client
@@ -96,13 +97,14 @@ func New(o Options) (*Shell, error) {
 	if len(signers) > 0 {
 		s.auth = append(s.auth, ssh.PublicKeys(signers...))
 	} else if sock := os.Getenv("SSH_AUTH_SOCK"); sock != "" {
-		s.auth = append(s.auth, ssh.PublicKeysCallback(func() ([]ssh.Signer, error) {
-			c, err := net.Dial("unix", sock)
-			if err != nil {
-				return nil, fmt.Errorf("ssh-agent at SSH_AUTH_SOCK: %w", err)
-			}
-			return agent.NewClient(c).Signers()
-		}))
+		// One agent connection for the Shell's life (closed by Close), not
+		// one per handshake.
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			return nil, fmt.Errorf("ssh: no key given and the ssh-agent at SSH_AUTH_SOCK=%s cannot be reached: %w", sock, err)
+		}
+		s.agent = c
+		s.auth = append(s.auth, ssh.PublicKeysCallback(agent.NewClient(c).Signers))
 	} else {
 		return nil, errors.New("ssh: no key: set aws.ssh_key or run an ssh-agent (SSH_AUTH_SOCK)")
 	}
@@ -162,6 +164,12 @@ func (s *Shell) client(ctx context.Context, host string) (*ssh.Client, error) {
 			}
 			s.clients[addr] = c
 			s.mu.Unlock()
+			// A connection that ends (the machine rebooted, a NAT forgot an
+			// idle flow) is forgotten, so that the next call dials again.
+			go func() {
+				_ = c.Wait()
+				s.forget(addr, c)
+			}()
 			return c, nil
 		}
 		if permanent(err) || time.Now().After(deadline) {
@@ -174,6 +182,38 @@ func (s *Shell) client(ctx context.Context, host string) (*ssh.Client, error) {
 		case <-time.After(3 * time.Second):
 		}
 	}
+}
+
+// forget drops c from the cache if it is still the connection to addr.
+func (s *Shell) forget(addr string, c *ssh.Client) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.clients[addr] == c {
+		delete(s.clients, addr)
+	}
+}
+
+// session opens a session on the connection to host. A cached connection
+// can be dead before its end is noticed; then it is dropped and one fresh
+// connection is tried.
+func (s *Shell) session(ctx context.Context, host string) (*ssh.Session, error) {
+	c, err := s.client(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := c.NewSession()
+	if err == nil {
+		return sess, nil
+	}
+	c.Close()
+	s.forget(s.addr(host), c)
+	if c, err = s.client(ctx, host); err != nil {
+		return nil, err
+	}
+	if sess, err = c.NewSession(); err != nil {
+		return nil, fmt.Errorf("ssh to %s: opening a session: %w", host, err)
+	}
+	return sess, nil
 }
 
 func dial(ctx context.Context, addr string, cfg *ssh.ClientConfig) (*ssh.Client, error) {
@@ -212,13 +252,9 @@ func (s *Shell) Upload(ctx context.Context, host, localPath, remotePath string) 
 		return fmt.Errorf("uploading to %s: %w", host, err)
 	}
 	defer f.Close()
-	c, err := s.client(ctx, host)
+	sess, err := s.session(ctx, host)
 	if err != nil {
-		return err
-	}
-	sess, err := c.NewSession()
-	if err != nil {
-		return fmt.Errorf("uploading %s to %s: opening a session: %w", localPath, host, err)
+		return fmt.Errorf("uploading %s to %s: %w", localPath, host, err)
 	}
 	defer sess.Close()
 	// A unique temporary name: two uploads to one host never mix.
@@ -248,13 +284,9 @@ func (s *Shell) Start(ctx context.Context, host string, argv []string, stdout, s
 	if len(argv) == 0 {
 		return nil, errors.New("ssh: empty command")
 	}
-	c, err := s.client(ctx, host)
+	sess, err := s.session(ctx, host)
 	if err != nil {
 		return nil, err
-	}
-	sess, err := c.NewSession()
-	if err != nil {
-		return nil, fmt.Errorf("ssh to %s: opening a session: %w", host, err)
 	}
 	sess.Stdout, sess.Stderr = stdout, stderr
 	words := make([]string, len(argv))
@@ -331,6 +363,9 @@ func (s *Shell) Close() error {
 			errs = append(errs, err)
 		}
 		delete(s.clients, a)
+	}
+	if s.agent != nil {
+		s.agent.Close()
 	}
 	return errors.Join(errs...)
 }

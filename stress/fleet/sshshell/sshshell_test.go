@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/elasticity-dev/elasticity/stress/fleet"
 	"github.com/elasticity-dev/elasticity/stress/fleet/sshshell"
@@ -109,6 +111,62 @@ func TestExitStatusAndStreams(t *testing.T) {
 	}
 	if _, _, err := run(t, sh, srv.Addr(), "true"); err != nil {
 		t.Fatalf("exit 0: %v", err)
+	}
+}
+
+// A cached connection that died is replaced by a new one.
+func TestDeadConnectionRedialled(t *testing.T) {
+	srv := sshtest.Start(t, "127.0.0.1:0")
+	sh := newShell(t, srv)
+	if _, _, err := run(t, sh, srv.Addr(), "true"); err != nil {
+		t.Fatal(err)
+	}
+	srv.DropConnections()
+	out, _, err := run(t, sh, srv.Addr(), "echo", "again")
+	if err != nil || out != "again\n" {
+		t.Fatalf("after the connection dropped: %q, %v", out, err)
+	}
+	if n := len(srv.Commands()); n != 2 {
+		t.Fatalf("server ran %d commands, want 2", n)
+	}
+}
+
+// Without a key the ssh-agent's keys are used.
+func TestAgentKeys(t *testing.T) {
+	_, k, _ := ed25519.GenerateKey(rand.Reader)
+	keyring := agent.NewKeyring()
+	if err := keyring.Add(agent.AddedKey{PrivateKey: k}); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(t.TempDir(), "agent.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer c.Close(); _ = agent.ServeAgent(keyring, c) }()
+		}
+	}()
+	t.Setenv("SSH_AUTH_SOCK", sock)
+	srv := sshtest.Start(t, "127.0.0.1:0")
+	sh, err := sshshell.New(sshshell.Options{User: "loader", DialFor: 2 * time.Second, Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sh.Close()
+	if _, err := sh.Start(context.Background(), srv.Addr(), []string{"true"}, nil, nil); err == nil || !strings.Contains(err.Error(), "unable to authenticate") {
+		t.Fatalf("a key the server does not know: %v", err)
+	}
+	pub, _ := ssh.NewPublicKey(k.Public())
+	srv.Authorize(pub)
+	if _, _, err := run(t, sh, srv.Addr(), "true"); err != nil {
+		t.Fatalf("with the agent's key authorized: %v", err)
 	}
 }
 

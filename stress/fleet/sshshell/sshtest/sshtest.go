@@ -27,21 +27,26 @@ type Server struct {
 	mu       sync.Mutex
 	commands []string
 	procs    map[*exec.Cmd]bool
-	wg       sync.WaitGroup
+	conns    map[*ssh.ServerConn]bool
+	// authorized are keys accepted besides ClientSigner's.
+	authorized map[string]bool
+	wg         sync.WaitGroup
 }
 
 // Start listens on addr ("127.0.0.1:0" for any port) until the test ends.
-// Only ClientSigner's key may log in.
+// Only ClientSigner's key (and keys given to Authorize) may log in.
 func Start(t testing.TB, addr string) *Server {
 	t.Helper()
-	s := &Server{procs: map[*exec.Cmd]bool{}, hostKey: newSigner(t), client: newSigner(t)}
+	s := &Server{procs: map[*exec.Cmd]bool{}, conns: map[*ssh.ServerConn]bool{}, authorized: map[string]bool{}, hostKey: newSigner(t), client: newSigner(t)}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatalf("sshtest: listening on %s: %v", addr, err)
 	}
 	s.ln = ln
 	cfg := &ssh.ServerConfig{PublicKeyCallback: func(_ ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
-		if string(key.Marshal()) == string(s.client.PublicKey().Marshal()) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if string(key.Marshal()) == string(s.client.PublicKey().Marshal()) || s.authorized[string(key.Marshal())] {
 			return nil, nil
 		}
 		return nil, errors.New("unknown key")
@@ -81,6 +86,13 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 // ClientSigner is the key the server accepts.
 func (s *Server) ClientSigner() ssh.Signer { return s.client }
 
+// Authorize lets key log in too.
+func (s *Server) Authorize(key ssh.PublicKey) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.authorized[string(key.Marshal())] = true
+}
+
 // HostKey is the server's public host key.
 func (s *Server) HostKey() ssh.PublicKey { return s.hostKey.PublicKey() }
 
@@ -101,13 +113,31 @@ func (s *Server) Close() {
 	s.mu.Unlock()
 }
 
+// DropConnections cuts every client connection, as a network failure
+// would; the server keeps listening.
+func (s *Server) DropConnections() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		c.Close()
+	}
+}
+
 func (s *Server) serve(c net.Conn, cfg *ssh.ServerConfig) {
 	conn, chans, reqs, err := ssh.NewServerConn(c, cfg)
 	if err != nil {
 		c.Close()
 		return
 	}
-	defer conn.Close()
+	s.mu.Lock()
+	s.conns[conn] = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, conn)
+		s.mu.Unlock()
+		conn.Close()
+	}()
 	go ssh.DiscardRequests(reqs)
 	for nc := range chans {
 		if nc.ChannelType() != "session" {
