@@ -105,3 +105,94 @@ func TestLoaderFailureTerminatesOnlyItsLoaders(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestLoaderUserDataDecodes(t *testing.T) {
+	s, err := LoaderUserData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ud := decodeUserData(t, s)
+	if ud.StartScyllaOnFirstBoot {
+		t.Fatalf("loader user-data starts ScyllaDB: %+v", ud)
+	}
+	if ud.ScyllaYAML == nil || seedsOf(ud) != "" || ud.ScyllaYAML["cluster_name"] != nil {
+		t.Fatalf("loader user-data must not configure a cluster member: %+v", ud)
+	}
+}
+
+// Loaders follow the nodes' address rule (private with UsePrivateIPs), spot
+// falls back to on-demand for them too, and the run's Destroy ends further launches.
+func TestLoadersPrivateIPsSpotAndAfterDestroy(t *testing.T) {
+	f := newFakeEC2(t)
+	var logs strings.Builder
+	p := testProvider(t, f, &logs, func(o *Options) { o.AMI = "ami-db"; o.UsePrivateIPs = true; o.Spot = true })
+	ctx := context.Background()
+	spec := testSpec()
+	spec.Racks = spec.Racks[:1]
+	if _, err := p.Create(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.LaunchLoaders(ctx, provision.LoaderSpec{Count: 0, InstanceType: "c6i.2xlarge"}); err == nil {
+		t.Error("zero loaders: want an error")
+	}
+	f.mu.Lock()
+	f.failRunAt = f.runCalls + 1 // the loader's spot request is refused
+	f.mu.Unlock()
+	loaders, err := p.LaunchLoaders(ctx, provision.LoaderSpec{Count: 1, InstanceType: "c7i.2xlarge"})
+	if err != nil || len(loaders) != 1 {
+		t.Fatalf("LaunchLoaders: %v\n%s", err, logs.String())
+	}
+	live := f.live()
+	if in := live[len(live)-1]; loaders[0].Address != in.privateIP || in.typ != "c7i.2xlarge" {
+		t.Errorf("loader %+v: want the private address %s and type c7i.2xlarge (got %s)", loaders[0], in.privateIP, in.typ)
+	}
+	f.mu.Lock()
+	var markets []string
+	for _, q := range f.requests {
+		if q.Get("Action") == "RunInstances" && q.Get("InstanceType") == "c7i.2xlarge" {
+			markets = append(markets, q.Get("InstanceMarketOptions.MarketType"))
+		}
+	}
+	f.mu.Unlock()
+	if len(markets) != 2 || markets[0] != "spot" || markets[1] != "" {
+		t.Errorf("loader launches: want spot then on-demand, got %q", markets)
+	}
+	if err := p.Destroy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l := f.live(); len(l) != 0 {
+		t.Fatalf("%d instances left after Destroy", len(l))
+	}
+	if _, err := p.LaunchLoaders(ctx, provision.LoaderSpec{Count: 1, InstanceType: "c6i.2xlarge"}); err == nil {
+		t.Error("LaunchLoaders after Destroy: want an error (the run's security group is gone)")
+	}
+}
+
+// A failed loader launch reports the EC2 error without any credential, in the
+// error and in the logs.
+func TestLoaderFailureHasNoCredential(t *testing.T) {
+	f := newFakeEC2(t)
+	var logs strings.Builder
+	p := testProvider(t, f, &logs, func(o *Options) { o.AMI = "ami-db" })
+	ctx := context.Background()
+	if _, err := p.Create(ctx, testSpec()); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	f.failRunAt = f.runCalls + 1
+	f.mu.Unlock()
+	_, err := p.LaunchLoaders(ctx, provision.LoaderSpec{Count: 1, InstanceType: "c6i.xlarge"})
+	if err == nil || !strings.Contains(err.Error(), "loader-1") {
+		t.Fatalf("want loader-1's error, got %v", err)
+	}
+	for _, text := range []string{err.Error(), logs.String()} {
+		for _, secret := range []string{testAccessKey, testSecretKey, "sessiontoken123"} {
+			if strings.Contains(text, secret) {
+				t.Errorf("credential %q leaked into %q", secret, text)
+			}
+		}
+	}
+	if n := len(f.live()); n != 3 {
+		t.Errorf("%d instances live, want the 3 nodes", n)
+	}
+}
