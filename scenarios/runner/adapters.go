@@ -146,20 +146,30 @@ func (l *stressLoad) Calibrate(ctx context.Context) (float64, error) {
 			l.env.Logf("calibration: concurrency %d → %.0f ops/s, P99 %.2f ms, %d errors (ok=%v)", s.Concurrency, s.OpsPerSec, s.P99MS, s.Errors, s.OK)
 		},
 	})
-	if c.MaxOpsPerSec > 0 {
-		return c.MaxOpsPerSec, nil
+	return l.capacity([]stress.Calibration{c}, err)
+}
+
+// capacity is what calibrations measured together (several loaders probe at
+// once, so their maxima add up). When no level stayed under the ceiling, the
+// best throughput measured is the saturated capacity: the run goes on with
+// it rather than fail.
+func (l *stressLoad) capacity(cals []stress.Calibration, err error) (float64, error) {
+	sum, best := 0.0, 0.0
+	for _, c := range cals {
+		sum += c.MaxOpsPerSec
+		top := 0.0
+		for _, st := range c.Steps {
+			top = max(top, st.OpsPerSec)
+		}
+		best += top
 	}
-	// No level stayed under the ceiling: the best throughput measured is
-	// the saturated capacity; go on with it rather than fail the run.
-	best := 0.0
-	for _, st := range c.Steps {
-		best = max(best, st.OpsPerSec)
-	}
-	if best > 0 {
+	switch {
+	case sum > 0:
+		return sum, nil
+	case best > 0:
 		l.env.Logf("calibration: no level kept P99 under %s; using the best throughput measured, %.0f ops/s, as capacity", l.calibrationCeiling(), best)
 		return best, nil
-	}
-	if err != nil {
+	case err != nil:
 		return 0, err
 	}
 	return 0, fmt.Errorf("calibration measured no throughput")

@@ -138,11 +138,12 @@ func (lc *liveCluster) loaderHosts() []string {
 // args are the stress flags every command shares.
 func (l *fleetLoad) args() []string {
 	ds, w := l.sc.Dataset, l.sc.Workload
-	a := []string{"--hosts", strings.Join(l.hosts, ","), "--keyspace", ds.Keyspace, "--table", ds.Table,
-		"--value-size", strconv.FormatInt(int64(ds.ValueSize.Min), 10), "--cl-write", w.Consistency.Write, "--cl-read", w.Consistency.Read}
+	size := strconv.FormatInt(int64(ds.ValueSize.Min), 10)
 	if ds.ValueSize.Max > ds.ValueSize.Min {
-		a[7] += ".." + strconv.FormatInt(int64(ds.ValueSize.Max), 10)
+		size += ".." + strconv.FormatInt(int64(ds.ValueSize.Max), 10)
 	}
+	a := []string{"--hosts", strings.Join(l.hosts, ","), "--keyspace", ds.Keyspace, "--table", ds.Table,
+		"--value-size", size, "--cl-write", w.Consistency.Write, "--cl-read", w.Consistency.Read}
 	if l.sc.Cluster.DC != "" {
 		a = append(a, "--dc", l.sc.Cluster.DC)
 	}
@@ -194,12 +195,11 @@ func (l *fleetLoad) Fill(ctx context.Context, done func() bool, sink func(result
 	})
 	// Every key below base + n·(fewest attempted by a loader) was written
 	// (failed writes aside, as with one loader): reads stay among those.
-	least := int64(math.MaxInt64)
-	for _, t := range totals {
-		least = min(least, t.Attempted())
-	}
-	if len(totals) == 0 {
-		least = 0
+	var least int64
+	for i, t := range totals {
+		if i == 0 || t.Attempted() < least {
+			least = t.Attempted()
+		}
 	}
 	keys := base + int64(n)*least
 	l.keys.Store(keys)
@@ -219,30 +219,13 @@ func (l *fleetLoad) Calibrate(ctx context.Context) (float64, error) {
 			"--distribution", w.Distribution, "--calibrate-ceiling", l.calibrationCeiling().String(), "--calibrate-step", step.String(),
 			"--concurrency", l.share(max(w.Concurrency, 64*l.f.Len())))
 	})
-	// The loaders probe together, so each one's maximum is its share of
-	// what the cluster sustains: the sum is the cluster's.
-	sum, best := 0.0, 0.0
 	for i, c := range cals {
 		l.env.Logf("calibration: loader-%d: %.0f ops/s (concurrency %d)", i+1, c.MaxOpsPerSec, c.Concurrency)
-		sum += c.MaxOpsPerSec
-		top := 0.0
-		for _, s := range c.Steps {
-			top = max(top, s.OpsPerSec)
-		}
-		best += top
 	}
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return 0, err
-	case sum > 0:
-		return sum, err
-	case best > 0:
-		l.env.Logf("calibration: no level kept P99 under %s; using the best throughput measured, %.0f ops/s, as capacity", l.calibrationCeiling(), best)
-		return best, nil
-	case err != nil:
+	if err != nil && ctx.Err() != nil {
 		return 0, err
 	}
-	return 0, errors.New("calibration measured no throughput")
+	return l.capacity(cals, err)
 }
 
 func (l *fleetLoad) Run(ctx context.Context, rate float64, sink func(results.LatencyRecord)) error {

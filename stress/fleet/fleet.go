@@ -135,17 +135,15 @@ func (f *Fleet) Stream(ctx context.Context, args func(i int) []string, sink func
 	m := newMerger(len(f.o.Loaders), f.o.Interval, f.o.MaxSkew, sink)
 	totals := make([]Totals, len(f.o.Loaders))
 	raw := make([]*results.JSONLWriter, len(f.o.Loaders))
+	if err := f.loaderDir(); err != nil {
+		return nil, err
+	}
 	for i, l := range f.o.Loaders {
 		totals[i].Loader = l.Name
 		if f.o.Dir != "" {
 			w, err := results.OpenJSONL(filepath.Join(f.o.Dir, "loaders", l.Name+".jsonl"))
 			if err != nil {
-				if mkErr := os.MkdirAll(filepath.Join(f.o.Dir, "loaders"), 0o755); mkErr == nil {
-					w, err = results.OpenJSONL(filepath.Join(f.o.Dir, "loaders", l.Name+".jsonl"))
-				}
-				if err != nil {
-					return nil, fmt.Errorf("fleet: %w", err)
-				}
+				return nil, fmt.Errorf("fleet: %w", err)
 			}
 			raw[i] = w
 			defer w.Close()
@@ -291,14 +289,23 @@ func exitedByInterrupt(err error) bool {
 	return false
 }
 
+// loaderDir creates Dir/loaders, where each loader's records and console go.
+func (f *Fleet) loaderDir() error {
+	if f.o.Dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Join(f.o.Dir, "loaders"), 0o755); err != nil {
+		return fmt.Errorf("fleet: %w", err)
+	}
+	return nil
+}
+
 // logWriter keeps a loader's console in loaders/<name>.log and logs every
 // line that is not one of its per-second progress lines.
 func (f *Fleet) logWriter(l provision.Loader) io.Writer {
 	var file *os.File
-	if f.o.Dir != "" {
-		if err := os.MkdirAll(filepath.Join(f.o.Dir, "loaders"), 0o755); err == nil {
-			file, _ = os.OpenFile(filepath.Join(f.o.Dir, "loaders", l.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		}
+	if f.o.Dir != "" && f.loaderDir() == nil {
+		file, _ = os.OpenFile(filepath.Join(f.o.Dir, "loaders", l.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	}
 	pr, pw := io.Pipe()
 	done := make(chan struct{})
