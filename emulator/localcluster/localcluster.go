@@ -1,6 +1,13 @@
 // Package localcluster starts and stops a local multi-process cluster of
 // emulated nodes, one process per node on its own loopback address (the way
 // ccm does), each in its own process group.
+//
+// It stays in emulator/ rather than merging into provision/local: the
+// emulator's own acceptance tests (emulator/acceptance) start clusters with
+// it, and the emulator imports nothing from the framework, so it cannot live
+// in a framework package. Its other user is `elasticity cluster` (a
+// developer command, cmd/elasticity/cmd_cluster.go). provision/local, the
+// framework's backend, launches nodes itself and does not import it.
 package localcluster
 
 import (

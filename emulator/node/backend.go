@@ -1,0 +1,110 @@
+package node
+
+import (
+	"context"
+	"net"
+	"strconv"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+// engine.Backend outside the data path: client events (topology and schema
+// changes) and cluster metadata.
+
+// ---- events ----
+
+// Subscribe implements engine.Backend.
+func (n *Node) Subscribe() (<-chan engine.Event, func()) {
+	ch := make(chan engine.Event, 64)
+	n.subMu.Lock()
+	n.subs[ch] = struct{}{}
+	n.subMu.Unlock()
+	return ch, func() {
+		n.subMu.Lock()
+		if _, ok := n.subs[ch]; ok {
+			delete(n.subs, ch)
+			close(ch)
+		}
+		n.subMu.Unlock()
+	}
+}
+
+func (n *Node) emit(ev engine.Event) {
+	n.subMu.Lock()
+	defer n.subMu.Unlock()
+	for ch := range n.subs {
+		select {
+		case ch <- ev:
+		default:
+		}
+	}
+}
+
+// ---- engine.Backend: metadata ----
+
+// Schema implements engine.Backend.
+func (n *Node) Schema() *engine.Schema { return n.view.Load().schema }
+
+// ClusterName implements engine.Backend.
+func (n *Node) ClusterName() string { return n.cfg.ClusterName }
+
+func (n *Node) nodeInfo(nm *NodeMeta) engine.NodeInfo {
+	toks := make([]string, len(nm.Tokens))
+	for i, t := range nm.Tokens {
+		toks[i] = strconv.FormatInt(t, 10)
+	}
+	return engine.NodeInfo{HostID: parseUUID(nm.HostID), Addr: net.ParseIP(nm.Addr), CQLPort: nm.CQLPort, DC: nm.DC, Rack: nm.Rack,
+		Tokens: toks, ReleaseVersion: "3.0.8", ScyllaVersion: n.cfg.Version, State: nm.State, Up: n.isUp(nm.HostID), Shards: nm.Shards}
+}
+
+// Local implements engine.Backend.
+func (n *Node) Local() engine.NodeInfo {
+	nm := n.view.Load().m.Nodes[n.hostID]
+	if nm == nil {
+		nm = n.self()
+		nm.State = engine.StateJoining
+	}
+	return n.nodeInfo(nm)
+}
+
+// Peers implements engine.Backend.
+func (n *Node) Peers() []engine.NodeInfo {
+	var out []engine.NodeInfo
+	for _, nm := range sortedNodes(n.view.Load().m) {
+		if nm.HostID == n.hostID || nm.State == engine.StateLeft {
+			continue
+		}
+		out = append(out, n.nodeInfo(nm))
+	}
+	return out
+}
+
+// ApplySchema implements engine.Backend: the change is made by the topology
+// coordinator and published to every live member before this returns.
+func (n *Node) ApplySchema(ctx context.Context, ch engine.SchemaChange) (*engine.Schema, error) {
+	if err := n.coord(ctx, &coordOp{Kind: "schema", Change: &ch}); err != nil {
+		return nil, err
+	}
+	return n.view.Load().schema, nil
+}
+
+// Truncate implements engine.Backend.
+func (n *Node) Truncate(ctx context.Context, keyspace, table string) error {
+	v := n.view.Load()
+	t := v.m.Tables[keyspace][table]
+	if t == nil {
+		return engine.Errorf(engine.CodeInvalid, "unconfigured table %s", table)
+	}
+	for id, nm := range v.m.Nodes {
+		if nm.State == engine.StateLeft {
+			continue
+		}
+		if !n.isUp(id) {
+			return engine.Errorf(engine.CodeTruncateError, "Cannot truncate %s.%s: node %s is down", keyspace, table, nm.Addr)
+		}
+		if _, err := n.call(ctx, id, &msg{Op: opTruncate, Table: t.ID}); err != nil {
+			return engine.Errorf(engine.CodeTruncateError, "Truncating %s.%s on %s: %v", keyspace, table, nm.Addr, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,334 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+	"github.com/elasticity-dev/elasticity/emulator/scyllalog"
+)
+
+// The data path: replica selection, coordinator-side writes and reads at a
+// consistency level, and the local reads and writes replicas serve.
+
+// ---- replication ----
+
+// replicasOf returns the natural and pending replicas of a token.
+func (v *view) replicasOf(ks *engine.Keyspace, t *engine.Table, token int64) ([]Replica, []Replica) {
+	if tm := v.tablets[t.ID]; tm != nil && len(tm.Tablets) > 0 {
+		tb := &tm.Tablets[tm.index(token)]
+		if tb.Pending != nil {
+			return tb.Replicas, []Replica{*tb.Pending}
+		}
+		return tb.Replicas, nil
+	}
+	return vnodeReplicas(v.ring, ks, token, v.dcs), nil
+}
+
+func blockFor(cl engine.Consistency, rf int) int {
+	switch cl {
+	case engine.Any, engine.One, engine.LocalOne:
+		return 1
+	case engine.Two:
+		return 2
+	case engine.Three:
+		return 3
+	case engine.All:
+		return rf
+	}
+	return rf/2 + 1
+}
+
+func (n *Node) lookup(v *view, ks, table string) (*engine.Keyspace, *engine.Table, error) {
+	k := v.m.Keyspaces[ks]
+	if k == nil {
+		return nil, nil, engine.Errorf(engine.CodeInvalid, "Keyspace %s does not exist", ks)
+	}
+	t := v.m.Tables[ks][table]
+	if t == nil {
+		return nil, nil, engine.Errorf(engine.CodeInvalid, "unconfigured table %s", table)
+	}
+	return k, t, nil
+}
+
+// Write implements engine.Backend.
+func (n *Node) Write(ctx context.Context, ms []engine.Mutation, cl engine.Consistency) error {
+	start := time.Now()
+	defer func() { n.met.writeLatency.Observe(float64(time.Since(start).Microseconds())) }()
+	if len(ms) == 1 {
+		return n.writeOne(ctx, &ms[0], cl)
+	}
+	errs := make(chan error, len(ms))
+	for i := range ms {
+		go func() { errs <- n.writeOne(ctx, &ms[i], cl) }()
+	}
+	var first error
+	for range ms {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (n *Node) writeOne(ctx context.Context, m *engine.Mutation, cl engine.Consistency) error {
+	v := n.view.Load()
+	ks, t, err := n.lookup(v, m.Keyspace, m.Table)
+	if err != nil {
+		return err
+	}
+	reps, pending := v.replicasOf(ks, t, Token(m.PartitionKey))
+	need := blockFor(cl, len(reps))
+	var targets []string
+	alive := 0
+	for _, r := range reps {
+		if n.isUp(r.Host) {
+			alive++
+			targets = append(targets, r.Host)
+		}
+	}
+	if alive < need || len(reps) == 0 {
+		n.met.unavailable.Inc()
+		return &engine.Error{Code: engine.CodeUnavailable, Message: fmt.Sprintf("Cannot achieve consistency level for cl %s. Requires %d, alive %d", cl, need, alive),
+			Consistency: cl, Required: need, Alive: alive}
+	}
+	for _, p := range pending {
+		if n.isUp(p.Host) {
+			targets = append(targets, p.Host)
+			need++
+		}
+	}
+	res := make(chan error, len(targets))
+	one := []engine.Mutation{*m}
+	local := false
+	for _, h := range targets {
+		if h == n.hostID {
+			local = true
+			continue
+		}
+		n.callAsync(ctx, h, &msg{Op: opWrite, Muts: one}, func(_ *msg, err error) { res <- err })
+	}
+	if local {
+		res <- n.localWrite(ctx, one)
+	}
+	acks, fails := 0, 0
+	var lastErr error
+	for range targets {
+		select {
+		case err := <-res:
+			if err == nil {
+				acks++
+				if acks >= need {
+					return nil
+				}
+				continue
+			}
+			fails++
+			lastErr = err
+			if len(targets)-fails < need {
+				var ee *engine.Error
+				if errors.As(err, &ee) && (ee.Code == engine.CodeOverloaded || ee.Code == engine.CodeWriteFailure) {
+					e := *ee
+					e.Consistency, e.Required, e.Alive, e.Failures = cl, need, acks, fails
+					if e.WriteType == "" {
+						e.WriteType = "SIMPLE"
+					}
+					return &e
+				}
+				if errors.Is(err, context.DeadlineExceeded) {
+					return n.writeTimeout(cl, need, acks)
+				}
+				return &engine.Error{Code: engine.CodeWriteFailure, Message: fmt.Sprintf("Operation failed for %s - received %d responses and %d failures: %v", cl, acks, fails, lastErr),
+					Consistency: cl, Required: need, Alive: acks, Failures: fails, WriteType: "SIMPLE"}
+			}
+		case <-ctx.Done():
+			return n.writeTimeout(cl, need, acks)
+		}
+	}
+	return n.writeTimeout(cl, need, acks)
+}
+
+func (n *Node) writeTimeout(cl engine.Consistency, need, acks int) error {
+	n.met.writeTimeouts.Inc()
+	return &engine.Error{Code: engine.CodeWriteTimeout, Message: fmt.Sprintf("Operation timed out for %s - received only %d responses from %d CL=%s.", "write", acks, need, cl),
+		Consistency: cl, Required: need, Alive: acks, WriteType: "SIMPLE"}
+}
+
+// shardOf is the shard owning a token on this node.
+func (n *Node) shardOf(v *view, t *engine.Table, token int64) int {
+	if tm := v.tablets[t.ID]; tm != nil && len(tm.Tablets) > 0 {
+		tb := tm.Tablets[tm.index(token)]
+		for _, r := range tb.Replicas {
+			if r.Host == n.hostID {
+				return r.Shard
+			}
+		}
+		if tb.Pending != nil && tb.Pending.Host == n.hostID {
+			return tb.Pending.Shard
+		}
+	}
+	return int(uint64(token) % uint64(n.cfg.VCPUs))
+}
+
+// localWrite applies mutations as a replica.
+func (n *Node) localWrite(ctx context.Context, ms []engine.Mutation) error {
+	v := n.view.Load()
+	ids := make([][16]byte, len(ms))
+	for i := range ms {
+		_, t, err := n.lookup(v, ms[i].Keyspace, ms[i].Table)
+		if err != nil {
+			return err
+		}
+		ids[i] = t.ID
+		if err := n.cap.Do(ctx, n.shardOf(v, t, Token(ms[i].PartitionKey)), 1); err != nil {
+			return err
+		}
+		if err := n.disk.CheckWrite(mutationSize(&ms[i])); err != nil {
+			return err
+		}
+	}
+	if err := n.store.Apply(ms, ids); err != nil {
+		n.log.Logf(scyllalog.Error, "storage_proxy", "Failed to apply mutation: %v", err)
+		return engine.Errorf(engine.CodeWriteFailure, "applying mutation: %v", err)
+	}
+	n.met.replicaWrites.Add(float64(len(ms)))
+	return nil
+}
+
+func (n *Node) localRead(ctx context.Context, r engine.Read) ([]engine.Row, error) {
+	v := n.view.Load()
+	_, t, err := n.lookup(v, r.Keyspace, r.Table)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.cap.Do(ctx, n.shardOf(v, t, Token(r.PartitionKey)), 1); err != nil {
+		return nil, err
+	}
+	return n.store.Read(t.ID, r)
+}
+
+// Read implements engine.Backend.
+func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) ([]engine.Row, error) {
+	start := time.Now()
+	defer func() { n.met.readLatency.Observe(float64(time.Since(start).Microseconds())) }()
+	v := n.view.Load()
+	ks, t, err := n.lookup(v, r.Keyspace, r.Table)
+	if err != nil {
+		return nil, err
+	}
+	reps, _ := v.replicasOf(ks, t, Token(r.PartitionKey))
+	need := blockFor(cl, len(reps))
+	var alive []string
+	for _, rp := range reps {
+		if n.isUp(rp.Host) {
+			if rp.Host == n.hostID {
+				alive = append([]string{rp.Host}, alive...)
+			} else {
+				alive = append(alive, rp.Host)
+			}
+		}
+	}
+	if len(alive) < need || len(reps) == 0 {
+		n.met.unavailable.Inc()
+		return nil, &engine.Error{Code: engine.CodeUnavailable, Message: fmt.Sprintf("Cannot achieve consistency level for cl %s. Requires %d, alive %d", cl, need, len(alive)),
+			Consistency: cl, Required: need, Alive: len(alive)}
+	}
+	type result struct {
+		rows []engine.Row
+		err  error
+	}
+	// Ask the replicas the level needs; a failure or a slow answer
+	// (speculativeRetry) brings in one more live replica, as ScyllaDB's
+	// speculative retry does, so one paused replica does not fail reads.
+	res := make(chan result, len(alive))
+	send := func(h string) {
+		go func() {
+			if h == n.hostID {
+				rows, err := n.localRead(ctx, r)
+				res <- result{rows, err}
+				return
+			}
+			m, err := n.call(ctx, h, &msg{Op: opRead, Read: &r})
+			if err != nil {
+				res <- result{nil, err}
+				return
+			}
+			res <- result{m.Rows, nil}
+		}()
+	}
+	sent := 0
+	for ; sent < need; sent++ {
+		send(alive[sent])
+	}
+	spec := time.NewTimer(speculativeRetry)
+	defer spec.Stop()
+	var got [][]engine.Row
+	fails := 0
+	var lastErr error
+	for len(got)+fails < sent {
+		select {
+		case <-spec.C:
+			if sent < len(alive) {
+				send(alive[sent])
+				sent++
+			}
+		case rr := <-res:
+			if rr.err != nil {
+				fails++
+				lastErr = rr.err
+				if sent < len(alive) {
+					send(alive[sent])
+					sent++
+					continue
+				}
+				if len(alive)-fails < need {
+					var ee *engine.Error
+					if errors.As(rr.err, &ee) && ee.Code == engine.CodeOverloaded {
+						return nil, ee
+					}
+					return nil, &engine.Error{Code: engine.CodeReadFailure, Message: fmt.Sprintf("Operation failed for %s - received %d responses and %d failures: %v", cl, len(got), fails, lastErr),
+						Consistency: cl, Required: need, Alive: len(got), Failures: fails}
+				}
+				continue
+			}
+			got = append(got, rr.rows)
+			if len(got) >= need {
+				return mergeRows(got, r.Limit), nil
+			}
+		case <-ctx.Done():
+			n.met.readTimeouts.Inc()
+			return nil, &engine.Error{Code: engine.CodeReadTimeout, Message: fmt.Sprintf("Operation timed out for read - received only %d responses from %d CL=%s.", len(got), need, cl),
+				Consistency: cl, Required: need, Alive: len(got)}
+		}
+	}
+	return nil, &engine.Error{Code: engine.CodeReadFailure, Message: fmt.Sprintf("read failed: %v", lastErr), Consistency: cl, Required: need, Alive: len(got), Failures: fails}
+}
+
+// mergeRows merges replica answers by clustering key, newest row winning.
+func mergeRows(sets [][]engine.Row, limit int) []engine.Row {
+	if len(sets) == 1 {
+		return sets[0]
+	}
+	by := map[string]engine.Row{}
+	for _, s := range sets {
+		for _, r := range s {
+			k := string(r.Clustering)
+			if o, ok := by[k]; !ok || r.Timestamp > o.Timestamp {
+				by[k] = r
+			}
+		}
+	}
+	out := make([]engine.Row, 0, len(by))
+	for _, r := range by {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].Clustering, out[j].Clustering) < 0 })
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}

@@ -1,0 +1,87 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Internode RPC dispatch: which subsystem serves each message (the transport
+// itself is in rpc.go).
+
+func (n *Node) handle(ctx context.Context, m *msg) (*msg, error) {
+	switch m.Op {
+	case opHeartbeat:
+		if m.Heartbeat != nil {
+			n.seenHeartbeat(m.Heartbeat)
+			if m.Heartbeat.Epoch > n.view.Load().m.Epoch {
+				if nm := n.view.Load().m.Nodes[m.Heartbeat.HostID]; nm != nil {
+					go n.pullMeta(n.ctx, nm.internode())
+				}
+			}
+		}
+		return &msg{Heartbeat: &heartbeat{HostID: n.hostID, Addr: n.cfg.ListenAddress, Epoch: n.view.Load().m.Epoch, Load: n.disk.Used()}}, nil
+	case opGetMeta:
+		return &msg{Meta: n.view.Load().m}, nil
+	case opPushMeta:
+		if m.Meta == nil {
+			return nil, errors.New("push_meta without metadata")
+		}
+		return nil, n.installMeta(m.Meta)
+	case opWrite:
+		return nil, n.localWrite(ctx, m.Muts)
+	case opRead:
+		if m.Read == nil {
+			return nil, errors.New("read without a request")
+		}
+		rows, err := n.localRead(ctx, *m.Read)
+		return &msg{Rows: rows}, err
+	case opCoord:
+		if m.Coord == nil {
+			return nil, errors.New("coord without an operation")
+		}
+		return nil, n.handleCoord(ctx, m.Coord)
+	case opStream:
+		if m.Stream == nil {
+			return nil, errors.New("stream without a request")
+		}
+		return nil, n.streamIn(ctx, m.Stream)
+	case opScan:
+		if m.Scan == nil {
+			return nil, errors.New("scan without a request")
+		}
+		return n.scanOut(ctx, m.Scan)
+	case opTruncate:
+		s := tableStart(m.Table)
+		return nil, n.store.DeleteRange(s, keyUpperBound(s), true)
+	}
+	return nil, fmt.Errorf("unknown internode operation %q", m.Op)
+}
+
+// call sends m to a member (or handles it locally).
+func (n *Node) call(ctx context.Context, host string, m *msg) (*msg, error) {
+	if host == n.hostID {
+		return n.handle(ctx, m)
+	}
+	nm := n.view.Load().m.Nodes[host]
+	if nm == nil {
+		return nil, fmt.Errorf("unknown host %s", host)
+	}
+	return n.tr.call(ctx, nm.internode(), m)
+}
+
+// callAsync sends m to a remote member; done gets the answer (from the
+// connection's reader, so it must not block).
+func (n *Node) callAsync(ctx context.Context, host string, m *msg, done func(*msg, error)) {
+	nm := n.view.Load().m.Nodes[host]
+	if nm == nil {
+		done(nil, fmt.Errorf("unknown host %s", host))
+		return
+	}
+	c, err := n.tr.get(ctx, nm.internode())
+	if err != nil {
+		done(nil, err)
+		return
+	}
+	c.start(ctx, m, done)
+}

@@ -1,0 +1,201 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/emulator/scyllalog"
+)
+
+// Streaming: a new replica pulls a tablet from live replicas (streamIn, via
+// scanOut on the source), paced per shard (pacing.go); replicas that lost a
+// tablet delete and compact its range (cleanup). State: cleanMu.
+
+type streamReq struct {
+	Table   [16]byte
+	Index   int
+	Count   int
+	Sources []string // host ids, in order of preference
+	Rate    float64  // bytes per second
+	Op      string   // bootstrap, decommission, removenode, rebalance
+}
+
+type scanReq struct {
+	Table      [16]byte
+	Start, End []byte
+	Max        int
+	Rate       float64
+	Shard      int
+}
+
+// streamIn copies a tablet's rows from a source replica into this node.
+func (n *Node) streamIn(ctx context.Context, req *streamReq) error {
+	first, last := tabletRange(req.Index, req.Count)
+	start, end := tokenRangeKeys(req.Table, first, last)
+	var lastErr error = errors.New("no live source replica")
+	for _, src := range req.Sources {
+		if !n.isUp(src) {
+			continue
+		}
+		cur := start
+		var total int64
+		ok := true
+		for cur != nil {
+			r, err := n.call(ctx, src, &msg{Op: opScan, Scan: &scanReq{Table: req.Table, Start: cur, End: end, Max: streamChunkBytes, Rate: req.Rate}})
+			if err != nil {
+				lastErr = err
+				ok = false
+				break
+			}
+			var b int64
+			for _, kv := range r.KVs {
+				b += int64(len(kv.K) + len(kv.V))
+			}
+			if err := n.disk.CheckWrite(b); err != nil {
+				return err
+			}
+			if err := n.store.Ingest(r.KVs); err != nil {
+				return fmt.Errorf("ingesting streamed rows: %w", err)
+			}
+			n.met.streamIn.Add(float64(b))
+			total += b
+			cur = r.Next
+		}
+		if ok {
+			return nil
+		}
+	}
+	return lastErr
+}
+
+// scanOut serves one streaming chunk, paced by the capacity model.
+func (n *Node) scanOut(ctx context.Context, req *scanReq) (*msg, error) {
+	kvs, next, err := n.store.Scan(req.Start, req.End, req.Max)
+	if err != nil {
+		return nil, fmt.Errorf("scanning for streaming: %w", err)
+	}
+	var b int64
+	for _, kv := range kvs {
+		b += int64(len(kv.K) + len(kv.V))
+	}
+	rate := req.Rate
+	if rate <= 0 || math.IsInf(rate, 0) {
+		rate = n.cfg.StreamBytesPerSec
+	}
+	// The chunk takes streaming time on the shard that owns the tablet here.
+	shard := 0
+	if len(req.Start) >= 25 {
+		tok := int64(binary.BigEndian.Uint64(req.Start[17:25]) ^ (1 << 63))
+		v := n.view.Load()
+		if t := v.byID[req.Table]; t != nil {
+			shard = n.shardOf(v, t, tok)
+		}
+	}
+	// Data moves at the shard's streaming rate whatever the number of
+	// migrations (a FIFO pacer per shard), and while it does, streaming
+	// occupies streamShare of the shard's time in the capacity model, the
+	// rest being left to requests, as ScyllaDB's scheduling groups do.
+	end := n.pace(shard, time.Duration(float64(b)/rate*float64(time.Second)))
+	if err := n.cap.Stream(ctx, shard, b, rate/streamShare); err != nil {
+		return nil, err
+	}
+	if d := time.Until(end); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
+	n.met.streamOut.Add(float64(b))
+	return &msg{KVs: kvs, Next: next}, nil
+}
+
+// stream has the new replica copy the tablet from a live replica (the
+// leaving one first). The coordinator switches ownership afterwards; the
+// old replica deletes the range when it sees the new map.
+func (n *Node) stream(ctx context.Context, mv *move) error {
+	v := n.view.Load()
+	tm := v.m.Tablets[mv.table]
+	if tm == nil || mv.index >= len(tm.Tablets) {
+		return errors.New("tablet no longer exists")
+	}
+	t := tm.Tablets[mv.index]
+	var sources []string
+	if n.isUp(mv.from.Host) {
+		sources = append(sources, mv.from.Host)
+	}
+	for _, r := range t.Replicas {
+		if r.Host != mv.from.Host {
+			sources = append(sources, r.Host)
+		}
+	}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	defer cancel()
+	_, err := n.call(sctx, mv.to.Host, &msg{Op: opStream, Stream: &streamReq{Table: parseUUID(mv.table), Index: mv.index, Count: len(tm.Tablets), Sources: sources, Rate: mv.rate, Op: mv.op}})
+	return err
+}
+func (n *Node) cleanup(start, end []byte) {
+	if err := n.store.DeleteRange(start, end, false); err != nil {
+		n.log.Logf(scyllalog.Warn, "tablets", "Cleaning up a moved tablet: %v", err)
+		return
+	}
+	n.cleanMu.Lock()
+	n.cleanQ = append(n.cleanQ, [2][]byte{start, end})
+	n.cleanMu.Unlock()
+}
+
+// cleanupLoop compacts deleted ranges (every few seconds) so that the real
+// bytes on disk fall after tablets moved away.
+func (n *Node) cleanupLoop() {
+	defer n.wg.Done()
+	t := time.NewTicker(cleanupInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-t.C:
+		}
+		n.cleanMu.Lock()
+		q := n.cleanQ
+		n.cleanQ = nil
+		n.cleanMu.Unlock()
+		if len(q) == 0 {
+			continue
+		}
+		// Compact each range (adjacent ones merged): only files overlapping
+		// moved tablets are rewritten, not everything the node holds.
+		sort.Slice(q, func(i, j int) bool { return bytes.Compare(q[i][0], q[j][0]) < 0 })
+		merged := [][2][]byte{q[0]}
+		for _, r := range q[1:] {
+			last := &merged[len(merged)-1]
+			if bytes.Compare(r[0], last[1]) <= 0 {
+				if bytes.Compare(r[1], last[1]) > 0 {
+					last[1] = r[1]
+				}
+				continue
+			}
+			merged = append(merged, r)
+		}
+		if err := n.store.Flush(); err != nil {
+			n.log.Logf(scyllalog.Warn, "compaction", "Flushing before cleanup: %v", err)
+			continue
+		}
+		for _, r := range merged {
+			if n.ctx.Err() != nil {
+				return
+			}
+			if err := n.store.CompactRange(r[0], r[1]); err != nil && n.ctx.Err() == nil {
+				n.log.Logf(scyllalog.Warn, "compaction", "Compacting a cleaned up range: %v", err)
+			}
+		}
+	}
+}
