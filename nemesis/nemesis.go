@@ -15,20 +15,19 @@ import (
 
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
-	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
-// Step kinds and modes are the scenario's own words (one definition, in scenarios).
+// Step kinds and modes are the results vocabulary (one definition, in
+// results): a scenario's shrink_cluster and decommission are both KindShrink.
 const (
-	KindGrow         = scenarios.KindGrow
-	KindShrink       = scenarios.KindShrink
-	KindDecommission = scenarios.KindDecommission
-	KindDrain        = scenarios.KindDrain
-	KindHold         = scenarios.KindHold
-	KindHook         = scenarios.KindHook
+	KindGrow   = results.KindGrow
+	KindShrink = results.KindShrink
+	KindDrain  = results.KindDrain
+	KindHold   = results.KindHold
+	KindHook   = results.KindHook
 
-	ModeSerial   = scenarios.ModeSerial
-	ModeParallel = scenarios.ModeParallel
+	ModeSerial   = results.ModeSerial
+	ModeParallel = results.ModeParallel
 )
 
 // Node is what a step needs to know of a cluster node.
@@ -74,7 +73,7 @@ type Cluster interface {
 // Step is one nemesis step, already resolved from the scenario.
 type Step struct {
 	Name         string
-	Kind         string
+	Kind         results.StepKind
 	Mode         string   // serial | parallel (topology steps)
 	Racks        []string // grow: racks to add to; shrink/drain with CountPerRack: racks to remove from (every rack when empty)
 	InstanceType string   // grow: instance type of the new nodes
@@ -95,34 +94,11 @@ type Step struct {
 
 // Info summarises the step for the run_start setup.
 func (s Step) Info() results.NemesisInfo {
-	return results.NemesisInfo{Name: s.Name, Kind: ShortKind(s.Kind), Mode: s.Mode, InstanceType: s.InstanceType, CountPerRack: s.CountPerRack}
+	return results.NemesisInfo{Name: s.Name, Kind: s.Kind, Mode: s.Mode, InstanceType: s.InstanceType, CountPerRack: s.CountPerRack}
 }
 
 // IsTopology reports whether the step changes the cluster's membership.
-func (s Step) IsTopology() bool {
-	switch s.Kind {
-	case KindGrow, KindShrink, KindDecommission, KindDrain:
-		return true
-	}
-	return false
-}
-
-// ShortKind maps a scenario kind to the event Kind (grow|shrink|drain|hold|hook).
-func ShortKind(kind string) string {
-	switch kind {
-	case KindGrow:
-		return "grow"
-	case KindShrink, KindDecommission:
-		return "shrink"
-	case KindDrain:
-		return "drain"
-	case KindHold:
-		return "hold"
-	case KindHook:
-		return "hook"
-	}
-	return kind
-}
+func (s Step) IsTopology() bool { return s.Kind.IsTopology() }
 
 // Env is what steps share: the cluster, the event sink and the clocks.
 type Env struct {
@@ -130,7 +106,7 @@ type Env struct {
 	Emit    func(results.Event)
 	Logf    func(format string, args ...any)
 	// Progress reports what the run is waiting for (terminal and progress events).
-	Progress func(phase, msg string)
+	Progress func(phase results.Phase, msg string)
 	Cycles   *Cycles
 	Recovery *Recovery // nil: latency_recovered is not awaited
 	Timeouts Policy
@@ -164,13 +140,13 @@ func (e *Env) logf(format string, args ...any) {
 
 func (e *Env) progress(msg string) {
 	if e.Progress != nil {
-		e.Progress("nemesis", msg)
+		e.Progress(results.PhaseNemesis, msg)
 	}
 }
 
 func (e *Env) warn(msg string) {
 	e.logf("warning: %s", msg)
-	e.emit(results.Event{Type: results.EventWarning, Phase: "nemesis", Message: msg})
+	e.emit(results.Event{Type: results.EventWarning, Phase: results.PhaseNemesis, Message: msg})
 }
 
 // Run executes one step. A topology step produces one cycle per serial
@@ -183,7 +159,7 @@ func Run(ctx context.Context, env *Env, s Step) error {
 	switch s.Kind {
 	case KindGrow:
 		err = runGrow(ctx, env, s)
-	case KindShrink, KindDecommission:
+	case KindShrink:
 		err = runShrink(ctx, env, s, false)
 	case KindDrain:
 		err = runShrink(ctx, env, s, true)
@@ -203,9 +179,9 @@ func Run(ctx context.Context, env *Env, s Step) error {
 func runHold(ctx context.Context, env *Env, s Step) error {
 	cyc := env.Cycles.Start(env, s.Name)
 	defer env.Cycles.End(env, cyc, s.Name)
-	env.emit(results.Event{Type: results.EventStepRequested, Step: s.Name, Cycle: cyc, Kind: "hold"})
+	env.emit(results.Event{Type: results.EventStepRequested, Step: s.Name, Cycle: cyc, Kind: KindHold})
 	err := sleepCountdown(ctx, env, s.Duration, fmt.Sprintf("%s: holding", s.Name))
-	env.emit(results.Event{Type: results.EventStepEnd, Step: s.Name, Cycle: cyc, Kind: "hold"})
+	env.emit(results.Event{Type: results.EventStepEnd, Step: s.Name, Cycle: cyc, Kind: KindHold})
 	return err
 }
 

@@ -423,7 +423,7 @@ func TestLongWaitsReportProgress(t *testing.T) {
 	env.Heartbeat = 20 * time.Millisecond
 	var mu sync.Mutex
 	var lines []string
-	env.Progress = func(phase, msg string) { mu.Lock(); lines = append(lines, msg); mu.Unlock() }
+	env.Progress = func(phase results.Phase, msg string) { mu.Lock(); lines = append(lines, msg); mu.Unlock() }
 	if err := Run(context.Background(), env, Step{Name: "grow", Kind: KindGrow, InstanceType: "x"}); err != nil {
 		t.Fatal(err)
 	}

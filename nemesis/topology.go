@@ -142,7 +142,7 @@ func runGrow(ctx context.Context, env *Env, s Step) error {
 func growBatch(ctx context.Context, env *Env, s Step, specs []provision.NodeSpec, i, n int) error {
 	cyc := env.Cycles.Start(env, s.Name)
 	defer env.Cycles.End(env, cyc, s.Name)
-	base := results.Event{Step: s.Name, Cycle: cyc, Kind: "grow", Mode: mode(s)}
+	base := results.Event{Step: s.Name, Cycle: cyc, Kind: KindGrow, Mode: mode(s)}
 	members := len(env.Cluster.Nodes())
 	// New nodes receive their share of the data: bytes × added / (members + added).
 	move := env.Timeouts.dataBytes() * float64(len(specs)) / float64(members+len(specs))
@@ -240,10 +240,9 @@ func runShrink(ctx context.Context, env *Env, s Step, drain bool) error {
 func shrinkBatch(ctx context.Context, env *Env, s Step, nodes []Node, drain bool, i, n int) error {
 	cyc := env.Cycles.Start(env, s.Name)
 	defer env.Cycles.End(env, cyc, s.Name)
-	kind := "shrink"
-	verb := "decommissioning"
+	kind, verb := KindShrink, "decommissioning"
 	if drain {
-		kind, verb = "drain", "draining"
+		kind, verb = KindDrain, "draining"
 	}
 	base := results.Event{Step: s.Name, Cycle: cyc, Kind: kind, Mode: mode(s)}
 	members := len(env.Cluster.Nodes())

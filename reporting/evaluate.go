@@ -12,59 +12,6 @@ import (
 	"github.com/elasticity-dev/elasticity/results"
 )
 
-// Threshold cycle selectors besides exact cycle names.
-const (
-	SelectAll    = "*"
-	SelectSteady = "steady_state"
-	SelectNem    = "nemesis"
-)
-
-// MetricDuration is the threshold metric on named durations.
-const MetricDuration = "duration_seconds"
-
-// cycleMetric returns a cycle's value of a threshold metric.
-func cycleMetric(c *results.Cycle, metric string) (float64, bool) {
-	switch metric {
-	case "write_p90_ms":
-		return c.WriteP90MS, true
-	case "write_p99_ms":
-		return c.WriteP99MS, true
-	case "read_p90_ms":
-		return c.ReadP90MS, true
-	case "read_p99_ms":
-		return c.ReadP99MS, true
-	case "write_ops_per_sec":
-		return c.WriteOpsPerS, true
-	case "read_ops_per_sec":
-		return c.ReadOpsPerS, true
-	case "total_ops_per_sec":
-		return c.WriteOpsPerS + c.ReadOpsPerS, true
-	}
-	return 0, false
-}
-
-func cycleSelected(sel, name string) bool {
-	switch sel {
-	case SelectAll, "":
-		return true
-	case SelectSteady:
-		return name == results.SteadyStateCycle
-	case SelectNem:
-		return name != results.SteadyStateCycle
-	}
-	return sel == name
-}
-
-func passes(th results.Threshold, v float64) bool {
-	if math.IsNaN(v) {
-		return false
-	}
-	if th.Floor {
-		return v >= th.Limit
-	}
-	return v <= th.Limit
-}
-
 // DurationSubject names one duration in verdicts and tables.
 func DurationSubject(d results.Duration) string {
 	if d.Cycle != "" {
@@ -80,24 +27,25 @@ func DurationSubject(d results.Duration) string {
 func Evaluate(res *results.Result) {
 	res.Verdicts = []results.Verdict{}
 	for _, th := range res.Setup.Thresholds {
-		if th.Metric == MetricDuration {
-			for _, d := range res.Durations {
-				if th.Cycle == SelectAll || th.Cycle == d.Name {
-					res.Verdicts = append(res.Verdicts, results.Verdict{Threshold: th, Subject: DurationSubject(d), Value: d.Seconds, Passed: passes(th, d.Seconds)})
+		if th.IsDuration() {
+			for i := range res.Durations {
+				d := &res.Durations[i]
+				if th.SelectsDuration(d) {
+					res.Verdicts = append(res.Verdicts, results.Verdict{Threshold: th, Subject: DurationSubject(*d), Value: d.Seconds, Passed: th.Passes(d.Seconds)})
 				}
 			}
 			continue
 		}
 		for i := range res.Cycles {
 			c := &res.Cycles[i]
-			if !cycleSelected(th.Cycle, c.Name) {
+			if !th.Selects(c) {
 				continue
 			}
-			v, ok := cycleMetric(c, th.Metric)
+			v, ok := c.Metric(th.Metric)
 			if !ok {
 				continue
 			}
-			res.Verdicts = append(res.Verdicts, results.Verdict{Threshold: th, Subject: c.Name, Value: v, Passed: passes(th, v)})
+			res.Verdicts = append(res.Verdicts, results.Verdict{Threshold: th, Subject: c.Name, Value: v, Passed: th.Passes(v)})
 		}
 	}
 	if res.Status == results.StatusPassed && Failed(res) {
@@ -129,8 +77,6 @@ func vcpusOf(n results.NodeInfo) int {
 	return 0
 }
 
-func isTopology(kind string) bool { return kind == "grow" || kind == "shrink" || kind == "drain" }
-
 func derive(res *results.Result) *results.Derived {
 	d := &results.Derived{}
 	var first time.Time
@@ -138,7 +84,7 @@ func derive(res *results.Result) *results.Derived {
 	modes := map[string]bool{}
 	removed := map[string]bool{}
 	for _, s := range res.Steps {
-		if !isTopology(s.Kind) {
+		if !s.Kind.IsTopology() {
 			continue
 		}
 		if first.IsZero() || s.RequestedAt.Before(first) {
@@ -147,7 +93,7 @@ func derive(res *results.Result) *results.Derived {
 		if s.Mode != "" {
 			modes[s.Mode] = true
 		}
-		if s.Kind != "grow" && s.NormalAt != nil {
+		if s.Kind != results.KindGrow && s.NormalAt != nil {
 			for _, n := range s.Nodes {
 				removed[n] = true
 			}

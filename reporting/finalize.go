@@ -155,18 +155,18 @@ func Load(dir string) (*results.Result, error) {
 
 // analyze computes the analysis of dir from its .jsonl files; a directory
 // holding only result.json (copied from elsewhere) is rendered without charts.
-func analyze(dir string) (*results.Analysis, error) {
+func analyze(dir string) (*analysis, error) {
 	if _, err := os.Stat(filepath.Join(dir, results.FileEvents)); errors.Is(err, os.ErrNotExist) {
 		if _, rerr := os.Stat(filepath.Join(dir, results.FileResult)); rerr == nil {
 			res, err := ReadResult(filepath.Join(dir, results.FileResult))
 			if err != nil {
 				return nil, err
 			}
-			return &results.Analysis{Result: res}, nil
+			return &analysis{Result: res}, nil
 		}
 		return nil, fmt.Errorf("%s is not a results directory: no %s or %s", dir, results.FileEvents, results.FileResult)
 	}
-	a, err := results.Analyze(dir, results.Options{})
+	a, err := analyzeRun(dir, defaultMaxPoints)
 	if err != nil {
 		return nil, fmt.Errorf("computing the result of %s: %w", dir, err)
 	}

@@ -229,7 +229,7 @@ func writeFixture(dir string, f fixture) error {
 		Limitations: []string{"emulated nodes: capacity scaled down from the instance catalog"},
 	}
 	w.emit(results.Event{Type: results.EventRunStart, Setup: setup, Message: "run fixture-run1 of 90pct-scaleout"})
-	phase := func(p, name string, fn func()) {
+	phase := func(p results.Phase, name string, fn func()) {
 		w.emit(results.Event{Type: results.EventPhaseStart, Phase: p, Name: name})
 		fn()
 		w.emit(results.Event{Type: results.EventPhaseEnd, Phase: p, Name: name})

@@ -5,8 +5,6 @@ import (
 	"html/template"
 	"io"
 	"strings"
-
-	"github.com/elasticity-dev/elasticity/results"
 )
 
 // The HTML report is one file with no external reference: inline CSS,
@@ -80,7 +78,7 @@ type htmlPage struct {
 
 // HTML writes the self-contained HTML report of an analysis; Evaluate must
 // have been applied to a.Result.
-func HTML(w io.Writer, a *results.Analysis) error {
+func HTML(w io.Writer, a *analysis) error {
 	res := a.Result
 	s := &res.Setup
 	p := htmlPage{

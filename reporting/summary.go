@@ -113,7 +113,7 @@ func nemesisText(n results.NemesisInfo, nodes []results.NodeInfo) string {
 		mode = ", " + n.Mode
 	}
 	switch n.Kind {
-	case "grow":
+	case results.KindGrow:
 		var added, racks []string
 		seen := map[string]bool{}
 		for _, nd := range nodes {
@@ -129,14 +129,14 @@ func nemesisText(n results.NemesisInfo, nodes []results.NodeInfo) string {
 			return fmt.Sprintf("grow by %d × %s in %s%s", len(added), orDash(n.InstanceType), strings.Join(racks, ", "), mode)
 		}
 		return fmt.Sprintf("grow by %d × %s per rack%s", max(n.CountPerRack, 1), orDash(n.InstanceType), mode)
-	case "shrink":
+	case results.KindShrink:
 		return fmt.Sprintf("shrink by %d per rack%s", max(n.CountPerRack, 1), mode)
-	case "drain":
+	case results.KindDrain:
 		return fmt.Sprintf("drain %d per rack%s", max(n.CountPerRack, 1), mode)
-	case "hold":
+	case results.KindHold:
 		return "hold (" + n.Name + ")"
 	}
-	return n.Kind + " " + n.Name
+	return string(n.Kind) + " " + n.Name
 }
 
 func orDash(s string) string {

@@ -34,7 +34,7 @@ type chartSpec struct {
 	yMax   float64 // linear charts: fixed upper bound when > 0
 	start  time.Time
 	end    time.Time
-	spans  []results.Span
+	spans  []Span
 	series []series
 }
 
@@ -114,11 +114,11 @@ func (c *chartSpec) render() template.HTML {
 	for _, s := range c.spans {
 		col := spanHold
 		switch s.Kind {
-		case results.SpanFill:
+		case SpanFill:
 			col = spanFill
-		case results.SpanSteady:
+		case SpanSteady:
 			col = spanSteady
-		case results.SpanCycle:
+		case SpanCycle:
 			col = spanCycleA
 			if cyc%2 == 1 {
 				col = spanCycleB
@@ -128,7 +128,7 @@ func (c *chartSpec) render() template.HTML {
 		x0, x1 := xmap(s.Start), xmap(s.End)
 		fmt.Fprintf(&b, `<rect x="%s" y="%d" width="%s" height="%d" fill="%s"><title>%s %s – %s</title></rect>`, f1(x0), padT, f1(math.Max(x1-x0, 0.5)), plotH, col,
 			html.EscapeString(s.Name), s.Start.UTC().Format("15:04:05"), s.End.UTC().Format("15:04:05"))
-		if x1-x0 > 34 && s.Kind != results.SpanHold {
+		if x1-x0 > 34 && s.Kind != SpanHold {
 			fmt.Fprintf(&b, `<text x="%s" y="%d" class="sl">%s</text>`, f1(x0+3), padT+11, html.EscapeString(shortSpan(s.Name)))
 		}
 	}
@@ -240,7 +240,7 @@ func downsample(t []time.Time, y []float64, n int) ([]time.Time, []float64) {
 }
 
 // charts builds the run's charts.
-func charts(a *results.Analysis) []template.HTML {
+func charts(a *analysis) []template.HTML {
 	tl := a.Timeline
 	if tl == nil {
 		return nil

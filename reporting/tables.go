@@ -98,7 +98,7 @@ func thresholdText(th results.Threshold) string {
 
 func fmtValue(v float64, metric string) string {
 	switch {
-	case metric == MetricDuration:
+	case metric == results.MetricDurationSeconds:
 		return HMS(v)
 	case strings.HasSuffix(metric, "_ms"):
 		return MS(v)
@@ -185,7 +185,7 @@ func durationTable(res *results.Result) Table {
 		Note: "Add new node(s): requested → new nodes UN; New node(s) ready: UN → data balanced; Data balanced and Latency recovered: from the request."}
 	for _, d := range res.Durations {
 		subj := DurationSubject(d)
-		t.Rows = append(t.Rows, []Cell{{Value: subj}, verdictCell(res, HMS(d.Seconds), subj, MetricDuration)})
+		t.Rows = append(t.Rows, []Cell{{Value: subj}, verdictCell(res, HMS(d.Seconds), subj, results.MetricDurationSeconds)})
 	}
 	return t
 }
@@ -199,7 +199,7 @@ func stepTable(res *results.Result) Table {
 		return p.UTC().Format("15:04:05")
 	}
 	for _, s := range res.Steps {
-		t.Rows = append(t.Rows, []Cell{{Value: s.Step}, {Value: s.Cycle}, {Value: s.Kind}, {Value: s.Mode}, {Value: strings.Join(s.Nodes, ", ")},
+		t.Rows = append(t.Rows, []Cell{{Value: s.Step}, {Value: s.Cycle}, {Value: string(s.Kind)}, {Value: s.Mode}, {Value: strings.Join(s.Nodes, ", ")},
 			{Value: s.RequestedAt.UTC().Format("15:04:05")}, {Value: at(s.NormalAt)}, {Value: at(s.BalancedAt)}, {Value: at(s.RecoveredAt)}, {Value: at(s.EndedAt)}})
 	}
 	return t

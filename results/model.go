@@ -118,11 +118,11 @@ const (
 type Event struct {
 	Time      time.Time  `json:"time"`
 	Type      string     `json:"type"`
-	Phase     string     `json:"phase,omitempty"`
+	Phase     Phase      `json:"phase,omitempty"`
 	Name      string     `json:"name,omitempty"`
 	Cycle     string     `json:"cycle,omitempty"`
 	Step      string     `json:"step,omitempty"`
-	Kind      string     `json:"kind,omitempty"`
+	Kind      StepKind   `json:"kind,omitempty"`
 	Mode      string     `json:"mode,omitempty"`
 	Node      string     `json:"node,omitempty"`
 	Nodes     []string   `json:"nodes,omitempty"`
@@ -174,11 +174,11 @@ type FillTarget struct {
 
 // NemesisInfo summarises one nemesis step of the scenario.
 type NemesisInfo struct {
-	Name         string `json:"name"`
-	Kind         string `json:"kind"` // grow | shrink | drain | hold | hook
-	Mode         string `json:"mode,omitempty"`
-	InstanceType string `json:"instance_type,omitempty"`
-	CountPerRack int    `json:"count_per_rack,omitempty"`
+	Name         string   `json:"name"`
+	Kind         StepKind `json:"kind"` // grow | shrink | drain | hold | hook
+	Mode         string   `json:"mode,omitempty"`
+	InstanceType string   `json:"instance_type,omitempty"`
+	CountPerRack int      `json:"count_per_rack,omitempty"`
 }
 
 // NodeInfo describes one node of the cluster.
@@ -292,7 +292,7 @@ type Duration struct {
 type StepTiming struct {
 	Step        string     `json:"step"`
 	Cycle       string     `json:"cycle,omitempty"` // one step has one cycle per serial node or parallel batch
-	Kind        string     `json:"kind"`
+	Kind        StepKind   `json:"kind"`
 	Mode        string     `json:"mode,omitempty"`
 	Nodes       []string   `json:"nodes,omitempty"`
 	RequestedAt time.Time  `json:"requested_at"`

@@ -496,3 +496,25 @@ func TestWarnings(t *testing.T) {
 		t.Errorf("time warning: %s", w)
 	}
 }
+
+// Every duration results computes may carry a ceiling: "Drain node(s)" and
+// "Remove node(s)" used to be rejected as unknown (issue 14).
+func TestDrainAndRemoveDurationThresholdsValidate(t *testing.T) {
+	s, err := Load("../configs/scale-in-drain.yaml", []string{`thresholds.durations={"Drain node(s)": 1h, "Remove node(s)": 30m}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, th := range s.ResultThresholds() {
+		if th.Metric == results.MetricDurationSeconds {
+			got[th.Cycle] = true
+		}
+	}
+	if !got[results.DurDrainNodes] || !got[results.DurRemoveNodes] {
+		t.Errorf("result thresholds %+v", s.ResultThresholds())
+	}
+	_, err = Load("../configs/scale-in-drain.yaml", []string{`thresholds.durations={"Drain nodes": 1h}`})
+	if err == nil || !strings.Contains(err.Error(), `unknown duration "Drain nodes"`) || !strings.Contains(err.Error(), "Drain node(s)") {
+		t.Errorf("got %v", err)
+	}
+}

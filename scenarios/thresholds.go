@@ -3,7 +3,7 @@ package scenarios
 import "github.com/elasticity-dev/elasticity/results"
 
 // MetricDurationSeconds is the results metric of duration ceilings.
-const MetricDurationSeconds = "duration_seconds"
+const MetricDurationSeconds = results.MetricDurationSeconds
 
 // ResultThresholds converts the scenario's thresholds to the results model:
 // one Threshold per limit set. Duration ceilings are real-world durations and

@@ -4,7 +4,11 @@
 // executes a scenario lives in scenarios/runner.
 package scenarios
 
-import "time"
+import (
+	"time"
+
+	"github.com/elasticity-dev/elasticity/results"
+)
 
 // Backend names.
 const (
@@ -183,14 +187,20 @@ type Step struct {
 func (s Step) Kind() string { return s.kind }
 
 // ResultKind is the short kind used in results (grow | shrink | drain | hold | hook).
-func (s Step) ResultKind() string {
+func (s Step) ResultKind() results.StepKind {
 	switch s.kind {
 	case KindGrow:
-		return "grow"
+		return results.KindGrow
 	case KindShrink, KindDecommission:
-		return "shrink"
+		return results.KindShrink
+	case KindDrain:
+		return results.KindDrain
+	case KindHold:
+		return results.KindHold
+	case KindHook:
+		return results.KindHook
 	}
-	return s.kind
+	return results.StepKind(s.kind)
 }
 
 // Grow adds nodes to every rack (or the listed racks).
@@ -245,9 +255,9 @@ type Hook struct {
 type Thresholds struct {
 	// Cycles are latency limits and throughput floors per cycle.
 	Cycles []CycleThreshold `yaml:"cycles,omitempty"`
-	// Durations are ceilings of named durations ("Add new node(s)",
-	// "New node(s) ready", "Data balanced", "Latency recovered", a fill phase
-	// name, or "step" for every nemesis step). Real-world durations: scaled on local.
+	// Durations are ceilings of named durations (results.StandardDurations,
+	// a fill phase name, or a nemesis step name for every duration of that
+	// step). Real-world durations: scaled on local.
 	Durations DurationLimits `yaml:"durations,omitempty"`
 }
 

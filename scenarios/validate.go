@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/results"
 )
 
 var (
@@ -298,13 +299,13 @@ type metricValue struct {
 // metrics lists the limits of a cycle threshold by results metric name.
 func (t CycleThreshold) metrics() []metricValue {
 	return []metricValue{
-		{"write_p90_ms", t.WriteP90MS, false},
-		{"write_p99_ms", t.WriteP99MS, false},
-		{"read_p90_ms", t.ReadP90MS, false},
-		{"read_p99_ms", t.ReadP99MS, false},
-		{"write_ops_per_sec", t.WriteOpsPerSec, true},
-		{"read_ops_per_sec", t.ReadOpsPerSec, true},
-		{"total_ops_per_sec", t.TotalOpsPerSec, true},
+		{results.MetricWriteP90, t.WriteP90MS, false},
+		{results.MetricWriteP99, t.WriteP99MS, false},
+		{results.MetricReadP90, t.ReadP90MS, false},
+		{results.MetricReadP99, t.ReadP99MS, false},
+		{results.MetricWriteOps, t.WriteOpsPerSec, true},
+		{results.MetricReadOps, t.ReadOpsPerSec, true},
+		{results.MetricTotalOps, t.TotalOpsPerSec, true},
 	}
 }
 
@@ -429,11 +430,11 @@ func checkNodeNames(d *decoder, path string, names []string) {
 	}
 }
 
-// Cycle selectors of thresholds besides "Cycle #N" and step names.
+// Cycle selectors of thresholds besides "Cycle #N" and step names (the results vocabulary).
 const (
-	CycleAll         = "*"
-	CycleSteadyState = "steady_state"
-	CycleNemesis     = "nemesis"
+	CycleAll         = results.SelectAll
+	CycleSteadyState = results.SelectSteady
+	CycleNemesis     = results.SelectNemesis
 )
 
 func validCycle(s *Scenario, c string) bool {
@@ -448,14 +449,10 @@ func validCycle(s *Scenario, c string) bool {
 	return false
 }
 
-// StandardDurations are the named durations a run measures for every
-// topology step (besides one per fill phase, named after it).
-var StandardDurations = []string{"Add new node(s)", "New node(s) ready", "Data balanced", "Latency recovered"}
-
 // durationNames lists what a duration ceiling may name: the standard
 // durations, the fill phases and the nemesis steps.
 func durationNames(s *Scenario) []string {
-	names := append([]string(nil), StandardDurations...)
+	names := append([]string(nil), results.StandardDurations...)
 	for _, f := range s.Dataset.Fill {
 		names = append(names, f.Name)
 	}

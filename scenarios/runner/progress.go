@@ -22,7 +22,7 @@ type reporter struct {
 	log     io.Writer // run log file (may be nil)
 	start   time.Time
 	emit    func(results.Event)
-	lastEvt map[string]time.Time
+	lastEvt map[results.Phase]time.Time
 	every   time.Duration
 }
 
@@ -30,7 +30,7 @@ func newReporter(out, log io.Writer, emit func(results.Event)) *reporter {
 	if out == nil {
 		out = io.Discard
 	}
-	return &reporter{out: out, log: log, start: time.Now(), emit: emit, lastEvt: map[string]time.Time{}, every: 2 * time.Second}
+	return &reporter{out: out, log: log, start: time.Now(), emit: emit, lastEvt: map[results.Phase]time.Time{}, every: 2 * time.Second}
 }
 
 func (r *reporter) stamp() string {
@@ -49,13 +49,13 @@ func (r *reporter) Logf(format string, args ...any) {
 }
 
 // Progress prints what a phase is waiting for and records a progress event.
-func (r *reporter) Progress(phase, msg string) {
+func (r *reporter) Progress(phase results.Phase, msg string) {
 	r.Logf("%s: %s", phase, msg)
 	r.event(phase, msg)
 }
 
 // event records a progress event, at most one per phase every few seconds.
-func (r *reporter) event(phase, msg string) {
+func (r *reporter) event(phase results.Phase, msg string) {
 	r.mu.Lock()
 	last := r.lastEvt[phase]
 	now := time.Now()

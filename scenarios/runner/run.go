@@ -250,7 +250,7 @@ func policyFor(sc *scenarios.Scenario) nemesis.Policy {
 }
 
 func nemesisStep(sc *scenarios.Scenario, st scenarios.Step) (nemesis.Step, error) {
-	ns := nemesis.Step{Name: st.Name, Kind: st.Kind()}
+	ns := nemesis.Step{Name: st.Name, Kind: st.ResultKind()}
 	switch {
 	case st.Grow != nil:
 		ns.Mode, ns.InstanceType, ns.CountPerRack, ns.Racks = st.Grow.Mode, st.Grow.InstanceType, st.Grow.CountPerRack, st.Grow.Racks

@@ -19,16 +19,16 @@ import (
 	"github.com/elasticity-dev/elasticity/results"
 )
 
-// Phase names of events.jsonl.
+// Phase names of events.jsonl (the results vocabulary).
 const (
-	PhaseProvision = "provision"
-	PhaseSchema    = "schema"
-	PhaseFill      = "fill"
-	PhaseHold      = "hold"
-	PhaseSteady    = "steady_state"
-	PhaseNemesis   = "nemesis"
-	PhaseFinalHold = "final_hold"
-	PhaseTeardown  = "teardown"
+	PhaseProvision = results.PhaseProvision
+	PhaseSchema    = results.PhaseSchema
+	PhaseFill      = results.PhaseFill
+	PhaseHold      = results.PhaseHold
+	PhaseSteady    = results.PhaseSteady
+	PhaseNemesis   = results.PhaseNemesis
+	PhaseFinalHold = results.PhaseFinalHold
+	PhaseTeardown  = results.PhaseTeardown
 )
 
 // Disk snapshot names besides the fill phases'.
@@ -269,11 +269,11 @@ func (r *run) fail(err error) {
 }
 
 // phase runs fn between phase_start and phase_end events.
-func (r *run) phase(ctx context.Context, phase, name string, fn func(ctx context.Context) error) error {
+func (r *run) phase(ctx context.Context, phase results.Phase, name string, fn func(ctx context.Context) error) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
-	label := phase
+	label := string(phase)
 	if name != "" {
 		label += " " + name
 	}
@@ -454,7 +454,7 @@ func (r *run) fill(ctx context.Context, f Fill) error {
 // fillLead is how far ahead the fill stop condition looks.
 const fillLead = 2 * time.Second
 
-func (r *run) sleep(ctx context.Context, phase string, d time.Duration, what string) error {
+func (r *run) sleep(ctx context.Context, phase results.Phase, d time.Duration, what string) error {
 	if d <= 0 {
 		return nil
 	}

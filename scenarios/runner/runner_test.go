@@ -208,7 +208,7 @@ func TestExecuteSequence(t *testing.T) {
 	for _, e := range readEvents(t, dir) {
 		switch e.Type {
 		case results.EventPhaseStart:
-			seq = append(seq, e.Phase+":"+e.Name)
+			seq = append(seq, string(e.Phase)+":"+e.Name)
 		case results.EventDiskSnapshot:
 			snaps[e.Name] = true
 			if e.Disk[len(e.Disk)-1].Node != "cluster" {

@@ -1,0 +1,109 @@
+package reporting
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+// writeEvents writes a recorded timeline into a fresh run directory.
+func writeEvents(t *testing.T, events []results.Event) string {
+	t.Helper()
+	dir := t.TempDir()
+	w, err := results.OpenJSONL(filepath.Join(dir, results.FileEvents))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range events {
+		if err := w.Write(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// A duration threshold on "Drain node(s)" or "Remove node(s)" is judged:
+// results computes those durations, so a ceiling on them must reach
+// result.json (issue 14: validation used to reject them and nothing judged
+// them). A threshold naming a nemesis step selects that step's cycles and
+// durations (it used to select nothing).
+func TestDrainAndRemoveDurationVerdicts(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	const dec, drain = "Decommission one node in rack1", "Drain one node in rack2"
+	setup := &results.Setup{Scenario: "scale-in-drain", InitialNodes: []results.NodeInfo{{Name: "node-1"}, {Name: "node-2"}},
+		Thresholds: []results.Threshold{
+			{Cycle: results.DurDrainNodes, Metric: results.MetricDurationSeconds, Limit: 3600},
+			{Cycle: results.DurRemoveNodes, Metric: results.MetricDurationSeconds, Limit: 10},
+			{Cycle: drain, Metric: results.MetricDurationSeconds, Limit: 3600},
+			{Cycle: drain, Metric: results.MetricReadP99, Limit: 50},
+		}}
+	events := []results.Event{
+		{Time: at(0), Type: results.EventRunStart, Setup: setup},
+		{Time: at(1), Type: results.EventCycleStart, Cycle: "Cycle #0"},
+		{Time: at(10), Type: results.EventCycleEnd, Cycle: "Cycle #0"},
+		{Time: at(10), Type: results.EventCycleStart, Cycle: "Cycle #1", Step: dec},
+		{Time: at(10), Type: results.EventStepRequested, Step: dec, Cycle: "Cycle #1", Kind: results.KindShrink, Mode: results.ModeSerial, Nodes: []string{"node-3"}},
+		{Time: at(30), Type: results.EventNodesNormal, Step: dec, Cycle: "Cycle #1", Kind: results.KindShrink, Nodes: []string{"node-3"}},
+		{Time: at(31), Type: results.EventStepEnd, Step: dec, Cycle: "Cycle #1", Kind: results.KindShrink},
+		{Time: at(31), Type: results.EventCycleEnd, Cycle: "Cycle #1"},
+		{Time: at(31), Type: results.EventCycleStart, Cycle: "Cycle #2", Step: drain},
+		{Time: at(31), Type: results.EventStepRequested, Step: drain, Cycle: "Cycle #2", Kind: results.KindDrain, Mode: results.ModeParallel, Nodes: []string{"node-4"}},
+		{Time: at(76), Type: results.EventNodesNormal, Step: drain, Cycle: "Cycle #2", Kind: results.KindDrain, Nodes: []string{"node-4"}},
+		{Time: at(80), Type: results.EventDataBalanced, Step: drain, Cycle: "Cycle #2", Kind: results.KindDrain},
+		{Time: at(81), Type: results.EventStepEnd, Step: drain, Cycle: "Cycle #2", Kind: results.KindDrain},
+		{Time: at(81), Type: results.EventCycleEnd, Cycle: "Cycle #2"},
+		{Time: at(82), Type: results.EventRunEnd, Status: results.StatusPassed},
+	}
+	dir := writeEvents(t, events)
+	if _, err := Finalize(dir, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, results.FileResult))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res results.Result
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatal(err)
+	}
+	type key struct{ cycle, subject string }
+	got := map[key]results.Verdict{}
+	for _, v := range res.Verdicts {
+		got[key{v.Threshold.Cycle, v.Subject}] = v
+	}
+	want := map[key]struct {
+		value  float64
+		passed bool
+	}{
+		{results.DurDrainNodes, "Drain node(s) (Cycle #2)"}:   {45, true},
+		{results.DurRemoveNodes, "Remove node(s) (Cycle #1)"}: {20, false},
+		// The step's name selects every duration of the step and its cycle.
+		{drain, "Drain node(s) (Cycle #2)"}: {45, true},
+		{drain, "Data balanced (Cycle #2)"}: {49, true},
+		{drain, "Cycle #2"}:                 {0, true},
+	}
+	if len(got) != len(want) {
+		t.Errorf("verdicts %+v, want %d", res.Verdicts, len(want))
+	}
+	for k, w := range want {
+		v, ok := got[k]
+		if !ok {
+			t.Errorf("no verdict of %q on %q in result.json", k.cycle, k.subject)
+			continue
+		}
+		if v.Value != w.value || v.Passed != w.passed {
+			t.Errorf("%q on %q: value %v passed %v, want %v %v", k.cycle, k.subject, v.Value, v.Passed, w.value, w.passed)
+		}
+	}
+	if res.Status != results.StatusFailed {
+		t.Errorf("status %q, want failed (Remove node(s) took 20 s > 10 s)", res.Status)
+	}
+}
