@@ -23,12 +23,15 @@ nemesis:
 	// --set workload.load_percent=lots: workload.load_percent: invalid percentage "lots" (use e.g. 90% or 90)
 }
 
-func ExampleScenario_Plan() {
+func ExampleResolve() {
 	s, err := scenarios.Parse([]byte("name: demo\nnemesis:\n  - grow_cluster: {instance_type: i4i.4xlarge}\n"), "demo.yaml", nil)
 	if err != nil {
 		panic(err)
 	}
-	p := s.Plan()
+	p, err := scenarios.Resolve(s)
+	if err != nil {
+		panic(err)
+	}
 	for _, f := range p.Fill {
 		fmt.Printf("%s: %.0f%% = %s on disk\n", f.Name, f.TargetPercent, scenarios.HumanBytes(f.TargetBytes))
 	}
@@ -37,7 +40,7 @@ func ExampleScenario_Plan() {
 			fmt.Printf("%s %s: %d cycle(s)\n", ph.Phase, ph.Name, ph.Cycles)
 		}
 	}
-	fmt.Println(s.Scaled(s.SteadyState.D()))
+	fmt.Println(p.SteadyState)
 	// Output:
 	// Soft Limit: 70% = 491.40 MiB on disk
 	// Hard Limit: 90% = 631.80 MiB on disk

@@ -53,7 +53,9 @@ func FuzzLoad(f *testing.F) {
 		if _, err := Parse(y, "resolved.yaml", nil); err != nil {
 			t.Fatalf("resolved scenario does not load back: %v\n%s", err, y)
 		}
-		_ = s.Plan()
+		if _, err := Resolve(s); err != nil {
+			t.Fatalf("a valid scenario does not resolve: %v", err)
+		}
 		_ = s.ResultThresholds()
 	})
 }

@@ -290,7 +290,10 @@ func TestConfigsValidAndRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(s, s2) {
 			t.Errorf("%s: round trip differs:\n%+v\n%+v", f, s, s2)
 		}
-		p := s.Plan()
+		p, err := Resolve(s)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
 		if p.EstimatedSeconds <= 0 || len(p.Phases) == 0 {
 			t.Errorf("%s: empty plan %+v", f, p)
 		}

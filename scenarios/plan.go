@@ -18,11 +18,11 @@ type Plan struct {
 	Description string `json:"description,omitempty"`
 	Source      string `json:"source,omitempty"`
 	Backend     string `json:"backend"`
-	// Emulated is true on the local backend: figures are shapes, not ScyllaDB's.
+	// Emulated comes from the backend: figures are shapes, not ScyllaDB's.
 	Emulated bool `json:"emulated"`
 	// TimeScale multiplies scenario durations (1 except on local).
 	TimeScale float64 `json:"time_scale"`
-	// StorageScaleMiBPerGB is set on local: a node's disk is catalog GB × this many MiB.
+	// StorageScaleMiBPerGB is set for emulated nodes: a node's disk is catalog GB × this many MiB.
 	StorageScaleMiBPerGB float64  `json:"storage_scale_mib_per_gb,omitempty"`
 	Flavour              string   `json:"flavour"`
 	Version              string   `json:"version,omitempty"`
@@ -43,8 +43,27 @@ type Plan struct {
 	Timeouts             []PlanTimeout       `json:"timeouts"`
 	// EstimatedSeconds is the estimated wall time of the whole run.
 	EstimatedSeconds float64 `json:"estimated_seconds"`
-	// Extra holds lines added by PlanHooks (e.g. cost estimates), grouped by Section.
+	// Extra holds the backend's own lines (e.g. cost estimates), grouped by Section.
 	Extra []PlanLine `json:"extra,omitempty"`
+
+	// What the run executes (the resolved scenario.yaml says the same in
+	// the scenario's own terms): not part of the plan's JSON.
+
+	// Provision is the backend's part: cluster spec, loaders, its section.
+	Provision provision.Config `json:"-"`
+	// Model is the backend's facts (emulated, capacity, streaming).
+	Model provision.Model `json:"-"`
+	// Limitations are stated in every report of the run.
+	Limitations []string   `json:"-"`
+	Data        PlanData   `json:"-"`
+	Load        PlanLoad   `json:"-"`
+	Steps       []PlanStep `json:"-"`
+	// SteadyState and FinalHold are scaled.
+	SteadyState time.Duration `json:"-"`
+	FinalHold   time.Duration `json:"-"`
+	Waits       PlanWaits     `json:"-"`
+	// YAML is the resolved scenario, written to scenario.yaml.
+	YAML []byte `json:"-"`
 }
 
 // PlanNodes is a group of nodes of one type in one rack.
@@ -72,6 +91,8 @@ type PlanFill struct {
 	Rows             int64   `json:"rows"`
 	EstimatedSeconds float64 `json:"estimated_seconds"`
 	HoldSeconds      float64 `json:"hold_seconds"`
+	// Hold is HoldSeconds as the run waits it.
+	Hold time.Duration `json:"-"`
 }
 
 // PlanWorkload is the resolved workload.
@@ -116,39 +137,141 @@ type PlanTimeout struct {
 	Seconds float64 `json:"seconds"`
 }
 
-// PlanLine is one extra line of a plan, added by a hook.
-type PlanLine struct {
-	Section string `json:"section"`
-	Label   string `json:"label"`
-	Value   string `json:"value"`
+// PlanLine is one extra line of a plan, added by the backend's registration.
+type PlanLine = provision.PlanLine
+
+// PlanStep is one resolved nemesis step: defaults applied, durations
+// scaled, a hook's command line split.
+type PlanStep struct {
+	Name         string
+	Kind         results.StepKind
+	Mode         string // serial | parallel (drain: parallel with more than one worker)
+	InstanceType string
+	CountPerRack int
+	Racks        []string
+	Nodes        []string
+	Workers      int
+	// Duration is a hold's (scaled) length or a hook's wall-clock timeout.
+	Duration      time.Duration
+	Command       []string
+	HookEnv       map[string]string
+	IgnoreFailure bool
 }
 
-// PlanHooks run at the end of Plan and may add lines (e.g. a cost estimate
-// for the aws backend). Register them from an init function.
-var PlanHooks []func(s *Scenario, p *Plan)
-
-// Rough rates used only for estimates on backends other than local.
-const (
-	realOpsPerVCPU       = 3000 // replica ops: ≈ 7,500 client ops/s for 3 × i4i.large at RF=3, QUORUM 1:1 (reference run)
-	realStreamMiBPerVCPU = 75   // the reference moved ≈1 TiB off 3 × i4i.large in ≈35 min (parallel grow)
-	// ≈ 200 MB/s on disk for 3 × i4i.large: the reference's 70% fill took 1h21m.
-	realFillMiBPerVCPU = 32
-)
-
-// NodeDiskBytes is the disk of one node of the given type: catalog storage,
-// scaled on the local backend.
-func (s *Scenario) NodeDiskBytes(it provision.InstanceType) float64 {
-	if s.Backend == BackendLocal {
-		return it.StorageGB * s.Local.StorageScaleMiBPerGB * (1 << 20)
-	}
-	return it.StorageGB * 1e9
+// PlanData is the schema and how it is written.
+type PlanData struct {
+	Keyspace, Table, DC string
+	RF                  int
+	// Tablets is the keyspace's initial tablets: -1 asks for vnodes (scylla
+	// with tablets_initial 0), 0 the database's default.
+	Tablets            int
+	ValueMin, ValueMax int
+	FillConcurrency    int
+	FillRate           float64
 }
 
-func (s *Scenario) opsPerVCPU() float64 {
-	if s.Backend == BackendLocal {
-		return s.Local.OpsPerVCPU
+// PlanLoad is the workload as the load generator runs it.
+type PlanLoad struct {
+	// MixWrite and MixRead are the scenario's weights (only their ratio matters).
+	MixWrite, MixRead float64
+	Rate              float64 // fixed ops/s; 0: LoadPercent of the calibrated capacity
+	LoadPercent       float64
+	Calibration       time.Duration // scaled
+	Concurrency       int
+	WriteCL, ReadCL   string
+	Distribution      string
+	// Loaders are separate load generators (Count 0: the runner itself).
+	Loaders provision.LoaderSpec
+	// LoaderBinary is the elasticity executable copied to remote loaders ("" = this one).
+	LoaderBinary string
+	// SSHUser and SSHKey reach remote loaders.
+	SSHUser, SSHKey string
+}
+
+// PlanWaits bound the run's waits: wall-clock ceilings (never scaled) and
+// the figures adaptive timeouts derive from.
+type PlanWaits struct {
+	NodeReady, DataBalanced, LatencyRecovered, Fill, Step, Teardown time.Duration
+	// TimeoutBase and StreamBytesPerSec feed the derived wait timeouts.
+	TimeoutBase       time.Duration
+	StreamBytesPerSec float64
+}
+
+// Resolve turns a loaded scenario into its one immutable plan: what
+// `elasticity plan` prints and what `elasticity run` executes. The backend
+// must be registered (import provision/all).
+func Resolve(s *Scenario) (*Plan, error) {
+	be, err := provision.Lookup(s.Backend)
+	if err != nil {
+		return nil, fmt.Errorf("backend: %w", err)
 	}
-	return realOpsPerVCPU
+	y, err := s.YAML()
+	if err != nil {
+		return nil, fmt.Errorf("rendering the resolved scenario: %w", err)
+	}
+	cfg := s.backendConfig()
+	p := s.estimate(be.Model(&cfg), cfg)
+	p.YAML = y
+	if be.PlanLines != nil {
+		f := provision.PlanFacts{InstanceCounts: map[string]int{}, EstimatedSeconds: p.EstimatedSeconds}
+		for _, n := range p.Nodes {
+			f.InstanceCounts[n.InstanceType] += n.Count
+		}
+		p.Extra = append(p.Extra, be.PlanLines(&p.Provision, f)...)
+	}
+	return p, nil
+}
+
+// backendConfig maps the scenario's sections to the backend settings: the
+// only place that does.
+func (s *Scenario) backendConfig() provision.Config {
+	l := s.Local
+	c := provision.Config{
+		Backend: s.Backend,
+		Cluster: provision.ClusterSpec{
+			Scenario:     s.Name,
+			ClusterName:  s.Cluster.Name,
+			Flavour:      s.Cluster.Flavour,
+			Version:      s.Cluster.Version,
+			Image:        s.Cluster.Image,
+			DC:           s.Cluster.DC,
+			Racks:        append([]string(nil), s.Cluster.Racks...),
+			NodesPerRack: s.Cluster.NodesPerRack,
+			InstanceType: s.Cluster.InstanceType,
+			ExtraArgs:    s.Cluster.ExtraArgs,
+			TTL:          s.AWS.TTL.D(),
+		},
+		Emulator: provision.EmulatorScale{StorageScaleMiBPerGB: l.StorageScaleMiBPerGB, OpsPerVCPU: l.OpsPerVCPU,
+			StreamMiBPerVCPU: l.StreamMiBPerVCPU, TimeScale: l.TimeScale, BlockedReactorNotifyMS: l.BlockedReactorNotifyMS},
+		Local:  provision.LocalConfig{BaseAddress: l.BaseAddress},
+		Docker: provision.DockerConfig{Image: s.Docker.Image, SMP: s.Docker.SMP, MemoryBytes: int64(s.Docker.Memory), Network: s.Docker.Network},
+		AWS: provision.AWSConfig{Region: s.AWS.Region, AvailabilityZones: s.AWS.AvailabilityZones, SubnetIDs: s.AWS.SubnetIDs,
+			SecurityGroupIDs: s.AWS.SecurityGroupIDs, AMI: s.AWS.AMI, LoaderAMI: s.AWS.LoaderAMI, LoaderBinary: s.AWS.LoaderBinary,
+			KeyPair: s.AWS.KeyPair, RunnerCIDR: s.AWS.RunnerCIDR, Spot: s.AWS.Spot, PrivateIPs: s.AWS.PrivateIPs,
+			SSHUser: s.AWS.SSHUser, SSHKey: s.AWS.SSHKey},
+	}
+	if c.Docker.Image == "" {
+		c.Docker.Image = s.Cluster.Image
+	}
+	switch s.Backend {
+	case BackendAWS:
+		c.Cluster.Labels = s.AWS.Tags
+		c.Loaders = provision.LoaderSpec{Count: s.AWS.LoaderCount, InstanceType: s.AWS.LoaderInstanceType}
+	case BackendLocal:
+		c.Loaders = provision.LoaderSpec{Count: s.Local.Loaders}
+	}
+	st := s.Static
+	c.Static.Hosts = st.Hosts
+	c.Static.AddNode, c.Static.RemoveNode = command(st.AddNode), command(st.RemoveNode)
+	c.Static.StopNode, c.Static.KillNode, c.Static.StartNode = command(st.StopNode), command(st.KillNode), command(st.StartNode)
+	return c
+}
+
+func command(c *Command) *provision.Command {
+	if c == nil {
+		return nil
+	}
+	return &provision.Command{Argv: append([]string{c.Command}, c.Args...), Env: c.Env, Timeout: c.Timeout.D()}
 }
 
 // replicaOpsPerOp is what one workload operation costs the cluster in
@@ -171,43 +294,43 @@ func (s *Scenario) replicaOpsPerOp() float64 {
 	return wf*float64(rf) + (1-wf)*float64(reads)
 }
 
-func (s *Scenario) streamBytesPerVCPU() float64 {
-	if s.Backend == BackendLocal {
-		return s.Local.StreamMiBPerVCPU * (1 << 20)
+// step resolves one nemesis step.
+func (s *Scenario) step(st Step, scale func(Duration) time.Duration) PlanStep {
+	ps := PlanStep{Name: st.Name, Kind: st.ResultKind()}
+	switch {
+	case st.Grow != nil:
+		ps.Mode, ps.InstanceType, ps.CountPerRack, ps.Racks = st.Grow.Mode, st.Grow.InstanceType, st.Grow.CountPerRack, st.Grow.Racks
+	case st.Shrink != nil:
+		ps.Mode, ps.CountPerRack, ps.Nodes, ps.Racks = st.Shrink.Mode, st.Shrink.CountPerRack, st.Shrink.Nodes, st.Shrink.Racks
+	case st.Drain != nil:
+		ps.CountPerRack, ps.Nodes, ps.Racks, ps.Workers = st.Drain.CountPerRack, st.Drain.Nodes, st.Drain.Racks, st.Drain.Workers
+		ps.Mode = ModeSerial
+		if st.Drain.Workers > 1 {
+			ps.Mode = ModeParallel
+		}
+	case st.Hold != nil:
+		ps.Duration = scale(st.Hold.Duration)
+	case st.Hook != nil:
+		ps.Command = append([]string{st.Hook.Command}, st.Hook.Args...)
+		if len(st.Hook.Args) == 0 && strings.ContainsAny(st.Hook.Command, " \t|;&$") {
+			ps.Command = []string{"sh", "-c", st.Hook.Command}
+		}
+		ps.HookEnv = st.Hook.Env
+		ps.IgnoreFailure = st.Hook.IgnoreFailure
+		ps.Duration = st.Hook.Timeout.D() // wall clock, never scaled
 	}
-	return realStreamMiBPerVCPU * (1 << 20)
+	return ps
 }
 
-// recoverySeconds estimates the wait for latency to recover after a topology batch.
-func (s *Scenario) recoverySeconds() float64 {
-	if s.Backend == BackendLocal {
-		return 15
-	}
-	return 300
-}
-
-// setupSeconds estimates the wall time to start one batch of nodes.
-func (s *Scenario) setupSeconds() float64 {
-	switch s.Backend {
-	case BackendLocal:
-		return 5
-	case BackendDocker:
-		return 60
-	case BackendAWS:
-		return 600
-	}
-	return 0
-}
-
-// Plan computes the plan. It never fails: the scenario is already valid.
-func (s *Scenario) Plan() *Plan {
+// estimate computes the plan with the backend's model.
+func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 	p := &Plan{
 		Scenario:       s.Name,
 		Description:    s.Description,
 		Source:         s.source,
 		Backend:        s.Backend,
-		Emulated:       s.Backend == BackendLocal,
-		TimeScale:      1,
+		Emulated:       m.Emulated,
+		TimeScale:      m.TimeScale,
 		Flavour:        s.Cluster.Flavour,
 		Version:        s.Cluster.Version,
 		Racks:          append([]string(nil), s.Cluster.Racks...),
@@ -217,12 +340,21 @@ func (s *Scenario) Plan() *Plan {
 		Table:          s.Dataset.Table,
 		ValueSize:      s.Dataset.ValueSize.String(),
 		Thresholds:     s.ResultThresholds(),
+		Provision:      cfg,
+		Model:          m,
+		Limitations:    m.Limitations,
 	}
-	if s.Backend == BackendLocal {
-		p.TimeScale = s.Local.TimeScale
-		p.StorageScaleMiBPerGB = s.Local.StorageScaleMiBPerGB
+	if m.Emulated {
+		p.StorageScaleMiBPerGB = m.StorageScaleMiBPerGB
 	}
-	scaled := func(d Duration) float64 { return s.Scaled(d.D()).Seconds() }
+	scaleD := func(d Duration) time.Duration {
+		if m.TimeScale <= 0 || m.TimeScale == 1 {
+			return d.D()
+		}
+		return time.Duration(float64(d) * m.TimeScale)
+	}
+	scaled := func(d Duration) float64 { return scaleD(d).Seconds() }
+	streamBytesPerVCPU := m.StreamMiBPerVCPU * (1 << 20)
 
 	// Node inventory, tracked through the nemesis for capacity and vCPUs.
 	type node struct {
@@ -232,14 +364,14 @@ func (s *Scenario) Plan() *Plan {
 	var nodes []node
 	it0, _ := provision.LookupInstanceType(s.Cluster.InstanceType)
 	for _, r := range s.Cluster.Racks {
-		p.Nodes = append(p.Nodes, PlanNodes{Rack: r, InstanceType: it0.Name, Count: s.Cluster.NodesPerRack, VCPUs: it0.VCPUs, DiskBytes: s.NodeDiskBytes(it0)})
+		p.Nodes = append(p.Nodes, PlanNodes{Rack: r, InstanceType: it0.Name, Count: s.Cluster.NodesPerRack, VCPUs: it0.VCPUs, DiskBytes: m.NodeDiskBytes(it0)})
 		for i := 0; i < s.Cluster.NodesPerRack; i++ {
 			nodes = append(nodes, node{r, it0})
 		}
 	}
 	capacity := func() (bytes float64, vcpus int) {
 		for _, n := range nodes {
-			bytes += s.NodeDiskBytes(n.it)
+			bytes += m.NodeDiskBytes(n.it)
 			vcpus += n.it.VCPUs
 		}
 		return
@@ -260,17 +392,12 @@ func (s *Scenario) Plan() *Plan {
 	p.Workload = PlanWorkload{
 		WriteRatio: w.Mix.WriteFraction(), ReadRatio: 1 - w.Mix.WriteFraction(),
 		RateOpsPerS: float64(w.Rate), LoadPercent: float64(w.LoadPercent),
-		EstimatedCapacityOps: s.opsPerVCPU() * float64(vcpus) / s.replicaOpsPerOp(),
+		EstimatedCapacityOps: m.OpsPerVCPU * float64(vcpus) / s.replicaOpsPerOp(),
 		Concurrency:          w.Concurrency,
 		WriteConsistency:     w.Consistency.Write, ReadConsistency: w.Consistency.Read,
 		Distribution: w.Distribution,
 	}
-	switch s.Backend {
-	case BackendAWS:
-		p.Workload.Loaders, p.Workload.LoaderInstanceType = s.AWS.LoaderCount, s.AWS.LoaderInstanceType
-	case BackendLocal:
-		p.Workload.Loaders = s.Local.Loaders
-	}
+	p.Workload.Loaders, p.Workload.LoaderInstanceType = cfg.Loaders.Count, cfg.Loaders.InstanceType
 	if w.Rate > 0 {
 		p.Workload.EstimatedRateOpsPerS = float64(w.Rate)
 	} else {
@@ -283,7 +410,7 @@ func (s *Scenario) Plan() *Plan {
 		t += ph.Seconds
 		p.Phases = append(p.Phases, ph)
 	}
-	add(PlanPhase{Phase: "provision", Name: fmt.Sprintf("start %d × %s", len(nodes), it0.Name), Seconds: s.setupSeconds(), Estimated: true})
+	add(PlanPhase{Phase: "provision", Name: fmt.Sprintf("start %d × %s", len(nodes), it0.Name), Seconds: m.SetupSeconds, Estimated: true})
 	add(PlanPhase{Phase: "schema", Name: fmt.Sprintf("%s.%s RF=%d", s.Dataset.Keyspace, s.Dataset.Table, s.Dataset.RF), Seconds: 1, Estimated: true})
 
 	// Fill: the workload is not running yet, so fill gets the cluster's capacity
@@ -291,11 +418,11 @@ func (s *Scenario) Plan() *Plan {
 	rf := float64(s.Dataset.RF)
 	mean := s.Dataset.ValueSize.Mean()
 	// Each fill write is RF replica writes.
-	fillOps := s.opsPerVCPU() * float64(vcpus) / float64(max(1, s.Dataset.RF))
-	if s.Backend != BackendLocal && mean > 0 {
+	fillOps := m.OpsPerVCPU * float64(vcpus) / float64(max(1, s.Dataset.RF))
+	if m.FillMiBPerVCPU > 0 && mean > 0 {
 		// Real nodes take bulk writes far more cheaply than the mixed workload:
 		// estimate from on-disk bandwidth instead.
-		fillOps = realFillMiBPerVCPU * (1 << 20) * float64(vcpus) / (mean * rf)
+		fillOps = m.FillMiBPerVCPU * (1 << 20) * float64(vcpus) / (mean * rf)
 	}
 	if s.Dataset.FillRate > 0 {
 		fillOps = min(fillOps, float64(s.Dataset.FillRate))
@@ -340,7 +467,7 @@ func (s *Scenario) Plan() *Plan {
 			}
 			n := len(racks) * g.CountPerRack
 			for _, r := range racks {
-				p.Nodes = append(p.Nodes, PlanNodes{Rack: r, InstanceType: it.Name, Count: g.CountPerRack, VCPUs: it.VCPUs, DiskBytes: s.NodeDiskBytes(it), AddedBy: st.Name})
+				p.Nodes = append(p.Nodes, PlanNodes{Rack: r, InstanceType: it.Name, Count: g.CountPerRack, VCPUs: it.VCPUs, DiskBytes: m.NodeDiskBytes(it), AddedBy: st.Name})
 			}
 			// Tablets are balanced by count, so each new node ends up with about
 			// 1/N of the data; it streams from the old nodes, whose smaller vCPU
@@ -355,10 +482,10 @@ func (s *Scenario) Plan() *Plan {
 				for i := 0; i < batch; i++ {
 					nodes = append(nodes, node{racks[(added+i)%len(racks)], it})
 				}
-				m := onDisk * float64(batch) / float64(len(nodes))
-				moved += m
+				mv := onDisk * float64(batch) / float64(len(nodes))
+				moved += mv
 				slow := float64(max(1, minVCPUs()))
-				ph.Seconds += s.setupSeconds() + s.recoverySeconds() + m/(s.streamBytesPerVCPU()*slow*float64(batch))
+				ph.Seconds += m.SetupSeconds + m.RecoverySeconds + mv/(streamBytesPerVCPU*slow*float64(batch))
 				ph.Cycles++
 			}
 			ph.Mode = g.Mode
@@ -410,7 +537,7 @@ func (s *Scenario) Plan() *Plan {
 			if ph.Mode == ModeSerial && count > 1 {
 				ph.Cycles = count
 			}
-			ph.Seconds = float64(ph.Cycles)*s.recoverySeconds() + moved/(s.streamBytesPerVCPU()*float64(max(1, removedCPU))*workers)
+			ph.Seconds = float64(ph.Cycles)*m.RecoverySeconds + moved/(streamBytesPerVCPU*float64(max(1, removedCPU))*workers)
 			ph.Detail = fmt.Sprintf("%s; ≈%s to move", detail, HumanBytes(moved))
 		case st.Hold != nil:
 			ph.Seconds = scaled(st.Hold.Duration)
@@ -424,7 +551,7 @@ func (s *Scenario) Plan() *Plan {
 	if s.FinalHold > 0 {
 		add(PlanPhase{Phase: "final_hold", Name: "final hold", Seconds: scaled(s.FinalHold), Detail: "workload running"})
 	}
-	add(PlanPhase{Phase: "teardown", Name: "destroy cluster", Seconds: s.setupSeconds() / 2, Estimated: true})
+	add(PlanPhase{Phase: "teardown", Name: "destroy cluster", Seconds: m.SetupSeconds / 2, Estimated: true})
 	p.EstimatedSeconds = t
 
 	to := s.Timeouts
@@ -443,9 +570,29 @@ func (s *Scenario) Plan() *Plan {
 	if p.Fill == nil {
 		p.Fill = []PlanFill{}
 	}
-	for _, h := range PlanHooks {
-		h(s, p)
+
+	// What the run executes besides the estimate.
+	for i, f := range s.Dataset.Fill {
+		p.Fill[i].Hold = scaleD(f.Hold)
 	}
+	for _, st := range s.Nemesis {
+		p.Steps = append(p.Steps, s.step(st, scaleD))
+	}
+	p.SteadyState, p.FinalHold = scaleD(s.SteadyState), scaleD(s.FinalHold)
+	ds := s.Dataset
+	p.Data = PlanData{Keyspace: ds.Keyspace, Table: ds.Table, DC: s.Cluster.DC, RF: ds.RF, Tablets: s.Cluster.TabletsInitial,
+		ValueMin: int(ds.ValueSize.Min), ValueMax: int(ds.ValueSize.Max), FillConcurrency: ds.FillConcurrency, FillRate: float64(ds.FillRate)}
+	if p.Data.Tablets == 0 && s.Cluster.Flavour == FlavourScylla {
+		p.Data.Tablets = -1 // the scenario asks for vnodes
+	}
+	p.Load = PlanLoad{MixWrite: w.Mix.Write, MixRead: w.Mix.Read, Rate: float64(w.Rate), LoadPercent: float64(w.LoadPercent),
+		Calibration: scaleD(w.Calibration), Concurrency: w.Concurrency, WriteCL: w.Consistency.Write, ReadCL: w.Consistency.Read,
+		Distribution: w.Distribution, Loaders: cfg.Loaders, LoaderBinary: s.AWS.LoaderBinary, SSHUser: s.AWS.SSHUser, SSHKey: s.AWS.SSHKey}
+	// Adaptive timeouts count on the initial instance type's streaming
+	// bandwidth (the model's share of it), capped by the scenario's timeouts.
+	p.Waits = PlanWaits{NodeReady: to.NodeReady.D(), DataBalanced: to.DataBalanced.D(), LatencyRecovered: to.LatencyRecovered.D(),
+		Fill: to.Fill.D(), Step: to.Step.D(), Teardown: to.Teardown.D(), TimeoutBase: m.TimeoutBase,
+		StreamBytesPerSec: streamBytesPerVCPU * float64(max(it0.VCPUs, 1)) * m.TimeoutStreamShare}
 	return p
 }
 

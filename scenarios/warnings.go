@@ -17,8 +17,13 @@ func (s *Scenario) Warnings() []Problem {
 		}
 		ws = append(ws, p)
 	}
-	p := s.Plan()
-	if s.Backend == BackendLocal && s.Workload.Rate > 0 && float64(s.Workload.Rate) > p.Workload.EstimatedCapacityOps {
+	// Estimate-based warnings need the backend's model (registered by
+	// provision/all); without it they are left out.
+	p, err := Resolve(s)
+	if err != nil {
+		p = nil
+	}
+	if p != nil && p.Emulated && s.Workload.Rate > 0 && float64(s.Workload.Rate) > p.Workload.EstimatedCapacityOps {
 		warn("workload.rate", "%v is above the emulated cluster's estimated capacity (%.0f ops/s from local.ops_per_vcpu, RF and consistency): the run measures saturation",
 			s.Workload.Rate, p.Workload.EstimatedCapacityOps)
 	}
@@ -27,7 +32,7 @@ func (s *Scenario) Warnings() []Problem {
 			warn(fmt.Sprintf("dataset.fill.%d.target_percent", i), "%v leaves little room: compactions and streaming may fail with \"No space left on device\"", f.TargetPercent)
 		}
 	}
-	if s.Backend == BackendLocal && p.Estimated() > time.Hour {
+	if p != nil && s.Backend == BackendLocal && p.Estimated() > time.Hour {
 		warn("local.time_scale", "the run is estimated at %s on the local backend; lower local.time_scale or the durations", secs(p.EstimatedSeconds))
 	}
 	if len(s.Nemesis) == 0 {

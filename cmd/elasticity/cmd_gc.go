@@ -3,28 +3,37 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 
 	"github.com/elasticity-dev/elasticity/provision"
-	"github.com/elasticity-dev/elasticity/provision/aws"
-	"github.com/elasticity-dev/elasticity/provision/docker"
-	"github.com/elasticity-dev/elasticity/provision/local"
 )
 
-// sweeperFor builds the Sweeper of a backend. A variable so tests can swap it.
+// sweeperFor builds the Sweeper of a backend from its registration. A
+// variable so tests can swap it.
 var sweeperFor = func(ctx context.Context, backend, region string) (provision.Sweeper, error) {
-	switch backend {
-	case "docker":
-		return docker.New(docker.Options{}), nil
-	case "aws":
-		return aws.New(ctx, aws.Options{Region: region})
-	case "local":
-		return local.New(local.Options{}), nil
+	be, err := provision.Lookup(backend)
+	if err != nil {
+		return nil, fmt.Errorf("gc: %w", err)
 	}
-	return nil, fmt.Errorf("gc: backend %q has nothing to collect (local, docker or aws)", backend)
+	if be.Sweeper == nil {
+		return nil, fmt.Errorf("gc: backend %q has nothing to collect (%s)", backend, strings.Join(sweepable(), ", "))
+	}
+	return be.Sweeper(ctx, provision.SweepOptions{Region: region})
+}
+
+// sweepable lists the backends with a sweeper.
+func sweepable() []string {
+	var out []string
+	for _, n := range provision.Names() {
+		if be, _ := provision.Lookup(n); be.Sweeper != nil {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func init() {
@@ -43,7 +52,7 @@ everything of one run whatever its keep-until.`,
 			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				if backend == "" {
-					return withCode(ExitInvalid, fmt.Errorf("gc: --backend is required (docker or aws)"))
+					return withCode(ExitInvalid, fmt.Errorf("gc: --backend is required (%s)", strings.Join(sweepable(), ", ")))
 				}
 				ctx := cmd.Context()
 				sw, err := sweeperFor(ctx, backend, region)
@@ -51,9 +60,7 @@ everything of one run whatever its keep-until.`,
 					return withCode(ExitInvalid, err)
 				}
 				var res []provision.Resource
-				if rs, ok := sw.(interface {
-					SweepRun(context.Context, string, bool) ([]provision.Resource, error)
-				}); ok && runID != "" {
+				if rs, ok := sw.(provision.RunSweeper); ok && runID != "" {
 					res, err = rs.SweepRun(ctx, runID, !yes)
 				} else if runID != "" {
 					return withCode(ExitInvalid, fmt.Errorf("gc: --run-id is not supported for backend %s", backend))

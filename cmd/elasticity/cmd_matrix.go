@@ -32,10 +32,9 @@ func statusOfExit(code int) string {
 }
 
 // planPreflight derives the pre-flight input from the scenario's plan.
-func planPreflight(sc *scenarios.Scenario, backend, out, binary string, getenv func(string) string) preflight.Input {
-	p := sc.Plan()
-	in := preflight.Input{Backend: backend, OutDir: out, Binary: binary, Getenv: getenv}
-	if backend == "" || backend == "local" {
+func planPreflight(p *scenarios.Plan, out, binary string, getenv func(string) string) preflight.Input {
+	in := preflight.Input{Backend: p.Backend, OutDir: out, Binary: binary, Getenv: getenv}
+	if p.Backend == "local" {
 		nodes := 0
 		for _, n := range p.Nodes {
 			in.PlannedDiskBytes += int64(n.DiskBytes) * int64(n.Count)
@@ -73,17 +72,21 @@ Exit code: 0 when every cell passed, 1 when a threshold failed in any cell,
 				}
 				cells := matrix.Expand(axes, repeat)
 				// Every variant must be a valid scenario before anything runs.
-				var first *scenarios.Scenario
+				var first *scenarios.Plan
 				for _, c := range cells {
 					if c.Repeat > 1 {
 						continue
 					}
-					sc, err := scenarios.Load(args[0], c.Sets)
+					sets := c.Sets
+					if backend != "" {
+						sets = append(append([]string(nil), sets...), "backend="+backend)
+					}
+					p, err := loadPlan(e, args[0], sets)
 					if err != nil {
 						return withCode(ExitInvalid, fmt.Errorf("matrix cell %q: %w", c.Label, err))
 					}
 					if first == nil {
-						first = sc
+						first = p
 					}
 				}
 				switch emit {
@@ -94,14 +97,10 @@ Exit code: 0 when every cell passed, 1 when a threshold failed in any cell,
 					return withCode(ExitInvalid, fmt.Errorf("matrix: --emit %q: only github is known", emit))
 				}
 				if out == "" {
-					out = filepath.Join("runs", "matrix-"+first.Name+"-"+time.Now().UTC().Format("20060102-150405"))
+					out = filepath.Join("runs", "matrix-"+first.Scenario+"-"+time.Now().UTC().Format("20060102-150405"))
 				}
 				if !skipPreflight {
-					be := backend
-					if be == "" {
-						be = first.Backend
-					}
-					checks, err := preflight.Run(ctx, planPreflight(first, be, out, e.Executable, e.Getenv))
+					checks, err := preflight.Run(ctx, planPreflight(first, out, e.Executable, e.Getenv))
 					for _, ch := range checks {
 						mark := "ok  "
 						if !ch.OK {
@@ -132,7 +131,7 @@ Exit code: 0 when every cell passed, 1 when a threshold failed in any cell,
 					return statusOfExit(code), nil
 				}
 				logf := func(format string, args ...any) { fmt.Fprintf(e.Stderr, format+"\n", args...) }
-				sum, err := matrix.Run(ctx, first.Name, cells, out, runCell, logf)
+				sum, err := matrix.Run(ctx, first.Scenario, cells, out, runCell, logf)
 				if err != nil {
 					return withCode(ExitRunError, err)
 				}

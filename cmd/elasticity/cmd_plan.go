@@ -30,19 +30,14 @@ thresholds, timeouts and an estimate of the total wall time. Nothing is started.
 					// Last, so it wins over the file and earlier overrides.
 					all = append(append([]string(nil), sets...), "backend="+backend)
 				}
-				s, err := loadScenario(e, args[0], all)
+				p, err := loadPlan(e, args[0], all)
 				if err != nil {
 					return err
 				}
 				if asYAML {
-					y, err := s.YAML()
-					if err != nil {
-						return withCode(ExitRunError, fmt.Errorf("plan: %w", err))
-					}
-					_, err = e.Stdout.Write(y)
+					_, err = e.Stdout.Write(p.YAML)
 					return err
 				}
-				p := s.Plan()
 				if asJSON {
 					enc := json.NewEncoder(e.Stdout)
 					enc.SetIndent("", "  ")

@@ -21,8 +21,6 @@ import (
 // not depend on its internals. When unset, run_end is the only verdict.
 var finalizeRun func(dir, status, reason string) (*results.Result, error)
 
-var backends = []string{"local", "docker", "aws", "static"}
-
 // parseFaults turns --fault NODE=ARGS values into per-node extra arguments
 // of local nodes (e.g. --fault 'node-4=--fail-startup=raft timeout').
 func parseFaults(specs []string) (func(provision.Node) []string, error) {
@@ -62,8 +60,8 @@ Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
 			Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				ctx := cmd.Context()
-				if backend != "" && !slices.Contains(backends, backend) {
-					return withCode(ExitInvalid, fmt.Errorf("--backend %q: want one of %s", backend, strings.Join(backends, ", ")))
+				if backend != "" && !slices.Contains(provision.Names(), backend) {
+					return withCode(ExitInvalid, fmt.Errorf("--backend %q: want one of %s", backend, strings.Join(provision.Names(), ", ")))
 				}
 				faultArgs, err := parseFaults(faults)
 				if err != nil {
@@ -74,16 +72,16 @@ Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
 					// zones) and checks apply exactly as if the file said it.
 					sets = append(sets, "backend="+backend)
 				}
-				sc, err := loadScenario(e, args[0], sets)
+				p, err := loadPlan(e, args[0], sets)
 				if err != nil {
 					return err
 				}
 				if out == "" {
-					out = runner.DefaultOut(sc.Name, time.Now())
+					out = runner.DefaultOut(p.Scenario, time.Now())
 				}
-				res, err := runner.Run(ctx, sc, runner.RunOptions{
+				res, err := runner.Run(ctx, p, runner.RunOptions{
 					Out: out, Force: force, Stdout: e.Stdout, Stderr: e.Stderr,
-					Binary: e.Executable, Backend: backend, FaultArgs: faultArgs,
+					Binary: e.Executable, FaultArgs: faultArgs,
 					Finalize: finalizeRun,
 				})
 				var ie *runner.InputError
@@ -123,7 +121,7 @@ Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
 		}
 		addSetFlag(c, &sets)
 		c.Flags().StringVar(&out, "out", "", "results directory (default runs/<scenario>-<timestamp>)")
-		c.Flags().StringVar(&backend, "backend", "", "override the scenario's backend: "+strings.Join(backends, ", "))
+		c.Flags().StringVar(&backend, "backend", "", "override the scenario's backend: "+strings.Join(provision.Names(), ", "))
 		c.Flags().BoolVar(&force, "force", false, "reuse a non-empty results directory")
 		c.Flags().StringArrayVar(&faults, "fault", nil, "inject a fault into a local node: NODE=ARGS (testing; repeatable)")
 		_ = c.Flags().MarkHidden("fault")

@@ -15,6 +15,9 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	// Every backend registers itself with package provision.
+	_ "github.com/elasticity-dev/elasticity/provision/all"
 )
 
 // Exit codes (documented in the README).

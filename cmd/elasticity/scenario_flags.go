@@ -36,6 +36,19 @@ func loadScenario(e *env, path string, sets []string) (*scenarios.Scenario, erro
 	return s, nil
 }
 
+// loadPlan loads a scenario and resolves it into its plan (see loadScenario).
+func loadPlan(e *env, path string, sets []string) (*scenarios.Plan, error) {
+	sc, err := loadScenario(e, path, sets)
+	if err != nil {
+		return nil, err
+	}
+	p, err := scenarios.Resolve(sc)
+	if err != nil {
+		return nil, withCode(ExitInvalid, fmt.Errorf("%s: %w", path, err))
+	}
+	return p, nil
+}
+
 // printProblems writes each problem of a scenario error on its own line.
 func printProblems(w io.Writer, err error) {
 	var ve *scenarios.ValidationError

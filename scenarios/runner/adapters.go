@@ -61,28 +61,25 @@ func (d *diskMonitor) DataBytes() float64 {
 
 // stressLoad adapts the stress package to the runner.
 type stressLoad struct {
-	sc   *scenarios.Scenario
+	p    *scenarios.Plan
 	env  *Env
 	s    *gocql.Session
 	keys atomic.Int64 // keys written by the fills: the workload reads among them
 }
 
-func newStressLoad(ctx context.Context, sc *scenarios.Scenario, env *Env, c Cluster) (*stressLoad, error) {
+func newStressLoad(ctx context.Context, env *Env, c Cluster) (*stressLoad, error) {
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	s, err := stress.NewSession(cctx, stress.SessionConfig{Hosts: c.Hosts(), LocalDC: sc.Cluster.DC})
+	s, err := stress.NewSession(cctx, stress.SessionConfig{Hosts: c.Hosts(), LocalDC: env.Plan.Data.DC})
 	if err != nil {
 		return nil, err
 	}
-	return &stressLoad{sc: sc, env: env, s: s}, nil
+	return &stressLoad{p: env.Plan, env: env, s: s}, nil
 }
 
 func (l *stressLoad) CreateSchema(ctx context.Context) error {
-	tablets := l.sc.Cluster.TabletsInitial
-	if tablets == 0 && l.sc.Cluster.Flavour == scenarios.FlavourScylla {
-		tablets = -1 // the scenario asks for vnodes
-	}
-	return stress.CreateSchema(ctx, l.s, stress.Schema{Keyspace: l.sc.Dataset.Keyspace, Table: l.sc.Dataset.Table, RF: l.sc.Dataset.RF, DC: l.sc.Cluster.DC, Tablets: tablets})
+	d := l.p.Data
+	return stress.CreateSchema(ctx, l.s, stress.Schema{Keyspace: d.Keyspace, Table: d.Table, RF: d.RF, DC: d.DC, Tablets: d.Tablets})
 }
 
 func consistency(s string) gocql.Consistency {
@@ -94,13 +91,13 @@ func consistency(s string) gocql.Consistency {
 }
 
 func (l *stressLoad) Fill(ctx context.Context, done func() bool, sink func(results.LatencyRecord), progress func(int64)) (int64, error) {
-	ds := l.sc.Dataset
+	ds := l.p.Data
 	start := l.keys.Load()
 	n, err := stress.RunFill(ctx, l.s, stress.Fill{
 		Keyspace: ds.Keyspace, Table: ds.Table,
-		ValueSize: int(ds.ValueSize.Min), ValueMax: int(ds.ValueSize.Max),
-		Concurrency: ds.FillConcurrency, RateCap: float64(ds.FillRate),
-		StartKey: start, CL: consistency(l.sc.Workload.Consistency.Write),
+		ValueSize: ds.ValueMin, ValueMax: ds.ValueMax,
+		Concurrency: ds.FillConcurrency, RateCap: ds.FillRate,
+		StartKey: start, CL: consistency(l.p.Load.WriteCL),
 		Source: "fill", Warn: func(s string) { l.env.Logf("fill: %s", s) },
 	}, done, stress.Sink(sink), func(k int64) { progress(start + k) })
 	l.keys.Add(n)
@@ -108,15 +105,15 @@ func (l *stressLoad) Fill(ctx context.Context, done func() bool, sink func(resul
 }
 
 func (l *stressLoad) workload(rate float64) stress.Workload {
-	w := l.sc.Workload
-	ds := l.sc.Dataset
+	w := l.p.Load
+	ds := l.p.Data
 	return stress.Workload{
 		Keyspace: ds.Keyspace, Table: ds.Table,
-		WriteRatio: w.Mix.Write, ReadRatio: w.Mix.Read,
+		WriteRatio: w.MixWrite, ReadRatio: w.MixRead,
 		Rate: rate, Concurrency: w.Concurrency,
-		WriteCL: consistency(w.Consistency.Write), ReadCL: consistency(w.Consistency.Read),
+		WriteCL: consistency(w.WriteCL), ReadCL: consistency(w.ReadCL),
 		Distribution: w.Distribution, KeyCount: l.keys.Load(),
-		ValueMin: int(ds.ValueSize.Min), ValueMax: int(ds.ValueSize.Max),
+		ValueMin: ds.ValueMin, ValueMax: ds.ValueMax,
 		Source: "workload",
 		Warn:   func(s string) { l.env.Logf("workload: %s", s) },
 	}
@@ -134,7 +131,7 @@ func (l *stressLoad) calibrationCeiling() time.Duration {
 }
 
 func (l *stressLoad) Calibrate(ctx context.Context) (float64, error) {
-	total := l.sc.Scaled(l.sc.Workload.Calibration.D())
+	total := l.p.Load.Calibration
 	// A few levels fit the calibration time; levels shorter than a few
 	// seconds measure bursts, not a sustainable rate.
 	step := max(total/4, 3*time.Second)

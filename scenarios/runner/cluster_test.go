@@ -11,6 +11,7 @@ import (
 	"github.com/elasticity-dev/elasticity/nemesis"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // TestLiveClusterGrowShrink drives the nemesis through the real cluster
@@ -21,7 +22,7 @@ func TestLiveClusterGrowShrink(t *testing.T) {
 	var evs []results.Event
 	var failed error
 	env := &Env{
-		Plan: &Plan{},
+		Plan: &scenarios.Plan{},
 		Emit: func(e results.Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() },
 		Logf: func(string, ...any) {},
 		Fail: func(err error) { mu.Lock(); failed = err; mu.Unlock() },

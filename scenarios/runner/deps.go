@@ -5,6 +5,7 @@ import (
 
 	"github.com/elasticity-dev/elasticity/nemesis"
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // Cluster is the running cluster as the runner sees it: the nemesis's view
@@ -51,10 +52,11 @@ type Load interface {
 
 // Env is what dependency constructors get from the runner.
 type Env struct {
-	Plan *Plan
-	Dir  string
-	Emit func(results.Event)
-	Logf func(format string, args ...any)
+	Plan  *scenarios.Plan
+	RunID string
+	Dir   string
+	Emit  func(results.Event)
+	Logf  func(format string, args ...any)
 	// Metrics appends one line to metrics.jsonl; MetricsWriter is the same file.
 	Metrics       func(results.NodeSample)
 	MetricsWriter *results.JSONLWriter

@@ -14,22 +14,19 @@ import (
 // scale model on every node's command line, larger containers for larger
 // grow instances; with a ScyllaDB image none of that.
 func TestDockerBackendEmulatorImage(t *testing.T) {
-	sc, err := scenarios.Load("../../configs/smoke.yaml", []string{"backend=docker", "docker.image=elasticity-emulator:test", "local.ops_per_vcpu=300", "local.stream_mib_per_vcpu=3"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := PlanFor(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := resolve(t, "../../configs/smoke.yaml", "backend=docker", "docker.image=elasticity-emulator:test", "local.ops_per_vcpu=300", "local.stream_mib_per_vcpu=3")
 	if !p.Emulated || len(p.Limitations) == 0 || !strings.Contains(p.Limitations[0], "elasticity-emulator:test") {
 		t.Fatalf("emulated %v, limitations %q", p.Emulated, p.Limitations)
 	}
-	f, err := lookupProvider(scenarios.BackendDocker, nil)
+	// The estimate uses the same model as the run: emulated disks, real durations.
+	if p.TimeScale != 1 || p.StorageScaleMiBPerGB != 0.5 || p.Workload.EstimatedCapacityOps >= 3000 {
+		t.Fatalf("docker emulator plan: time scale %v, storage scale %v, capacity %v", p.TimeScale, p.StorageScaleMiBPerGB, p.Workload.EstimatedCapacityOps)
+	}
+	be, err := provision.Lookup(scenarios.BackendDocker)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prov, err := f(context.Background(), sc, ProviderOptions{FaultArgs: func(n provision.Node) []string {
+	prov, err := be.New(context.Background(), &p.Provision, provision.BuildOptions{FaultArgs: func(n provision.Node) []string {
 		if n.Name == "node-4" {
 			return []string{"--fail-startup=boom"}
 		}
@@ -58,11 +55,7 @@ func TestDockerBackendEmulatorImage(t *testing.T) {
 		t.Errorf("resources: i4i.large %d/%v, i4i.xlarge %d/%v", s1, m1, s2, m2)
 	}
 
-	sc, err = scenarios.Load("../../configs/smoke.yaml", []string{"backend=docker", "docker.image=scylladb/scylla:2025.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p, err := PlanFor(sc); err != nil || p.Emulated {
-		t.Fatalf("a ScyllaDB image is not emulated: %v %v", p.Emulated, err)
+	if p := resolve(t, "../../configs/smoke.yaml", "backend=docker", "docker.image=scylladb/scylla:2025.1"); p.Emulated || len(p.Limitations) != 0 {
+		t.Fatalf("a ScyllaDB image is not emulated: %v %q", p.Emulated, p.Limitations)
 	}
 }

@@ -20,25 +20,13 @@ import (
 	"github.com/elasticity-dev/elasticity/stress/fleet"
 )
 
-// loaderSpec is what the scenario asks for: separate load generators, or
-// none (the runner drives the load itself).
-func loaderSpec(sc *scenarios.Scenario) provision.LoaderSpec {
-	switch sc.Backend {
-	case scenarios.BackendAWS:
-		return provision.LoaderSpec{Count: sc.AWS.LoaderCount, InstanceType: sc.AWS.LoaderInstanceType}
-	case scenarios.BackendLocal:
-		return provision.LoaderSpec{Count: sc.Local.Loaders}
-	}
-	return provision.LoaderSpec{}
-}
-
 // loaderBinary is the elasticity executable the loaders run.
-func loaderBinary(sc *scenarios.Scenario, runner string, remote bool) (string, error) {
+func loaderBinary(p *scenarios.Plan, runner string, remote bool) (string, error) {
 	if !remote {
 		return runner, nil
 	}
-	if sc.AWS.LoaderBinary != "" {
-		return sc.AWS.LoaderBinary, nil
+	if p.Load.LoaderBinary != "" {
+		return p.Load.LoaderBinary, nil
 	}
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		return "", fmt.Errorf("aws.loader_binary: the runner is %s/%s and cannot copy itself to linux/amd64 loaders; build one with GOOS=linux GOARCH=amd64 go build -o elasticity-linux ./cmd/elasticity and set aws.loader_binary", runtime.GOOS, runtime.GOARCH)
@@ -65,8 +53,8 @@ type fleetLoad struct {
 
 // newFleetLoad launches the loaders the scenario asks for and installs
 // elasticity on them; it returns nil when the run has no loaders.
-func newFleetLoad(ctx context.Context, sc *scenarios.Scenario, env *Env, lc *liveCluster, base *stressLoad, binary string) (*fleetLoad, error) {
-	spec := loaderSpec(sc)
+func newFleetLoad(ctx context.Context, env *Env, lc *liveCluster, base *stressLoad, binary string) (*fleetLoad, error) {
+	spec := env.Plan.Load.Loaders
 	if spec.Count <= 0 {
 		return nil, nil
 	}
@@ -85,19 +73,19 @@ func newFleetLoad(ctx context.Context, sc *scenarios.Scenario, env *Env, lc *liv
 	}
 	var shell fleet.Shell = fleet.LocalShell{}
 	if remote {
-		sh, err := sshShell(sc, env)
+		sh, err := sshShell(env)
 		if err != nil {
 			return nil, fmt.Errorf("loaders: %w", err)
 		}
 		shell = sh
 	}
-	bin, err := loaderBinary(sc, binary, remote)
+	bin, err := loaderBinary(env.Plan, binary, remote)
 	if err != nil {
 		closeShell(shell)
 		return nil, err
 	}
 	f, err := fleet.New(fleet.Options{Loaders: loaders, Shell: shell, Binary: bin, Dir: env.Dir, Logf: env.Logf,
-		RemotePath: "/tmp/elasticity-" + env.Plan.RunID + "/elasticity"})
+		RemotePath: "/tmp/elasticity-" + env.RunID + "/elasticity"})
 	if err != nil {
 		closeShell(shell)
 		return nil, err
@@ -137,15 +125,15 @@ func (lc *liveCluster) loaderHosts() []string {
 
 // args are the stress flags every command shares.
 func (l *fleetLoad) args() []string {
-	ds, w := l.sc.Dataset, l.sc.Workload
-	size := strconv.FormatInt(int64(ds.ValueSize.Min), 10)
-	if ds.ValueSize.Max > ds.ValueSize.Min {
-		size += ".." + strconv.FormatInt(int64(ds.ValueSize.Max), 10)
+	ds, w := l.p.Data, l.p.Load
+	size := strconv.Itoa(ds.ValueMin)
+	if ds.ValueMax > ds.ValueMin {
+		size += ".." + strconv.Itoa(ds.ValueMax)
 	}
 	a := []string{"--hosts", strings.Join(l.hosts, ","), "--keyspace", ds.Keyspace, "--table", ds.Table,
-		"--value-size", size, "--cl-write", w.Consistency.Write, "--cl-read", w.Consistency.Read}
-	if l.sc.Cluster.DC != "" {
-		a = append(a, "--dc", l.sc.Cluster.DC)
+		"--value-size", size, "--cl-write", w.WriteCL, "--cl-read", w.ReadCL}
+	if ds.DC != "" {
+		a = append(a, "--dc", ds.DC)
 	}
 	return a
 }
@@ -160,7 +148,7 @@ func ratePer(total float64, n int) string {
 }
 
 func (l *fleetLoad) Fill(ctx context.Context, done func() bool, sink func(results.LatencyRecord), progress func(int64)) (int64, error) {
-	ds := l.sc.Dataset
+	ds := l.p.Data
 	n := l.f.Len()
 	base := l.keys.Load()
 	fctx, stop := context.WithCancel(ctx)
@@ -184,7 +172,7 @@ func (l *fleetLoad) Fill(ctx context.Context, done func() bool, sink func(result
 	}()
 	rate := "0"
 	if ds.FillRate > 0 {
-		rate = ratePer(float64(ds.FillRate), n)
+		rate = ratePer(ds.FillRate, n)
 	}
 	totals, err := l.f.Stream(fctx, func(i int) []string {
 		return append(l.args(), "--fill", "--start-key", strconv.FormatInt(base+int64(i), 10), "--key-stride", strconv.Itoa(n),
@@ -211,11 +199,11 @@ func (l *fleetLoad) Fill(ctx context.Context, done func() bool, sink func(result
 }
 
 func (l *fleetLoad) Calibrate(ctx context.Context) (float64, error) {
-	total := l.sc.Scaled(l.sc.Workload.Calibration.D())
+	total := l.p.Load.Calibration
 	step := max(total/4, 3*time.Second)
-	w := l.sc.Workload
+	w := l.p.Load
 	cals, err := l.f.Calibrate(ctx, func(i int) []string {
-		return append(l.args(), "--mix", fmt.Sprintf("write=%g,read=%g", w.Mix.Write, w.Mix.Read), "--keys", strconv.FormatInt(max(l.keys.Load(), 1), 10),
+		return append(l.args(), "--mix", fmt.Sprintf("write=%g,read=%g", w.MixWrite, w.MixRead), "--keys", strconv.FormatInt(max(l.keys.Load(), 1), 10),
 			"--distribution", w.Distribution, "--calibrate-ceiling", l.calibrationCeiling().String(), "--calibrate-step", step.String(),
 			"--concurrency", l.share(max(w.Concurrency, 64*l.f.Len())))
 	})
@@ -229,10 +217,10 @@ func (l *fleetLoad) Calibrate(ctx context.Context) (float64, error) {
 }
 
 func (l *fleetLoad) Run(ctx context.Context, rate float64, sink func(results.LatencyRecord)) error {
-	w := l.sc.Workload
+	w := l.p.Load
 	n := l.f.Len()
 	_, err := l.f.Stream(ctx, func(i int) []string {
-		return append(l.args(), "--mix", fmt.Sprintf("write=%g,read=%g", w.Mix.Write, w.Mix.Read), "--rate", ratePer(rate, n),
+		return append(l.args(), "--mix", fmt.Sprintf("write=%g,read=%g", w.MixWrite, w.MixRead), "--rate", ratePer(rate, n),
 			"--duration", "0", "--keys", strconv.FormatInt(l.keys.Load(), 10), "--distribution", w.Distribution,
 			"--concurrency", l.share(w.Concurrency), "--source", fmt.Sprintf("loader-%d", i+1))
 	}, sink)

@@ -5,54 +5,52 @@ import (
 	"time"
 
 	"github.com/elasticity-dev/elasticity/nemesis"
+	_ "github.com/elasticity-dev/elasticity/provision/all"
 	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
-func TestPlanForScaleout(t *testing.T) {
-	sc, err := scenarios.Load("../../configs/90pct-scaleout.yaml", nil)
+func resolve(t *testing.T, file string, sets ...string) *scenarios.Plan {
+	t.Helper()
+	sc, err := scenarios.Load(file, sets)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := PlanFor(sc)
+	p, err := scenarios.Resolve(sc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Fills) != 2 || p.Fills[1].Name != "Hard Limit" || p.Fills[1].TargetPercent != 90 {
-		t.Fatalf("fills %+v", p.Fills)
+	return p
+}
+
+func TestPlanScaleout(t *testing.T) {
+	p := resolve(t, "../../configs/90pct-scaleout.yaml")
+	if len(p.Fill) != 2 || p.Fill[1].Name != "Hard Limit" || p.Fill[1].TargetPercent != 90 {
+		t.Fatalf("fills %+v", p.Fill)
 	}
-	if p.SteadyState != sc.Scaled(30*time.Minute) || p.SteadyState >= 30*time.Minute {
-		t.Fatalf("steady state %s is not scaled", p.SteadyState)
+	if p.SteadyState != 18*time.Second {
+		t.Fatalf("steady state %s is not scaled (30m × 0.01)", p.SteadyState)
 	}
-	if len(p.Nemesis) != 1 || p.Nemesis[0].Kind != nemesis.KindGrow || p.Nemesis[0].InstanceType != "i4i.4xlarge" || p.Nemesis[0].Mode != nemesis.ModeSerial {
-		t.Fatalf("nemesis %+v", p.Nemesis)
+	steps := nemesisSteps(p)
+	if len(steps) != 1 || steps[0].Kind != nemesis.KindGrow || steps[0].InstanceType != "i4i.4xlarge" || steps[0].Mode != nemesis.ModeSerial {
+		t.Fatalf("nemesis %+v", steps)
 	}
-	if !p.Emulated || len(p.Limitations) == 0 || p.LoadPercent != 50 || p.RF != 3 || p.Tablets != 1024 {
+	if !p.Emulated || len(p.Limitations) == 0 || p.Load.LoadPercent != 50 || p.RF != 3 || p.TabletsInitial != 1024 {
 		t.Fatalf("plan %+v", p)
 	}
-	setup := p.Setup(p.PlannedNodes())
-	if len(setup.InitialNodes) != 3 || setup.InitialNodes[0].VCPUs != 2 || len(setup.Thresholds) == 0 {
-		t.Fatalf("setup %+v", setup)
+	s := setup(p, "r1", plannedNodes(p))
+	if len(s.InitialNodes) != 3 || s.InitialNodes[0].VCPUs != 2 || len(s.Thresholds) == 0 || len(s.Nemesis) != 1 {
+		t.Fatalf("setup %+v", s)
 	}
 	// Adaptive timeouts stay under the scenario's ceilings.
-	tj := p.Timeouts.For(nemesis.WaitJoin, 1e9, nil)
-	if tj.Hard > sc.Timeouts.NodeReady.D() || tj.Soft <= 0 || tj.Soft > tj.Hard {
+	tj := policy(p).For(nemesis.WaitJoin, 1e9, nil)
+	if tj.Hard > p.Waits.NodeReady || tj.Soft <= 0 || tj.Soft > tj.Hard {
 		t.Fatalf("join timeouts %+v", tj)
 	}
 }
 
-func TestPlanForHookAndBackendOverride(t *testing.T) {
-	sc, err := scenarios.Load("../../configs/smoke.yaml", []string{"nemesis.0.grow_cluster.mode=parallel"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := PlanFor(sc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Nemesis[0].Mode != nemesis.ModeParallel || len(p.Nemesis[0].Racks) != 1 {
-		t.Fatalf("nemesis %+v", p.Nemesis[0])
-	}
-	if _, err := lookupProvider("nope", nil); err == nil {
-		t.Fatal("unknown backend accepted")
+func TestPlanParallelOverride(t *testing.T) {
+	p := resolve(t, "../../configs/smoke.yaml", "nemesis.0.grow_cluster.mode=parallel")
+	if st := nemesisSteps(p)[0]; st.Mode != nemesis.ModeParallel || len(st.Racks) != 1 {
+		t.Fatalf("nemesis %+v", st)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/elasticity-dev/elasticity/nemesis"
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // Phase names of events.jsonl (the results vocabulary).
@@ -46,6 +47,8 @@ type Options struct {
 	Deps   Deps
 	// TeardownTimeout bounds log collection and destruction (default 2 min).
 	TeardownTimeout time.Duration
+	// RunID names the run's resources (default: a new one, see NewRunID).
+	RunID string
 }
 
 // InputError is a problem with what the user asked for (exit code 2).
@@ -65,7 +68,9 @@ func (e *RunError) Error() string { return e.Err.Error() }
 func (e *RunError) Unwrap() error { return e.Err }
 
 type run struct {
-	p       *Plan
+	p       *scenarios.Plan
+	runID   string
+	steps   []nemesis.Step
 	o       Options
 	dir     string
 	rep     *reporter
@@ -96,14 +101,17 @@ type run struct {
 // Execute runs the plan into o.Out. It returns the result computed by
 // Finalize (nil when none could be computed) and, when the run did not
 // complete, a *RunError or *InputError.
-func Execute(ctx context.Context, p *Plan, o Options) (*results.Result, error) {
+func Execute(ctx context.Context, p *scenarios.Plan, o Options) (*results.Result, error) {
 	if o.TeardownTimeout <= 0 {
 		o.TeardownTimeout = 2 * time.Minute
 	}
 	if err := prepareDir(o.Out, o.Force); err != nil {
 		return nil, &InputError{Err: err}
 	}
-	r := &run{p: p, o: o, dir: o.Out, cycles: &nemesis.Cycles{}, started: time.Now().UTC()}
+	if o.RunID == "" {
+		o.RunID = NewRunID(time.Now())
+	}
+	r := &run{p: p, o: o, runID: o.RunID, steps: nemesisSteps(p), dir: o.Out, cycles: &nemesis.Cycles{}, started: time.Now().UTC()}
 	if err := r.open(); err != nil {
 		r.close()
 		return nil, &RunError{Status: results.StatusError, Err: err}
@@ -113,10 +121,10 @@ func Execute(ctx context.Context, p *Plan, o Options) (*results.Result, error) {
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r.cancel = cancel
-	r.env = &Env{Plan: p, Dir: r.dir, Emit: r.emit, Logf: r.rep.Logf, Metrics: r.metric, MetricsWriter: r.met, Fail: r.fail}
+	r.env = &Env{Plan: p, RunID: r.runID, Dir: r.dir, Emit: r.emit, Logf: r.rep.Logf, Metrics: r.metric, MetricsWriter: r.met, Fail: r.fail}
 
-	r.emit(results.Event{Type: results.EventRunStart, Setup: p.Setup(p.PlannedNodes()), Message: fmt.Sprintf("run %s of %s", p.RunID, p.Name)})
-	r.rep.Logf("run %s: scenario %s on %s, results in %s", p.RunID, p.Name, p.Backend, r.dir)
+	r.emit(results.Event{Type: results.EventRunStart, Setup: setup(p, r.runID, plannedNodes(p)), Message: fmt.Sprintf("run %s of %s", r.runID, p.Scenario)})
+	r.rep.Logf("run %s: scenario %s on %s, results in %s", r.runID, p.Scenario, p.Backend, r.dir)
 
 	err := r.phases(runCtx)
 	status, reason := results.StatusPassed, ""
@@ -149,7 +157,7 @@ func Execute(ctx context.Context, p *Plan, o Options) (*results.Result, error) {
 		if res, cerr = results.Compute(r.dir); cerr != nil {
 			fmt.Fprintf(r.stderr(), "elasticity: computing the result of %s: %v\n", r.dir, cerr)
 			res = &results.Result{FormatVersion: results.FormatVersion, StartedAt: r.started, EndedAt: time.Now().UTC(),
-				Setup: *p.Setup(p.PlannedNodes()), Nodes: []results.NodeInfo{}}
+				Setup: *setup(p, r.runID, plannedNodes(p)), Nodes: []results.NodeInfo{}}
 		}
 		res.Status, res.Reason = status, reason
 		if b, jerr := json.MarshalIndent(res, "", "  "); jerr == nil {
@@ -302,7 +310,7 @@ func (r *run) phases(ctx context.Context) error {
 	if err := r.phase(ctx, PhaseSchema, "", func(ctx context.Context) error { return r.load.CreateSchema(ctx) }); err != nil {
 		return err
 	}
-	for _, f := range p.Fills {
+	for _, f := range p.Fill {
 		if err := r.phase(ctx, PhaseFill, f.Name, func(ctx context.Context) error { return r.fill(ctx, f) }); err != nil {
 			return err
 		}
@@ -318,7 +326,7 @@ func (r *run) phases(ctx context.Context) error {
 	if err := r.phase(ctx, PhaseSteady, "", r.steady); err != nil {
 		return err
 	}
-	if len(p.Nemesis) > 0 {
+	if len(r.steps) > 0 {
 		if err := r.phase(ctx, PhaseNemesis, "", r.nemesis); err != nil {
 			return err
 		}
@@ -339,7 +347,8 @@ func (r *run) provision(ctx context.Context) error {
 	if r.cluster, err = r.o.Deps.NewCluster(ctx, r.env); err != nil {
 		return fmt.Errorf("preparing the cluster: %w", err)
 	}
-	r.rep.Progress(PhaseProvision, fmt.Sprintf("starting %d × %s in racks %v and waiting for them to be ready", r.p.Spec.NodesPerRack*len(r.p.Spec.Racks), r.p.Spec.InstanceType, r.p.Spec.Racks))
+	spec := r.p.Provision.Cluster
+	r.rep.Progress(PhaseProvision, fmt.Sprintf("starting %d × %s in racks %v and waiting for them to be ready", spec.NodesPerRack*len(spec.Racks), spec.InstanceType, spec.Racks))
 	if err := r.cluster.Create(ctx); err != nil {
 		return fmt.Errorf("creating the cluster: %w", err)
 	}
@@ -377,8 +386,8 @@ func (r *run) snapshot(ctx context.Context, name string) error {
 	return nil
 }
 
-func (r *run) fill(ctx context.Context, f Fill) error {
-	timeout := r.p.FillTimeout
+func (r *run) fill(ctx context.Context, f scenarios.PlanFill) error {
+	timeout := r.p.Waits.Fill
 	if timeout <= 0 {
 		timeout = 30 * time.Minute
 	}
@@ -486,25 +495,25 @@ func progressEvery(d time.Duration) time.Duration {
 // steady calibrates when asked, starts the workload that runs without a gap
 // until the end of the final hold, and measures Cycle #0.
 func (r *run) steady(ctx context.Context) error {
-	rate := r.p.Rate
-	if rate <= 0 && r.p.LoadPercent > 0 {
+	rate := r.p.Load.Rate
+	if rate <= 0 && r.p.Load.LoadPercent > 0 {
 		r.rep.Progress(PhaseSteady, "calibrating the cluster's capacity")
 		capacity, err := r.load.Calibrate(ctx)
 		if err != nil {
 			return fmt.Errorf("calibrating: %w", err)
 		}
-		rate = capacity * r.p.LoadPercent / 100
+		rate = capacity * r.p.Load.LoadPercent / 100
 		// run_start was written before the capacity was known: this event
 		// carries the setup again with the rate and capacity filled in.
-		setup := r.p.Setup(r.p.PlannedNodes())
-		setup.RateOpsPerSec, setup.CapacityOps = rate, capacity
+		s := setup(r.p, r.runID, plannedNodes(r.p))
+		s.RateOpsPerSec, s.CapacityOps = rate, capacity
 		if r.cluster != nil {
 			if info := r.cluster.Info(); len(info) > 0 {
-				setup.InitialNodes = info
+				s.InitialNodes = info
 			}
 		}
-		r.emit(results.Event{Type: results.EventProgress, Phase: PhaseSteady, Name: "calibrated", Setup: setup,
-			Message: fmt.Sprintf("capacity %.0f ops/s; rate %.0f ops/s (%.0f%% load)", capacity, rate, r.p.LoadPercent)})
+		r.emit(results.Event{Type: results.EventProgress, Phase: PhaseSteady, Name: "calibrated", Setup: s,
+			Message: fmt.Sprintf("capacity %.0f ops/s; rate %.0f ops/s (%.0f%% load)", capacity, rate, r.p.Load.LoadPercent)})
 		r.rep.Logf("calibrated capacity %.0f ops/s → rate %.0f ops/s", capacity, rate)
 	}
 	if rate <= 0 {
@@ -559,7 +568,7 @@ func (r *run) stopLoad() error {
 }
 
 func (r *run) nemesisEnv() *nemesis.Env {
-	pol := r.p.Timeouts
+	pol := policy(r.p)
 	if r.disk != nil {
 		pol.DataBytes = r.disk.DataBytes
 	}
@@ -578,13 +587,13 @@ func (r *run) nemesisEnv() *nemesis.Env {
 func (r *run) nemesis(ctx context.Context) error {
 	env := r.nemesisEnv()
 	last := -1 // the "Scale out" snapshot follows the last topology step
-	for i, s := range r.p.Nemesis {
+	for i, s := range r.steps {
 		if s.IsTopology() {
 			last = i
 		}
 	}
-	for i, s := range r.p.Nemesis {
-		r.rep.Logf("nemesis %d/%d: %s (%s)", i+1, len(r.p.Nemesis), s.Name, s.Kind)
+	for i, s := range r.steps {
+		r.rep.Logf("nemesis %d/%d: %s (%s)", i+1, len(r.steps), s.Name, s.Kind)
 		if err := nemesis.Run(ctx, env, s); err != nil {
 			return err
 		}

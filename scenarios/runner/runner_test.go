@@ -16,6 +16,7 @@ import (
 	"github.com/elasticity-dev/elasticity/nemesis"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // fakeWorld is a cluster, disk monitor and load generator in one: fill
@@ -164,18 +165,19 @@ func fakeDeps(w *fakeWorld, finalized *string) Deps {
 	}
 }
 
-func testPlan() *Plan {
-	return &Plan{
-		Name: "t", Backend: "local", RunID: "r1",
-		Spec:        provision.ClusterSpec{Racks: []string{"r1", "r2", "r3"}, NodesPerRack: 1, InstanceType: "i4i.large"},
+func testPlan() *scenarios.Plan {
+	return &scenarios.Plan{
+		Scenario: "t", Backend: "local",
+		Provision:   provision.Config{Cluster: provision.ClusterSpec{Racks: []string{"r1", "r2", "r3"}, NodesPerRack: 1, InstanceType: "i4i.large"}},
 		RF:          3,
-		Fills:       []Fill{{Name: "Soft Limit", TargetPercent: 30}, {Name: "Hard Limit", TargetPercent: 60}},
-		LoadPercent: 50,
+		Fill:        []scenarios.PlanFill{{Name: "Soft Limit", TargetPercent: 30}, {Name: "Hard Limit", TargetPercent: 60}},
+		Load:        scenarios.PlanLoad{LoadPercent: 50},
+		Steps:       []scenarios.PlanStep{{Name: "grow", Kind: nemesis.KindGrow, Mode: nemesis.ModeSerial, InstanceType: "i4i.xlarge", CountPerRack: 1}},
 		SteadyState: 150 * time.Millisecond,
-		Nemesis: []nemesis.Step{{Name: "grow", Kind: nemesis.KindGrow, Mode: nemesis.ModeSerial, InstanceType: "i4i.xlarge", CountPerRack: 1,
-			Timeouts: map[string]nemesis.Timeout{nemesis.WaitRecovery: {Soft: time.Second, Hard: 2 * time.Second}}}},
-		FinalHold: 100 * time.Millisecond,
-		YAML:      []byte("name: t\n"),
+		FinalHold:   100 * time.Millisecond,
+		// The serial grow's latency-recovered waits stay short.
+		Waits: scenarios.PlanWaits{LatencyRecovered: 2 * time.Second, TimeoutBase: time.Second},
+		YAML:  []byte("name: t\n"),
 	}
 }
 

@@ -1,0 +1,84 @@
+package provision
+
+import (
+	"strconv"
+	"time"
+)
+
+// Config is the backend's part of a resolved plan: everything a backend is
+// built from. scenarios.Resolve fills it in, the only place that maps a
+// scenario's sections to backend settings; backends never see the scenario.
+type Config struct {
+	Backend string
+	// Cluster is the initial cluster (Dir is set by the runner per run).
+	Cluster ClusterSpec
+	// Loaders are the load-generator machines or processes asked for (Count 0: none).
+	Loaders LoaderSpec
+	// Emulator is the emulated node's scale model (the scenario's local
+	// section), for local and for docker with the emulator image.
+	Emulator EmulatorScale
+	Local    LocalConfig
+	Docker   DockerConfig
+	AWS      AWSConfig
+	Static   StaticConfig
+}
+
+// EmulatorScale is how an emulated node scales the catalog down.
+type EmulatorScale struct {
+	StorageScaleMiBPerGB   float64
+	OpsPerVCPU             float64
+	StreamMiBPerVCPU       float64
+	TimeScale              float64
+	BlockedReactorNotifyMS int
+}
+
+// NodeArgs are the `elasticity node` flags of the scale model.
+func (e EmulatorScale) NodeArgs() []string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	return []string{"--storage-scale-mib-per-gb", f(e.StorageScaleMiBPerGB), "--ops-per-vcpu", f(e.OpsPerVCPU),
+		"--stream-mib-per-vcpu", f(e.StreamMiBPerVCPU), "--blocked-reactor-notify-ms", strconv.Itoa(e.BlockedReactorNotifyMS)}
+}
+
+// LocalConfig configures emulated node processes on loopback addresses.
+type LocalConfig struct {
+	BaseAddress string
+}
+
+// DockerConfig configures containers.
+type DockerConfig struct {
+	// Image of the nodes (docker.image, else cluster.image).
+	Image       string
+	SMP         int
+	MemoryBytes int64
+	Network     string
+}
+
+// AWSConfig configures EC2.
+type AWSConfig struct {
+	Region            string
+	AvailabilityZones []string
+	SubnetIDs         []string
+	SecurityGroupIDs  []string
+	AMI, LoaderAMI    string
+	// LoaderBinary is the elasticity executable copied to loader machines ("" = this one).
+	LoaderBinary string
+	KeyPair      string
+	RunnerCIDR   string
+	Spot         bool
+	PrivateIPs   bool
+	SSHUser      string
+	SSHKey       string
+}
+
+// StaticConfig points at an existing cluster.
+type StaticConfig struct {
+	Hosts                                              []string
+	AddNode, RemoveNode, StopNode, KillNode, StartNode *Command
+}
+
+// Command is an external command of a backend.
+type Command struct {
+	Argv    []string
+	Env     map[string]string
+	Timeout time.Duration
+}

@@ -1,0 +1,42 @@
+package local
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/elasticity-dev/elasticity/provision"
+)
+
+// The local backend: emulated nodes as processes on loopback addresses.
+func init() {
+	provision.Register(provision.Backend{
+		Name: "local",
+		Model: func(c *provision.Config) provision.Model {
+			m := provision.EmulatedModel(c.Emulator)
+			e := c.Emulator
+			m.Limitations = []string{
+				fmt.Sprintf("Emulated nodes (local backend): figures are shapes, not ScyllaDB's. Disks are %.2g MiB per catalog GB, %.0f ops/s per vCPU, %.0f MiB/s streaming per vCPU; scenario durations × %g.",
+					e.StorageScaleMiBPerGB, e.OpsPerVCPU, e.StreamMiBPerVCPU, e.TimeScale),
+				"All nodes and the load generator share one machine's CPUs: latency includes local scheduling noise.",
+			}
+			return m
+		},
+		New: func(ctx context.Context, c *provision.Config, o provision.BuildOptions) (provision.Provider, error) {
+			e := c.Emulator
+			return New(Options{
+				Binary:                 o.Binary,
+				BinaryArgs:             o.BinaryArgs,
+				BaseAddress:            c.Local.BaseAddress,
+				StorageScaleMiBPerGB:   e.StorageScaleMiBPerGB,
+				OpsPerVCPU:             e.OpsPerVCPU,
+				StreamMiBPerVCPU:       e.StreamMiBPerVCPU,
+				BlockedReactorNotifyMS: e.BlockedReactorNotifyMS,
+				FaultArgs:              o.FaultArgs,
+				Logf:                   o.Logf,
+			}), nil
+		},
+		Sweeper: func(ctx context.Context, o provision.SweepOptions) (provision.Sweeper, error) {
+			return New(Options{}), nil
+		},
+	})
+}

@@ -1,0 +1,4 @@
+package scenarios
+
+// Resolve looks backends up in the provision registry.
+import _ "github.com/elasticity-dev/elasticity/provision/all"

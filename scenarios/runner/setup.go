@@ -1,0 +1,100 @@
+package runner
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/nemesis"
+	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/scenarios"
+)
+
+// setup is the run_start description of the plan.
+func setup(p *scenarios.Plan, runID string, nodes []results.NodeInfo) *results.Setup {
+	spec := p.Provision.Cluster
+	s := &results.Setup{
+		Scenario:        p.Scenario,
+		Description:     p.Description,
+		RunID:           runID,
+		Backend:         p.Backend,
+		Emulated:        p.Emulated,
+		Flavour:         spec.Flavour,
+		InitialNodes:    nodes,
+		Racks:           spec.Racks,
+		RF:              p.RF,
+		Tablets:         p.TabletsInitial,
+		WriteRatio:      p.Load.MixWrite,
+		ReadRatio:       p.Load.MixRead,
+		RateOpsPerSec:   p.Load.Rate,
+		LoadPercent:     p.Load.LoadPercent,
+		ValueSizeBytes:  (p.Data.ValueMin + p.Data.ValueMax) / 2,
+		Thresholds:      p.Thresholds,
+		TimeScale:       p.TimeScale,
+		Limitations:     p.Limitations,
+		DatabaseVersion: spec.Version,
+	}
+	if s.Flavour == "" {
+		s.Flavour = "scylla"
+	}
+	for _, f := range p.Fill {
+		s.FillTargets = append(s.FillTargets, results.FillTarget{Name: f.Name, TargetPercent: f.TargetPercent, HoldSeconds: f.Hold.Seconds()})
+	}
+	s.Nemesis = []results.NemesisInfo{}
+	for _, st := range nemesisSteps(p) {
+		s.Nemesis = append(s.Nemesis, st.Info())
+	}
+	if s.InitialNodes == nil {
+		s.InitialNodes = []results.NodeInfo{}
+	}
+	return s
+}
+
+// plannedNodes describes the initial nodes before they exist (names are the
+// provider's node-1, node-2 ... in rack order).
+func plannedNodes(p *scenarios.Plan) []results.NodeInfo {
+	spec := p.Provision.Cluster
+	it, _ := provision.LookupInstanceType(spec.InstanceType)
+	var out []results.NodeInfo
+	for i := 0; i < spec.NodesPerRack; i++ {
+		for _, r := range spec.Racks {
+			out = append(out, results.NodeInfo{
+				Name:         fmt.Sprintf("node-%d", len(out)+1),
+				Rack:         r,
+				InstanceType: spec.InstanceType,
+				VCPUs:        it.VCPUs,
+				DiskBytes:    it.StorageGB * 1e9,
+			})
+		}
+	}
+	return out
+}
+
+// nemesisSteps are the plan's steps as the nemesis package takes them: the
+// one place they are built.
+func nemesisSteps(p *scenarios.Plan) []nemesis.Step {
+	out := make([]nemesis.Step, 0, len(p.Steps))
+	for _, st := range p.Steps {
+		out = append(out, nemesis.Step{Name: st.Name, Kind: st.Kind, Mode: st.Mode, InstanceType: st.InstanceType,
+			CountPerRack: st.CountPerRack, Racks: st.Racks, Nodes: st.Nodes, Duration: st.Duration,
+			Command: st.Command, HookEnv: st.HookEnv, IgnoreFailure: st.IgnoreFailure})
+	}
+	return out
+}
+
+// policy derives the waits' timeouts from streaming bandwidth and data
+// volume, capped by the plan's timeouts (the backend's defaults unless set).
+func policy(p *scenarios.Plan) nemesis.Policy {
+	w := p.Waits
+	return nemesis.Policy{
+		Base:              w.TimeoutBase,
+		StreamBytesPerSec: w.StreamBytesPerSec,
+		Ceilings: map[string]time.Duration{
+			nemesis.WaitStart:    w.NodeReady,
+			nemesis.WaitJoin:     w.NodeReady,
+			nemesis.WaitBalance:  w.DataBalanced,
+			nemesis.WaitRecovery: w.LatencyRecovered,
+			nemesis.WaitLeave:    w.Step,
+		},
+	}
+}
