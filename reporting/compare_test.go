@@ -1,7 +1,6 @@
 package reporting
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,27 +71,72 @@ func TestArgusTables(t *testing.T) {
 	if _, err := Render(dir, Options{Formats: []string{FormatJSON}}); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, FileArgus))
+	tables, err := ReadArgus(dir) // validates every file
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tables []Table
-	if err := json.Unmarshal(b, &tables); err != nil {
-		t.Fatal(err)
-	}
-	byID := map[string]Table{}
+	byName := map[string]ArgusTable{}
+	var names []string
 	for _, tb := range tables {
-		byID[tb.ID] = tb
+		byName[tb.Meta.Name] = tb
+		names = append(names, tb.Meta.Name)
 	}
-	sc := byID["scaleout"]
-	if len(sc.Rows) != 3 || sc.Columns[2] != "P90 read [ms]" {
-		t.Fatalf("scale-out table: %+v", sc)
+	want := []string{"mixed - Steady State - latencies", "mixed - Steady State - stalls - REACTOR_STALLED",
+		"mixed - grow - latencies", "mixed - grow - stalls - REACTOR_STALLED", "Disk usage", "Durations"}
+	if strings.Join(names, "|") != strings.Join(want, "|") {
+		t.Fatalf("tables %q, want %q", names, want)
 	}
-	if c := sc.Rows[0][2]; c.Status != CellFailed || c.Threshold == "" {
-		t.Errorf("Cycle #1 P90 read cell %+v, want failed with its threshold", c)
+	sc := byName["mixed - grow - latencies"]
+	if strings.Join(sc.Meta.RowsMeta, ",") != "Cycle #1,Cycle #2,Cycle #3" {
+		t.Errorf("rows %q", sc.Meta.RowsMeta)
 	}
-	if c := sc.Rows[1][2]; c.Status != CellPassed {
-		t.Errorf("Cycle #2 P90 read cell %+v, want passed", c)
+	cell := func(tb ArgusTable, col, row string) *ArgusCell {
+		for i := range tb.Results {
+			if tb.Results[i].Column == col && tb.Results[i].Row == row {
+				return &tb.Results[i]
+			}
+		}
+		return nil
+	}
+	// read_p90_ms ≤ 5 applies to every nemesis cycle: Argus's fixed_limit, cells UNSET for Argus to judge.
+	if r, ok := sc.Meta.ValidationRules["P90 read"]; !ok || r.FixedLimit == nil || *r.FixedLimit != 5 || r.BestPct != nil {
+		t.Errorf("P90 read rule %+v", sc.Meta.ValidationRules)
+	}
+	if c := cell(sc, "P90 read", "Cycle #1"); c == nil || c.Status != ArgusUnset || c.Value == nil {
+		t.Errorf("Cycle #1 P90 read %+v", c)
+	}
+	if c := cell(sc, "start time", "Cycle #1"); c == nil || c.ValueText == nil || c.Value != nil {
+		t.Errorf("start time %+v", c)
+	}
+	for _, c := range sc.Meta.ColumnsMeta {
+		if c.Name == "P90 read" && (c.Unit != "ms" || c.Type != ArgusFloat || c.HigherIsBetter == nil || *c.HigherIsBetter) {
+			t.Errorf("P90 read column %+v", c)
+		}
+		if c.Name == "start time" && (c.Type != ArgusText || c.HigherIsBetter != nil) {
+			t.Errorf("start time column %+v", c)
+		}
+	}
+	// "Add new node(s)" ≤ 600 s judges one row of three: our verdict, no table rule.
+	du := byName["Durations"]
+	if _, ok := du.Meta.ValidationRules["duration"]; ok {
+		t.Errorf("durations rule %+v", du.Meta.ValidationRules)
+	}
+	var judged int
+	for _, c := range du.Results {
+		if c.Status == ArgusPass || c.Status == ArgusError {
+			judged++
+		}
+	}
+	if judged == 0 {
+		t.Errorf("no judged duration: %+v", du.Results)
+	}
+	// Stalls: total, then only the non-empty buckets have cells.
+	for _, name := range []string{"mixed - Steady State - stalls - REACTOR_STALLED", "mixed - grow - stalls - REACTOR_STALLED"} {
+		for _, c := range byName[name].Results {
+			if c.Column != "total" && (c.Value == nil || *c.Value == 0) {
+				t.Errorf("%s: empty bucket sent: %+v", name, c)
+			}
+		}
 	}
 	if _, err := ReadResult(filepath.Join(dir, results.FileResult)); err != nil {
 		t.Fatal(err)

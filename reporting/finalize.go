@@ -18,20 +18,17 @@ const (
 	FormatJSON     = "json"
 )
 
-// FileArgus holds the Argus-like tables next to result.json.
-const FileArgus = "argus.json"
-
 // Options tune Render.
 type Options struct {
 	// Status overrides the status the events say ("" keeps it); Reason goes with it.
 	Status, Reason string
-	// Formats to write (default md, html, json). json writes result.json and argus.json.
+	// Formats to write (default md, html, json). json writes result.json and argus/ (one file per table in Argus's generic results format).
 	Formats []string
 	Plain   bool
 }
 
 // Finalize computes the result of a run directory and writes result.json,
-// argus.json, report.md and report.html. The phase runner calls it at the
+// argus/, report.md and report.html. The phase runner calls it at the
 // end of every run; status "" keeps what the events say.
 func Finalize(dir string, status, reason string) (*results.Result, error) {
 	return Render(dir, Options{Status: status, Reason: reason})
@@ -62,7 +59,7 @@ func Render(dir string, opt Options) (*results.Result, error) {
 		case FormatJSON:
 			err = WriteResult(dir, res)
 			if err == nil {
-				err = writeJSON(filepath.Join(dir, FileArgus), ArgusTables(res))
+				err = writeArgus(dir, ArgusResults(res))
 			}
 		case FormatMarkdown:
 			var b bytes.Buffer

@@ -140,7 +140,7 @@ func TestHTMLReport(t *testing.T) {
 			t.Errorf("<%s> not balanced (%+d)", name, open[name])
 		}
 	}
-	for _, id := range []string{"steady", "scaleout", "stalls", "disk", "durations", "steps", "errors", "thresholds"} {
+	for _, id := range []string{"steady", "steady-stalls", "step-1", "step-1-stalls", "stalls", "disk", "durations", "steps", "errors", "thresholds"} {
 		if !ids["t-"+id] {
 			t.Errorf("table %s missing", id)
 		}

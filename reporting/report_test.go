@@ -64,7 +64,7 @@ func TestFinalizeFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "run1.golden.md", md)
-	for _, f := range []string{results.FileResult, results.FileReportHTML, FileArgus} {
+	for _, f := range []string{results.FileResult, results.FileReportHTML, DirArgus} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}

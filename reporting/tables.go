@@ -34,32 +34,90 @@ type Cell struct {
 	Threshold string `json:"threshold,omitempty"`
 }
 
-// ArgusTables returns the report's tables in an Argus-like form.
-func ArgusTables(res *results.Result) []Table { return buildTables(res) }
-
 var latencyColumns = []string{"P90 write [ms]", "P90 read [ms]", "P99 write [ms]", "P99 read [ms]", "Throughput write [op/s]", "Throughput read [op/s]", "errors", "dropped", "duration [HH:MM:SS]", "start time"}
 
+// Workload names SCT uses in table names.
+const (
+	WorkloadMixed = "mixed"
+	WorkloadWrite = "write"
+	WorkloadRead  = "read"
+)
+
+// WorkloadName is SCT's word for the workload: mixed, write or read.
+func WorkloadName(s *results.Setup) string {
+	switch {
+	case s.WriteRatio > 0 && s.ReadRatio == 0:
+		return WorkloadWrite
+	case s.ReadRatio > 0 && s.WriteRatio == 0:
+		return WorkloadRead
+	}
+	return WorkloadMixed
+}
+
+// SteadyStateName is SCT's name of the steady state in table names.
+const SteadyStateName = "Steady State"
+
+// stepGroup is the cycles of one nemesis step, in order.
+type stepGroup struct {
+	step   string
+	cycles []results.Cycle
+}
+
+// nemesisGroups groups the nemesis cycles by step, in the order the steps ran.
+func nemesisGroups(res *results.Result) []stepGroup {
+	var out []stepGroup
+	idx := map[string]int{}
+	for _, c := range res.Cycles {
+		if c.Name == results.SteadyStateCycle {
+			continue
+		}
+		step := c.Step
+		if step == "" {
+			step = c.Name
+		}
+		i, ok := idx[step]
+		if !ok {
+			i = len(out)
+			idx[step] = i
+			out = append(out, stepGroup{step: step})
+		}
+		out[i].cycles = append(out[i].cycles, c)
+	}
+	return out
+}
+
+// buildTables lays the report out as SCT/Argus name its tables:
+// "<workload> - Steady State - latencies" (Cycle #0), then per nemesis step
+// "<workload> - <step> - latencies" and "... - stalls - REACTOR_STALLED"
+// (one row per cycle), then disk usage, durations, steps, errors, thresholds.
 func buildTables(res *results.Result) []Table {
 	var out []Table
-	var steady, nem []results.Cycle
+	w := WorkloadName(&res.Setup)
+	var steady []results.Cycle
 	for _, c := range res.Cycles {
 		if c.Name == results.SteadyStateCycle {
 			steady = append(steady, c)
-		} else {
-			nem = append(nem, c)
 		}
 	}
-	st := latencyTable("steady", "Steady state latencies", steady, res)
+	st := latencyTable("steady", w+" - "+SteadyStateName+" - latencies", steady, res)
 	if len(steady) == 0 {
 		st.Note = "No steady-state cycle (Cycle #0) was measured."
 	}
 	out = append(out, st)
-	nt := latencyTable("scaleout", "Latencies during scale-out", nem, res)
-	if len(nem) == 0 {
-		nt.Note = "No nemesis cycle was measured."
+	if len(steady) > 0 {
+		out = append(out, stallTable("steady-stalls", w+" - "+SteadyStateName+" - stalls - REACTOR_STALLED", steady))
 	}
-	out = append(out, nt)
-	out = append(out, stallTable(res), diskTable(res), durationTable(res), stepTable(res), errorTable(res), thresholdTable(res))
+	groups := nemesisGroups(res)
+	if len(groups) == 0 {
+		out = append(out, Table{ID: "scaleout", Name: w + " - nemesis - latencies", Columns: append([]string{"cycle"}, latencyColumns...),
+			Note: "No nemesis cycle was measured."})
+	}
+	for i, g := range groups {
+		id := fmt.Sprintf("step-%d", i+1)
+		out = append(out, latencyTable(id, w+" - "+g.step+" - latencies", g.cycles, res),
+			stallTable(id+"-stalls", w+" - "+g.step+" - stalls - REACTOR_STALLED", g.cycles))
+	}
+	out = append(out, runStallTable(res), diskTable(res), durationTable(res), stepTable(res), errorTable(res), thresholdTable(res))
 	return out
 }
 
@@ -127,32 +185,47 @@ func latencyTable(id, name string, cycles []results.Cycle, res *results.Result) 
 	return t
 }
 
-func stallTable(res *results.Result) Table {
-	t := Table{ID: "stalls", Name: "REACTOR_STALLED", Columns: []string{"cycle", "total [count]"}}
-	for _, th := range results.StallThresholdsMS {
-		t.Columns = append(t.Columns, fmt.Sprintf("%dms [count]", th))
-	}
-	row := func(name string, s results.Stalls) []Cell {
-		r := []Cell{{Value: name}, {Value: strconv.FormatInt(s.Total, 10)}}
-		for i := range results.StallThresholdsMS {
-			var n int64
-			if i < len(s.Buckets) {
-				n = s.Buckets[i].Count
-			}
-			r = append(r, Cell{Value: strconv.FormatInt(n, 10)})
+// stallNote says how stalls are counted.
+const stallNote = "Each stall counts once, in the bucket of the smallest bound above it (10ms: under 10 ms, 20ms: 10–19 ms, …, 2000ms+: 2 s and more), as SCT counts them; empty buckets are left out."
+
+// stallTable is SCT's per-step REACTOR_STALLED table: one row per cycle,
+// the total and the non-empty buckets.
+func stallTable(id, name string, cycles []results.Cycle) Table {
+	labels := results.StallLabels()
+	used := make([]bool, len(labels))
+	for _, c := range cycles {
+		for i, l := range labels {
+			used[i] = used[i] || c.Stalls.Count(l) > 0
 		}
-		return r
 	}
-	for _, c := range res.Cycles {
-		t.Rows = append(t.Rows, row(c.Name, c.Stalls))
+	t := Table{ID: id, Name: name, Columns: []string{"cycle", "total [count]"}, Note: stallNote}
+	for i, l := range labels {
+		if used[i] {
+			t.Columns = append(t.Columns, l+" [count]")
+		}
 	}
-	t.Rows = append(t.Rows, row("whole run", res.Stalls))
+	for _, c := range cycles {
+		r := []Cell{{Value: c.Name}, {Value: strconv.FormatInt(c.Stalls.Total, 10)}}
+		for i, l := range labels {
+			if used[i] {
+				r = append(r, Cell{Value: strconv.FormatInt(c.Stalls.Count(l), 10)})
+			}
+		}
+		t.Rows = append(t.Rows, r)
+	}
+	return t
+}
+
+// runStallTable counts the stalls of the whole run, per node.
+func runStallTable(res *results.Result) Table {
+	t := stallTable("stalls", "REACTOR_STALLED - whole run", []results.Cycle{{Name: "whole run", Stalls: res.Stalls}})
+	t.Note = ""
 	if len(res.Stalls.PerNode) > 0 {
 		var parts []string
 		for _, n := range sortedKeys(res.Stalls.PerNode) {
 			parts = append(parts, fmt.Sprintf("%s: %d", n, res.Stalls.PerNode[n]))
 		}
-		t.Note = "Stalls per node: " + strings.Join(parts, ", ") + ". A stall counts in every bucket whose threshold it reaches."
+		t.Note = "Stalls per node: " + strings.Join(parts, ", ") + "."
 	}
 	return t
 }

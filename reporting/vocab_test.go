@@ -2,8 +2,10 @@ package reporting
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,5 +107,70 @@ func TestDrainAndRemoveDurationVerdicts(t *testing.T) {
 	}
 	if res.Status != results.StatusFailed {
 		t.Errorf("status %q, want failed (Remove node(s) took 20 s > 10 s)", res.Status)
+	}
+}
+
+// Stall tables as SCT/Argus have them: SCT's unit-test stall set (13, 33, 6,
+// 33 ms) gives {10ms: 1, 20ms: 1, 50ms: 2}, total 4; the write-up's "total
+// 4, 20ms 3, 50ms 1" renders with exactly those columns.
+func TestStallTablesAsSCT(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	for _, tc := range []struct {
+		stalls []float64
+		table  string
+		argus  map[string]float64
+	}{
+		{[]float64{13, 33, 6, 33}, "| Cycle #0 | 4             | 1            | 1            | 2            |",
+			map[string]float64{"total": 4, "10ms": 1, "20ms": 1, "50ms": 2}},
+		{[]float64{12, 15, 18.5, 31}, "| Cycle #0 | 4             | 3            | 1            |",
+			map[string]float64{"total": 4, "20ms": 3, "50ms": 1}},
+	} {
+		events := []results.Event{
+			{Time: at(0), Type: results.EventRunStart, Setup: &results.Setup{Scenario: "s", WriteRatio: 0.5, ReadRatio: 0.5}},
+			{Time: at(1), Type: results.EventCycleStart, Cycle: "Cycle #0"},
+		}
+		for i, ms := range tc.stalls {
+			events = append(events, results.Event{Time: at(2 + i), Type: results.EventStall, Node: "node-1", StallMS: ms})
+		}
+		events = append(events, results.Event{Time: at(10), Type: results.EventCycleEnd, Cycle: "Cycle #0"},
+			results.Event{Time: at(11), Type: results.EventRunEnd, Status: results.StatusPassed})
+		dir := writeEvents(t, events)
+		if _, err := Finalize(dir, "", ""); err != nil {
+			t.Fatal(err)
+		}
+		md, _ := os.ReadFile(filepath.Join(dir, results.FileReportMD))
+		sec := string(md)
+		i := strings.Index(sec, "## mixed - Steady State - stalls - REACTOR_STALLED")
+		if i < 0 {
+			t.Fatalf("no steady-state stall table:\n%s", md)
+		}
+		sec = sec[i:]
+		sec = sec[:strings.Index(sec[3:], "## ")+3]
+		var cols []string
+		for _, l := range append([]string{"total"}, results.StallLabels()...) {
+			if _, ok := tc.argus[l]; ok {
+				cols = append(cols, l+" [count]")
+			}
+		}
+		header := "| cycle    | " + strings.Join(cols, " | ") + " |"
+		if !strings.Contains(sec, header) || !strings.Contains(sec, tc.table) || strings.Count(sec, "[count]") != len(cols) {
+			t.Errorf("stalls %v: want header %q and row %q in\n%s", tc.stalls, header, tc.table, sec)
+		}
+		tables, err := ReadArgus(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, tb := range tables {
+			if tb.Meta.Name == "mixed - Steady State - stalls - REACTOR_STALLED" {
+				for _, c := range tb.Results {
+					got[c.Column] = *c.Value
+				}
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.argus) {
+			t.Errorf("stalls %v: argus cells %v, want %v", tc.stalls, got, tc.argus)
+		}
 	}
 }

@@ -11,7 +11,10 @@ import (
 )
 
 // FormatVersion is the result.json format this package writes and reads.
-const FormatVersion = 1
+//
+// Version 2: stall buckets are SCT's (each stall once, labelled by its
+// exclusive upper bound; label and below_ms instead of threshold_ms).
+const FormatVersion = 2
 
 // Observer sees every record Reduce folds, in file order: events.jsonl
 // first, then latency.jsonl, then metrics.jsonl. Reporting builds its
@@ -579,14 +582,16 @@ func stepDurations(s *StepTiming) []Duration {
 }
 
 func stallsOf(ms []float64, perNode map[string]int64) Stalls {
-	s := Stalls{Total: int64(len(ms)), Buckets: make([]StallBucket, len(StallThresholdsMS))}
-	for i, t := range StallThresholdsMS {
-		s.Buckets[i].ThresholdMS = t
-		for _, m := range ms {
-			if m >= float64(t) {
-				s.Buckets[i].Count++
-			}
+	labels := StallLabels()
+	s := Stalls{Total: int64(len(ms)), Buckets: make([]StallBucket, len(labels))}
+	for i, l := range labels {
+		s.Buckets[i].Label = l
+		if i < len(StallIntervalsMS) {
+			s.Buckets[i].BelowMS = StallIntervalsMS[i]
 		}
+	}
+	for _, m := range ms {
+		s.Buckets[StallBucketIndex(m)].Count++
 	}
 	if len(perNode) > 0 {
 		s.PerNode = perNode

@@ -108,8 +108,9 @@ func TestComputeCyclesMergeHistograms(t *testing.T) {
 	if c0.Stalls.Total != 1 || c1.Stalls.Total != 1 || res.Stalls.Total != 2 {
 		t.Errorf("stalls %+v %+v %+v", c0.Stalls, c1.Stalls, res.Stalls)
 	}
-	if b := res.Stalls.Buckets; b[0].Count != 2 || b[1].Count != 2 || b[2].Count != 1 || b[7].Count != 1 {
-		t.Errorf("stall buckets %+v", b)
+	// A 25 ms and a 2500 ms stall: once each, in 30ms and 2000ms+ (SCT's buckets).
+	if s := res.Stalls; s.Count("30ms") != 1 || s.Count("2000ms+") != 1 || s.Count("10ms") != 0 || s.Count("20ms") != 0 {
+		t.Errorf("stall buckets %+v", s.Buckets)
 	}
 	if len(res.Errors) != 1 || res.Errors[0].Count != 2 || res.Errors[0].Line != "first" {
 		t.Errorf("errors %+v", res.Errors)
@@ -167,4 +168,25 @@ func asLineError(err error, le **LineError) bool {
 		err = u.Unwrap()
 	}
 	return false
+}
+
+// SCT's unit test (unit_tests/unit/test_events.py::test_count_reactor_stall):
+// stalls of 13, 33, 6 and 33 ms count {10ms: 1, 20ms: 1, 50ms: 2}, total 4.
+func TestStallsCountedAsSCT(t *testing.T) {
+	s := stallsOf([]float64{13, 33, 6, 33, 2000, 2500, 1999, 10}, map[string]int64{"n": 8})
+	want := map[string]int64{"10ms": 1, "20ms": 2, "50ms": 2, "2000ms": 1, "2000ms+": 2}
+	var sum int64
+	for _, b := range s.Buckets {
+		sum += b.Count
+		if b.Count != want[b.Label] {
+			t.Errorf("%s = %d, want %d", b.Label, b.Count, want[b.Label])
+		}
+	}
+	if s.Total != 8 || sum != s.Total || len(s.Buckets) != 9 {
+		t.Errorf("total %d, sum %d, %d buckets", s.Total, sum, len(s.Buckets))
+	}
+	s = stallsOf([]float64{13, 33, 6, 33}, nil)
+	if s.Total != 4 || s.Count("10ms") != 1 || s.Count("20ms") != 1 || s.Count("50ms") != 2 || s.Count("30ms") != 0 {
+		t.Errorf("SCT's example: %+v", s)
+	}
 }

@@ -7,7 +7,10 @@
 // monitor, nemesis, the phase runner) and the readers (reporting).
 package results
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // File names inside a run directory.
 const (
@@ -252,22 +255,61 @@ type Cycle struct {
 	Stalls       Stalls    `json:"stalls"`
 }
 
-// Stalls counts REACTOR_STALLED events: total and by bucket (a stall counts
-// in every bucket whose threshold it reaches: 10, 20, 30, 50, 100, 200, 1000, 2000 ms).
+// Stalls counts REACTOR_STALLED events as SCT does: each stall once, in the
+// bucket whose label is the smallest of 10, 20, 30, 50, 100, 200, 1000, 2000
+// ms strictly greater than the stall (labels are exclusive upper bounds:
+// "10ms" is under 10 ms, "20ms" 10–19 ms, ...), stalls of 2000 ms and more
+// in "2000ms+"; Total is the sum of the buckets. Every bucket is listed,
+// empty ones too.
 type Stalls struct {
 	Total   int64            `json:"total"`
 	Buckets []StallBucket    `json:"buckets"`
 	PerNode map[string]int64 `json:"per_node,omitempty"`
 }
 
-// StallBucket is the count of stalls of at least ThresholdMS.
+// StallBucket is the count of stalls shorter than BelowMS (and at least the
+// previous bucket's bound); BelowMS is 0 for the open last bucket "2000ms+".
 type StallBucket struct {
-	ThresholdMS int   `json:"threshold_ms"`
-	Count       int64 `json:"count"`
+	Label   string `json:"label"`
+	BelowMS int    `json:"below_ms,omitempty"`
+	Count   int64  `json:"count"`
 }
 
-// StallThresholdsMS are the buckets reports show.
-var StallThresholdsMS = []int{10, 20, 30, 50, 100, 200, 1000, 2000}
+// StallIntervalsMS are SCT's stall bucket bounds (sdcm/sct_events/event_counter.py STALL_INTERVALS).
+var StallIntervalsMS = []int{10, 20, 30, 50, 100, 200, 1000, 2000}
+
+// StallOpenLabel is the bucket of stalls of StallIntervalsMS's last bound and more.
+const StallOpenLabel = "2000ms+"
+
+// StallLabels are the bucket labels in order: "10ms" ... "2000ms", "2000ms+".
+func StallLabels() []string {
+	out := make([]string, 0, len(StallIntervalsMS)+1)
+	for _, b := range StallIntervalsMS {
+		out = append(out, strconv.Itoa(b)+"ms")
+	}
+	return append(out, StallOpenLabel)
+}
+
+// StallBucketIndex is the index in StallLabels of a stall of ms
+// milliseconds: like SCT's _get_interval, the first bound strictly greater.
+func StallBucketIndex(ms float64) int {
+	for i, b := range StallIntervalsMS {
+		if ms < float64(b) {
+			return i
+		}
+	}
+	return len(StallIntervalsMS)
+}
+
+// Count returns the count of the bucket labelled label (0 when absent).
+func (s Stalls) Count(label string) int64 {
+	for _, b := range s.Buckets {
+		if b.Label == label {
+			return b.Count
+		}
+	}
+	return 0
+}
 
 // DiskPhase is disk usage per node and for the cluster at a named phase.
 type DiskPhase struct {

@@ -26,7 +26,7 @@ func init() {
 			Use:   "report DIR [DIR ...] [--check] [--plain] [--format md,html,json] [--out DIR]",
 			Short: "Render reports from results directories",
 			Long: `report recomputes a run's result from its .jsonl files (so it works on an
-interrupted run too) and writes DIR/result.json, DIR/argus.json,
+interrupted run too) and writes DIR/result.json, DIR/argus/ (Argus generic results tables),
 DIR/report.md and DIR/report.html. The status comes from the events
 (a run without run_end is "interrupted").
 
@@ -89,7 +89,7 @@ Exit code: 0 written, 1 thresholds failed (--check), 2 invalid input,
 						fmt.Fprintln(e.Stdout, filepath.Join(dir, results.FileReportHTML))
 					case reporting.FormatJSON:
 						fmt.Fprintln(e.Stdout, filepath.Join(dir, results.FileResult))
-						fmt.Fprintln(e.Stdout, filepath.Join(dir, reporting.FileArgus))
+						fmt.Fprintln(e.Stdout, filepath.Join(dir, reporting.DirArgus)+string(filepath.Separator))
 					}
 				}
 				printVerdicts(e, res)

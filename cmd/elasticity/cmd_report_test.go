@@ -32,7 +32,7 @@ func TestReportCommand(t *testing.T) {
 	if code != ExitPassed {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, f := range []string{"report.md", "report.html", "result.json", "argus.json"} {
+	for _, f := range []string{"report.md", "report.html", "result.json", "argus/"} {
 		if !strings.Contains(out, f) {
 			t.Errorf("output does not name %s: %s", f, out)
 		}
