@@ -117,6 +117,9 @@ func (ec *execCtx) schemaChange(st cqlparse.Statement) (*engine.SchemaChange, er
 			return nil, &engine.Error{Code: engine.CodeAlreadyExists, Message: "Table '" + ks + "." + x.Table + "' already exists", Keyspace: ks, Table: x.Table}
 		}
 		t, err := tableDef(ks, x)
+		if err == nil {
+			err = checkCounterTable(sch.Keyspaces[ks], x, t)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -348,6 +351,57 @@ func tableDef(ks string, x *cqlparse.CreateTable) (*engine.Table, error) {
 		t.Options["compact_storage"] = "true"
 	}
 	return t, nil
+}
+
+// checkCounterTable applies ScyllaDB's rules for counter columns
+// (cql3/statements/create_table_statement.cc, schema/schema.cc), in its
+// order: per column in definition order, default_time_to_live and tablets;
+// then counters in the primary key; then counter and non-counter regular
+// columns mixed.
+func checkCounterTable(ks *engine.Keyspace, x *cqlparse.CreateTable, t *engine.Table) error {
+	ttl := 0
+	if v, ok := t.Options["default_time_to_live"]; ok {
+		ttl, _ = strconv.Atoi(v)
+	}
+	counters := false
+	for _, c := range x.Columns {
+		if strings.TrimSpace(strings.ToLower(c.Type)) != "counter" {
+			continue
+		}
+		counters = true
+		if ttl > 0 {
+			return engine.Errorf(engine.CodeInvalid, "Cannot set default_time_to_live on a table with counters")
+		}
+		// 2025.1 to 2025.4 refuse counters in tablet keyspaces (the
+		// counters_with_tablets feature came later).
+		if ks != nil && ks.TabletsEnabled {
+			return engine.Errorf(engine.CodeInvalid, "Cannot use the 'counter' type for table %s.%s: Counters are not yet supported with tablets", t.Keyspace, t.Name)
+		}
+	}
+	if !counters {
+		return nil
+	}
+	for _, c := range t.Columns {
+		if c.Kind != engine.Regular && c.Type == "counter" {
+			return engine.Errorf(engine.CodeInvalid, "counter type is not supported for PRIMARY KEY part %s", c.Name)
+		}
+	}
+	for _, c := range t.Columns { // regular columns are in name order, as in a schema
+		if c.Kind == engine.Regular && c.Type != "counter" {
+			return engine.Errorf(engine.CodeConfigError, "Cannot add a non counter column (%s) in a counter column family", c.Name)
+		}
+	}
+	return nil
+}
+
+// isCounterTable reports whether a table's regular columns are counters.
+func isCounterTable(t *engine.Table) bool {
+	for _, c := range t.Columns {
+		if c.Kind == engine.Regular && c.Type == "counter" {
+			return true
+		}
+	}
+	return false
 }
 
 // optionString renders a table option value for storage in Table.Options:

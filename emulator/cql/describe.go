@@ -146,6 +146,14 @@ func (d *describer) using(ti *tableInfo, u cqlparse.Using) {
 
 func (d *describer) relations(ti *tableInfo, where []cqlparse.Relation) error {
 	for _, r := range where {
+		if r.Token != nil {
+			// cql3/expr/prepare_expr.cc names the receiver of token(...) = ?
+			// "partition key token"; Murmur3 tokens are bigints.
+			if r.Value.Kind == cqlparse.TermBind {
+				d.set(r.Value.Bind, &message.ColumnMetadata{Keyspace: ti.keyspace, Table: ti.name, Name: "partition key token", Type: datatype.Bigint})
+			}
+			continue
+		}
 		c, err := ti.column(r.Column)
 		if err != nil {
 			return err
@@ -176,7 +184,7 @@ func pkIndexes(ti *tableInfo, where []cqlparse.Relation) []uint16 {
 	for _, c := range ti.pk {
 		found := false
 		for _, r := range where {
-			if r.Column == c.Name && r.Op == "=" && r.Value.Kind == cqlparse.TermBind {
+			if r.Token == nil && r.Column == c.Name && r.Op == "=" && r.Value.Kind == cqlparse.TermBind {
 				out = append(out, uint16(r.Value.Bind))
 				found = true
 				break

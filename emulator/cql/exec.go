@@ -101,10 +101,12 @@ func (s *Server) executePrepared(c *conn, m *message.Execute) message.Message {
 func (s *Server) batch(c *conn, m *message.Batch) message.Message {
 	cl := engine.Consistency(m.Consistency)
 	writeType := "BATCH"
-	if m.Type == primitive.BatchTypeUnlogged {
-		writeType = "UNLOGGED_BATCH"
-	} else if m.Type == primitive.BatchTypeCounter {
-		return errorMessage(engine.Errorf(engine.CodeInvalid, "Counter batches are not supported"), cl, "")
+	kind := batchLogged
+	switch m.Type {
+	case primitive.BatchTypeUnlogged:
+		writeType, kind = "UNLOGGED_BATCH", batchUnlogged
+	case primitive.BatchTypeCounter:
+		writeType, kind = "COUNTER", batchCounter
 	}
 	ks := c.getKeyspace()
 	if m.Keyspace != "" {
@@ -112,6 +114,7 @@ func (s *Server) batch(c *conn, m *message.Batch) message.Message {
 	}
 	var muts []engine.Mutation
 	var timeout time.Duration
+	var kinds []bool
 	for i, child := range m.Children {
 		var st cqlparse.Statement
 		ec := &execCtx{s: s, c: c, keyspace: ks, cl: cl, ts: m.DefaultTimestamp}
@@ -136,6 +139,11 @@ func (s *Server) batch(c *conn, m *message.Batch) message.Message {
 			}
 		}
 		ec.values = child.Values
+		counter, err := ec.isCounterStmt(st)
+		if err != nil {
+			return errorMessage(err, cl, "")
+		}
+		kinds = append(kinds, counter)
 		ms, u, err := ec.mutations(st)
 		if err != nil {
 			return errorMessage(err, cl, "")
@@ -144,6 +152,9 @@ func (s *Server) batch(c *conn, m *message.Batch) message.Message {
 			timeout = u.Timeout
 		}
 		muts = append(muts, ms...)
+	}
+	if err := checkBatchCounters(kind, false, kinds); err != nil {
+		return errorMessage(err, cl, "")
 	}
 	if len(muts) == 0 {
 		return &message.VoidResult{}
@@ -184,6 +195,8 @@ func (ec *execCtx) run(st cqlparse.Statement) message.Message {
 		wt := "BATCH"
 		if x.Unlogged {
 			wt = "UNLOGGED_BATCH"
+		} else if x.Counter {
+			wt = "COUNTER"
 		}
 		res, err = ec.write(st, wt)
 	case *cqlparse.Use:
@@ -267,6 +280,9 @@ func (ec *execCtx) keyValues(ti *tableInfo, where []cqlparse.Relation, cols []*c
 	vals := make([][][]byte, len(cols))
 	found := make([]bool, len(cols))
 	for _, r := range where {
+		if r.Token != nil {
+			continue
+		}
 		c, err := ti.column(r.Column)
 		if err != nil {
 			return nil, nil, err

@@ -3,11 +3,15 @@ package cql
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
+	"sort"
+	"strings"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
 	"github.com/elasticity-dev/elasticity/emulator/engine"
+	"github.com/elasticity-dev/elasticity/emulator/murmur3"
 )
 
 // projection is the list of output columns of a SELECT.
@@ -28,6 +32,20 @@ func (ti *tableInfo) project(st *cqlparse.Select) (*projection, error) {
 		}
 	default:
 		for _, sel := range st.Columns {
+			if sel.Token != nil {
+				if err := checkTokenArgs(ti, sel.Token); err != nil {
+					return nil, err
+				}
+				// ScyllaDB names the column after the function:
+				// system.token(pk).
+				name := "system.token(" + strings.Join(sel.Token, ", ") + ")"
+				if sel.Alias != "" {
+					name = sel.Alias
+				}
+				p.cols = append(p.cols, &colInfo{Column: engine.Column{Name: name, Type: "bigint"}, dt: datatype.Bigint, idx: -1})
+				p.names = append(p.names, name)
+				continue
+			}
 			c, err := ti.column(sel.Column)
 			if err != nil {
 				return nil, err
@@ -75,6 +93,14 @@ func (ec *execCtx) rowsResult(ti *tableInfo, p *projection, rows [][][]byte) *me
 	for i, r := range rows {
 		out := make(message.Row, len(p.cols))
 		for j, c := range p.cols {
+			if c.idx < 0 { // token(pk)
+				parts := make([][]byte, len(ti.pk))
+				for k, pc := range ti.pk {
+					parts[k] = r[pc.idx]
+				}
+				out[j] = binary.BigEndian.AppendUint64(nil, uint64(murmur3.Token(compositeKey(parts))))
+				continue
+			}
 			out[j] = r[c.idx]
 		}
 		res.Data[i] = out
@@ -115,6 +141,9 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 		return ec.rowsResult(ti, p, rows), nil
 	}
 
+	if rangeQuery(ti, st) {
+		return ec.selectRange(ti, p, st, limit)
+	}
 	keys, keyParts, err := ec.partitionKeys(ti, st.Where, true)
 	if err != nil {
 		return nil, err
@@ -126,7 +155,10 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 	// Relations not answered by the key lookup are applied to the rows.
 	var filters []rowFilter
 	for _, r := range st.Where {
-		c, _ := ti.column(r.Column)
+		c, err := ti.column(r.Column)
+		if err != nil {
+			return nil, err
+		}
 		if c.Kind == engine.PartitionKey || (c.Kind == engine.Clustering && r.Op == "=" && c.Position < n) {
 			continue
 		}
@@ -215,6 +247,246 @@ scan:
 			if limit > 0 && len(out) >= limit {
 				break scan
 			}
+		}
+	}
+	res := ec.rowsResult(ti, p, out)
+	if nextState != nil {
+		md := *res.Metadata
+		md.PagingState = nextState
+		res.Metadata = &md
+	}
+	return res, nil
+}
+
+// rangeQuery reports whether a SELECT scans token ranges rather than
+// reading named partitions: it restricts token(...), or no partition key
+// column, or (with ALLOW FILTERING) only some of them.
+func rangeQuery(ti *tableInfo, st *cqlparse.Select) bool {
+	restricted := 0
+	for _, c := range ti.pk {
+		for _, r := range st.Where {
+			if r.Token == nil && r.Column == c.Name && (r.Op == "=" || r.Op == "IN") {
+				restricted++
+				break
+			}
+		}
+	}
+	for _, r := range st.Where {
+		if r.Token != nil {
+			return true
+		}
+	}
+	return restricted == 0 || (restricted < len(ti.pk) && st.AllowFiltering)
+}
+
+// tokenBounds turns the token(...) relations into an inclusive token
+// interval, as cql3/restrictions/statement_restrictions.cc does
+// (possible_lhs_values, partition_ranges_from_token): relations intersect,
+// an empty intersection selects nothing, and `< MIN`/`<= MIN` mean MAX.
+func (ec *execCtx) tokenBounds(ti *tableInfo, where []cqlparse.Relation) (lo, hi int64, empty bool, err error) {
+	lo, hi = math.MinInt64, math.MaxInt64
+	normal := []string{}
+	hasToken := false
+	for _, r := range where {
+		if r.Token == nil {
+			if c, err := ti.column(r.Column); err == nil && c.Kind == engine.PartitionKey {
+				normal = append(normal, c.Name)
+			}
+			continue
+		}
+		hasToken = true
+		if err := checkTokenArgs(ti, r.Token); err != nil {
+			return 0, 0, false, err
+		}
+		b, unset, err := ec.value(r.Value, "partition key token", datatype.Bigint)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		if unset {
+			return 0, 0, false, engine.Errorf(engine.CodeInvalid, "Invalid unset value for token restriction")
+		}
+		if b == nil { // all NULL comparisons fail
+			empty = true
+			continue
+		}
+		if len(b) != 8 {
+			return 0, 0, false, engine.Errorf(engine.CodeInvalid, "Invalid token value: expected 8 bytes, got %d", len(b))
+		}
+		v := int64(binary.BigEndian.Uint64(b))
+		switch r.Op {
+		case "=":
+			lo, hi = max(lo, v), min(hi, v)
+		case ">":
+			if v == math.MaxInt64 {
+				empty = true
+			} else {
+				lo = max(lo, v+1)
+			}
+		case ">=":
+			lo = max(lo, v)
+		case "<", "<=":
+			if v == math.MinInt64 {
+				v = math.MaxInt64
+			}
+			if r.Op == "<" {
+				if v == math.MinInt64 {
+					empty = true
+				} else {
+					v--
+				}
+			}
+			hi = min(hi, v)
+		}
+	}
+	if hasToken && len(normal) > 0 {
+		sort.Strings(normal)
+		return 0, 0, false, engine.Errorf(engine.CodeInvalid, "Columns \"%s\" cannot be restricted by both a normal relation and a token relation", strings.Join(normal, ", "))
+	}
+	return lo, hi, empty || lo > hi, nil
+}
+
+// checkTokenArgs mirrors cql3/expr/restrictions.cc validate_token_relation.
+func checkTokenArgs(ti *tableInfo, args []string) error {
+	same := len(args) == len(ti.pk)
+	for i := 0; same && i < len(args); i++ {
+		same = args[i] == ti.pk[i].Name
+	}
+	if same {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, a := range args {
+		c, err := ti.column(a)
+		if err != nil {
+			return err
+		}
+		if c.Kind != engine.PartitionKey {
+			return engine.Errorf(engine.CodeInvalid, "The token function arguments must be in the partition key order: %s", pkNames(ti))
+		}
+		if seen[a] {
+			return engine.Errorf(engine.CodeInvalid, "The token() function contains duplicate partition key components")
+		}
+		seen[a] = true
+	}
+	if len(seen) < len(ti.pk) {
+		return engine.Errorf(engine.CodeInvalid, "The token() function must be applied to all partition key components or none of them")
+	}
+	return engine.Errorf(engine.CodeInvalid, "The token function arguments must be in the partition key order: %s", pkNames(ti))
+}
+
+func pkNames(ti *tableInfo) string {
+	var names []string
+	for _, c := range ti.pk {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// selectRange answers a SELECT over token ranges (scans and token(...)
+// restrictions). Its paging state is 'R', the rows LIMIT still allows
+// (uint32), the last row's partition key (uint32 length, bytes) and its
+// clustering key.
+func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select, limit int) (message.Message, error) {
+	lo, hi, empty, err := ec.tokenBounds(ti, st.Where)
+	if err != nil {
+		return nil, err
+	}
+	var filters []rowFilter
+	for _, r := range st.Where {
+		if r.Token != nil {
+			continue
+		}
+		c, err := ti.column(r.Column)
+		if err != nil {
+			return nil, err
+		}
+		if c.Kind == engine.Regular && !st.AllowFiltering {
+			return nil, engine.Errorf(engine.CodeInvalid, "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING")
+		}
+		if r.Op == "IN" || r.Op == "!=" {
+			return nil, engine.Errorf(engine.CodeInvalid, "%s restrictions on %s are not supported", r.Op, c.Name)
+		}
+		v, unset, err := ec.value(r.Value, c.Name, c.dt)
+		if err != nil {
+			return nil, err
+		}
+		if unset || v == nil {
+			return nil, engine.Errorf(engine.CodeInvalid, "Invalid null value in condition for column %s", c.Name)
+		}
+		filters = append(filters, rowFilter{col: c, op: r.Op, val: v})
+	}
+	pageSize := ec.pageSize
+	if p.count {
+		pageSize = 0
+	}
+	var after *engine.RangeRow
+	if len(ec.paging) > 0 {
+		ps := ec.paging
+		if len(ps) < 9 || ps[0] != 'R' || int(binary.BigEndian.Uint32(ps[5:])) > len(ps)-9 {
+			return nil, engine.Errorf(engine.CodeProtocolError, "Invalid paging state")
+		}
+		if rem := int(binary.BigEndian.Uint32(ps[1:])); limit > 0 && rem > 0 {
+			limit = rem
+		}
+		n := int(binary.BigEndian.Uint32(ps[5:]))
+		after = &engine.RangeRow{PartitionKey: ps[9 : 9+n], Row: engine.Row{Clustering: ps[9+n:]}}
+	}
+	ctx, cancel := ec.context(st.Using.Timeout)
+	defer cancel()
+	var out [][][]byte
+	var nextState []byte
+	var last *engine.RangeRow
+	for !empty {
+		want := 0
+		if pageSize > 0 {
+			want = pageSize + 1 - len(out)
+		}
+		if limit > 0 && (want == 0 || limit-len(out) < want) {
+			want = limit - len(out)
+		}
+		if len(filters) > 0 && want > 0 {
+			want = max(want, 1000) // filtered rows: read in chunks
+		}
+		rows, err := ec.s.b.ReadRange(ctx, engine.RangeRead{Keyspace: ti.keyspace, Table: ti.name, Start: lo, End: hi, After: after, Limit: want}, ec.cl)
+		if err != nil {
+			return nil, err
+		}
+		done := false
+		for i := range rows {
+			r := &rows[i]
+			after = r
+			parts, err := ti.splitPartitionKey(r.PartitionKey)
+			if err != nil {
+				return nil, engine.Errorf(engine.CodeServerError, "decoding partition key of %s.%s: %v", ti.keyspace, ti.name, err)
+			}
+			full, err := ti.decodeRow(parts, r.Row)
+			if err != nil {
+				return nil, engine.Errorf(engine.CodeServerError, "decoding row of %s.%s: %v", ti.keyspace, ti.name, err)
+			}
+			if !matches(filters, full) {
+				continue
+			}
+			if pageSize > 0 && len(out) == pageSize {
+				// One more row exists: end the page after the last one.
+				rem := 0
+				if limit > 0 {
+					rem = limit - len(out)
+				}
+				nextState = append([]byte{'R'}, binary.BigEndian.AppendUint32(nil, uint32(rem))...)
+				nextState = binary.BigEndian.AppendUint32(nextState, uint32(len(last.PartitionKey)))
+				nextState = append(append(nextState, last.PartitionKey...), last.Clustering...)
+				done = true
+				break
+			}
+			out = append(out, full)
+			last = r
+			if limit > 0 && len(out) >= limit {
+				done = true
+				break
+			}
+		}
+		if done || want == 0 || len(rows) < want {
+			break
 		}
 	}
 	res := ec.rowsResult(ti, p, out)

@@ -9,9 +9,10 @@
 //
 // Statements (parsed by package cqlparse) become engine.Backend calls:
 // CREATE/DROP KEYSPACE and TABLE -> ApplySchema; INSERT, UPDATE, DELETE and
-// batches -> one Write; SELECT of one or more partitions (IN) -> Read, with
-// clustering prefixes, ranges, LIMIT, COUNT(*) and paging; TRUNCATE ->
-// Truncate. system.local, system.peers(_v2) and system_schema.* are answered
+// batches -> one Write (counter increments as Mutation.Counters); SELECT of
+// one or more partitions (IN) -> Read, with clustering prefixes, ranges,
+// LIMIT, COUNT(*) and paging; full scans and token(pk) restrictions ->
+// ReadRange, paged by the last row's key; TRUNCATE -> Truncate. system.local, system.peers(_v2) and system_schema.* are answered
 // here from Schema, Local, Peers and ClusterName. Backend *engine.Error
 // values reach clients as the matching protocol errors; a panic while
 // serving a request becomes SERVER_ERROR.

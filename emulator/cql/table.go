@@ -29,6 +29,7 @@ type tableInfo struct {
 	all            []*colInfo // SELECT * order: pk, clustering, regular
 	virtual        *virtualTable
 	defaultTTL     time.Duration // table option default_time_to_live
+	counter        bool          // regular columns are counters
 }
 
 // tableInfoCache maps keyspace, name and table id to the prepared info. A
@@ -77,6 +78,7 @@ func infoFor(t *engine.Table) (*tableInfo, error) {
 	sort.SliceStable(ck, func(i, j int) bool { return ck[i].Position < ck[j].Position })
 	sort.SliceStable(reg, func(i, j int) bool { return reg[i].Name < reg[j].Name })
 	ti.pk, ti.ck, ti.reg = pk, ck, reg
+	ti.counter = isCounterTable(t)
 	ti.all = append(append(append([]*colInfo{}, pk...), ck...), reg...)
 	for i, c := range ti.all {
 		c.idx = i
@@ -137,4 +139,28 @@ func isSystemKeyspace(ks string) bool {
 		return true
 	}
 	return false
+}
+
+// splitPartitionKey splits a serialised partition key into its column
+// values (the inverse of compositeKey).
+func (ti *tableInfo) splitPartitionKey(pk []byte) ([][]byte, error) {
+	if len(ti.pk) == 1 {
+		return [][]byte{pk}, nil
+	}
+	parts := make([][]byte, 0, len(ti.pk))
+	for len(pk) > 0 {
+		if len(pk) < 2 {
+			return nil, fmt.Errorf("truncated composite partition key")
+		}
+		n := int(pk[0])<<8 | int(pk[1])
+		if len(pk) < 3+n {
+			return nil, fmt.Errorf("truncated composite partition key component")
+		}
+		parts = append(parts, pk[2:2+n])
+		pk = pk[3+n:]
+	}
+	if len(parts) != len(ti.pk) {
+		return nil, fmt.Errorf("composite partition key has %d components, want %d", len(parts), len(ti.pk))
+	}
+	return parts, nil
 }

@@ -21,6 +21,7 @@ var primitiveTypes = map[string]datatype.DataType{
 	"bigint":    datatype.Bigint,
 	"blob":      datatype.Blob,
 	"boolean":   datatype.Boolean,
+	"counter":   datatype.Counter,
 	"date":      datatype.Date,
 	"decimal":   datatype.Decimal,
 	"double":    datatype.Double,
@@ -39,11 +40,15 @@ var primitiveTypes = map[string]datatype.DataType{
 }
 
 // parseType turns a CQL type name (as produced by cqlparse) into a protocol
-// data type. Collections are supported; counters, UDTs and tuples are not.
+// data type. Collections and counters are supported; UDTs and tuples are not.
 func parseType(s string) (datatype.DataType, error) {
 	s = strings.TrimSpace(strings.ToLower(s))
 	if dt, ok := primitiveTypes[s]; ok {
 		return dt, nil
+	}
+	if strings.Contains(s, "counter") && !strings.HasPrefix(s, "frozen<") {
+		// cql3/cql3_type.cc
+		return nil, fmt.Errorf("Counters are not allowed inside collections: %s", s)
 	}
 	open := strings.IndexByte(s, '<')
 	if open < 0 || !strings.HasSuffix(s, ">") {
@@ -394,8 +399,16 @@ func termKindName(k cqlparse.TermKind) string {
 	return "literal"
 }
 
+// termText renders a term as ScyllaDB prints an expression in messages.
 func termText(t cqlparse.Term) string {
 	switch t.Kind {
+	case cqlparse.TermBind:
+		if t.BindName != "" {
+			return ":" + t.BindName
+		}
+		return "?"
+	case cqlparse.TermNull:
+		return "null"
 	case cqlparse.TermString:
 		return "'" + t.Text + "'"
 	case cqlparse.TermBlob:

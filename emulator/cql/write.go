@@ -1,8 +1,11 @@
 package cql
 
 import (
+	"encoding/binary"
+	"math"
 	"time"
 
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
 	"github.com/elasticity-dev/elasticity/emulator/engine"
@@ -50,6 +53,23 @@ func (ec *execCtx) mutations(st cqlparse.Statement) ([]engine.Mutation, cqlparse
 		m, err := ec.delete(x)
 		return m, x.Using, err
 	case *cqlparse.Batch:
+		kind := batchLogged
+		if x.Unlogged {
+			kind = batchUnlogged
+		} else if x.Counter {
+			kind = batchCounter
+		}
+		var kinds []bool
+		for _, child := range x.Statements {
+			counter, err := ec.isCounterStmt(child)
+			if err != nil {
+				return nil, x.Using, err
+			}
+			kinds = append(kinds, counter)
+		}
+		if err := checkBatchCounters(kind, x.Using.Timestamp != nil, kinds); err != nil {
+			return nil, x.Using, err
+		}
 		var all []engine.Mutation
 		for _, child := range x.Statements {
 			ms, _, err := ec.mutations(child)
@@ -72,6 +92,102 @@ func (ec *execCtx) mutations(st cqlparse.Statement) ([]engine.Mutation, cqlparse
 		return all, x.Using, nil
 	}
 	return nil, cqlparse.Using{}, engine.Errorf(engine.CodeInvalid, "%s is not allowed in a batch", st.Name())
+}
+
+type batchKind int
+
+const (
+	batchLogged batchKind = iota
+	batchUnlogged
+	batchCounter
+)
+
+// checkBatchCounters applies cql3/statements/batch_statement.cc's rules on
+// counter statements in batches; counters[i] says whether the i-th
+// statement modifies a counter table.
+func checkBatchCounters(kind batchKind, timestamp bool, counters []bool) error {
+	has, hasNon := false, false
+	for _, c := range counters {
+		has = has || c
+		hasNon = hasNon || !c
+	}
+	switch {
+	case timestamp && kind == batchCounter:
+		return engine.Errorf(engine.CodeInvalid, "Cannot provide custom timestamp for counter BATCH")
+	case timestamp && has:
+		return engine.Errorf(engine.CodeInvalid, "Cannot provide custom timestamp for a BATCH containing counters")
+	case kind == batchCounter && hasNon:
+		return engine.Errorf(engine.CodeInvalid, "Cannot include non-counter statement in a counter batch")
+	case kind == batchLogged && has:
+		return engine.Errorf(engine.CodeInvalid, "Cannot include a counter statement in a logged batch")
+	case has && hasNon:
+		return engine.Errorf(engine.CodeInvalid, "Counter and non-counter mutations cannot exist in the same batch")
+	}
+	return nil
+}
+
+// isCounterStmt reports whether a modification statement's table is a
+// counter table.
+func (ec *execCtx) isCounterStmt(st cqlparse.Statement) (bool, error) {
+	var ks, name string
+	switch x := st.(type) {
+	case *cqlparse.Insert:
+		ks, name = x.Keyspace, x.Table
+	case *cqlparse.Update:
+		ks, name = x.Keyspace, x.Table
+	case *cqlparse.Delete:
+		ks, name = x.Keyspace, x.Table
+	default:
+		return false, engine.Errorf(engine.CodeInvalid, "%s is not allowed in a batch", st.Name())
+	}
+	ti, err := ec.writableTable(ks, name)
+	if err != nil {
+		return false, err
+	}
+	return ti.counter, nil
+}
+
+// checkCounterWrite applies the rules of a modification statement on a
+// counter table (cql3/statements/modification_statement.cc validate, and
+// db/consistency_level.cc validate_counter_for_write).
+func (ec *execCtx) checkCounterWrite(ti *tableInfo, u cqlparse.Using) error {
+	if u.Timestamp != nil {
+		return engine.Errorf(engine.CodeInvalid, "Cannot provide custom timestamp for counter updates")
+	}
+	if u.TTL != nil {
+		return engine.Errorf(engine.CodeInvalid, "Cannot provide custom TTL for counter updates")
+	}
+	if ec.cl == engine.Any {
+		return engine.Errorf(engine.CodeInvalid, "Consistency level ANY is not yet supported for counter table %s", ti.name)
+	}
+	return nil
+}
+
+// counterDelta is the increment of one counter assignment (c = c + v or
+// c = c - v); ok is false for an unset value, which changes nothing.
+func (ec *execCtx) counterDelta(c *colInfo, a cqlparse.Assignment) (delta int64, ok bool, err error) {
+	b, unset, err := ec.value(a.Value, c.Name, datatype.Counter)
+	if err != nil {
+		return 0, false, err
+	}
+	if unset {
+		return 0, false, nil
+	}
+	if b == nil {
+		// cql3/constants.cc
+		return 0, false, engine.Errorf(engine.CodeInvalid, "Invalid null value for counter increment")
+	}
+	if len(b) != 8 {
+		return 0, false, engine.Errorf(engine.CodeInvalid, "Expected 8 bytes for a counter increment of %s (%d)", c.Name, len(b))
+	}
+	d := int64(binary.BigEndian.Uint64(b))
+	if a.Op == "-" {
+		if d == math.MinInt64 {
+			return 0, false, engine.Errorf(engine.CodeInvalid, "The negation of %d overflows supported counter precision (signed 8 bytes integer)", d)
+		}
+		d = -d
+	}
+	return d, true, nil
 }
 
 // stamp fills timestamp and TTL from USING and the protocol options.
@@ -124,6 +240,10 @@ func (ec *execCtx) insert(st *cqlparse.Insert) ([]engine.Mutation, error) {
 	ti, err := ec.writableTable(st.Keyspace, st.Table)
 	if err != nil {
 		return nil, err
+	}
+	if ti.counter {
+		// cql3/statements/update_statement.cc
+		return nil, engine.Errorf(engine.CodeInvalid, "INSERT statement are not allowed on counter tables, use UPDATE instead")
 	}
 	type slot struct {
 		b   []byte
@@ -239,6 +359,12 @@ func (ec *execCtx) update(st *cqlparse.Update) ([]engine.Mutation, error) {
 		return nil, err
 	}
 	m := engine.Mutation{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: pk, Clustering: ck, Cells: map[string][]byte{}}
+	if ti.counter {
+		if err := ec.checkCounterWrite(ti, st.Using); err != nil {
+			return nil, err
+		}
+		m.Cells, m.Counters = nil, map[string]int64{}
+	}
 	for _, a := range st.Set {
 		c, err := ti.column(a.Column)
 		if err != nil {
@@ -247,6 +373,23 @@ func (ec *execCtx) update(st *cqlparse.Update) ([]engine.Mutation, error) {
 		if c.Kind != engine.Regular {
 			return nil, engine.Errorf(engine.CodeInvalid, "PRIMARY KEY part %s found in SET part", c.Name)
 		}
+		// cql3/operation.cc
+		isCounter := c.dt == datatype.Counter
+		switch {
+		case a.Op == "" && isCounter:
+			return nil, engine.Errorf(engine.CodeInvalid, "Cannot set the value of counter column %s (counters can only be incremented/decremented, not set)", c.Name)
+		case a.Op != "" && !isCounter:
+			return nil, engine.Errorf(engine.CodeInvalid, "Invalid operation (%s = %s %s %s) for non counter column %s", c.Name, c.Name, a.Op, termText(a.Value), c.Name)
+		case isCounter:
+			d, ok, err := ec.counterDelta(c, a)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				m.Counters[c.Name] += d
+			}
+			continue
+		}
 		b, unset, err := ec.value(a.Value, c.Name, c.dt)
 		if err != nil {
 			return nil, err
@@ -254,6 +397,13 @@ func (ec *execCtx) update(st *cqlparse.Update) ([]engine.Mutation, error) {
 		if !unset {
 			m.Cells[c.Name] = b
 		}
+	}
+	if ti.counter {
+		m.Timestamp = time.Now().UnixMicro()
+		if len(m.Counters) == 0 {
+			return nil, nil
+		}
+		return []engine.Mutation{m}, nil
 	}
 	if err := ec.stamp(&m, st.Using, ti); err != nil {
 		return nil, err
@@ -268,6 +418,11 @@ func (ec *execCtx) delete(st *cqlparse.Delete) ([]engine.Mutation, error) {
 	ti, err := ec.writableTable(st.Keyspace, st.Table)
 	if err != nil {
 		return nil, err
+	}
+	if ti.counter {
+		if err := ec.checkCounterWrite(ti, st.Using); err != nil {
+			return nil, err
+		}
 	}
 	if st.Using.TTL != nil {
 		return nil, engine.Errorf(engine.CodeInvalid, "Cannot provide custom TTL for DELETE")

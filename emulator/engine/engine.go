@@ -132,6 +132,10 @@ type Mutation struct {
 	Clustering []byte
 	// Cells maps column name to the CQL-serialised value (nil = null).
 	Cells map[string][]byte
+	// Counters maps counter column name to the delta to add (UPDATE ... SET
+	// c = c + d). A mutation has Counters or Cells, never both; counter
+	// mutations carry no Timestamp or TTL (ScyllaDB refuses both).
+	Counters map[string]int64
 	// Delete removes the row (Clustering set) or the whole partition (Clustering empty).
 	Delete    bool
 	Timestamp int64         // microseconds since epoch; last write wins
@@ -148,11 +152,32 @@ type Read struct {
 	Limit            int // 0 = no limit
 }
 
-// Row is a stored row.
+// Row is a stored row. A counter column's cell is its value as a CQL
+// bigint (8 bytes, big endian).
 type Row struct {
 	Clustering []byte
 	Cells      map[string][]byte
 	Timestamp  int64
+}
+
+// RangeRead fetches the rows of every partition whose token lies in
+// [Start, End] (inclusive; Murmur3 tokens as package emulator/murmur3
+// computes them), as a token-range scan does.
+type RangeRead struct {
+	Keyspace   string
+	Table      string
+	Start, End int64
+	// After, when set, resumes strictly after that row (paging).
+	After *RangeRow
+	Limit int // rows; 0 = no limit
+}
+
+// RangeRow is a row of a range scan with its partition key. Rows come in
+// ring order: by token, then by partition (a backend-defined but stable
+// order among partitions sharing a token), then by clustering.
+type RangeRow struct {
+	PartitionKey []byte
+	Row
 }
 
 // NodeState is a node's topology state.
@@ -213,6 +238,8 @@ type Backend interface {
 	Write(ctx context.Context, ms []Mutation, cl Consistency) error
 	// Read reads one partition at cl.
 	Read(ctx context.Context, r Read, cl Consistency) ([]Row, error)
+	// ReadRange reads the partitions of a token range at cl, in ring order.
+	ReadRange(ctx context.Context, r RangeRead, cl Consistency) ([]RangeRow, error)
 	// Truncate empties a table on every node.
 	Truncate(ctx context.Context, keyspace, table string) error
 	// Local describes this node; Peers the other nodes of the cluster.

@@ -76,6 +76,16 @@ func (n *Node) Write(ctx context.Context, ms []engine.Mutation, cl engine.Consis
 }
 
 func (n *Node) writeOne(ctx context.Context, m *engine.Mutation, cl engine.Consistency) error {
+	if m.Counters != nil {
+		return n.writeCounter(ctx, m, cl)
+	}
+	return n.replicate(ctx, m, cl, false, false)
+}
+
+// replicate sends m to its replicas and waits for cl. With counter set, m
+// holds counter shards from this node as their leader (see counter.go),
+// which has applied them locally already (localDone).
+func (n *Node) replicate(ctx context.Context, m *engine.Mutation, cl engine.Consistency, counter, localDone bool) error {
 	v := n.view.Load()
 	ks, t, err := n.lookup(v, m.Keyspace, m.Table)
 	if err != nil {
@@ -105,15 +115,21 @@ func (n *Node) writeOne(ctx context.Context, m *engine.Mutation, cl engine.Consi
 	res := make(chan error, len(targets))
 	one := []engine.Mutation{*m}
 	local := false
+	op := opWrite
+	if counter {
+		op = opCounterApply
+	}
 	for _, h := range targets {
 		if h == n.hostID {
 			local = true
 			continue
 		}
-		n.callAsync(ctx, h, &msg{Op: opWrite, Muts: one}, func(_ *msg, err error) { res <- err })
+		n.callAsync(ctx, h, &msg{Op: op, Muts: one}, func(_ *msg, err error) { res <- err })
 	}
-	if local {
-		res <- n.localWrite(ctx, one)
+	if local && localDone {
+		res <- nil
+	} else if local {
+		res <- n.localWrite(ctx, one, counter)
 	}
 	acks, fails := 0, 0
 	var lastErr error
@@ -174,8 +190,9 @@ func (n *Node) shardOf(v *view, t *engine.Table, token int64) int {
 	return int(uint64(token) % uint64(n.cfg.VCPUs))
 }
 
-// localWrite applies mutations as a replica.
-func (n *Node) localWrite(ctx context.Context, ms []engine.Mutation) error {
+// localWrite applies mutations as a replica; counter says they hold
+// counter shards.
+func (n *Node) localWrite(ctx context.Context, ms []engine.Mutation, counter bool) error {
 	v := n.view.Load()
 	ids := make([][16]byte, len(ms))
 	for i := range ms {
@@ -191,7 +208,7 @@ func (n *Node) localWrite(ctx context.Context, ms []engine.Mutation) error {
 			return err
 		}
 	}
-	if err := n.store.Apply(ms, ids); err != nil {
+	if err := n.store.Apply(ms, ids, counter); err != nil {
 		n.log.Logf(scyllalog.Error, "storage_proxy", "Failed to apply mutation: %v", err)
 		return engine.Errorf(engine.CodeWriteFailure, "applying mutation: %v", err)
 	}
@@ -297,6 +314,14 @@ func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) (
 			}
 			got = append(got, rr.rows)
 			if len(got) >= need {
+				if isCounterTable(t) {
+					rows := mergeCounterRows(got)
+					if r.Limit > 0 && len(rows) > r.Limit {
+						rows = rows[:r.Limit]
+					}
+					finishCounterRows(rows)
+					return rows, nil
+				}
 				return mergeRows(got, r.Limit), nil
 			}
 		case <-ctx.Done():

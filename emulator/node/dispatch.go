@@ -29,7 +29,20 @@ func (n *Node) handle(ctx context.Context, m *msg) (*msg, error) {
 		}
 		return nil, n.installMeta(m.Meta)
 	case opWrite:
-		return nil, n.localWrite(ctx, m.Muts)
+		return nil, n.localWrite(ctx, m.Muts, false)
+	case opCounterApply:
+		return nil, n.localWrite(ctx, m.Muts, true)
+	case opCounterLead:
+		if len(m.Muts) != 1 {
+			return nil, errors.New("counter_lead without one mutation")
+		}
+		return nil, n.leadCounter(ctx, &m.Muts[0], m.CL)
+	case opRangeRead:
+		if m.Range == nil {
+			return nil, errors.New("range_read without a request")
+		}
+		rows, err := n.localReadRange(ctx, m.Range)
+		return &msg{RangeRows: rows}, err
 	case opRead:
 		if m.Read == nil {
 			return nil, errors.New("read without a request")

@@ -10,19 +10,6 @@ import (
 	"github.com/elasticity-dev/elasticity/emulator/scyllalog"
 )
 
-func TestMurmur3MatchesCassandra(t *testing.T) {
-	for s, want := range map[string]uint64{
-		"hello":                     0xcbd8a7b341bd9b02,
-		"hello, world":              0x342fac623a5ebc8e,
-		"19 Jan 2038 at 3:14:07 AM": 0xb89e5988b737affc,
-		"The quick brown fox jumps over the lazy dog.": 0xcd99481f9ee902c9,
-	} {
-		if got := uint64(Murmur3H1([]byte(s))); got != want {
-			t.Errorf("Murmur3H1(%q) = %x, want %x", s, got, want)
-		}
-	}
-}
-
 func TestTabletIndexAndRangeAgree(t *testing.T) {
 	for _, n := range []int{1, 2, 8, 64} {
 		tm := &TabletMap{Tablets: make([]Tablet, n)}

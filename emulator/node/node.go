@@ -121,6 +121,9 @@ type Node struct {
 	paceNext map[int]time.Time
 	cleanMu  sync.Mutex
 	cleanQ   [][2][]byte
+
+	// Counter leaders' row locks (counter.go).
+	counterLocks counterLocks
 }
 
 // view is an immutable snapshot derived from a Meta.

@@ -30,6 +30,11 @@ const (
 	opStream    = "stream"
 	opScan      = "scan"
 	opTruncate  = "truncate"
+	// Counters: an increment sent to its leader replica, and the leader's
+	// new shards sent to the other replicas (counter.go).
+	opCounterLead  = "counter_lead"
+	opCounterApply = "counter_apply"
+	opRangeRead    = "range_read"
 )
 
 // msg is the union of all internode messages.
@@ -53,6 +58,9 @@ type msg struct {
 	Next      []byte
 	Table     [16]byte
 	Bytes     int64
+	CL        engine.Consistency
+	Range     *rangeReq
+	RangeRows []engine.RangeRow
 }
 
 type rpcHandler func(ctx context.Context, m *msg) (*msg, error)

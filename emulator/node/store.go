@@ -34,9 +34,17 @@ type cell struct {
 	TS      int64 // microseconds
 	Expiry  int64 // unix seconds; 0 = none
 	Null    bool
+	Counter bool // Value holds counter shards (see counter.go)
 	Value   []byte
 	deleted bool
 }
+
+// Cell value tags in the row encoding.
+const (
+	tagValue   = 0
+	tagNull    = 1
+	tagCounter = 2
+)
 
 func tokenBytes(t int64) [8]byte {
 	var b [8]byte
@@ -101,10 +109,14 @@ func encodeRow(dst []byte, cells []cell) []byte {
 		dst = binary.AppendVarint(dst, c.TS)
 		dst = binary.AppendVarint(dst, c.Expiry)
 		if c.Null {
-			dst = append(dst, 1)
+			dst = append(dst, tagNull)
 			continue
 		}
-		dst = append(dst, 0)
+		if c.Counter {
+			dst = append(dst, tagCounter)
+		} else {
+			dst = append(dst, tagValue)
+		}
 		dst = binary.AppendUvarint(dst, uint64(len(c.Value)))
 		dst = append(dst, c.Value...)
 	}
@@ -139,7 +151,15 @@ func decodeRow(b []byte) ([]cell, error) {
 		if len(b) < 1 {
 			return nil, errCorrupt
 		}
-		c.Null = b[0] == 1
+		switch b[0] {
+		case tagValue:
+		case tagNull:
+			c.Null = true
+		case tagCounter:
+			c.Counter = true
+		default:
+			return nil, errCorrupt
+		}
 		b = b[1:]
 		if !c.Null {
 			l, k := binary.Uvarint(b)
@@ -154,14 +174,18 @@ func decodeRow(b []byte) ([]cell, error) {
 	return cells, nil
 }
 
-// mergeCells merges b into a, the newer timestamp winning per cell.
+// mergeCells merges b into a, the newer timestamp winning per cell; two
+// counter cells merge shard by shard instead.
 func mergeCells(a, b []cell) []cell {
 	for _, c := range b {
 		found := false
 		for i := range a {
 			if a[i].Name == c.Name {
 				found = true
-				if c.TS >= a[i].TS {
+				if c.Counter && a[i].Counter {
+					a[i].Value = mergeShards(a[i].Value, c.Value)
+					a[i].TS = max(a[i].TS, c.TS)
+				} else if c.TS >= a[i].TS {
 					a[i] = c
 				}
 				break
@@ -295,8 +319,10 @@ func mutationSize(m *engine.Mutation) int64 {
 	return n
 }
 
-// Apply writes mutations into one batch.
-func (s *Store) Apply(ms []engine.Mutation, tableIDs [][16]byte) error {
+// Apply writes mutations into one batch. With counter set, the mutations'
+// cells are counter shards (built by a counter leader), merged shard by
+// shard with what is stored.
+func (s *Store) Apply(ms []engine.Mutation, tableIDs [][16]byte, counter bool) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	var buf []byte
@@ -322,7 +348,7 @@ func (s *Store) Apply(ms []engine.Mutation, tableIDs [][16]byte) error {
 			exp = now.Add(m.TTL).Unix()
 		}
 		for name, v := range m.Cells {
-			cells = append(cells, cell{Name: name, TS: m.Timestamp, Expiry: exp, Null: v == nil, Value: v})
+			cells = append(cells, cell{Name: name, TS: m.Timestamp, Expiry: exp, Null: v == nil && !counter, Counter: counter, Value: v})
 		}
 		sort.Slice(cells, func(i, j int) bool { return cells[i].Name < cells[j].Name })
 		buf = encodeRow(buf[:0], cells)
@@ -346,27 +372,11 @@ func (s *Store) Read(id [16]byte, r engine.Read) ([]engine.Row, error) {
 	now := time.Now().Unix()
 	var rows []engine.Row
 	for ok := it.First(); ok; ok = it.Next() {
-		cs, err := decodeRow(it.Value())
+		row, live, err := liveRow(it.Value(), it.Key()[len(p):], now)
 		if err != nil {
-			return nil, fmt.Errorf("reading row: %w", err)
+			return nil, err
 		}
-		row := engine.Row{Clustering: bytes.Clone(it.Key()[len(p):]), Cells: make(map[string][]byte, len(cs))}
-		live := 0
-		for _, c := range cs {
-			if c.Expiry != 0 && c.Expiry <= now {
-				continue
-			}
-			live++
-			if c.TS > row.Timestamp {
-				row.Timestamp = c.TS
-			}
-			if c.Null {
-				row.Cells[c.Name] = nil
-			} else {
-				row.Cells[c.Name] = bytes.Clone(c.Value)
-			}
-		}
-		if live == 0 && len(cs) > 0 {
+		if !live {
 			continue
 		}
 		rows = append(rows, row)
@@ -375,6 +385,81 @@ func (s *Store) Read(id [16]byte, r engine.Read) ([]engine.Row, error) {
 		}
 	}
 	return rows, it.Error()
+}
+
+// liveRow decodes a stored row, leaving out expired cells; live is false
+// when every cell has expired. Counter cells keep their shards.
+func liveRow(v, clustering []byte, now int64) (row engine.Row, live bool, err error) {
+	cs, err := decodeRow(v)
+	if err != nil {
+		return row, false, fmt.Errorf("reading row: %w", err)
+	}
+	row = engine.Row{Clustering: bytes.Clone(clustering), Cells: make(map[string][]byte, len(cs))}
+	n := 0
+	for _, c := range cs {
+		if c.Expiry != 0 && c.Expiry <= now {
+			continue
+		}
+		n++
+		if c.TS > row.Timestamp {
+			row.Timestamp = c.TS
+		}
+		if c.Null {
+			row.Cells[c.Name] = nil
+		} else {
+			row.Cells[c.Name] = bytes.Clone(c.Value)
+		}
+	}
+	return row, n > 0 || len(cs) == 0, nil
+}
+
+// ReadRange returns up to limit rows (0 = all) of the partitions whose
+// tokens lie in [first, last], in key order (token, partition, clustering),
+// starting strictly after the row at key after when after is set.
+func (s *Store) ReadRange(id [16]byte, first, last int64, after []byte, limit int) ([]engine.RangeRow, error) {
+	lower, upper := tokenRangeKeys(id, first, last)
+	if after != nil && bytes.Compare(after, lower) >= 0 {
+		lower = append(bytes.Clone(after), 0) // the next key after it
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	now := time.Now().Unix()
+	var rows []engine.RangeRow
+	for ok := it.First(); ok; ok = it.Next() {
+		pk, ck, err := splitRowKey(it.Key())
+		if err != nil {
+			return nil, err
+		}
+		row, live, err := liveRow(it.Value(), ck, now)
+		if err != nil {
+			return nil, err
+		}
+		if !live {
+			continue
+		}
+		rows = append(rows, engine.RangeRow{PartitionKey: bytes.Clone(pk), Row: row})
+		if limit > 0 && len(rows) >= limit {
+			break
+		}
+	}
+	return rows, it.Error()
+}
+
+// splitRowKey returns the partition key and clustering of a data key.
+func splitRowKey(k []byte) (pk, ck []byte, err error) {
+	const head = 1 + 16 + 8
+	if len(k) < head {
+		return nil, nil, errCorrupt
+	}
+	l, n := binary.Uvarint(k[head:])
+	if n <= 0 || uint64(len(k)-head-n) < l {
+		return nil, nil, errCorrupt
+	}
+	rest := k[head+n:]
+	return rest[:l], rest[l:], nil
 }
 
 // KV is a raw key/value pair, for streaming.

@@ -40,7 +40,7 @@ func TestStoreMergeReadAndDeleteRangeFreesDisk(t *testing.T) {
 		{PartitionKey: pk, Cells: map[string][]byte{"a": []byte("new"), "b": []byte("b1")}, Timestamp: 20},
 		{PartitionKey: pk, Cells: map[string][]byte{"a": []byte("old"), "c": []byte("c1")}, Timestamp: 10},
 	} {
-		if err := s.Apply([]engine.Mutation{m}, ids); err != nil {
+		if err := s.Apply([]engine.Mutation{m}, ids, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -57,7 +57,7 @@ func TestStoreMergeReadAndDeleteRangeFreesDisk(t *testing.T) {
 		rand.Read(v)
 		k := make([]byte, 8)
 		rand.Read(k)
-		if err := s.Apply([]engine.Mutation{{PartitionKey: k, Cells: map[string][]byte{"v": v}, Timestamp: 1}}, ids); err != nil {
+		if err := s.Apply([]engine.Mutation{{PartitionKey: k, Cells: map[string][]byte{"v": v}, Timestamp: 1}}, ids, false); err != nil {
 			t.Fatal(err)
 		}
 	}

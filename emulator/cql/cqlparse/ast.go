@@ -37,16 +37,22 @@ type Term struct {
 	Keys, Values []Term
 }
 
-// Relation is one WHERE condition: Column Op Value.
+// Relation is one WHERE condition: Column Op Value, or, when Token is set,
+// token(Token...) Op Value.
 type Relation struct {
 	Column string
 	Op     string // =, <, <=, >, >=, IN
 	Value  Term
+	// Token lists the arguments of token(...) on the left-hand side.
+	Token []string
 }
 
-// Assignment is one SET clause of an UPDATE: Column = Value.
+// Assignment is one SET clause of an UPDATE: Column = Value, or, with Op
+// "+" or "-", Column = Column + Value (counter increments, also written
+// Column += Value).
 type Assignment struct {
 	Column string
+	Op     string // "" (set), "+", "-"
 	Value  Term
 }
 
@@ -110,10 +116,11 @@ type Insert struct {
 	Using           Using
 }
 
-// Selector is one item of a SELECT list.
+// Selector is one item of a SELECT list: a column, or token(Token...).
 type Selector struct {
 	Column string
 	Alias  string
+	Token  []string
 }
 
 // Select is SELECT.
@@ -152,6 +159,7 @@ type Truncate struct{ Keyspace, Table string }
 // Batch is BEGIN [UNLOGGED|LOGGED] BATCH ... APPLY BATCH.
 type Batch struct {
 	Unlogged   bool
+	Counter    bool // BEGIN COUNTER BATCH
 	Statements []Statement
 	Using      Using
 }

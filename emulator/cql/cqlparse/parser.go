@@ -696,6 +696,26 @@ func (p *parser) where() ([]Relation, error) {
 		case t.kind == tIdent && t.text == "in":
 			op = "IN"
 			p.i++
+		case t.kind == tSymbol && t.text == "(" && col == "token" && p.toks[p.i-1].kind == tIdent:
+			// token(pk, ...) op value: a token-range restriction.
+			args, err := p.tokenArgs()
+			if err != nil {
+				return nil, err
+			}
+			t = p.peek()
+			if t.kind != tSymbol || (t.text != "=" && t.text != "<" && t.text != "<=" && t.text != ">" && t.text != ">=") {
+				return nil, p.errf("expecting a relation operator after token(...), got %s", t)
+			}
+			p.i++
+			v, err := p.term()
+			if err != nil {
+				return nil, err
+			}
+			rels = append(rels, Relation{Column: "token", Op: t.text, Value: v, Token: args})
+			if !p.acceptKw("and") {
+				return rels, nil
+			}
+			continue
 		case t.kind == tSymbol && t.text == "(":
 			return nil, p.errf("function calls in WHERE (%s(...)) are not supported", col)
 		default:
@@ -713,6 +733,27 @@ func (p *parser) where() ([]Relation, error) {
 		rels = append(rels, Relation{Column: col, Op: op, Value: v})
 		if !p.acceptKw("and") {
 			return rels, nil
+		}
+	}
+}
+
+// tokenArgs reads the "(a, b, ...)" after token.
+func (p *parser) tokenArgs() ([]string, error) {
+	if err := p.expect("("); err != nil {
+		return nil, err
+	}
+	var args []string
+	for {
+		a, err := p.ident("partition key column")
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, a)
+		if p.accept(")") {
+			return args, nil
+		}
+		if err := p.expect(","); err != nil {
+			return nil, err
 		}
 	}
 }
@@ -745,10 +786,15 @@ func (p *parser) selectStmt() (Statement, error) {
 				if err != nil {
 					return nil, err
 				}
-				if p.peek().kind == tSymbol && p.peek().text == "(" {
-					return nil, p.errf("function %s() is not supported in selection", col)
-				}
 				sel := Selector{Column: col}
+				if p.peek().kind == tSymbol && p.peek().text == "(" {
+					if col != "token" || p.toks[p.i-1].kind != tIdent {
+						return nil, p.errf("function %s() is not supported in selection", col)
+					}
+					if sel.Token, err = p.tokenArgs(); err != nil {
+						return nil, err
+					}
+				}
 				if p.acceptKw("as") {
 					if sel.Alias, err = p.ident("alias"); err != nil {
 						return nil, err
@@ -884,17 +930,33 @@ func (p *parser) updateStmt() (Statement, error) {
 		if err != nil {
 			return nil, err
 		}
+		a := Assignment{Column: c}
+		switch {
+		case p.accept("+"):
+			a.Op = "+"
+		case p.accept("-"):
+			a.Op = "-"
+		}
 		if err := p.expect("="); err != nil {
 			return nil, err
 		}
-		if t := p.peek(); t.kind == tIdent && t.text == c {
-			return nil, p.errf("counter and collection updates (%s = %s ...) are not supported", c, c)
+		if t := p.peek(); a.Op == "" && (t.kind == tIdent || t.kind == tQuotedIdent) && t.text == c {
+			// c = c + v / c = c - v (counters; for collections ScyllaDB
+			// appends or removes elements, which the emulator does not do).
+			p.i++
+			switch {
+			case p.accept("+"):
+				a.Op = "+"
+			case p.accept("-"):
+				a.Op = "-"
+			default:
+				return nil, p.errf("expecting '+' or '-' after %s = %s, got %s", c, c, p.peek())
+			}
 		}
-		v, err := p.term()
-		if err != nil {
+		if a.Value, err = p.term(); err != nil {
 			return nil, err
 		}
-		st.Set = append(st.Set, Assignment{Column: c, Value: v})
+		st.Set = append(st.Set, a)
 		if !p.accept(",") {
 			break
 		}
@@ -963,8 +1025,8 @@ func (p *parser) batchStmt() (Statement, error) {
 	case p.acceptKw("unlogged"):
 		st.Unlogged = true
 	case p.acceptKw("logged"):
-	case p.isKw("counter"):
-		return nil, p.errf("counter batches are not supported")
+	case p.acceptKw("counter"):
+		st.Counter = true
 	}
 	if err := p.expectKw("batch"); err != nil {
 		return nil, err

@@ -27,6 +27,49 @@ var validStatements = []string{
 	"SELECT * -- comment\n FROM /* block */ t // end\n WHERE k = $$dollar ' string$$",
 }
 
+// The CQL of scylla-bench (modes.go) and of token-range scanners.
+func TestParseTokenAndCounters(t *testing.T) {
+	st, n, err := Parse(`SELECT * FROM ks.t WHERE token(pk) >= ? AND token(pk) <= ? BYPASS CACHE`)
+	if err != nil || n != 2 {
+		t.Fatal(err, n)
+	}
+	sel := st.(*Select)
+	if len(sel.Where) != 2 || strings.Join(sel.Where[0].Token, ",") != "pk" || sel.Where[0].Op != ">=" || sel.Where[1].Op != "<=" || sel.Where[1].Value.Bind != 1 {
+		t.Fatalf("%+v", sel.Where)
+	}
+	st, _, err = Parse(`SELECT token("A", b) AS t, v FROM t WHERE TOKEN("A", b) > -9223372036854775808`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel = st.(*Select)
+	if strings.Join(sel.Columns[0].Token, ",") != "A,b" || sel.Columns[0].Alias != "t" || sel.Where[0].Value.Text != "-9223372036854775808" {
+		t.Fatalf("%+v", sel)
+	}
+	st, n, err = Parse(`UPDATE ks.test_counters USING TIMEOUT 5s SET c1 = c1 + ?, c2 = c2 - 3, c3 += ?, c4 -= 1 WHERE pk = ? AND ck = ?`)
+	if err != nil || n != 4 {
+		t.Fatal(err, n)
+	}
+	up := st.(*Update)
+	ops := ""
+	for _, a := range up.Set {
+		ops += a.Column + a.Op + termString(a.Value) + " "
+	}
+	if ops != "c1+? c2-3 c3+? c4-1 " {
+		t.Fatalf("assignments %q", ops)
+	}
+	st, _, err = Parse(`BEGIN COUNTER BATCH UPDATE t SET c = c + 1 WHERE k = 1; APPLY BATCH`)
+	if err != nil || !st.(*Batch).Counter {
+		t.Fatal(err, st)
+	}
+}
+
+func termString(t Term) string {
+	if t.Kind == TermBind {
+		return "?"
+	}
+	return t.Text
+}
+
 func TestParseValid(t *testing.T) {
 	for _, q := range validStatements {
 		if _, _, err := Parse(q); err != nil {
@@ -72,8 +115,8 @@ func TestParseErrors(t *testing.T) {
 		"", ";", "SELECT", "SELECT * FROM", "SELECT * FROM t WHERE", "SELEKT * FROM t", "INSERT INTO t (a) VALUES (1, 2)",
 		"CREATE TABLE t (a int)", "CREATE TABLE t (a int, PRIMARY KEY (a), PRIMARY KEY (a))", "CREATE INDEX i ON t (a)",
 		"SELECT 'unterminated", `SELECT "`, "SELECT * FROM t /* open", "SELECT * FROM t WHERE a = 0xZZ",
-		"UPDATE t SET c = c + 1 WHERE k = 1", "SELECT * FROM t; SELECT", "BEGIN BATCH SELECT * FROM t APPLY BATCH",
-		"SELECT * FROM t USING TIMEOUT 5", "SELECT * FROM t WHERE token(k) > 0", strings.Repeat("[", 100000),
+		"UPDATE t SET c = c * 1 WHERE k = 1", "SELECT * FROM t; SELECT", "BEGIN BATCH SELECT * FROM t APPLY BATCH",
+		"SELECT * FROM t USING TIMEOUT 5", "SELECT * FROM t WHERE token(k) != 0", "SELECT * FROM t WHERE \"token\"(k) > 0", strings.Repeat("[", 100000),
 		"INSERT INTO t (a) VALUES (" + strings.Repeat("{", 50) + ")",
 	} {
 		_, _, err := Parse(q)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/md5"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/elasticity-dev/elasticity/emulator/engine"
+	"github.com/elasticity-dev/elasticity/emulator/murmur3"
 )
 
 // Memory is a single-node in-memory Backend: schema and rows live in maps,
@@ -347,6 +349,14 @@ func (m *Memory) apply(mu engine.Mutation, now time.Time) {
 	if mu.Timestamp >= r.ts {
 		r.ts, r.exp = mu.Timestamp, exp
 	}
+	for name, d := range mu.Counters {
+		// One replica: a counter is its running sum.
+		var cur int64
+		if old, ok := r.cells[name]; ok && len(old.v) == 8 {
+			cur = int64(binary.BigEndian.Uint64(old.v))
+		}
+		r.cells[name] = cell{v: binary.BigEndian.AppendUint64(nil, uint64(cur+d)), ts: mu.Timestamp}
+	}
 	for name, v := range mu.Cells {
 		if old, ok := r.cells[name]; ok && old.ts > mu.Timestamp {
 			continue
@@ -368,9 +378,13 @@ func (m *Memory) Read(ctx context.Context, rd engine.Read, cl engine.Consistency
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	now := time.Now()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	return m.readLocked(rd)
+}
+
+func (m *Memory) readLocked(rd engine.Read) ([]engine.Row, error) {
+	now := time.Now()
 	if err := m.checkTable(rd.Keyspace, rd.Table); err != nil {
 		return nil, err
 	}
@@ -398,6 +412,58 @@ func (m *Memory) Read(ctx context.Context, rd engine.Read, cl engine.Consistency
 		out = append(out, engine.Row{Clustering: r.clustering, Cells: cells, Timestamp: r.ts})
 		if rd.Limit > 0 && len(out) >= rd.Limit {
 			break
+		}
+	}
+	return out, nil
+}
+
+// ReadRange implements engine.Backend: partitions in token order (ties by
+// key bytes), rows in clustering order.
+func (m *Memory) ReadRange(ctx context.Context, rr engine.RangeRead, cl engine.Consistency) ([]engine.RangeRow, error) {
+	if m.discard {
+		return nil, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if err := m.checkTable(rr.Keyspace, rr.Table); err != nil {
+		return nil, err
+	}
+	type pkey struct {
+		tok int64
+		k   string
+	}
+	var keys []pkey
+	for k := range m.data[rr.Keyspace+"."+rr.Table] {
+		if t := murmur3.Token([]byte(k)); t >= rr.Start && t <= rr.End {
+			keys = append(keys, pkey{t, k})
+		}
+	}
+	less := func(a, b pkey) bool { return a.tok < b.tok || (a.tok == b.tok && a.k < b.k) }
+	sort.Slice(keys, func(i, j int) bool { return less(keys[i], keys[j]) })
+	var after *pkey
+	if rr.After != nil {
+		after = &pkey{murmur3.Token(rr.After.PartitionKey), string(rr.After.PartitionKey)}
+	}
+	var out []engine.RangeRow
+	for _, k := range keys {
+		if after != nil && less(k, *after) {
+			continue
+		}
+		rows, err := m.readLocked(engine.Read{Keyspace: rr.Keyspace, Table: rr.Table, PartitionKey: []byte(k.k)})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			if after != nil && *after == k && bytes.Compare(r.Clustering, rr.After.Clustering) <= 0 {
+				continue
+			}
+			out = append(out, engine.RangeRow{PartitionKey: []byte(k.k), Row: r})
+			if rr.Limit > 0 && len(out) >= rr.Limit {
+				return out, nil
+			}
 		}
 	}
 	return out, nil

@@ -1,0 +1,125 @@
+package cql_test
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/gocql/gocql"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
+)
+
+// serverMessage is the text of the error frame the server answered with.
+func serverMessage(err error) string {
+	var m interface{ GetMessage() string }
+	if errors.As(err, &m) {
+		return m.GetMessage()
+	}
+	if err == nil {
+		return "<nil>"
+	}
+	return "not a server error: " + err.Error()
+}
+
+// The token(...) and counter CQL that tools send, against the in-memory
+// backend: validation messages from cql3/expr/restrictions.cc,
+// cql3/restrictions/statement_restrictions.cc, cql3/operation.cc,
+// cql3/statements/batch_statement.cc and modification_statement.cc, and
+// token bounds as partition_ranges_from_token reads them.
+func TestDriverTokenAndCounterCQL(t *testing.T) {
+	mem := enginetest.NewMemory("test-cluster")
+	hp := enginetest.StartServer(t, "127.0.1.9:0", mem)
+	s := newSession(t, hp, "")
+	for _, q := range []string{
+		`CREATE KEYSPACE k WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}`,
+		`CREATE TABLE k.t (a int, b int, c int, v int, PRIMARY KEY ((a, b), c))`,
+		`CREATE TABLE k.cnt (k int PRIMARY KEY, n counter)`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for i := 0; i < 20; i++ {
+		if err := s.Query(`INSERT INTO k.t (a, b, c, v) VALUES (?, ?, ?, ?)`, i, i, 1, i).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(q string, args ...any) int {
+		t.Helper()
+		it := s.Query(q, args...).PageSize(3).Iter()
+		n := 0
+		for it.Scan(nil, nil, nil, nil) {
+			n++
+		}
+		if err := it.Close(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	if n := count(`SELECT * FROM k.t WHERE token(a, b) >= ?`, int64(math.MinInt64)); n != 20 {
+		t.Errorf("token >= MIN: %d rows", n)
+	}
+	// `< MIN` is read as `< MAX` (statement_restrictions.cc, "undocumented feature").
+	if n := count(`SELECT * FROM k.t WHERE token(a, b) < ?`, int64(math.MinInt64)); n != 20 {
+		t.Errorf("token < MIN: %d rows", n)
+	}
+	if n := count(`SELECT * FROM k.t WHERE token(a, b) > ?`, int64(math.MaxInt64)); n != 0 {
+		t.Errorf("token > MAX: %d rows", n)
+	}
+	if n := count(`SELECT * FROM k.t WHERE token(a, b) > 10 AND token(a, b) <= 10`); n != 0 {
+		t.Errorf("empty intersection: %d rows", n)
+	}
+	if n := count(`SELECT * FROM k.t LIMIT 7`); n != 7 {
+		t.Errorf("scan with LIMIT 7 over pages of 3: %d rows", n)
+	}
+	if n := count(`SELECT * FROM k.t WHERE v > 15 ALLOW FILTERING`); n != 4 {
+		t.Errorf("filtered scan: %d rows", n)
+	}
+
+	for q, want := range map[string]string{
+		`SELECT * FROM k.t WHERE token(a) > 0`:                      "The token() function must be applied to all partition key components or none of them",
+		`SELECT * FROM k.t WHERE token(b, a) > 0`:                   "The token function arguments must be in the partition key order: a, b",
+		`SELECT * FROM k.t WHERE token(a, a) > 0`:                   "The token() function contains duplicate partition key components",
+		`SELECT * FROM k.t WHERE token(a, b) > 0 AND a = 1`:         `Columns "a" cannot be restricted by both a normal relation and a token relation`,
+		`SELECT * FROM k.t WHERE token(a, b) > 0 AND v = 1`:         "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING",
+		`UPDATE k.t SET v = v + 1 WHERE a = 1 AND b = 1 AND c = 1`:  "Invalid operation (v = v + 1) for non counter column v",
+		`UPDATE k.cnt SET n = 1 WHERE k = 1`:                        "Cannot set the value of counter column n (counters can only be incremented/decremented, not set)",
+		`UPDATE k.cnt USING TIMESTAMP 5 SET n = n + 1 WHERE k = 1`:  "Cannot provide custom timestamp for counter updates",
+		`UPDATE k.cnt SET n = n - -9223372036854775808 WHERE k = 1`: "The negation of -9223372036854775808 overflows supported counter precision (signed 8 bytes integer)",
+		`BEGIN UNLOGGED BATCH UPDATE k.cnt SET n = n + 1 WHERE k = 1; INSERT INTO k.t (a, b, c, v) VALUES (1, 1, 1, 1); APPLY BATCH`: "Counter and non-counter mutations cannot exist in the same batch",
+		`BEGIN COUNTER BATCH INSERT INTO k.t (a, b, c, v) VALUES (1, 1, 1, 1); APPLY BATCH`:                                          "Cannot include non-counter statement in a counter batch",
+		`CREATE TABLE k.c2 (k int PRIMARY KEY, n counter) WITH default_time_to_live = 5`:                                             "Cannot set default_time_to_live on a table with counters",
+		`CREATE TABLE k.c3 (k int PRIMARY KEY, n list<counter>)`:                                                                     "column n: Counters are not allowed inside collections: list<counter>",
+	} {
+		if got := serverMessage(s.Query(q).Exec()); got != want {
+			t.Errorf("%s:\n got %s\nwant %s", q, got, want)
+		}
+	}
+	if got := serverMessage(s.Query(`UPDATE k.cnt SET n = n + 1 WHERE k = 1`).Consistency(gocql.Any).Exec()); got != "Consistency level ANY is not yet supported for counter table cnt" {
+		t.Errorf("counter write at ANY: %s", got)
+	}
+
+	// Counters through the prepared path and a counter batch.
+	for _, d := range []int64{5, -2} {
+		if err := s.Query(`UPDATE k.cnt SET n = n + ? WHERE k = ?`, d, 1).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := s.NewBatch(gocql.CounterBatch)
+	b.Query(`UPDATE k.cnt SET n = n - 1 WHERE k = 1`)
+	b.Query(`UPDATE k.cnt SET n = n + 10 WHERE k = 2`)
+	if err := s.ExecuteBatch(b); err != nil {
+		t.Fatal(err)
+	}
+	var n1, n2 int64
+	if err := s.Query(`SELECT n FROM k.cnt WHERE k = 1`).Scan(&n1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Query(`SELECT n FROM k.cnt WHERE k = 2`).Scan(&n2); err != nil {
+		t.Fatal(err)
+	}
+	if n1 != 2 || n2 != 10 {
+		t.Errorf("counters %d %d, want 2 10", n1, n2)
+	}
+}
