@@ -59,29 +59,6 @@ func TestStressUnreachableClusterIsARunError(t *testing.T) {
 	}
 }
 
-func TestParseMixAndRate(t *testing.T) {
-	w, r, err := parseMix("write=3, read=1")
-	if err != nil || w != 3 || r != 1 {
-		t.Fatalf("%v %v %v", w, r, err)
-	}
-	if w, r, err = parseMix("write=1"); err != nil || w != 1 || r != 0 {
-		t.Fatalf("%v %v %v", w, r, err)
-	}
-	if _, _, err := parseMix("write=1,write=2"); err == nil {
-		t.Fatal("duplicate accepted")
-	}
-	for in, want := range map[string]float64{"5000/s": 5000, "5k/s": 5000, "2500": 2500, "0": 0, "1.5k": 1500, "100 ops/s": 100} {
-		if got, err := parseRate(in); err != nil || got != want {
-			t.Fatalf("%q: %v %v", in, got, err)
-		}
-	}
-	for _, bad := range []string{"", "-1/s", "x/s", "NaN"} {
-		if _, err := parseRate(bad); err == nil {
-			t.Fatalf("%q accepted", bad)
-		}
-	}
-}
-
 func TestStressAgainstInMemoryNode(t *testing.T) {
 	hp := enginetest.StartServer(t, "127.0.3.3:0", enginetest.NewMemory("cli"))
 	host, port, _ := net.SplitHostPort(hp)

@@ -82,41 +82,23 @@ func (l *stressLoad) CreateSchema(ctx context.Context) error {
 	return stress.CreateSchema(ctx, l.s, stress.Schema{Keyspace: d.Keyspace, Table: d.Table, RF: d.RF, DC: d.DC, Tablets: d.Tablets})
 }
 
-func consistency(s string) gocql.Consistency {
-	c, err := gocql.ParseConsistencyWrapper(s)
-	if err != nil {
-		return gocql.Quorum
-	}
-	return c
-}
-
 func (l *stressLoad) Fill(ctx context.Context, done func() bool, sink func(results.LatencyRecord), progress func(int64)) (int64, error) {
-	ds := l.p.Data
 	start := l.keys.Load()
-	n, err := stress.RunFill(ctx, l.s, stress.Fill{
-		Keyspace: ds.Keyspace, Table: ds.Table,
-		ValueSize: ds.ValueMin, ValueMax: ds.ValueMax,
-		Concurrency: ds.FillConcurrency, RateCap: ds.FillRate,
-		StartKey: start, CL: consistency(l.p.Load.WriteCL),
-		Source: "fill", Warn: func(s string) { l.env.Logf("fill: %s", s) },
-	}, done, stress.Sink(sink), func(k int64) { progress(start + k) })
+	f, err := fillJob(l.p, nil, start).FillSpec()
+	if err != nil {
+		return start, err
+	}
+	f.Warn = func(s string) { l.env.Logf("fill: %s", s) }
+	n, err := stress.RunFill(ctx, l.s, f, done, stress.Sink(sink), func(k int64) { progress(start + k) })
 	l.keys.Add(n)
 	return start + n, err
 }
 
-func (l *stressLoad) workload(rate float64) stress.Workload {
-	w := l.p.Load
-	ds := l.p.Data
-	return stress.Workload{
-		Keyspace: ds.Keyspace, Table: ds.Table,
-		WriteRatio: w.MixWrite, ReadRatio: w.MixRead,
-		Rate: rate, Concurrency: w.Concurrency,
-		WriteCL: consistency(w.WriteCL), ReadCL: consistency(w.ReadCL),
-		Distribution: w.Distribution, KeyCount: l.keys.Load(),
-		ValueMin: ds.ValueMin, ValueMax: ds.ValueMax,
-		Source: "workload",
-		Warn:   func(s string) { l.env.Logf("workload: %s", s) },
-	}
+// workload is the workload job at rate, in process.
+func (l *stressLoad) workload(j stress.Job) (stress.Workload, error) {
+	w, err := j.Workload()
+	w.Warn = func(s string) { l.env.Logf("workload: %s", s) }
+	return w, err
 }
 
 // calibrationCeiling is the P99 a calibrated level may reach: the tightest
@@ -131,18 +113,16 @@ func (l *stressLoad) calibrationCeiling() time.Duration {
 }
 
 func (l *stressLoad) Calibrate(ctx context.Context) (float64, error) {
-	total := l.p.Load.Calibration
-	// A few levels fit the calibration time; levels shorter than a few
-	// seconds measure bursts, not a sustainable rate.
-	step := max(total/4, 3*time.Second)
-	c, err := stress.CalibrateWith(ctx, l.s, l.workload(0), stress.CalibrateOptions{
-		Ceiling: l.calibrationCeiling(),
-		Step:    step,
-		Budget:  max(total, 5*step),
-		Progress: func(s stress.CalibrationStep) {
-			l.env.Logf("calibration: concurrency %d → %.0f ops/s, P99 %.2f ms, %d errors (ok=%v)", s.Concurrency, s.OpsPerSec, s.P99MS, s.Errors, s.OK)
-		},
-	})
+	j := calibrationJob(l.p, nil, l.keys.Load(), l.calibrationCeiling())
+	w, err := l.workload(j)
+	if err != nil {
+		return 0, err
+	}
+	opts := j.CalibrateOptions()
+	opts.Progress = func(s stress.CalibrationStep) {
+		l.env.Logf("calibration: concurrency %d → %.0f ops/s, P99 %.2f ms, %d errors (ok=%v)", s.Concurrency, s.OpsPerSec, s.P99MS, s.Errors, s.OK)
+	}
+	c, err := stress.CalibrateWith(ctx, l.s, w, opts)
 	return l.capacity([]stress.Calibration{c}, err)
 }
 
@@ -173,7 +153,11 @@ func (l *stressLoad) capacity(cals []stress.Calibration, err error) (float64, er
 }
 
 func (l *stressLoad) Run(ctx context.Context, rate float64, sink func(results.LatencyRecord)) error {
-	_, err := stress.Run(ctx, l.s, l.workload(rate), stress.Sink(sink))
+	w, err := l.workload(workloadJob(l.p, nil, l.keys.Load(), rate))
+	if err != nil {
+		return err
+	}
+	_, err = stress.Run(ctx, l.s, w, stress.Sink(sink))
 	return err
 }
 

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +14,7 @@ import (
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/scenarios"
+	"github.com/elasticity-dev/elasticity/stress"
 	"github.com/elasticity-dev/elasticity/stress/fleet"
 )
 
@@ -123,32 +121,14 @@ func (lc *liveCluster) loaderHosts() []string {
 	return out
 }
 
-// args are the stress flags every command shares.
-func (l *fleetLoad) args() []string {
-	ds, w := l.p.Data, l.p.Load
-	size := strconv.Itoa(ds.ValueMin)
-	if ds.ValueMax > ds.ValueMin {
-		size += ".." + strconv.Itoa(ds.ValueMax)
-	}
-	a := []string{"--hosts", strings.Join(l.hosts, ","), "--keyspace", ds.Keyspace, "--table", ds.Table,
-		"--value-size", size, "--cl-write", w.WriteCL, "--cl-read", w.ReadCL}
-	if ds.DC != "" {
-		a = append(a, "--dc", ds.DC)
-	}
-	return a
-}
-
-// share is one loader's part of a whole (at least 1).
-func (l *fleetLoad) share(total int) string {
-	return strconv.Itoa(max(1, int(math.Ceil(float64(total)/float64(l.f.Len())))))
-}
-
-func ratePer(total float64, n int) string {
-	return strconv.FormatFloat(total/float64(n), 'f', 3, 64) + "/s"
+// share is loader i's part of job, its records named after the loader.
+func (l *fleetLoad) share(job stress.Job, i int, source string) stress.Job {
+	j := job.Share(i, l.f.Len())
+	j.Source = source
+	return j
 }
 
 func (l *fleetLoad) Fill(ctx context.Context, done func() bool, sink func(results.LatencyRecord), progress func(int64)) (int64, error) {
-	ds := l.p.Data
 	n := l.f.Len()
 	base := l.keys.Load()
 	fctx, stop := context.WithCancel(ctx)
@@ -170,13 +150,9 @@ func (l *fleetLoad) Fill(ctx context.Context, done func() bool, sink func(result
 			}
 		}
 	}()
-	rate := "0"
-	if ds.FillRate > 0 {
-		rate = ratePer(ds.FillRate, n)
-	}
-	totals, err := l.f.Stream(fctx, func(i int) []string {
-		return append(l.args(), "--fill", "--start-key", strconv.FormatInt(base+int64(i), 10), "--key-stride", strconv.Itoa(n),
-			"--concurrency", l.share(ds.FillConcurrency), "--rate", rate, "--source", fmt.Sprintf("fill-loader-%d", i+1))
+	job := fillJob(l.p, l.hosts, base)
+	totals, err := l.f.Stream(fctx, func(i int) stress.Job {
+		return l.share(job, i, fmt.Sprintf("fill-loader-%d", i+1))
 	}, func(r results.LatencyRecord) {
 		written.Add(r.Count)
 		sink(r)
@@ -199,13 +175,11 @@ func (l *fleetLoad) Fill(ctx context.Context, done func() bool, sink func(result
 }
 
 func (l *fleetLoad) Calibrate(ctx context.Context) (float64, error) {
-	total := l.p.Load.Calibration
-	step := max(total/4, 3*time.Second)
-	w := l.p.Load
-	cals, err := l.f.Calibrate(ctx, func(i int) []string {
-		return append(l.args(), "--mix", fmt.Sprintf("write=%g,read=%g", w.MixWrite, w.MixRead), "--keys", strconv.FormatInt(max(l.keys.Load(), 1), 10),
-			"--distribution", w.Distribution, "--calibrate-ceiling", l.calibrationCeiling().String(), "--calibrate-step", step.String(),
-			"--concurrency", l.share(max(w.Concurrency, 64*l.f.Len())))
+	// The loaders probe together: each up to its share of the concurrency.
+	job := calibrationJob(l.p, l.hosts, l.keys.Load(), l.calibrationCeiling())
+	job.CalibrateMaxConcurrency = max(64, job.CalibrateMaxConcurrency/l.f.Len())
+	cals, err := l.f.Calibrate(ctx, func(i int) stress.Job {
+		return l.share(job, i, fmt.Sprintf("calibration-loader-%d", i+1))
 	})
 	for i, c := range cals {
 		l.env.Logf("calibration: loader-%d: %.0f ops/s (concurrency %d)", i+1, c.MaxOpsPerSec, c.Concurrency)
@@ -217,12 +191,9 @@ func (l *fleetLoad) Calibrate(ctx context.Context) (float64, error) {
 }
 
 func (l *fleetLoad) Run(ctx context.Context, rate float64, sink func(results.LatencyRecord)) error {
-	w := l.p.Load
-	n := l.f.Len()
-	_, err := l.f.Stream(ctx, func(i int) []string {
-		return append(l.args(), "--mix", fmt.Sprintf("write=%g,read=%g", w.MixWrite, w.MixRead), "--rate", ratePer(rate, n),
-			"--duration", "0", "--keys", strconv.FormatInt(l.keys.Load(), 10), "--distribution", w.Distribution,
-			"--concurrency", l.share(w.Concurrency), "--source", fmt.Sprintf("loader-%d", i+1))
+	job := workloadJob(l.p, l.hosts, l.keys.Load(), rate)
+	_, err := l.f.Stream(ctx, func(i int) stress.Job {
+		return l.share(job, i, fmt.Sprintf("loader-%d", i+1))
 	}, sink)
 	if ctx.Err() != nil {
 		return nil

@@ -124,14 +124,15 @@ type Totals struct {
 // Attempted is every operation that was sent (successful or failed).
 func (t Totals) Attempted() int64 { return t.Ops + t.Errors }
 
-// Stream runs `stress ARGS(i)` on loader i, for every loader at once, with
+// Stream runs job(i) (`elasticity stress` with the job's flags) on loader
+// i, for every loader at once, with
 // its records on standard output (--out - is added), and passes them to sink
 // merged by interval: one record per interval and operation, histograms
 // added (results.MergeLoaders), Source "merged". It returns when every loader
 // has exited, or when ctx ends: then the loaders are interrupted and given
 // Grace to flush their last intervals. A loader that fails (other than by
 // that interrupt) is an error naming it.
-func (f *Fleet) Stream(ctx context.Context, args func(i int) []string, sink func(results.LatencyRecord)) ([]Totals, error) {
+func (f *Fleet) Stream(ctx context.Context, job func(i int) stress.Job, sink func(results.LatencyRecord)) ([]Totals, error) {
 	m := newMerger(len(f.o.Loaders), f.o.Interval, f.o.MaxSkew, sink)
 	totals := make([]Totals, len(f.o.Loaders))
 	raw := make([]*results.JSONLWriter, len(f.o.Loaders))
@@ -164,7 +165,7 @@ func (f *Fleet) Stream(ctx context.Context, args func(i int) []string, sink func
 			}
 		}
 	}()
-	err := f.each(ctx, func(i int) []string { return append(args(i), "--out", "-") }, func(i int, stdout io.Reader) error {
+	err := f.each(ctx, func(i int) []string { return append(job(i).Args(), "--out", "-") }, func(i int, stdout io.Reader) error {
 		name := f.o.Loaders[i].Name
 		defer m.loaderDone(i)
 		return results.DecodeJSONL(stdout, name+" standard output", func(line int, r *results.LatencyRecord) error {
@@ -188,12 +189,17 @@ func (f *Fleet) Stream(ctx context.Context, args func(i int) []string, sink func
 	return totals, err
 }
 
-// Calibrate runs `stress ARGS(i) --calibrate-only` on every loader at once
+// Calibrate runs job(i) as a calibration alone (CalibrateOnly) on every loader at once
 // (they probe the cluster together, as they will load it) and returns each
 // loader's calibration.
-func (f *Fleet) Calibrate(ctx context.Context, args func(i int) []string) ([]stress.Calibration, error) {
+func (f *Fleet) Calibrate(ctx context.Context, job func(i int) stress.Job) ([]stress.Calibration, error) {
 	out := make([]stress.Calibration, len(f.o.Loaders))
-	err := f.each(ctx, func(i int) []string { return append(args(i), "--calibrate-only") }, func(i int, stdout io.Reader) error {
+	args := func(i int) []string {
+		j := job(i)
+		j.CalibrateOnly = true
+		return j.Args()
+	}
+	err := f.each(ctx, args, func(i int, stdout io.Reader) error {
 		b, err := io.ReadAll(io.LimitReader(stdout, 1<<20))
 		if err != nil {
 			return err

@@ -128,15 +128,16 @@ func TestFleetAgainstEmulatedCluster(t *testing.T) {
 	hosts := emulatedCluster(t, bin, "127.0.10.2")
 	dir := t.TempDir()
 	f := newFleet(t, bin, dir, 2)
-	common := []string{"--hosts", strings.Join(hosts, ","), "--keyspace", "fleet", "--table", "kv", "--value-size", "200"}
+	common := stress.DefaultJob()
+	common.Hosts, common.Keyspace, common.Table, common.ValueMin, common.ValueMax = hosts, "fleet", "kv", 200, 200
 	ctx := context.Background()
 
 	// Fill: loader i writes keys i, i+2, i+4 ... 300 each.
 	var fill sinkRecs
 	fctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	totals, err := f.Stream(fctx, func(i int) []string {
-		return append(append([]string(nil), common...), "--fill", "--start-key", strconv.Itoa(i), "--key-stride", "2", "--keys", "300", "--concurrency", "16")
-	}, fill.add)
+	fillJob := common
+	fillJob.Fill, fillJob.Keys, fillJob.Concurrency, fillJob.Rate = true, 300, 32, 0
+	totals, err := f.Stream(fctx, func(i int) stress.Job { return fillJob.Share(i, 2) }, fill.add)
 	cancel()
 	if err != nil {
 		t.Fatalf("fill: %v", err)
@@ -164,8 +165,12 @@ func TestFleetAgainstEmulatedCluster(t *testing.T) {
 	// A fixed rate shared by the two: 150 ops/s each for 6 s.
 	var run sinkRecs
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	totals, err = f.Stream(rctx, func(i int) []string {
-		return append(append([]string(nil), common...), "--mix", "write=1,read=1", "--rate", "150/s", "--duration", "6s", "--keys", "600", "--source", "loader-"+strconv.Itoa(i+1))
+	runJob := common
+	runJob.Rate, runJob.Duration, runJob.Keys = 300, 6*time.Second, 600
+	totals, err = f.Stream(rctx, func(i int) stress.Job {
+		j := runJob.Share(i, 2)
+		j.Source = "loader-" + strconv.Itoa(i+1)
+		return j
 	}, run.add)
 	cancel()
 	if err != nil {
@@ -218,9 +223,9 @@ func TestFleetAgainstEmulatedCluster(t *testing.T) {
 	ictx, cancel := context.WithCancel(ctx)
 	time.AfterFunc(4*time.Second, cancel)
 	start := time.Now()
-	totals, err = f.Stream(ictx, func(i int) []string {
-		return append(append([]string(nil), common...), "--mix", "write=1", "--rate", "100/s", "--duration", "0", "--keys", "600")
-	}, open.add)
+	openJob := common
+	openJob.WriteRatio, openJob.ReadRatio, openJob.Rate, openJob.Duration, openJob.Keys = 1, 0, 200, 0, 600
+	totals, err = f.Stream(ictx, func(i int) stress.Job { return openJob.Share(i, 2) }, open.add)
 	if err != nil {
 		t.Fatalf("interrupted stream: %v", err)
 	}
@@ -233,9 +238,9 @@ func TestFleetAgainstEmulatedCluster(t *testing.T) {
 
 	// Calibration runs on both at once.
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	cals, err := f.Calibrate(cctx, func(i int) []string {
-		return append(append([]string(nil), common...), "--mix", "write=1,read=1", "--keys", "600", "--calibrate-ceiling", "200ms", "--calibrate-step", "1s")
-	})
+	calJob := common
+	calJob.Keys, calJob.CalibrateCeiling, calJob.CalibrateStep = 600, 200*time.Millisecond, time.Second
+	cals, err := f.Calibrate(cctx, func(i int) stress.Job { return calJob })
 	cancel()
 	if err != nil {
 		t.Fatalf("calibrate: %v", err)
@@ -266,9 +271,9 @@ func TestFleetAgainstEmulatedCluster(t *testing.T) {
 	var viaSSH sinkRecs
 	sctx, cancel := context.WithCancel(ctx)
 	time.AfterFunc(4*time.Second, cancel)
-	totals, err = sf.Stream(sctx, func(i int) []string {
-		return append(append([]string(nil), common...), "--mix", "write=1,read=1", "--rate", "100/s", "--duration", "0", "--keys", "600")
-	}, viaSSH.add)
+	sshJob := common
+	sshJob.Rate, sshJob.Duration, sshJob.Keys = 200, 0, 600
+	totals, err = sf.Stream(sctx, func(i int) stress.Job { return sshJob.Share(i, 2) }, viaSSH.add)
 	if err != nil {
 		t.Fatalf("stream over ssh: %v", err)
 	}
@@ -299,11 +304,13 @@ func TestFleetLoaderFailure(t *testing.T) {
 	f := newFleet(t, bin, t.TempDir(), 2)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err := f.Stream(ctx, func(i int) []string {
+	_, err := f.Stream(ctx, func(i int) stress.Job {
+		j := stress.DefaultJob()
+		j.Hosts, j.Rate, j.WriteRatio, j.ReadRatio, j.Duration = []string{"127.0.10.250"}, 10, 1, 0, time.Second
 		if i == 1 {
-			return []string{"--hosts", "127.0.10.250", "--rate", "nonsense"}
+			j.KeyStride = 0 // refused: exit status 2
 		}
-		return []string{"--hosts", "127.0.10.250", "--rate", "10/s", "--mix", "write=1", "--duration", "1s"}
+		return j
 	}, func(results.LatencyRecord) {})
 	if err == nil || !strings.Contains(err.Error(), "loader-2") || !strings.Contains(err.Error(), "status 2") {
 		t.Fatalf("want an error naming loader-2 and its exit status 2, got %v", err)
