@@ -59,11 +59,14 @@ type Config struct {
 	OpsPerVCPU             float64
 	StreamMiBPerVCPU       float64
 	BlockedReactorNotifyMS int
-	FailStartup            string
-	SlowFactor             float64
-	Version                string
-	InitialTablets         int
-	CPUProfile             string
+	// BlockedReactorReportsPerMinute is Seastar's rate limit of stall
+	// reports (src/core/reactor.cc, default 5).
+	BlockedReactorReportsPerMinute int
+	FailStartup                    string
+	SlowFactor                     float64
+	Version                        string
+	InitialTablets                 int
+	CPUProfile                     string
 	// Stderr receives the log when LogFile is empty (default os.Stderr).
 	Stderr io.Writer
 }
@@ -73,7 +76,7 @@ func DefaultConfig() Config {
 	return Config{ListenAddress: "127.0.0.2", ClusterName: "elasticity", DC: "dc1", Rack: "rack1", InstanceType: "i4i.large",
 		VCPUs: 2, MemoryGB: 16, DiskGB: 468, CQLPort: 9042, RESTPort: 10000, MetricsPort: 9180, InternodePort: 7000,
 		StorageScaleMiBPerGB: DefaultStorageScaleMiBPerGB, OpsPerVCPU: DefaultOpsPerVCPU, StreamMiBPerVCPU: DefaultStreamMiBPerVCPU,
-		BlockedReactorNotifyMS: 25, SlowFactor: 1, Version: DefaultVersion, InitialTablets: 16}
+		BlockedReactorNotifyMS: 25, BlockedReactorReportsPerMinute: 5, SlowFactor: 1, Version: DefaultVersion, InitialTablets: 16}
 }
 
 // Flags binds the node flags to c (defaults from c's current values).
@@ -98,6 +101,7 @@ func Flags(c *Config) *pflag.FlagSet {
 	fs.Float64Var(&c.OpsPerVCPU, "ops-per-vcpu", c.OpsPerVCPU, "modelled replica operations per second per vCPU")
 	fs.Float64Var(&c.StreamMiBPerVCPU, "stream-mib-per-vcpu", c.StreamMiBPerVCPU, "modelled streaming bandwidth in MiB/s per vCPU (a migration runs at the slower end's)")
 	fs.IntVar(&c.BlockedReactorNotifyMS, "blocked-reactor-notify-ms", c.BlockedReactorNotifyMS, "stall threshold in milliseconds")
+	fs.IntVar(&c.BlockedReactorReportsPerMinute, "blocked-reactor-reports-per-minute", c.BlockedReactorReportsPerMinute, "maximum number of backtraces reported by the stall detector per minute")
 	fs.StringVar(&c.FailStartup, "fail-startup", c.FailStartup, "fail startup with this message (fault injection)")
 	fs.Float64Var(&c.SlowFactor, "slow-factor", c.SlowFactor, "multiplies every service time (a slow node)")
 	fs.StringVar(&c.Version, "version", c.Version, "version reported by the node")
@@ -184,11 +188,12 @@ func Run(ctx context.Context, c Config) error {
 	n, err := node.New(ctx, node.Config{
 		ClusterName: c.ClusterName, ListenAddress: c.ListenAddress, DataDir: c.DataDir, DC: c.DC, Rack: c.Rack, Seeds: c.Seeds,
 		VCPUs: c.VCPUs, CQLPort: c.CQLPort, InternodePort: c.InternodePort, RESTPort: c.RESTPort,
-		DiskBytes:         int64(c.DiskGB * c.StorageScaleMiBPerGB * (1 << 20)),
-		OpsPerVCPU:        c.OpsPerVCPU,
-		StreamBytesPerSec: c.StreamMiBPerVCPU * float64(c.VCPUs) * (1 << 20),
-		StallThreshold:    time.Duration(c.BlockedReactorNotifyMS) * time.Millisecond,
-		SlowFactor:        c.SlowFactor, Version: c.Version, InitialTablets: c.InitialTablets, Log: log,
+		DiskBytes:             int64(c.DiskGB * c.StorageScaleMiBPerGB * (1 << 20)),
+		OpsPerVCPU:            c.OpsPerVCPU,
+		StreamBytesPerSec:     c.StreamMiBPerVCPU * float64(c.VCPUs) * (1 << 20),
+		StallThreshold:        time.Duration(c.BlockedReactorNotifyMS) * time.Millisecond,
+		StallReportsPerMinute: c.BlockedReactorReportsPerMinute,
+		SlowFactor:            c.SlowFactor, Version: c.Version, InitialTablets: c.InitialTablets, Log: log,
 	})
 	if err != nil {
 		return startFail(err)

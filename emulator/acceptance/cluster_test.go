@@ -130,7 +130,7 @@ func (c *tcluster) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	var stalls []string
 	for _, n := range c.Nodes {
-		if v, err := n.metric(ctx, "scylla_reactor_stalls"); err == nil {
+		if v, err := n.metric(ctx, "scylla_stall_detector_reported"); err == nil {
 			stalls = append(stalls, fmt.Sprintf("%s=%v", n.Addr, v))
 		}
 		if b, err := os.ReadFile(n.LogPath); err == nil {

@@ -45,8 +45,13 @@ type Config struct {
 	// pauses longer than this are stalls. 0 disables stall detection.
 	StallThreshold time.Duration
 	// OnStall is called (from its own goroutine or the caller's, never under
-	// a lock) for each stall. May be nil.
+	// a lock) once for each stall, with its whole length, once it is over
+	// (for the scylla_reactor_stalls histogram). May be nil.
 	OnStall func(shard int, d time.Duration)
+	// Detector, when set, receives the stall reports Seastar's detector
+	// would print while a stall lasts (StallOffsets), in real time for a
+	// batch and at once for a runtime pause measured after the fact.
+	Detector *StallDetector
 	// MaxBacklog bounds the queue: a request that would wait longer than
 	// this before starting gets Overloaded. Default 2 s.
 	MaxBacklog time.Duration
@@ -193,7 +198,7 @@ func (m *Model) Do(ctx context.Context, shard int, units float64) error {
 // shard and returns once it has finished. If it ran longer than the stall
 // threshold while requests waited behind it, a stall is reported.
 func (m *Model) Batch(ctx context.Context, shard int, units float64) error {
-	return m.batch(ctx, shard, time.Duration(units*float64(m.unit)))
+	return m.batch(ctx, shard, "compaction", time.Duration(units*float64(m.unit)))
 }
 
 // Stream occupies shard with streaming bytes at bytesPerSec (the shard's
@@ -214,7 +219,7 @@ func (m *Model) Stream(ctx context.Context, shard int, bytes int64, bytesPerSec 
 	for bytes > 0 {
 		n := min(bytes, chunk)
 		d := time.Duration(float64(n) / bytesPerSec * m.cfg.SlowFactor * float64(time.Second))
-		if err := m.batch(ctx, shard, d); err != nil {
+		if err := m.batch(ctx, shard, "streaming", d); err != nil {
 			return err
 		}
 		bytes -= n
@@ -222,7 +227,8 @@ func (m *Model) Stream(ctx context.Context, shard int, bytes int64, bytesPerSec 
 	return nil
 }
 
-func (m *Model) batch(ctx context.Context, shard int, d time.Duration) error {
+// batch runs a non-preemptible task of length d in scheduling group group.
+func (m *Model) batch(ctx context.Context, shard int, group string, d time.Duration) error {
 	s := m.shard(shard)
 	now := m.now()
 	s.mu.Lock()
@@ -231,6 +237,7 @@ func (m *Model) batch(ctx context.Context, shard int, d time.Duration) error {
 	s.push(b.start, b.end, now)
 	s.last = b
 	s.mu.Unlock()
+	m.scheduleReports(s, shard%len(m.shards), group, b, d)
 	err := m.sleepUntil(ctx, b.end)
 	if err != nil {
 		return err
@@ -247,6 +254,30 @@ func (m *Model) batch(ctx context.Context, shard int, d time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// scheduleReports arms the detector's timer chain for a batch long enough to
+// be reported: each report fires while the batch runs, as Seastar's timer
+// signal does, and is printed if a request is waiting behind the batch by then.
+func (m *Model) scheduleReports(s *shard, sh int, group string, b *batch, d time.Duration) {
+	det := m.cfg.Detector
+	if det == nil || m.cfg.StallThreshold <= 0 || d <= m.cfg.StallThreshold {
+		return
+	}
+	startAt := m.epoch.Add(time.Duration(b.start))
+	for i, off := range StallOffsets(m.cfg.StallThreshold, d) {
+		time.AfterFunc(time.Until(startAt.Add(off)), func() {
+			if i == 0 {
+				det.StartTask(sh)
+			}
+			s.mu.Lock()
+			waited := b.waited
+			s.mu.Unlock()
+			if waited {
+				det.Report(sh, group, off)
+			}
+		})
+	}
 }
 
 // push records the busy interval [start, end) and prunes intervals that
@@ -323,7 +354,8 @@ func (m *Model) Backlog(shard int) time.Duration {
 	return time.Duration(max(0, s.busyUntil-now))
 }
 
-// Stalls is the total number of stalls reported (scylla_reactor_stalls).
+// Stalls is the total number of stalls (each counted once, however many
+// times the detector reported it).
 func (m *Model) Stalls() uint64 { return m.stalls.Load() }
 
 // ShardStalls is the number of stalls reported per shard.
@@ -359,6 +391,12 @@ func (m *Model) watchdog() {
 		case <-t.C:
 			now := time.Now()
 			if late := now.Sub(expected); late > m.cfg.StallThreshold {
+				if det := m.cfg.Detector; det != nil {
+					det.StartTask(0)
+					for _, off := range StallOffsets(m.cfg.StallThreshold, late) {
+						det.Report(0, "main", off)
+					}
+				}
 				m.report(0, late)
 			}
 			// Restart from the actual wake time, so one pause is reported once.

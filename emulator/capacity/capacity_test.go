@@ -267,17 +267,6 @@ func TestUtilizationIdleAndClose(t *testing.T) {
 	m.Close() // idempotent
 }
 
-func TestStallMessage(t *testing.T) {
-	got := StallMessage(1, 32*time.Millisecond+400*time.Microsecond)
-	want := "Reactor stalled for 32 ms on shard 1. Backtrace: 0x"
-	if len(got) < len(want) || got[:len(want)] != want {
-		t.Errorf("got %q", got)
-	}
-	if got != StallMessage(1, 32*time.Millisecond+400*time.Microsecond) {
-		t.Error("not reproducible")
-	}
-}
-
 func BenchmarkDo(b *testing.B) {
 	// Service time far below the sleep threshold: measures the model's own cost.
 	m := New(Config{Shards: 8, OpsPerShard: 1e9})

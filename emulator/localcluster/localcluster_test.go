@@ -269,7 +269,7 @@ func TestThreeNodes(t *testing.T) {
 		var rack string
 		restGet(t, h, "/snitch/rack", &rack)
 		fams := scrape(t, h)
-		for _, name := range []string{"scylla_storage_proxy_coordinator_write_latency", "scylla_reactor_utilization", "scylla_reactor_stalls", "scylla_tablets_count", "node_filesystem_size_bytes", "node_filesystem_avail_bytes", "scylla_streaming_finished_percentage"} {
+		for _, name := range []string{"scylla_storage_proxy_coordinator_write_latency", "scylla_reactor_utilization", "scylla_stall_detector_reported", "scylla_tablets_count", "node_filesystem_size_bytes", "node_filesystem_avail_bytes", "scylla_streaming_finished_percentage"} {
 			if _, ok := metricSum(fams, name); !ok {
 				t.Errorf("%s: metric %s missing", h, name)
 			}

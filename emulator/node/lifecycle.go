@@ -73,12 +73,14 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 	if n.hostID, err = n.loadHostID(); err != nil {
 		return fail(err)
 	}
+	// Stall reports are raw stderr lines, as Seastar prints them.
+	n.stalls = capacity.NewStallDetector(cfg.VCPUs, cfg.StallReportsPerMinute, n.log.Raw)
+	n.met = newMetrics(n)
 	n.cap = capacity.New(capacity.Config{Shards: cfg.VCPUs, OpsPerShard: cfg.OpsPerVCPU, SlowFactor: cfg.SlowFactor,
-		StallThreshold: cfg.StallThreshold, OnStall: func(shard int, d time.Duration) {
-			n.log.ShardLogf(shard, "main", scyllalog.Warn, "seastar", "%s", capacity.StallMessage(shard, d))
+		StallThreshold: cfg.StallThreshold, Detector: n.stalls, OnStall: func(_ int, d time.Duration) {
+			n.met.stalls.Observe(float64(d.Microseconds()))
 		}})
 	n.disk = diskmodel.New(cfg.DataDir, cfg.DiskBytes, n.log.Logf)
-	n.met = newMetrics(n)
 	n.log.Logf(scyllalog.Info, "init", "Scylla version %s starting, host id %s, %d shards", cfg.Version, n.hostID, cfg.VCPUs)
 
 	n.ln, err = net.Listen("tcp", net.JoinHostPort(cfg.ListenAddress, strconv.Itoa(cfg.InternodePort)))
@@ -98,7 +100,8 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		n.view.Store(newView(&Meta{Keyspaces: map[string]*engine.Keyspace{}, Tables: map[string]map[string]*engine.Table{},
 			Nodes: map[string]*NodeMeta{}, Tablets: map[string]*TabletMap{}, Balancing: true}))
 	}
-	n.wg.Add(3)
+	n.wg.Add(4)
+	go n.stallTicker()
 	go n.cleanupLoop()
 	go n.gossipLoop()
 	go n.balancerLoop()
@@ -432,3 +435,19 @@ func (n *Node) Close() error {
 // cleanup deletes a key range at once (reads stop seeing it) and queues
 // it for compaction, which the cleanup worker batches so that moving
 // thousands of tablets does not mean thousands of flushes.
+
+// stallTicker lets the stall detector print suppressed counts once their
+// minute is over (Seastar does it at the next task run).
+func (n *Node) stallTicker() {
+	defer n.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-t.C:
+			n.stalls.Tick()
+		}
+	}
+}

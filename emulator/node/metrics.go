@@ -29,6 +29,41 @@ type metrics struct {
 	replicaWrites               prometheus.Counter
 	migrations                  prometheus.Counter
 	streamIn, streamOut         *atomicCounter
+	stalls                      prometheus.Observer
+}
+
+// skipEmpty is a histogram exported only once it has a sample (Seastar's
+// metric_definition::set_skip_when_empty). Unchecked: Describe sends nothing.
+type skipEmpty struct {
+	prometheus.Histogram
+	n atomic.Int64
+}
+
+func (h *skipEmpty) Observe(v float64) { h.n.Add(1); h.Histogram.Observe(v) }
+
+func (h *skipEmpty) Describe(chan<- *prometheus.Desc) {}
+
+func (h *skipEmpty) Collect(ch chan<- prometheus.Metric) {
+	if h.n.Load() > 0 {
+		h.Histogram.Collect(ch)
+	}
+}
+
+// stallBuckets are the upper bounds of Seastar's time_estimated_histogram
+// (approximate_exponential_histogram<512, 33554432, 4>, to_metrics_histogram:
+// bucket i's bound is the lower limit of bucket i+1).
+func stallBuckets() []float64 {
+	var out []float64
+	for e := 0; 512<<e < 33554432; e++ {
+		base := float64(int64(512) << e)
+		for i := 0; i < 4; i++ {
+			if e == 0 && i == 0 {
+				continue
+			}
+			out = append(out, base+float64(i)*base/4)
+		}
+	}
+	return append(out, 33554432)
 }
 
 // newMetrics registers the node's metrics under ScyllaDB's names. Latencies
@@ -49,7 +84,17 @@ func newMetrics(n *Node) *metrics {
 	mt.writeTimeouts, mt.readTimeouts, mt.unavailable, mt.replicaWrites, mt.migrations = wt, rt, un, rw, mg
 	mt.streamIn = &atomicCounter{Counter: prometheus.NewCounter(prometheus.CounterOpts{Name: "scylla_streaming_total_incoming_bytes", Help: "bytes received by streaming", ConstLabels: prometheus.Labels{"shard": "0"}})}
 	mt.streamOut = &atomicCounter{Counter: prometheus.NewCounter(prometheus.CounterOpts{Name: "scylla_streaming_total_outgoing_bytes", Help: "bytes sent by streaming", ConstLabels: prometheus.Labels{"shard": "0"}})}
-	reg.MustRegister(wl, rl, wt, rt, un, rw, mg, mt.streamIn.Counter, mt.streamOut.Counter)
+	// scylla_reactor_stalls is a histogram of stall durations in
+	// microseconds, aggregated over shards (src/core/reactor.cc:
+	// sm::make_histogram("stalls", ...).aggregate({shard_label})), with the
+	// bucket bounds of time_estimated_histogram (include/seastar/core/internal/
+	// estimated_histogram.hh: 512 us .. 33554432 us, 4 buckets per power of 2).
+	// Seastar adds every task run over 2x --task-quota-ms; the emulator
+	// models no sub-threshold task runs, so it adds the stalls it reports.
+	// set_skip_when_empty: no series until the first stall.
+	st := &skipEmpty{Histogram: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "scylla_reactor_stalls", Help: "A histogram of reactor stall durations", Buckets: stallBuckets()})}
+	mt.stalls = st
+	reg.MustRegister(wl, rl, wt, rt, un, rw, mg, mt.streamIn.Counter, mt.streamOut.Counter, st)
 
 	for s := 0; s < n.cfg.VCPUs; s++ {
 		lab := prometheus.Labels{"shard": strconv.Itoa(s)}
@@ -61,14 +106,10 @@ func newMetrics(n *Node) *metrics {
 				}
 				return 0
 			}))
-		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "scylla_reactor_stalls", Help: "reactor stalls on the shard", ConstLabels: lab},
-			func() float64 {
-				st := n.cap.ShardStalls()
-				if s < len(st) {
-					return float64(st[s])
-				}
-				return 0
-			}))
+		// Seastar's cpu_stall_detector counter: reports printed (not
+		// suppressed), per shard (src/core/reactor.cc, group "stall_detector").
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "scylla_stall_detector_reported", Help: "Total number of reported stalls, look in the traces for the exact reason", ConstLabels: lab},
+			func() float64 { return float64(n.stalls.Reported(s)) }))
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "scylla_tablets_count", Help: "tablet replicas on the shard", ConstLabels: lab},
 			func() float64 {
 				l := shardLoad(n.view.Load().m)[n.hostID]

@@ -60,6 +60,8 @@ type Config struct {
 	// StreamBytesPerSec is the node's streaming bandwidth (all shards).
 	StreamBytesPerSec float64
 	StallThreshold    time.Duration
+	// StallReportsPerMinute is --blocked-reactor-reports-per-minute (0 = 5).
+	StallReportsPerMinute int
 	SlowFactor        float64
 	Version           string
 	InitialTablets    int
@@ -89,6 +91,7 @@ type Node struct {
 	left     chan struct{} // closed once this node has left the cluster
 	leftOnce sync.Once
 	met      *metrics
+	stalls   *capacity.StallDetector
 
 	// Topology coordinator (topology_coordinator.go): coordMu serialises
 	// metadata changes made as topology coordinator.

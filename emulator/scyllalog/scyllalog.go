@@ -66,3 +66,15 @@ func (l *Logger) ShardLogf(shard int, group, level, logger, format string, args 
 	defer l.mu.Unlock()
 	io.WriteString(l.w, line)
 }
+
+// Raw writes line as is (plus a newline), as Seastar's async-signal-safe
+// reports (stall backtraces) go to stderr with no level or timestamp. It
+// shares the Logger's lock, so it never splits another line.
+func (l *Logger) Raw(line string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	io.WriteString(l.w, strings.TrimRight(line, "\n")+"\n")
+}
