@@ -16,9 +16,13 @@ func TestClassifyEmulatorLines(t *testing.T) {
 		l := scyllalog.Format(ts, level, 1, "main", logger, msg)
 		return l[:len(l)-1]
 	}
-	ev, ok := Classify("node-1", line(scyllalog.Warn, "seastar", capacity.StallMessage(1, 47*time.Millisecond)), time.Now())
-	if !ok || ev.Type != results.EventStall || ev.StallMS != 47 || !ev.Time.Equal(ts) {
+	now := time.Now()
+	ev, ok := Classify("node-1", capacity.StallMessage(1, "main", 47*time.Millisecond), now)
+	if !ok || ev.Type != results.EventStall || ev.StallMS != 47 || !ev.Time.Equal(now.UTC()) {
 		t.Fatalf("stall: %+v %v", ev, ok)
+	}
+	if ev, ok := Classify("node-1", capacity.SuppressedMessage(1, 3), now); ok {
+		t.Fatalf("suppressed line classified alone as %+v", ev)
 	}
 	for msg, want := range map[string]string{
 		"Startup failed: std::runtime_error (injected)":                              ErrStartupFailed,
@@ -30,8 +34,22 @@ func TestClassifyEmulatorLines(t *testing.T) {
 			logger = "init"
 		}
 		ev, ok := Classify("node-1", line(scyllalog.Error, logger, msg), time.Now())
-		if !ok || ev.ErrorType != want {
+		if !ok || ev.ErrorType != want || !ev.Time.Equal(ts) {
 			t.Errorf("%q: %+v, want %s", msg, ev, want)
 		}
+	}
+}
+
+// The emulator's stall reports for one 200 ms stall (its StallOffsets, from
+// Seastar's reactor.cc) count as one stall of the longest report.
+func TestLogWatcherCountsEmulatorStallOnce(t *testing.T) {
+	var got []results.Event
+	w := &LogWatcher{Node: "node-1", Emit: func(e results.Event) { got = append(got, e) }}
+	for _, off := range capacity.StallOffsets(25*time.Millisecond, 200*time.Millisecond) {
+		w.Line(capacity.StallMessage(0, "streaming", off))
+	}
+	w.flush(true)
+	if len(got) != 1 || got[0].StallMS != 197 {
+		t.Fatalf("events %+v, want one stall of 197 ms", got)
 	}
 }

@@ -1,12 +1,10 @@
 package monitor
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/elasticity-dev/elasticity/results"
@@ -48,7 +46,7 @@ type LogPattern struct {
 // LogPatterns are tried in order; the first match wins, so specific types
 // come before the catch-all DATABASE_ERROR (as in SCT's DatabaseLogEvent list).
 var LogPatterns = []LogPattern{
-	{ErrReactorStalled, SeverityNormal, regexp.MustCompile(`Reactor stalled for (\d+(?:\.\d+)?) ms`)},
+	{ErrReactorStalled, SeverityNormal, regexp.MustCompile(`Reactor stalled for (\d+(?:\.\d+)?) ms(?: on shard (\d+))?`)},
 	{ErrNoSpace, SeverityError, regexp.MustCompile(`No space left on device`)},
 	{ErrBadAlloc, SeverityError, regexp.MustCompile(`std::bad_alloc`)},
 	{ErrStartupFailed, SeverityCritical, regexp.MustCompile(`init - Startup failed:`)},
@@ -68,6 +66,8 @@ var LogPatterns = []LogPattern{
 // during topology changes and shutdown; SCT filters the same ones. One table,
 // so that adding an exclusion is a one-line change.
 var BenignPatterns = []*regexp.Regexp{
+	// Seastar's stall-report rate limit (LogWatcher counts it as stalls).
+	suppressedRe,
 	regexp.MustCompile(`audit:`), // SCT's BACKTRACE regex excludes audit lines
 	regexp.MustCompile(`cql_server - exception while processing connection`),
 	regexp.MustCompile(`seastar::sleep_aborted`),
@@ -109,39 +109,24 @@ func Classify(node, line string, now time.Time) (results.Event, bool) {
 }
 
 func lineTime(line string, now time.Time) time.Time {
+	return lineTimeIn(line, now, time.Local)
+}
+
+// lineTimeIn is the time of ScyllaDB's own timestamp, which is in the
+// node's local time (loc), as UTC; now when the line has none.
+func lineTimeIn(line string, now time.Time, loc *time.Location) time.Time {
 	m := logTime.FindStringSubmatch(line)
 	if m == nil {
 		return now.UTC()
 	}
-	// ScyllaDB logs in the node's local time; local nodes share ours.
-	t, err := time.ParseInLocation("2006-01-02 15:04:05,000", m[1], time.Local)
+	t, err := time.ParseInLocation("2006-01-02 15:04:05,000", m[1], loc)
 	if err != nil {
 		return now.UTC()
 	}
 	return t.UTC()
 }
 
-// Watch reads a node's log line by line and emits an event for every line
-// that matches LogPatterns. It returns when r ends or ctx is done (closing r
-// if it is an io.Closer, so that a following reader stops too).
+// Watch reads a node's log with a LogWatcher in the runner's time zone.
 func Watch(ctx context.Context, node string, r io.Reader, emit func(results.Event)) error {
-	if c, ok := r.(io.Closer); ok {
-		stop := context.AfterFunc(ctx, func() { c.Close() })
-		defer stop()
-	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		line, err := br.ReadString('\n')
-		if line = strings.TrimRight(line, "\r\n"); line != "" {
-			if ev, ok := Classify(node, line, time.Now()); ok {
-				emit(ev)
-			}
-		}
-		if err != nil {
-			if ctx.Err() != nil || err == io.EOF || err == io.ErrClosedPipe {
-				return nil
-			}
-			return err
-		}
-	}
+	return (&LogWatcher{Node: node, Emit: emit}).Watch(ctx, r)
 }

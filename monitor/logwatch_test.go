@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -67,7 +68,8 @@ func TestWatchStopsAtEOFAndOnCancel(t *testing.T) {
 	if err := Watch(context.Background(), "node-2", strings.NewReader(in), func(e results.Event) { got = append(got, e) }); err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].StallMS != 40 || got[1].ErrorType != ErrNoSpace {
+	// The stall is emitted once over (here at the end of the log).
+	if len(got) != 2 || got[0].ErrorType != ErrNoSpace || got[1].StallMS != 40 {
 		t.Fatalf("events = %+v", got)
 	}
 
@@ -85,5 +87,89 @@ func TestWatchStopsAtEOFAndOnCancel(t *testing.T) {
 		}
 	case <-time.After(2 * time.Second):
 		t.Fatal("Watch did not return after cancel")
+	}
+}
+
+// One 200 ms stall at threshold 25 reported at ~25, 50, 100 and 200 ms, then
+// Seastar's suppressed-count line (seastar src/core/reactor.cc,
+// cpu_stall_detector::on_signal and report_suppressions): one stall of
+// 200 ms plus one of at least the threshold per suppressed report.
+func TestLogWatcherStallDoublingAndSuppressed(t *testing.T) {
+	var got []results.Event
+	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	w := &LogWatcher{Node: "node-1", StallThresholdMS: 25, Now: func() time.Time { return clock },
+		Emit: func(e results.Event) { got = append(got, e) }}
+	for _, ms := range []int{25, 50, 100, 200} {
+		clock = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC).Add(time.Duration(ms) * time.Millisecond)
+		w.Line(fmt.Sprintf("Reactor stalled for %d ms on shard 2, in scheduling group statement. Backtrace: 0x1 0x2 (BuildId: ab)", ms))
+	}
+	// Another shard's stall in between does not end it.
+	w.Line("Reactor stalled for 33 ms on shard 0, in scheduling group main. Backtrace: 0x3 (BuildId: ab)")
+	clock = clock.Add(time.Minute)
+	w.Line("Rate-limit: suppressed 3 backtraces on shard 2")
+	w.flush(true)
+	var long, shard0, suppressed int
+	for _, e := range got {
+		if e.Type != results.EventStall || e.ErrorType != ErrReactorStalled || e.Node != "node-1" {
+			t.Fatalf("event %+v", e)
+		}
+		switch {
+		case e.StallMS == 200:
+			long++
+		case e.StallMS == 33:
+			shard0++
+		case e.StallMS == 25 && strings.HasPrefix(e.Line, "Rate-limit"):
+			suppressed++
+		default:
+			t.Errorf("unexpected stall %+v", e)
+		}
+	}
+	if long != 1 || shard0 != 1 || suppressed != 3 || len(got) != 5 {
+		t.Fatalf("200 ms: %d, shard 0: %d, suppressed: %d of %d events %+v", long, shard0, suppressed, len(got), got)
+	}
+	// Two stalls in a row on one shard are two, and a stall is emitted once
+	// it can no longer be reported again.
+	got = nil
+	w.Line("Reactor stalled for 32 ms on shard 1, in scheduling group main. Backtrace: 0x1 (BuildId: ab)")
+	w.Line("Reactor stalled for 33 ms on shard 1, in scheduling group main. Backtrace: 0x1 (BuildId: ab)")
+	clock = clock.Add(3 * time.Second)
+	w.flush(false)
+	if len(got) != 2 || got[0].StallMS != 32 || got[1].StallMS != 33 {
+		t.Fatalf("two short stalls: %+v", got)
+	}
+}
+
+// Multi-line reports (--blocked-reactor-report-format-oneline=0, and the
+// perf detector's kernel callstack) are part of the stall, never errors;
+// docker --timestamps give the event time in UTC and ScyllaDB's own
+// timestamps are read in the node's zone.
+func TestLogWatcherBacktraceLinesAndTimes(t *testing.T) {
+	var got []results.Event
+	w := &LogWatcher{Node: "node-1", Location: time.UTC, Emit: func(e results.Event) { got = append(got, e) }}
+	for _, l := range []string{
+		"2026-11-30T12:00:00.500000000Z Reactor stalled for 40 ms on shard 1, in scheduling group main.",
+		"2026-11-30T12:00:00.500000000Z Backtrace:",
+		"2026-11-30T12:00:00.500000000Z   0x5a1b2c3",
+		"2026-11-30T12:00:00.500000000Z   /opt/scylladb/libreloc/libc.so.6+0x27b89",
+		"2026-11-30T12:00:00.500000000Z kernel callstack: 0xffffffff 0xfffffffe",
+		"ERROR 2026-11-30 12:00:03,000 [shard 0:main] database - something failed",
+	} {
+		w.Line(l)
+	}
+	w.flush(true)
+	if len(got) != 2 {
+		t.Fatalf("events %+v", got)
+	}
+	if got[0].ErrorType != ErrDatabase || !got[0].Time.Equal(time.Date(2026, 11, 30, 12, 0, 3, 0, time.UTC)) {
+		t.Errorf("error event %+v", got[0])
+	}
+	if got[1].Type != results.EventStall || got[1].StallMS != 40 || !got[1].Time.Equal(time.Date(2026, 11, 30, 12, 0, 0, 5e8, time.UTC)) {
+		t.Errorf("stall event %+v", got[1])
+	}
+	// A "Backtrace:" not following a stall is still SCT's BACKTRACE error.
+	got = nil
+	w.Line("INFO  2026-11-30 12:00:09,000 [shard 0:main] seastar - Backtrace: 0x1 0x2")
+	if len(got) != 1 || got[0].ErrorType != ErrBacktrace {
+		t.Errorf("backtrace after an ordinary line: %+v", got)
 	}
 }

@@ -1,0 +1,220 @@
+package monitor
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+// Seastar's stall reports (seastar src/core/reactor.cc, cpu_stall_detector):
+// one physical stall is reported when it reaches threshold+slack and again
+// each time it doubles (`_report_at <<= 1`), every report giving the time
+// since the task started; at most --blocked-reactor-reports-per-minute (5)
+// are printed per shard and minute, and once the minute is over one line
+// says how many were suppressed. The reports are raw stderr lines (no level,
+// no timestamp); with --blocked-reactor-report-format-oneline=0 the frames
+// follow on lines of their own, and the perf-based detector may add a
+// "kernel callstack:" line.
+var (
+	suppressedRe = regexp.MustCompile(`Rate-limit: suppressed (\d+) backtraces? on shard (\d+)`)
+	// A stall report's continuation: "Backtrace:", frames ("  0x1234",
+	// "  /opt/scylladb/libreloc/libc.so.6+0x1234"), "kernel callstack: ...".
+	continuationRe = regexp.MustCompile(`^(\s+(\S+\+)?0x[0-9a-f]+\s*$|Backtrace:\s*$|kernel callstack:)`)
+	// dockerTime is the prefix `docker logs --timestamps` adds (UTC).
+	dockerTime = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z) `)
+)
+
+// DefaultStallThresholdMS is ScyllaDB's default --blocked-reactor-notify-ms.
+const DefaultStallThresholdMS = 25
+
+// LogWatcher turns one node's log into events: database errors line by
+// line, and reactor stalls counted once each (its longest report), plus one
+// stall of unknown length (given as the threshold, a lower bound) per
+// suppressed report.
+type LogWatcher struct {
+	Node string
+	Emit func(results.Event)
+	// Location is the time zone of ScyllaDB's own timestamps (default
+	// time.Local, right for local nodes; containers and machine images log UTC).
+	Location *time.Location
+	// StallThresholdMS is the node's --blocked-reactor-notify-ms (default 25).
+	StallThresholdMS float64
+	// Now is the clock for lines without a timestamp (default time.Now).
+	Now func() time.Time
+
+	mu         sync.Mutex
+	pending    map[int]*pendingStall // by shard
+	afterStall bool                  // the previous line was a stall report or its continuation
+}
+
+type pendingStall struct {
+	ev      results.Event
+	arrived time.Time // when its last report was read
+	start   time.Time // report time minus its length (when the line had a time)
+	timed   bool
+}
+
+func (w *LogWatcher) now() time.Time {
+	if w.Now != nil {
+		return w.Now()
+	}
+	return time.Now()
+}
+
+// Watch reads r line by line until it ends or ctx is done (closing r if it
+// is an io.Closer, so that a following reader stops too), then emits the
+// stalls still pending.
+func (w *LogWatcher) Watch(ctx context.Context, r io.Reader) error {
+	if c, ok := r.(io.Closer); ok {
+		stop := context.AfterFunc(ctx, func() { c.Close() })
+		defer stop()
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() { // a stall that reports no more is over: emit it
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				w.flush(false)
+			}
+		}
+	}()
+	defer w.flush(true)
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadString('\n')
+		if line = strings.TrimRight(line, "\r\n"); line != "" {
+			w.Line(line)
+		}
+		if err != nil {
+			if ctx.Err() != nil || err == io.EOF || err == io.ErrClosedPipe {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// Line handles one log line.
+func (w *LogWatcher) Line(line string) {
+	now := w.now()
+	var ts time.Time
+	timed := false
+	if m := dockerTime.FindStringSubmatch(line); m != nil {
+		if t, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
+			ts, timed = t.UTC(), true
+		}
+		line = line[len(m[0]):]
+	}
+	loc := w.Location
+	if loc == nil {
+		loc = time.Local
+	}
+	if !timed && logTime.MatchString(line) {
+		ts, timed = lineTimeIn(line, now, loc), true
+	}
+	if !timed {
+		ts = now.UTC()
+	}
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.afterStall && continuationRe.MatchString(line) {
+		return // part of the report above: never an error
+	}
+	w.afterStall = false
+	if m := suppressedRe.FindStringSubmatch(line); m != nil {
+		k, _ := strconv.Atoi(m[1])
+		thr := w.StallThresholdMS
+		if thr <= 0 {
+			thr = DefaultStallThresholdMS
+		}
+		for range k {
+			w.emit(results.Event{Time: ts, Type: results.EventStall, Node: w.Node, Severity: SeverityNormal, ErrorType: ErrReactorStalled,
+				StallMS: thr, Line: line, Message: fmt.Sprintf("suppressed report (length unknown, at least the %g ms threshold)", thr)})
+		}
+		return
+	}
+	ev, ok := Classify(w.Node, line, ts)
+	if !ok {
+		return
+	}
+	ev.Time = ts
+	if ev.Type != results.EventStall {
+		w.emit(ev)
+		return
+	}
+	w.afterStall = true
+	shard := -1
+	if m := LogPatterns[0].Re.FindStringSubmatch(line); m != nil && m[2] != "" {
+		shard, _ = strconv.Atoi(m[2])
+	}
+	start := ts.Add(-time.Duration(ev.StallMS * float64(time.Millisecond)))
+	if w.pending == nil {
+		w.pending = map[int]*pendingStall{}
+	}
+	if p := w.pending[shard]; p != nil {
+		if continues(p, ev, start, timed, now) {
+			p.ev, p.arrived, p.start, p.timed = ev, now, start, timed
+			return
+		}
+		w.emit(p.ev)
+	}
+	w.pending[shard] = &pendingStall{ev: ev, arrived: now, start: start, timed: timed}
+}
+
+// continues says whether a report is a later report of pending's stall:
+// longer by the doubling (Seastar's next report comes at more than twice the
+// previous one's length; 1.5 leaves room for rounding), read no later than
+// the stall could have lasted, and started at the same time when both
+// lines carry times.
+func continues(p *pendingStall, ev results.Event, start time.Time, timed bool, now time.Time) bool {
+	if ev.StallMS < 1.5*p.ev.StallMS {
+		return false
+	}
+	grew := time.Duration((ev.StallMS - p.ev.StallMS) * float64(time.Millisecond))
+	if now.Sub(p.arrived) > grew+time.Second {
+		return false
+	}
+	if timed && p.timed {
+		tol := max(50*time.Millisecond, time.Duration(0.1*ev.StallMS*float64(time.Millisecond)))
+		if d := start.Sub(p.start); d > tol || d < -tol {
+			return false
+		}
+	}
+	return true
+}
+
+// flush emits pending stalls that can no longer be reported again (the next
+// report would have come within about twice the last one's length), or all.
+func (w *LogWatcher) flush(all bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.now()
+	for shard, p := range w.pending {
+		wait := time.Duration(3*p.ev.StallMS*float64(time.Millisecond)) + 2*time.Second
+		if all || now.Sub(p.arrived) > wait {
+			w.emit(p.ev)
+			delete(w.pending, shard)
+		}
+	}
+}
+
+// emit is called with w.mu held, so events leave in order.
+func (w *LogWatcher) emit(ev results.Event) {
+	if w.Emit != nil {
+		w.Emit(ev)
+	}
+}
