@@ -54,7 +54,11 @@ type lines struct {
 }
 
 func (l *lines) write(s string) { l.mu.Lock(); l.l = append(l.l, s); l.mu.Unlock() }
-func (l *lines) get() []string  { l.mu.Lock(); defer l.mu.Unlock(); return append([]string(nil), l.l...) }
+func (l *lines) get() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.l...)
+}
 
 // Seastar src/core/reactor.cc, maybe_report and report_suppressions: at most
 // --blocked-reactor-reports-per-minute (default 5) reports per shard and

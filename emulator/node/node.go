@@ -62,10 +62,10 @@ type Config struct {
 	StallThreshold    time.Duration
 	// StallReportsPerMinute is --blocked-reactor-reports-per-minute (0 = 5).
 	StallReportsPerMinute int
-	SlowFactor        float64
-	Version           string
-	InitialTablets    int
-	Log               *scyllalog.Logger
+	SlowFactor            float64
+	Version               string
+	InitialTablets        int
+	Log                   *scyllalog.Logger
 }
 
 // Node is a running emulated node.
