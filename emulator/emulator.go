@@ -41,19 +41,22 @@ const (
 
 // Config is one node's configuration; the flags of `elasticity node`.
 type Config struct {
-	ListenAddress          string
-	DataDir                string
-	ClusterName            string
-	DC, Rack               string
-	InstanceType           string
-	VCPUs                  int
-	MemoryGB               float64
-	DiskGB                 float64
-	Seeds                  []string
-	LogFile                string
-	CQLPort                int
-	RESTPort               int
-	MetricsPort            int
+	ListenAddress string
+	DataDir       string
+	ClusterName   string
+	DC, Rack      string
+	InstanceType  string
+	VCPUs         int
+	MemoryGB      float64
+	DiskGB        float64
+	Seeds         []string
+	LogFile       string
+	CQLPort       int
+	RESTPort      int
+	MetricsPort   int
+	// NodeExporterPort is where the node_exporter beside the node serves
+	// (ScyllaDB's images run it on 9100); 0 runs none.
+	NodeExporterPort       int
 	InternodePort          int
 	StorageScaleMiBPerGB   float64
 	OpsPerVCPU             float64
@@ -74,7 +77,7 @@ type Config struct {
 // DefaultConfig returns the flag defaults.
 func DefaultConfig() Config {
 	return Config{ListenAddress: "127.0.0.2", ClusterName: "elasticity", DC: "dc1", Rack: "rack1", InstanceType: "i4i.large",
-		VCPUs: 2, MemoryGB: 16, DiskGB: 468, CQLPort: 9042, RESTPort: 10000, MetricsPort: 9180, InternodePort: 7000,
+		VCPUs: 2, MemoryGB: 16, DiskGB: 468, CQLPort: 9042, RESTPort: 10000, MetricsPort: 9180, NodeExporterPort: 9100, InternodePort: 7000,
 		StorageScaleMiBPerGB: DefaultStorageScaleMiBPerGB, OpsPerVCPU: DefaultOpsPerVCPU, StreamMiBPerVCPU: DefaultStreamMiBPerVCPU,
 		BlockedReactorNotifyMS: 25, BlockedReactorReportsPerMinute: 5, SlowFactor: 1, Version: DefaultVersion, InitialTablets: 16}
 }
@@ -96,6 +99,7 @@ func Flags(c *Config) *pflag.FlagSet {
 	fs.IntVar(&c.CQLPort, "cql-port", c.CQLPort, "CQL native protocol port")
 	fs.IntVar(&c.RESTPort, "rest-port", c.RESTPort, "REST API port")
 	fs.IntVar(&c.MetricsPort, "metrics-port", c.MetricsPort, "Prometheus metrics port")
+	fs.IntVar(&c.NodeExporterPort, "node-exporter-port", c.NodeExporterPort, "port of the emulated node_exporter (node_filesystem_* of the data directory; 0 = none)")
 	fs.IntVar(&c.InternodePort, "internode-port", c.InternodePort, "internode RPC port")
 	fs.Float64Var(&c.StorageScaleMiBPerGB, "storage-scale-mib-per-gb", c.StorageScaleMiBPerGB, "emulated disk capacity in MiB per GB of --disk-gb (0.5: i4i.large 468 GB → 234 MiB)")
 	fs.Float64Var(&c.OpsPerVCPU, "ops-per-vcpu", c.OpsPerVCPU, "modelled replica operations per second per vCPU")
@@ -205,6 +209,19 @@ func Run(ctx context.Context, c Config) error {
 	go metSrv.Serve(metLn)
 	defer restSrv.Close()
 	defer metSrv.Close()
+	// node_exporter is a process of its own beside scylla: when it cannot
+	// listen, the node still runs (and says so).
+	if c.NodeExporterPort > 0 {
+		if expLn, err := listen(c.NodeExporterPort); err != nil {
+			log.Logf(scyllalog.Warn, "init", "node_exporter not started: %v", err)
+		} else {
+			mux := http.NewServeMux()
+			mux.Handle("/metrics", n.NodeExporterHandler())
+			expSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+			go expSrv.Serve(expLn)
+			defer expSrv.Close()
+		}
+	}
 	if err := n.Join(ctx); err != nil {
 		n.Close()
 		return startFail(err)
@@ -280,6 +297,9 @@ func validate(c *Config) error {
 		if p <= 0 || p > 65535 {
 			errs = append(errs, fmt.Sprintf("port %d out of range", p))
 		}
+	}
+	if c.NodeExporterPort < 0 || c.NodeExporterPort > 65535 {
+		errs = append(errs, fmt.Sprintf("--node-exporter-port %d out of range", c.NodeExporterPort))
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))

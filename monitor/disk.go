@@ -27,11 +27,20 @@ import (
 // DataMountpoint is the data filesystem's mountpoint in node_exporter metrics.
 const DataMountpoint = "/var/lib/scylla"
 
-// Sample sources.
+// Sample sources (NodeSample.Source).
 const (
-	SourceMetrics = "metrics"
-	SourceREST    = "rest"
+	// SourceNodeExporter: node_filesystem_{size,avail}_bytes of the data
+	// mountpoint from node_exporter (port 9100 beside every ScyllaDB node).
+	SourceNodeExporter = "node_exporter"
+	// SourceRESTLoadFallback: node_exporter could not be read, so used is
+	// REST /storage_service/load (live SSTable bytes only: no commitlog,
+	// compaction space or filesystem overhead) against the instance type's
+	// catalog disk size. Reports warn when a run used it.
+	SourceRESTLoadFallback = results.DiskSourceRESTLoadFallback
 )
+
+// DefaultNodeExporterPort is node_exporter's port.
+const DefaultNodeExporterPort = 9100
 
 // ScrapedMetrics are the scylla_* series copied into NodeSample.Metrics
 // (without the prefix): summed over shards, or averaged when avg is true.
@@ -39,7 +48,8 @@ var ScrapedMetrics = []struct {
 	Name string
 	Avg  bool
 }{
-	{"scylla_reactor_stalls", false},
+	{"scylla_reactor_stalls", false}, // a histogram: its sample count
+	{"scylla_stall_detector_reported", false},
 	{"scylla_reactor_utilization", true},
 	{"scylla_tablets_count", false},
 	{"scylla_streaming_total_incoming_bytes", false},
@@ -141,20 +151,27 @@ func (m *DiskMonitor) SampleAll(ctx context.Context) []results.NodeSample {
 	return out
 }
 
-// Sample reads one node: node_filesystem_* from its metrics endpoint, or
-// REST load against its instance type's disk when the metrics lack them.
+// Sample reads one node: ScyllaDB's metrics (port 9180) for the scylla_*
+// series, and disk usage from node_exporter (port 9100), or REST load
+// against its instance type's disk when node_exporter cannot be read.
 func (m *DiskMonitor) Sample(ctx context.Context, n *cluster.Node) results.NodeSample {
 	s := results.NodeSample{Time: time.Now().UTC(), Node: n.Name, Address: n.Address, Rack: n.Rack, InstanceType: n.InstanceType}
 	ctx, cancel := context.WithTimeout(ctx, m.Timeout)
 	defer cancel()
-	fams, merr := m.scrape(ctx, n)
-	if merr == nil {
+	if fams, err := m.scrape(ctx, n.Address, n.MetricsPort); err == nil {
 		s.Metrics = pick(fams)
+	}
+	port := n.NodeExporterPort
+	if port == 0 {
+		port = DefaultNodeExporterPort
+	}
+	fams, merr := m.scrape(ctx, n.Address, port)
+	if merr == nil {
 		size, okS := fsValue(fams["node_filesystem_size_bytes"])
 		avail, okA := fsValue(fams["node_filesystem_avail_bytes"])
 		if okS && okA {
 			s.DiskTotalBytes, s.DiskAvailBytes, s.DiskUsedBytes = size, avail, size-avail
-			s.Source = SourceMetrics
+			s.Source = SourceNodeExporter
 			return s
 		}
 	}
@@ -162,12 +179,12 @@ func (m *DiskMonitor) Sample(ctx context.Context, n *cluster.Node) results.NodeS
 	cl.Timeout, cl.Attempts = m.Timeout, 1
 	load, rerr := cl.Load(ctx)
 	if rerr != nil || n.DiskBytes <= 0 {
-		s.Error = fmt.Sprintf("metrics: %v; REST load: %v (disk size %.0f)", orNoFS(merr), rerr, n.DiskBytes)
+		s.Error = fmt.Sprintf("node_exporter: %v; REST load: %v (disk size %.0f)", orNoFS(merr), rerr, n.DiskBytes)
 		return s
 	}
 	s.DiskTotalBytes, s.DiskUsedBytes = n.DiskBytes, load
 	s.DiskAvailBytes = max(n.DiskBytes-load, 0)
-	s.Source = SourceREST
+	s.Source = SourceRESTLoadFallback
 	return s
 }
 
@@ -178,8 +195,8 @@ func orNoFS(err error) any {
 	return err
 }
 
-func (m *DiskMonitor) scrape(ctx context.Context, n *cluster.Node) (map[string]*dto.MetricFamily, error) {
-	url := "http://" + net.JoinHostPort(n.Address, strconv.Itoa(n.MetricsPort)) + "/metrics"
+func (m *DiskMonitor) scrape(ctx context.Context, addr string, port int) (map[string]*dto.MetricFamily, error) {
+	url := "http://" + net.JoinHostPort(addr, strconv.Itoa(port)) + "/metrics"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
@@ -214,6 +231,8 @@ func value(m *dto.Metric) float64 {
 		return m.Counter.GetValue()
 	case m.Untyped != nil:
 		return m.Untyped.GetValue()
+	case m.Histogram != nil:
+		return float64(m.Histogram.GetSampleCount())
 	}
 	return 0
 }

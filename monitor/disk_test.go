@@ -16,7 +16,7 @@ import (
 	"github.com/elasticity-dev/elasticity/results"
 )
 
-var fakePorts = fakescylla.Ports{REST: 19200, Metrics: 19280}
+var fakePorts = fakescylla.Ports{REST: 19200, Metrics: 19280, NodeExporter: 19291}
 
 func fakeNodes(t *testing.T, base int) (*fakescylla.Cluster, []*cluster.Node) {
 	fc := fakescylla.New()
@@ -37,7 +37,7 @@ func fakeNodes(t *testing.T, base int) (*fakescylla.Cluster, []*cluster.Node) {
 			t.Fatal(err)
 		}
 		nodes = append(nodes, &cluster.Node{Node: provision.Node{Name: "node-" + itoa(i), Address: addr, Rack: "rack" + itoa(i),
-			InstanceType: "i4i.large", RESTPort: fakePorts.REST, MetricsPort: fakePorts.Metrics}, DiskBytes: 100e9})
+			InstanceType: "i4i.large", RESTPort: fakePorts.REST, MetricsPort: fakePorts.Metrics, NodeExporterPort: fakePorts.NodeExporter}, DiskBytes: 100e9})
 	}
 	fc.Stop("127.0.4." + itoa(base+3)) // node-3 does not answer
 	return fc, nodes
@@ -75,7 +75,7 @@ func TestDiskMonitorSnapshot(t *testing.T) {
 		t.Fatalf("ClusterUsagePercent = %v", p)
 	}
 	latest := m.Latest()
-	if len(latest) != 2 || latest[0].Source != SourceMetrics || latest[1].Source != SourceREST {
+	if len(latest) != 2 || latest[0].Source != SourceNodeExporter || latest[1].Source != SourceRESTLoadFallback {
 		t.Fatalf("latest = %+v", latest)
 	}
 	if latest[0].Metrics["reactor_stalls"] != 5 || latest[0].Metrics["tablets_count"] != 64 || len(latest[0].Metrics) != 2 {

@@ -48,6 +48,9 @@ type Node struct {
 	CQLPort        int
 	RESTPort       int
 	MetricsPort    int
+	// NodeExporterPort is node_exporter's port beside the node (the data
+	// filesystem's node_filesystem_*); 0 means 9100, its port on every backend.
+	NodeExporterPort int
 	LogPath        string // local file the node's log is streamed to (may be empty)
 }
 

@@ -100,7 +100,7 @@ func (w *fixtureWriter) advance(d time.Duration, diskTarget func(n *fixNode, fra
 			continue
 		}
 		for _, n := range w.nodes {
-			s := results.NodeSample{Time: w.now, Node: n.name, Rack: n.rack, InstanceType: n.typ, DiskTotalBytes: n.total, DiskUsedBytes: n.used, DiskAvailBytes: n.total - n.used, Source: "metrics"}
+			s := results.NodeSample{Time: w.now, Node: n.name, Rack: n.rack, InstanceType: n.typ, DiskTotalBytes: n.total, DiskUsedBytes: n.used, DiskAvailBytes: n.total - n.used, Source: "node_exporter"}
 			if err := w.met.Write(s); err != nil {
 				panic(err)
 			}

@@ -137,6 +137,7 @@ type reducer struct {
 	anchors  []*anchor
 	final    *anchor
 	nodeMeta map[string]NodeSample
+	fallback map[string]bool // nodes whose disk usage came from REST load
 }
 
 type cycleAcc struct {
@@ -417,6 +418,12 @@ func (r *reducer) sample(s *NodeSample) {
 	if s.Error != "" || s.DiskTotalBytes <= 0 {
 		return
 	}
+	if s.Source == DiskSourceRESTLoadFallback {
+		if r.fallback == nil {
+			r.fallback = map[string]bool{}
+		}
+		r.fallback[s.Node] = true
+	}
 	r.see(s.Time)
 	if _, ok := r.nodeMeta[s.Node]; !ok {
 		r.nodeMeta[s.Node] = NodeSample{Node: s.Node, Rack: s.Rack, InstanceType: s.InstanceType, Address: s.Address, DiskTotalBytes: s.DiskTotalBytes}
@@ -489,6 +496,20 @@ func (r *reducer) finishDisk() {
 		r.res.Disk = append(r.res.Disk, diskPhase(an.name, an.t, disk, "metrics"))
 	}
 	sortDisk(r.res.Disk, r.res.Setup.FillTargets)
+	if len(r.fallback) > 0 {
+		r.res.Setup.Limitations = append(r.res.Setup.Limitations, fmt.Sprintf("Warning: disk usage of %s came from the REST load fallback "+
+			"(live SSTable bytes against the instance type's disk size; commitlog, compaction space and filesystem overhead not counted): "+
+			"node_exporter (port 9100) could not be read.", strings.Join(sortedNodeNames(r.fallback), ", ")))
+	}
+}
+
+func sortedNodeNames(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return nodeLess(out[i], out[j]) })
+	return out
 }
 
 func (r *reducer) finishCycles() {

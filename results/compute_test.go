@@ -3,6 +3,7 @@ package results
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -80,7 +81,7 @@ func TestComputeCyclesMergeHistograms(t *testing.T) {
 		{Time: at(1), Node: "n1", Rack: "r1", DiskTotalBytes: 100e9, DiskUsedBytes: 40e9},
 		{Time: at(2), Node: "n1", Rack: "r1", DiskTotalBytes: 100e9, DiskUsedBytes: 50e9},
 		{Time: at(7), Node: "n1", Rack: "r1", DiskTotalBytes: 100e9, DiskUsedBytes: 30e9},
-		{Time: at(7), Node: "n2", Rack: "r1", InstanceType: "big", DiskTotalBytes: 200e9, DiskUsedBytes: 20e9},
+		{Time: at(7), Node: "n2", Rack: "r1", InstanceType: "big", DiskTotalBytes: 200e9, DiskUsedBytes: 20e9, Source: DiskSourceRESTLoadFallback},
 	}
 	res, err := Compute(runDir(t, events, lat, met))
 	if err != nil {
@@ -121,6 +122,10 @@ func TestComputeCyclesMergeHistograms(t *testing.T) {
 	}
 	if f := res.Disk[1]; f.Phase != "Final" || len(f.Nodes) != 2 || f.Cluster.UsedGB != 50 {
 		t.Errorf("final disk %+v", f)
+	}
+	// n2's disk came from the REST load fallback: the report warns (Limitations).
+	if l := res.Setup.Limitations; len(l) != 1 || !strings.Contains(l[0], "disk usage of n2 came from the REST load fallback") {
+		t.Errorf("limitations %q", l)
 	}
 	var names []string
 	for _, d := range res.Durations {

@@ -92,9 +92,13 @@ type NodeSample struct {
 	// Optional counters and gauges scraped from the node (scylla_* names without the prefix), e.g.
 	// reactor_stalls, tablets_count, streaming_total_incoming_bytes, reactor_utilization.
 	Metrics map[string]float64 `json:"metrics,omitempty"`
-	Source  string             `json:"source,omitempty"` // "metrics" | "rest"
+	Source  string             `json:"source,omitempty"` // "node_exporter" | "rest_load_fallback"
 	Error   string             `json:"error,omitempty"`  // set when the node could not be read
 }
+
+// DiskSourceRESTLoadFallback is NodeSample.Source when node_exporter could
+// not be read and used bytes are REST load (reports warn about it).
+const DiskSourceRESTLoadFallback = "rest_load_fallback"
 
 // Event types of events.jsonl.
 const (

@@ -59,7 +59,9 @@ func New() *Cluster {
 }
 
 // Ports of one fake node.
-type Ports struct{ REST, Metrics, CQL int }
+// NodeExporter serves node_filesystem_* (as node_exporter beside a real
+// node on 9100); ScyllaDB's Metrics port has none.
+type Ports struct{ REST, Metrics, CQL, NodeExporter int }
 
 // Start adds a node at addr (a loopback address) and serves its REST API,
 // metrics and CQL on the given ports. init may adjust the node's state
@@ -79,7 +81,7 @@ func (c *Cluster) Start(addr string, ports Ports, init func(*Node)) error {
 	for _, s := range []struct {
 		port int
 		h    http.Handler
-	}{{ports.REST, c.RESTHandler(addr)}, {ports.Metrics, c.MetricsHandler(addr)}} {
+	}{{ports.REST, c.RESTHandler(addr)}, {ports.Metrics, c.MetricsHandler(addr)}, {ports.NodeExporter, c.NodeExporterHandler(addr)}} {
 		if s.port == 0 {
 			continue
 		}
@@ -309,8 +311,9 @@ func writeJSON(w http.ResponseWriter, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-// MetricsHandler serves the node's metrics in the Prometheus text format.
-func (c *Cluster) MetricsHandler(addr string) http.Handler {
+// NodeExporterHandler serves node_exporter's filesystem series of the node
+// (none when DiskSize is 0).
+func (c *Cluster) NodeExporterHandler(addr string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
 		n := c.nodes[addr]
@@ -319,12 +322,30 @@ func (c *Cluster) MetricsHandler(addr string) http.Handler {
 			fmt.Fprintf(&b, "# TYPE node_filesystem_size_bytes gauge\nnode_filesystem_size_bytes{device=\"/dev/nvme0n1\",fstype=\"xfs\",mountpoint=\"/var/lib/scylla\"} %g\nnode_filesystem_size_bytes{device=\"/dev/root\",fstype=\"ext4\",mountpoint=\"/\"} 8e9\n", n.DiskSize)
 			fmt.Fprintf(&b, "# TYPE node_filesystem_avail_bytes gauge\nnode_filesystem_avail_bytes{device=\"/dev/nvme0n1\",fstype=\"xfs\",mountpoint=\"/var/lib/scylla\"} %g\nnode_filesystem_avail_bytes{device=\"/dev/root\",fstype=\"ext4\",mountpoint=\"/\"} 4e9\n", n.DiskAvail)
 		}
+		c.mu.Unlock()
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		io.WriteString(w, b.String())
+	})
+}
+
+// MetricsHandler serves the node's ScyllaDB metrics in the Prometheus text
+// format. scylla_reactor_stalls is a histogram, as Seastar exports it.
+func (c *Cluster) MetricsHandler(addr string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		n := c.nodes[addr]
+		var b strings.Builder
 		names := make([]string, 0, len(n.Metrics))
 		for k := range n.Metrics {
 			names = append(names, k)
 		}
 		sort.Strings(names)
 		for _, k := range names {
+			if k == "scylla_reactor_stalls" {
+				v := n.Metrics[k]
+				fmt.Fprintf(&b, "# TYPE %s histogram\n%s_bucket{le=\"640\"} 0\n%s_bucket{le=\"+Inf\"} %g\n%s_sum %g\n%s_count %g\n", k, k, k, v, k, v*50000, k, v)
+				continue
+			}
 			fmt.Fprintf(&b, "# TYPE %s counter\n%s{shard=\"0\"} %g\n%s{shard=\"1\"} 0\n", k, k, n.Metrics[k], k)
 		}
 		c.mu.Unlock()

@@ -57,7 +57,7 @@ func (p *Provider) start(specs []provision.NodeSpec, joinAfter time.Duration) ([
 		}
 		name := fmt.Sprintf("node-%d", i)
 		n := provision.Node{Name: name, ID: name, DC: "dc1", Rack: s.Rack, InstanceType: s.InstanceType, Address: addr.String(),
-			CQLPort: p.Ports.CQL, RESTPort: p.Ports.REST, MetricsPort: p.Ports.Metrics}
+			CQLPort: p.Ports.CQL, RESTPort: p.Ports.REST, MetricsPort: p.Ports.Metrics, NodeExporterPort: p.Ports.NodeExporter}
 		if p.Dir != "" {
 			n.LogPath = filepath.Join(p.Dir, name+".log")
 		}

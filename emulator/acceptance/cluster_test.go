@@ -122,7 +122,8 @@ func newCluster(t testing.TB, opts clusterOpts, specs ...nodeSpec) *tcluster {
 func newTnode(addr, rack, typ, logPath string) *tnode {
 	rest := scyllarest.New(addr, localcluster.RESTPort)
 	return &tnode{Addr: addr, Rack: rack, Type: typ, LogPath: logPath, REST: rest,
-		MetricsURL: fmt.Sprintf("http://%s:%d/metrics", addr, localcluster.MetricsPort)}
+		MetricsURL:  fmt.Sprintf("http://%s:%d/metrics", addr, localcluster.MetricsPort),
+		ExporterURL: fmt.Sprintf("http://%s:%d/metrics", addr, localcluster.NodeExporterPort)}
 }
 
 func (c *tcluster) close() {
@@ -209,7 +210,8 @@ func (c *tcluster) add(ctx context.Context, specs ...nodeSpec) ([]*tnode, error)
 			"--vcpus", strconv.Itoa(it.VCPUs), "--memory-gb", f(it.MemoryGB), "--disk-gb", f(it.StorageGB),
 			"--seeds", c.Nodes[0].Addr, "--log-file", logPath,
 			"--cql-port", strconv.Itoa(localcluster.CQLPort), "--rest-port", strconv.Itoa(localcluster.RESTPort),
-			"--metrics-port", strconv.Itoa(localcluster.MetricsPort), "--internode-port", strconv.Itoa(localcluster.InternodePort)}
+			"--metrics-port", strconv.Itoa(localcluster.MetricsPort), "--node-exporter-port", strconv.Itoa(localcluster.NodeExporterPort),
+			"--internode-port", strconv.Itoa(localcluster.InternodePort)}
 		args = append(args, c.opts.args()...)
 		cmd := exec.Command(exe, args...)
 		cmd.Env = append(os.Environ(), nodeEnv+"=1")

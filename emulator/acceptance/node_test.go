@@ -16,6 +16,7 @@ type tnode struct {
 	LogPath          string
 	REST             *scyllarest.Client
 	MetricsURL       string
+	ExporterURL      string // node_exporter's /metrics (port 9100)
 }
 
 func (n *tnode) metric(ctx context.Context, name string, labels ...string) (float64, error) {
@@ -30,9 +31,10 @@ func (n *tnode) metric(ctx context.Context, name string, labels ...string) (floa
 	return v, nil
 }
 
-// disk returns node_filesystem_{size,avail}_bytes of the data mountpoint.
+// disk returns node_filesystem_{size,avail}_bytes of the data mountpoint,
+// from node_exporter.
 func (n *tnode) disk(ctx context.Context) (size, avail float64, err error) {
-	fams, err := scrape(ctx, n.MetricsURL)
+	fams, err := scrape(ctx, n.ExporterURL)
 	if err != nil {
 		return 0, 0, err
 	}

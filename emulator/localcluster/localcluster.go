@@ -29,10 +29,12 @@ import (
 
 // Default ports (every node uses the same ports on its own address).
 const (
-	CQLPort       = 9042
-	RESTPort      = 10000
-	MetricsPort   = 9180
-	InternodePort = 7000
+	CQLPort     = 9042
+	RESTPort    = 10000
+	MetricsPort = 9180
+	// NodeExporterPort is node_exporter's (node_filesystem_* of the data dir).
+	NodeExporterPort = 9100
+	InternodePort    = 7000
 )
 
 // Options configure a cluster.
@@ -225,7 +227,8 @@ func (c *Cluster) launch(n *Node) error {
 		"--vcpus", strconv.Itoa(o.VCPUs), "--memory-gb", fmtF(o.MemoryGB), "--disk-gb", fmtF(o.DiskGB),
 		"--seeds", seed, "--log-file", n.LogPath,
 		"--cql-port", strconv.Itoa(CQLPort), "--rest-port", strconv.Itoa(RESTPort),
-		"--metrics-port", strconv.Itoa(MetricsPort), "--internode-port", strconv.Itoa(InternodePort))
+		"--metrics-port", strconv.Itoa(MetricsPort), "--node-exporter-port", strconv.Itoa(NodeExporterPort),
+		"--internode-port", strconv.Itoa(InternodePort))
 	args = append(args, o.ExtraNodeArgs...)
 	cmd := exec.Command(o.Binary, args...)
 	cmd.Env = append(os.Environ(), o.Env...)

@@ -129,7 +129,12 @@ func restPost(ctx context.Context, addr, path string) error {
 
 func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + ":9180/metrics")
+	return scrapePort(t, addr, MetricsPort)
+}
+
+func scrapePort(t *testing.T, addr string, port int) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://%s:%d/metrics", addr, port))
 	if err != nil {
 		t.Fatalf("scraping %s: %v", addr, err)
 	}
@@ -269,9 +274,19 @@ func TestThreeNodes(t *testing.T) {
 		var rack string
 		restGet(t, h, "/snitch/rack", &rack)
 		fams := scrape(t, h)
-		for _, name := range []string{"scylla_storage_proxy_coordinator_write_latency", "scylla_reactor_utilization", "scylla_stall_detector_reported", "scylla_tablets_count", "node_filesystem_size_bytes", "node_filesystem_avail_bytes", "scylla_streaming_finished_percentage"} {
+		for _, name := range []string{"scylla_storage_proxy_coordinator_write_latency", "scylla_reactor_utilization", "scylla_stall_detector_reported", "scylla_tablets_count", "scylla_streaming_finished_percentage"} {
 			if _, ok := metricSum(fams, name); !ok {
 				t.Errorf("%s: metric %s missing", h, name)
+			}
+		}
+		// node_exporter's series are on its own port, never on ScyllaDB's.
+		exp := scrapePort(t, h, NodeExporterPort)
+		for _, name := range []string{"node_filesystem_size_bytes", "node_filesystem_avail_bytes"} {
+			if _, ok := metricSum(fams, name); ok {
+				t.Errorf("%s: %s served on ScyllaDB's port %d", h, name, MetricsPort)
+			}
+			if _, ok := metricSum(exp, name); !ok {
+				t.Errorf("%s: %s missing on node_exporter's port %d", h, name, NodeExporterPort)
 			}
 		}
 		if n, _ := metricSum(fams, "scylla_tablets_count"); n != 8 {
@@ -507,7 +522,7 @@ func TestDiskFullAndFailStartup(t *testing.T) {
 	t.Logf("disk full after %d rows of 4 KiB: %v", k, werr)
 	readRows(t, s, 0, k, gocql.One)
 	var avail float64
-	fams := scrape(t, c.Hosts()[0])
+	fams := scrapePort(t, c.Hosts()[0], NodeExporterPort)
 	avail, _ = metricSum(fams, "node_filesystem_avail_bytes")
 	if avail > 4<<20 { // half the 8 MiB disk: compaction may have freed some since
 		t.Errorf("node_filesystem_avail_bytes = %v on a full disk", avail)

@@ -23,6 +23,7 @@ func (c *atomicCounter) get() int64    { return c.v.Load() }
 
 type metrics struct {
 	reg                         *prometheus.Registry
+	exporter                    *prometheus.Registry // node_exporter's, served on its own port
 	writeLatency, readLatency   prometheus.Observer
 	writeTimeouts, readTimeouts prometheus.Counter
 	unavailable                 prometheus.Counter
@@ -123,10 +124,18 @@ func newMetrics(n *Node) *metrics {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "scylla_streaming_finished_percentage", Help: "progress of the node operation's streaming (percent)", ConstLabels: prometheus.Labels{"ops": op, "shard": "0"}},
 			func() float64 { return n.finishedPercentage(op) }))
 	}
+	mt.exporter = prometheus.NewRegistry()
+	// node_exporter's filesystem collector (node_filesystem_*), which
+	// ScyllaDB's images run beside scylla on port 9100 (scylladb/scylladb
+	// dist/docker/etc/supervisord.conf.d/scylla-node-exporter.conf;
+	// scylla-machine-image enables scylla-node-exporter.service). ScyllaDB's
+	// own port 9180 has no node_* series.
 	fs := prometheus.Labels{"mountpoint": DataMountpoint, "device": "/dev/md0", "fstype": "xfs"}
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "node_filesystem_size_bytes", Help: "Filesystem size in bytes (emulated capacity)", ConstLabels: fs},
+	mt.exporter.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "node_filesystem_size_bytes", Help: "Filesystem size in bytes.", ConstLabels: fs},
 		func() float64 { return float64(n.disk.Capacity()) }))
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "node_filesystem_avail_bytes", Help: "Filesystem space available in bytes (capacity minus the data directory's real bytes)", ConstLabels: fs},
+	mt.exporter.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "node_filesystem_avail_bytes", Help: "Filesystem space available to non-root users in bytes.", ConstLabels: fs},
+		func() float64 { return float64(n.disk.Avail()) }))
+	mt.exporter.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "node_filesystem_free_bytes", Help: "Filesystem free space in bytes.", ConstLabels: fs},
 		func() float64 { return float64(n.disk.Avail()) }))
 	return mt
 }
@@ -160,7 +169,13 @@ func (n *Node) finishedPercentage(op string) float64 {
 	return 0
 }
 
-// MetricsHandler serves /metrics.
+// MetricsHandler serves ScyllaDB's /metrics (port 9180).
 func (n *Node) MetricsHandler() http.Handler {
 	return promhttp.HandlerFor(n.met.reg, promhttp.HandlerOpts{})
+}
+
+// NodeExporterHandler serves node_exporter's /metrics (port 9100): the data
+// filesystem's size and free space.
+func (n *Node) NodeExporterHandler() http.Handler {
+	return promhttp.HandlerFor(n.met.exporter, promhttp.HandlerOpts{})
 }

@@ -89,8 +89,13 @@ func TestEmulatorClusterLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(perNode) != 4 || total.TotalGB <= 0 || total.UsedGB <= 0 || dm.Latest()[0].Source != monitor.SourceMetrics {
+	if len(perNode) != 4 || total.TotalGB <= 0 || total.UsedGB <= 0 {
 		t.Fatalf("disk: %+v cluster %+v", perNode, total)
+	}
+	for _, s := range dm.Latest() { // node_exporter on 9100 of each node's own address
+		if s.Source != monitor.SourceNodeExporter {
+			t.Errorf("%s: disk sample from %q, want node_exporter", s.Node, s.Source)
+		}
 	}
 	t.Logf("disk: cluster %.4f GB of %.3f GB (%.2f%%)", total.UsedGB, total.TotalGB, total.UsagePercent)
 
