@@ -51,7 +51,7 @@ type Node struct {
 	// NodeExporterPort is node_exporter's port beside the node (the data
 	// filesystem's node_filesystem_*); 0 means 9100, its port on every backend.
 	NodeExporterPort int
-	LogPath        string // local file the node's log is streamed to (may be empty)
+	LogPath          string // local file the node's log is streamed to (may be empty)
 }
 
 // Provider creates, changes and destroys clusters on one backend.
