@@ -67,13 +67,13 @@ func RunFill(ctx context.Context, s *gocql.Session, f Fill, done func() bool, si
 	if cl == 0 {
 		cl = gocql.Quorum
 	}
-	insert := fmt.Sprintf("INSERT INTO %s.%s (key, value) VALUES (?, ?)", f.Keyspace, f.Table)
+	qp := &queryPool{s: s, insert: fmt.Sprintf("INSERT INTO %s.%s (key, value) VALUES (?, ?)", f.Keyspace, f.Table), wcl: cl}
 	start, stride := f.StartKey, max(f.Stride, 1)
 	op := func(ctx context.Context, _ int, seq uint64) error {
-		q := s.Query(insert, start+int64(seq)*stride, vals.Value(seq)).WithContext(ctx).Consistency(cl).Idempotent(true)
-		err := q.Exec()
-		q.Release()
-		return err
+		st := qp.get(ctx)
+		defer qp.pool.Put(st)
+		st.key.v, st.val.b = start+int64(seq)*stride, vals.Value(seq)
+		return st.write.Exec()
 	}
 	return runFill(ctx, f, op, done, sink, progress)
 }

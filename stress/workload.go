@@ -2,9 +2,11 @@ package stress
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -171,6 +173,54 @@ func (*discard) UnmarshalCQL(gocql.TypeInfo, []byte) error { return nil }
 
 var discardValue discard
 
+// bigintArg and blobArg are bound once to a reused query and changed before
+// each execution: no boxing, no marshalling allocation per operation.
+type bigintArg struct {
+	v   int64
+	buf [8]byte
+}
+
+func (a *bigintArg) MarshalCQL(gocql.TypeInfo) ([]byte, error) {
+	binary.BigEndian.PutUint64(a.buf[:], uint64(a.v))
+	return a.buf[:], nil
+}
+
+type blobArg struct{ b []byte }
+
+func (a *blobArg) MarshalCQL(gocql.TypeInfo) ([]byte, error) { return a.b, nil }
+
+// stmts are one goroutine's prepared queries, executed again and again
+// (gocql allows re-executing a Query once the previous execution returned):
+// a fresh Query per operation, with WithContext's clone, cost six
+// allocations and ~600 bytes per operation.
+type stmts struct {
+	ctx         context.Context
+	write, read *gocql.Query
+	key         bigintArg
+	val         blobArg
+}
+
+// queryPool hands the workers' operations their reusable statements.
+type queryPool struct {
+	pool     sync.Pool
+	s        *gocql.Session
+	insert   string
+	sel      string
+	wcl, rcl gocql.Consistency
+}
+
+func (p *queryPool) get(ctx context.Context) *stmts {
+	st, _ := p.pool.Get().(*stmts)
+	if st == nil || st.ctx != ctx {
+		st = &stmts{ctx: ctx}
+		st.write = p.s.Query(p.insert, &st.key, &st.val).WithContext(ctx).Consistency(p.wcl).Idempotent(true)
+		if p.sel != "" {
+			st.read = p.s.Query(p.sel, &st.key).WithContext(ctx).Consistency(p.rcl).Idempotent(true)
+		}
+	}
+	return st
+}
+
 // cqlMixOp normalises w and returns the CQL operation of the mixed workload.
 func cqlMixOp(s *gocql.Session, w *Workload) (sched.Op, *atomic.Int64, error) {
 	if err := w.normalise(); err != nil {
@@ -185,23 +235,26 @@ func cqlMixOp(s *gocql.Session, w *Workload) (sched.Op, *atomic.Int64, error) {
 		return nil, nil, err
 	}
 	keys := &keyPicker{dist: dist, n: w.KeyCount}
-	insert := fmt.Sprintf("INSERT INTO %s.%s (key, value) VALUES (?, ?)", w.Keyspace, w.Table)
-	sel := fmt.Sprintf("SELECT value FROM %s.%s WHERE key = ?", w.Keyspace, w.Table)
+	qp := &queryPool{
+		s:      s,
+		insert: fmt.Sprintf("INSERT INTO %s.%s (key, value) VALUES (?, ?)", w.Keyspace, w.Table),
+		sel:    fmt.Sprintf("SELECT value FROM %s.%s WHERE key = ?", w.Keyspace, w.Table),
+		wcl:    w.WriteCL, rcl: w.ReadCL,
+	}
 	misses := new(atomic.Int64)
-	wcl, rcl := w.WriteCL, w.ReadCL
 	op := func(ctx context.Context, typ int, seq uint64) error {
+		st := qp.get(ctx)
+		defer qp.pool.Put(st)
 		if typ == opWrite {
-			q := s.Query(insert, keys.writeKey(seq), vals.Value(seq)).WithContext(ctx).Consistency(wcl).Idempotent(true)
-			err := q.Exec()
-			q.Release()
+			st.key.v, st.val.b = keys.writeKey(seq), vals.Value(seq)
+			err := st.write.Exec()
 			if err == nil && keys.n == 0 {
 				keys.written.Add(1)
 			}
 			return err
 		}
-		q := s.Query(sel, keys.readKey(seq)).WithContext(ctx).Consistency(rcl).Idempotent(true)
-		err := q.Scan(&discardValue)
-		q.Release()
+		st.key.v = keys.readKey(seq)
+		err := st.read.Scan(&discardValue)
 		if errors.Is(err, gocql.ErrNotFound) {
 			misses.Add(1)
 			return nil
