@@ -4,7 +4,7 @@ GO       ?= go
 FUZZTIME ?= 60s
 export TESTCONTAINERS_RYUK_DISABLED = true
 
-.PHONY: all build test acceptance lint bench e2e e2e-docker fuzz emulator-image clean
+.PHONY: all build test acceptance lint bench bench-client e2e e2e-docker fuzz emulator-image clean
 
 all: lint build
 
@@ -30,6 +30,12 @@ lint:
 
 bench:
 	$(GO) test -p 1 -run '^$$' -bench . -benchtime 2s ./...
+
+# The load generator's own cost against nullcql (../shared/tools/nullcql or
+# NULLCQL_SRC): ops per client CPU-second, server CPU per operation, RSS and
+# fixed-rate accuracy at 100..50,000 op/s, concurrency 64 and 1,000 (~2 min).
+bench-client:
+	bash scripts/bench-client.sh
 
 e2e:
 	$(GO) test -p 1 -v -count 1 -timeout 30m ./e2e/

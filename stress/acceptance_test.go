@@ -236,14 +236,18 @@ func TestAcceptance(t *testing.T) {
 	}
 }
 
-// BenchmarkCQLNullProcess is the client's cost per operation (generator +
-// gocql + loopback) against a do-nothing CQL node in another process, so
-// that allocations and CPU are the client's alone. Closed loop, 32 in flight:
+// BenchmarkCQLNullProcess is the whole client path per operation (scheduler,
+// recording, gocql, frame coalescing, loopback) against a do-nothing CQL node
+// (the emulator's front end on a null backend) in another process, so that
+// allocations and client-cpu-ns/op are the client's alone; server-cpu-ns/op
+// is the node's CPU per operation (frames and syscalls the client causes).
+// Closed loop, 32 in flight:
 //
 //	go test -run '^$' -bench CQLNullProcess -benchtime 20000x ./stress/
 func BenchmarkCQLNullProcess(b *testing.B) {
 	addrs := []string{"127.0.3.21"}
-	port, _ := startNodes(b, addrs, "null")
+	port, procs := startNodes(b, addrs, "null")
+	serverPID = procs[0].Process.Pid
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	s, err := NewSession(sctx, SessionConfig{Hosts: addrs, Port: port})
 	cancel()
@@ -252,6 +256,25 @@ func BenchmarkCQLNullProcess(b *testing.B) {
 	}
 	defer s.Close()
 	benchClosedLoop(b, s, true)
+}
+
+// serverPID is the node process whose CPU benchClosedLoop reports (0: none).
+var serverPID int
+
+// procCPU is the CPU time of process pid from /proc (0 if unreadable).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the parenthesised command name; utime and stime are the 14th and 15th.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * time.Second / 100 // USER_HZ is 100 on Linux
 }
 
 func cpuNow() time.Duration {

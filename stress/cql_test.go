@@ -183,9 +183,9 @@ func benchClosedLoop(b *testing.B, s *gocql.Session, withCPU bool) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			c0, t0 := cpuNow(), time.Now()
+			c0, s0, t0 := cpuNow(), procCPU(serverPID), time.Now()
 			sum, err := r.Run(ctx)
-			el, cpu := time.Since(t0), cpuNow()-c0
+			el, cpu, srv := time.Since(t0), cpuNow()-c0, procCPU(serverPID)-s0
 			b.StopTimer()
 			if err != nil || sum.Errors > 0 {
 				b.Fatalf("%v %+v", err, sum.Ops)
@@ -193,6 +193,9 @@ func benchClosedLoop(b *testing.B, s *gocql.Session, withCPU bool) {
 			b.ReportMetric(float64(sum.Succeeded)/el.Seconds(), "ops/s")
 			if withCPU {
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(sum.Succeeded), "client-cpu-ns/op")
+				if serverPID != 0 {
+					b.ReportMetric(float64(srv.Nanoseconds())/float64(sum.Succeeded), "server-cpu-ns/op")
+				}
 			}
 		})
 	}
