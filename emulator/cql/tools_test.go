@@ -123,3 +123,92 @@ func TestDriverTokenAndCounterCQL(t *testing.T) {
 		t.Errorf("counters %d %d, want 2 10", n1, n2)
 	}
 }
+
+// cassandra-stress's default schema and predefined statements
+// (scylladb/cassandra-stress SettingsSchema.java, CqlInserter.java,
+// CqlReader.java, CqlCounterAdder.java, CqlCounterGetter.java), verbatim:
+// note the ",\n," after counter1's key, which CQL's grammar allows.
+func TestDriverCassandraStressCQL(t *testing.T) {
+	mem := enginetest.NewMemory("test-cluster")
+	hp := enginetest.StartServer(t, "127.0.1.10:0", mem)
+	s := newSession(t, hp, "")
+	for _, q := range []string{
+		"CREATE KEYSPACE IF NOT EXISTS \"keyspace1\" WITH replication = {'class': 'org.apache.cassandra.locator.NetworkTopologyStrategy', 'replication_factor' : '1'} AND tablets = {'enabled': false} AND durable_writes = true;\n",
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+	}
+	// cassandra-stress then says USE "keyspace1" (gocql refuses USE; a
+	// session on the keyspace is the same).
+	ks := newSession(t, hp, "keyspace1")
+	for _, q := range []string{
+		"CREATE TABLE IF NOT EXISTS standard1 (key blob PRIMARY KEY \n, \"C0\" blob\n, \"C1\" blob) WITH compression = {};\n",
+		"CREATE TABLE IF NOT EXISTS counter1 (key blob PRIMARY KEY,\n, \"C0\" counter\n, \"C1\" counter) WITH compression = {};\n",
+	} {
+		if err := ks.Query(q).Exec(); err != nil {
+			t.Fatalf("%q: %v", q, err)
+		}
+	}
+	key := []byte("0x4b")
+	if err := ks.Query(`UPDATE "standard1" SET "C0" = ?,"C1" = ? WHERE KEY=?`, []byte("a"), []byte("b"), key).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	var c0, c1 []byte
+	if err := ks.Query(`SELECT "C0","C1" FROM "standard1" WHERE KEY=?`, key).Scan(&c0, &c1); err != nil || string(c0) != "a" || string(c1) != "b" {
+		t.Fatalf("standard1 read: %q %q %v", c0, c1, err)
+	}
+	for i := 0; i < 3; i++ {
+		if err := ks.Query(`UPDATE counter1 SET "C0"="C0"+?,"C1"="C1"+? WHERE KEY=?`, int64(1), int64(10), key).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var k []byte
+	var n0, n1 int64
+	if err := ks.Query(`SELECT * FROM "counter1" WHERE KEY=?`, key).Scan(&k, &n0, &n1); err != nil || n0 != 3 || n1 != 30 {
+		t.Fatalf("counter1 read: %d %d %v", n0, n1, err)
+	}
+}
+
+// scylla-bench's default schema and its write, read, counter_update and
+// counter_read statements (scylladb/scylla-bench main.go, modes.go), with
+// the trailing clauses its flags leave empty.
+func TestDriverScyllaBenchCQL(t *testing.T) {
+	mem := enginetest.NewMemory("test-cluster")
+	hp := enginetest.StartServer(t, "127.0.1.11:0", mem)
+	s := newSession(t, hp, "")
+	for _, q := range []string{
+		"CREATE KEYSPACE IF NOT EXISTS scylla_bench WITH REPLICATION = { 'class' : 'NetworkTopologyStrategy', 'replication_factor' : 1 } AND tablets = {'enabled': false}",
+		"CREATE TABLE IF NOT EXISTS scylla_bench.test (pk bigint, ck bigint, v blob, PRIMARY KEY(pk, ck)) WITH compression = { }",
+		"CREATE TABLE IF NOT EXISTS scylla_bench.test_counters (pk bigint, ck bigint, c1 counter, c2 counter, c3 counter, c4 counter, c5 counter, PRIMARY KEY(pk, ck)) WITH compression = { }",
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	for ck := int64(0); ck < 3; ck++ {
+		if err := s.Query("INSERT INTO scylla_bench.test (pk, ck, v) VALUES (?, ?, ?) ", int64(1), ck, []byte{byte(ck)}).Exec(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Query("UPDATE scylla_bench.test_counters  SET c1 = c1 + ?, c2 = c2 + ?, c3 = c3 + ?, c4 = c4 + ?, c5 = c5 + ? WHERE pk = ? AND ck = ?", ck, ck+1, ck+2, ck+3, ck+4, int64(1), ck).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pk, ck int64
+	var v []byte
+	if err := s.Query("SELECT pk, ck, v FROM scylla_bench.test WHERE pk = ? AND ck >= ?  LIMIT 1  ", int64(1), int64(1)).Scan(&pk, &ck, &v); err != nil || ck != 1 || len(v) != 1 || v[0] != 1 {
+		t.Fatalf("read: %d %d %v %v", pk, ck, v, err)
+	}
+	var c [5]int64
+	if err := s.Query("SELECT pk, ck, c1, c2, c3, c4, c5 FROM scylla_bench.test_counters WHERE pk = ? AND ck >= ?  LIMIT 1  ", int64(1), int64(2)).Scan(&pk, &ck, &c[0], &c[1], &c[2], &c[3], &c[4]); err != nil || c != [5]int64{2, 3, 4, 5, 6} {
+		t.Fatalf("counter read: %v %v", c, err)
+	}
+	it := s.Query("SELECT * FROM scylla_bench.test WHERE token(pk) >= ? AND token(pk) <= ? ", int64(math.MinInt64), int64(math.MaxInt64)).Iter()
+	n := 0
+	for it.Scan(nil, nil, nil) {
+		n++
+	}
+	if err := it.Close(); err != nil || n != 3 {
+		t.Fatalf("scan: %d rows, %v", n, err)
+	}
+}

@@ -393,7 +393,11 @@ func (p *parser) createTable() (Statement, error) {
 		if err := p.expect(","); err != nil {
 			return nil, err
 		}
-		if p.accept(")") { // tolerate a trailing comma
+		// cql3/Cql.g cfamDefinition: '(' cfamColumns ( ',' cfamColumns? )* ')'
+		// allows empty definitions (cassandra-stress writes "KEY,\n, ...").
+		for p.accept(",") {
+		}
+		if p.accept(")") {
 			break
 		}
 	}
