@@ -142,11 +142,21 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 	}
 
 	if rangeQuery(ti, st) {
+		if len(st.OrderBy) > 0 {
+			return nil, engine.Errorf(engine.CodeInvalid, "ORDER BY is only supported when the partition key is restricted by an EQ or an IN.")
+		}
 		return ec.selectRange(ti, p, st, limit)
 	}
 	keys, keyParts, err := ec.partitionKeys(ti, st.Where, true)
 	if err != nil {
 		return nil, err
+	}
+	reversed, err := orderReversed(ti, st)
+	if err != nil {
+		return nil, err
+	}
+	if reversed && len(keys) > 1 {
+		return nil, engine.Errorf(engine.CodeInvalid, "ORDER BY with an IN restriction on the partition key is not supported by the emulator")
 	}
 	prefix, n, err := ec.clusteringPrefix(ti, st.Where)
 	if err != nil {
@@ -207,7 +217,7 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 scan:
 	for ki := startPart; ki < len(keys); ki++ {
 		readLimit := 0
-		if len(filters) == 0 && !p.count && (ki != startPart || after == nil) {
+		if len(filters) == 0 && !p.count && !reversed && (ki != startPart || after == nil) {
 			readLimit = limit - len(out)
 			if pageSize > 0 && (readLimit <= 0 || pageSize-len(out) < readLimit) {
 				readLimit = pageSize - len(out) + 1
@@ -220,9 +230,16 @@ scan:
 		if err != nil {
 			return nil, err
 		}
+		if reversed {
+			for i, j := 0, len(rows)-1; i < j; i, j = i+1, j-1 {
+				rows[i], rows[j] = rows[j], rows[i]
+			}
+		}
 		for _, r := range rows {
-			if ki == startPart && after != nil && bytes.Compare(r.Clustering, after) <= 0 {
-				continue
+			if ki == startPart && after != nil {
+				if c := bytes.Compare(r.Clustering, after); (!reversed && c <= 0) || (reversed && c >= 0) {
+					continue
+				}
 			}
 			full, err := ti.decodeRow(keyParts[ki], r)
 			if err != nil {
@@ -256,6 +273,56 @@ scan:
 		res.Metadata = &md
 	}
 	return res, nil
+}
+
+// orderReversed validates ORDER BY as select_statement.cc does
+// (prepare_orderings, verify_ordering_is_valid) and reports whether it
+// reverses the table's clustering order.
+func orderReversed(ti *tableInfo, st *cqlparse.Select) (bool, error) {
+	if len(st.OrderBy) == 0 {
+		return false, nil
+	}
+	var cols []*colInfo
+	for _, name := range st.OrderBy {
+		c, ok := ti.cols[name]
+		if !ok {
+			for _, sel := range st.Columns {
+				if sel.Alias == name {
+					return false, engine.Errorf(engine.CodeInvalid, "Aliases are not allowed in order by clause ('%s')", name)
+				}
+			}
+			return false, engine.Errorf(engine.CodeInvalid, "Order by on unknown column %s", name)
+		}
+		if c.Kind != engine.Clustering {
+			return false, engine.Errorf(engine.CodeInvalid, "Order by is currently only supported on the clustered columns of the PRIMARY KEY, got %s", name)
+		}
+		cols = append(cols, c)
+	}
+	for i := 0; i+1 < len(cols); i++ {
+		if cols[i].Position >= cols[i+1].Position {
+			return false, engine.Errorf(engine.CodeInvalid, "Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY")
+		}
+	}
+	rev := func(i int) bool { return st.OrderDesc[i] != cols[i].Desc }
+	reversed := rev(0)
+	k := 0
+	for pos := 0; pos <= cols[len(cols)-1].Position; pos++ {
+		if cols[k].Position == pos {
+			if rev(k) != reversed {
+				return false, engine.Errorf(engine.CodeInvalid, "Unsupported order by relation - only reversing all columns is supported, but column %s has opposite ordering", cols[k].Name)
+			}
+			k++
+			continue
+		}
+		eq := false
+		for _, r := range st.Where {
+			eq = eq || (r.Token == nil && r.Column == ti.ck[pos].Name && r.Op == "=")
+		}
+		if !eq {
+			return false, engine.Errorf(engine.CodeInvalid, "Unsupported order by relation - column %s doesn't have an ordering or EQ relation.", ti.ck[pos].Name)
+		}
+	}
+	return reversed, nil
 }
 
 // rangeQuery reports whether a SELECT scans token ranges rather than

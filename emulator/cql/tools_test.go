@@ -2,6 +2,7 @@ package cql_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -203,6 +204,58 @@ func TestDriverScyllaBenchCQL(t *testing.T) {
 	if err := s.Query("SELECT pk, ck, c1, c2, c3, c4, c5 FROM scylla_bench.test_counters WHERE pk = ? AND ck >= ?  LIMIT 1  ", int64(1), int64(2)).Scan(&pk, &ck, &c[0], &c[1], &c[2], &c[3], &c[4]); err != nil || c != [5]int64{2, 3, 4, 5, 6} {
 		t.Fatalf("counter read: %v %v", c, err)
 	}
+	// A reversed clustering order, read in both directions.
+	if err := s.Query("CREATE TABLE scylla_bench.d (pk int, c1 int, c2 int, PRIMARY KEY (pk, c1, c2)) WITH CLUSTERING ORDER BY (c1 DESC, c2 ASC)").Exec(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][2]int{{1, 1}, {1, 2}, {2, 1}} {
+		if err := s.Query("INSERT INTO scylla_bench.d (pk, c1, c2) VALUES (1, ?, ?)", r[0], r[1]).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for order, want := range map[string]string{"": "[[2 1] [1 1] [1 2]]", "ORDER BY c1 ASC, c2 DESC": "[[1 2] [1 1] [2 1]]", "ORDER BY c1 DESC": "[[2 1] [1 1] [1 2]]"} {
+		it := s.Query("SELECT c1, c2 FROM scylla_bench.d WHERE pk = 1 " + order).PageSize(2).Iter()
+		var got [][2]int
+		var c1, c2 int
+		for it.Scan(&c1, &c2) {
+			got = append(got, [2]int{c1, c2})
+		}
+		if err := it.Close(); err != nil {
+			t.Fatalf("%s: %v", order, err)
+		}
+		if fmt.Sprint(got) != want {
+			t.Errorf("%q: rows %v, want %s", order, got, want)
+		}
+	}
+
+	// -select-order-by asc,desc (main.go): ORDER BY ck ASC / DESC, paged.
+	for order, want := range map[string]string{"ORDER BY ck ASC": "[0 1]", "ORDER BY ck DESC": "[2 1]", "": "[0 1]"} {
+		it := s.Query("SELECT pk, ck, v FROM scylla_bench.test WHERE pk = ? "+order+" LIMIT 2  ", int64(1)).PageSize(1).Iter()
+		var got []int64
+		for it.Scan(&pk, &ck, &v) {
+			got = append(got, ck)
+		}
+		if err := it.Close(); err != nil {
+			t.Fatalf("%s: %v", order, err)
+		}
+		if fmt.Sprint(got) != want {
+			t.Errorf("%q: clustering keys %v, want %s", order, got, want)
+		}
+	}
+	for q, want := range map[string]string{
+		"SELECT * FROM scylla_bench.test ORDER BY ck DESC":                  "ORDER BY is only supported when the partition key is restricted by an EQ or an IN.",
+		"SELECT * FROM scylla_bench.test WHERE pk = 1 ORDER BY v DESC":      "Order by is currently only supported on the clustered columns of the PRIMARY KEY, got v",
+		"SELECT * FROM scylla_bench.test WHERE pk = 1 ORDER BY nope":        "Order by on unknown column nope",
+		"SELECT ck AS x FROM scylla_bench.test WHERE pk = 1 ORDER BY x":     "Aliases are not allowed in order by clause ('x')",
+		"SELECT * FROM scylla_bench.d WHERE pk = 1 ORDER BY c1 ASC, c2 ASC": "Unsupported order by relation - only reversing all columns is supported, but column c2 has opposite ordering",
+		"SELECT * FROM scylla_bench.d WHERE pk = 1 ORDER BY c2 ASC":         "Unsupported order by relation - column c1 doesn't have an ordering or EQ relation.",
+		"SELECT * FROM scylla_bench.d WHERE pk = 1 ORDER BY c2, c1":         "Order by currently only supports the ordering of columns following their declared order in the PRIMARY KEY",
+	} {
+		if got := serverMessage(s.Query(q).Exec()); got != want {
+			t.Errorf("%s:\n got %s\nwant %s", q, got, want)
+		}
+	}
+
 	it := s.Query("SELECT * FROM scylla_bench.test WHERE token(pk) >= ? AND token(pk) <= ? ", int64(math.MinInt64), int64(math.MaxInt64)).Iter()
 	n := 0
 	for it.Scan(nil, nil, nil) {

@@ -130,9 +130,12 @@ type Select struct {
 	Count           bool // SELECT COUNT(*) / COUNT(1)
 	Columns         []Selector
 	Where           []Relation
-	Limit           *Term
-	AllowFiltering  bool
-	Using           Using
+	// OrderBy is ORDER BY's columns; Desc[i] says DESC for OrderBy[i].
+	OrderBy        []string
+	OrderDesc      []bool
+	Limit          *Term
+	AllowFiltering bool
+	Using          Using
 }
 
 // Update is UPDATE.

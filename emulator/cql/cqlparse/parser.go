@@ -826,8 +826,27 @@ func (p *parser) selectStmt() (Statement, error) {
 			return nil, err
 		}
 	}
-	if p.isKw("order") {
-		return nil, p.errf("ORDER BY is not supported")
+	if p.acceptKw("order") {
+		if err := p.expectKw("by"); err != nil {
+			return nil, err
+		}
+		for {
+			col, err := p.ident("column name")
+			if err != nil {
+				return nil, err
+			}
+			desc := false
+			if p.acceptKw("desc") {
+				desc = true
+			} else {
+				p.acceptKw("asc")
+			}
+			st.OrderBy = append(st.OrderBy, col)
+			st.OrderDesc = append(st.OrderDesc, desc)
+			if !p.accept(",") {
+				break
+			}
+		}
 	}
 	if p.acceptKw("per") {
 		return nil, p.errf("PER PARTITION LIMIT is not supported")
