@@ -13,23 +13,25 @@ import (
 )
 
 // Counters, as ScyllaDB replicates them (service/storage_proxy.cc
-// mutate_counters, db/counter.cc): a counter cell is a set of shards, one
-// per replica that has led an increment, each shard a (logical clock,
-// value) pair. An increment goes to one leader replica, which, holding the
-// cell's lock, reads its own shard, writes it back with the delta added and
-// the clock advanced, and then sends the new shard to the other replicas.
-// Replicas (and readers combining replica answers) merge shards host by
+// mutate_counters, find_leader_for_counter_update; counters.cc): a counter
+// cell is a set of shards, one per replica that has led an increment, each
+// shard keyed by that node's host id (counter_id(local_host_id)) and
+// holding a logical clock and a value. An increment goes to one leader
+// replica, which, holding the cell's lock, reads its own shard, writes it
+// back with the delta added and the clock advanced, and then sends the new
+// shard to the other replicas at the statement's consistency level.
+// Replicas, and readers combining replica answers, merge shards host by
 // host, the higher clock winning; a counter's value is the sum of its
 // shards. Only its leader ever changes a shard, so concurrent increments
 // through different coordinators and leaders all count.
 //
-// Differences from ScyllaDB: a shard is kept per node, not per node and
-// CPU shard (ScyllaDB's counter ids are per host since 4.x, as here); the
-// leader is the coordinator when it is a replica, else the first live
-// replica (ScyllaDB prefers the local node, then the closest by the
-// snitch); deleting a counter removes it outright (ScyllaDB keeps a
-// tombstone, after which increments of that cell are lost until it is
-// purged).
+// Differences from ScyllaDB: the leader is the coordinator when it is a
+// live replica (as in ScyllaDB), else the first live replica (ScyllaDB
+// picks a random live replica of the local DC, else the closest one); the
+// leader's lock covers a row, not a cell; deleting a counter removes it
+// outright (ScyllaDB keeps a tombstone, after which increments of that
+// cell are lost until it is purged); counters are not streamed specially
+// (they live only in vnode keyspaces, which the emulator does not stream).
 
 // shardSize is one encoded shard: host id, clock, value.
 const shardSize = 16 + 8 + 8
