@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/elasticity-dev/elasticity/argus"
+)
+
+// EnvArgusToken holds the Argus API token; it is never printed.
+const EnvArgusToken = "ARGUS_TOKEN"
+
+func init() {
+	addCommand(func(e *env) *cobra.Command {
+		root := &cobra.Command{Use: "argus", Short: "Send results to an Argus server"}
+		var o argusFlags
+		submit := &cobra.Command{
+			Use:   "submit RUN_DIR --url URL [--dry-run] [--run-id UUID] [--job-name NAME] [--job-url URL]",
+			Short: "Submit a run's tables to Argus",
+			Long: `submit sends a rendered run directory to Argus the way Argus's SCT client does:
+the run (run type scylla-cluster-tests, run id --run-id or one derived from
+the run), one submit_results per table of RUN_DIR/argus/, set_status from
+the run's verdict, finalize. The token is read from $` + EnvArgusToken + ` and sent as
+"Authorization: token ..."; it is never printed. Every request is also
+appended to RUN_DIR/argus/argus_replay_log_<run id>_<...>.jsonl (Argus's
+replay-log format) for offline ingest. --dry-run prints the requests
+instead of sending them.
+
+A table Argus answers with DataValidationError (a cell failed its
+validation rule) is reported and the run's status set to failed.
+
+Exit code: 0 sent, 1 a table failed Argus's validation, 2 invalid input,
+3 Argus could not be reached or answered an error.`,
+			Args: cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				o.dir = args[0]
+				return argusSubmit(cmd.Context(), e, o)
+			},
+		}
+		submit.Flags().StringVar(&o.url, "url", "", "base URL of the Argus server, e.g. https://argus.scylladb.com")
+		submit.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the requests instead of sending them")
+		submit.Flags().StringVar(&o.runID, "run-id", "", "Argus run id (a UUID; default: derived from the run, stable across submissions)")
+		submit.Flags().StringVar(&o.jobName, "job-name", "", "job name of the run in Argus (default elasticity/<scenario>)")
+		submit.Flags().StringVar(&o.jobURL, "job-url", "", "job URL of the run in Argus")
+		root.AddCommand(submit)
+		return root
+	})
+	submitToArgus = func(ctx context.Context, e *env, dir, url string) error {
+		return argusSubmit(ctx, e, argusFlags{dir: dir, url: url})
+	}
+}
+
+// submitToArgus is how `run --argus-url` submits at the end of a run.
+var submitToArgus func(ctx context.Context, e *env, dir, url string) error
+
+type argusFlags struct {
+	dir, url, runID, jobName, jobURL string
+	dryRun                           bool
+}
+
+func argusSubmit(ctx context.Context, e *env, o argusFlags) error {
+	if err := checkRunDir(o.dir); err != nil {
+		return withCode(ExitInvalid, fmt.Errorf("argus submit: %w", err))
+	}
+	if o.url == "" {
+		return withCode(ExitInvalid, errors.New("argus submit: --url is required"))
+	}
+	if u, err := url.Parse(o.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return withCode(ExitInvalid, fmt.Errorf("argus submit: --url %q: want http(s)://host", o.url))
+	}
+	if o.runID != "" {
+		if _, err := uuid.Parse(o.runID); err != nil {
+			return withCode(ExitInvalid, fmt.Errorf("argus submit: --run-id %q is not a UUID", o.runID))
+		}
+	}
+	token := e.Getenv(EnvArgusToken)
+	if token == "" && !o.dryRun {
+		return withCode(ExitInvalid, fmt.Errorf("argus submit: $%s is not set", EnvArgusToken))
+	}
+	c := &argus.Client{BaseURL: o.url, Token: token, RunID: o.runID}
+	if o.dryRun {
+		c.DryRun = e.Stdout
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(e.Stderr, format+"\n", args...) }
+	out, err := argus.Submit(ctx, c, o.dir, argus.Options{JobName: o.jobName, JobURL: o.jobURL, StartedBy: e.Getenv("USER"), Logf: logf})
+	if err != nil {
+		err = fmt.Errorf("argus submit: %s", redact(err.Error(), token))
+		if out == nil { // the run directory could not be read: nothing was sent
+			return withCode(ExitInvalid, err)
+		}
+		return withCode(ExitRunError, err)
+	}
+	if out.Replay != "" {
+		fmt.Fprintf(e.Stdout, "replay log: %s\n", out.Replay)
+	}
+	if o.dryRun {
+		fmt.Fprintf(e.Stdout, "dry run: %d tables of run %s not sent\n", out.Tables, out.RunID)
+		return nil
+	}
+	fmt.Fprintf(e.Stdout, "argus run %s: %d tables, status %s\n", out.RunID, out.Tables, out.Status)
+	if len(out.Failed) > 0 {
+		return withCode(ExitFailed, fmt.Errorf("argus submit: failed Argus's validation: %s", strings.Join(out.Failed, "; ")))
+	}
+	return nil
+}
+
+// redact keeps the token out of anything printed.
+func redact(s, token string) string {
+	if token == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, token, "<ARGUS_TOKEN>")
+}
