@@ -6,20 +6,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/argus"
+	"github.com/elasticity-dev/elasticity/argus/argustest"
+	"github.com/elasticity-dev/elasticity/reporting"
 	"github.com/elasticity-dev/elasticity/results"
 )
 
 // A duration threshold on "Drain node(s)" validates and is judged: after a
 // real drain its verdict is in result.json (issue 14). The smoke scenario
-// grows rack1 by one node and then drains it again.
+// grows rack1 by one node and then drains it again. The run submits itself
+// to an Argus double (--argus-url): every argus/*.json validates and the
+// double saw the whole lifecycle (issue 20).
 func TestDrainDurationThreshold(t *testing.T) {
 	needEmulator(t)
+	const token = "e2e-argus-token"
+	srv := argustest.New(token)
+	defer srv.Close()
+	t.Setenv("ARGUS_TOKEN", token)
 	out := filepath.Join(t.TempDir(), "drain")
 	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	defer cancel()
 	args := append(shrink("127.0.5.100"),
 		"--set", `nemesis=[{grow_cluster: {name: grow, instance_type: i4i.large, count_per_rack: 1, racks: [rack1]}}, {drain: {name: drain, count_per_rack: 1, racks: [rack1]}}]`,
-		"--set", `thresholds.durations={"Drain node(s)": 1h}`)
+		"--set", `thresholds.durations={"Drain node(s)": 1h}`,
+		"--argus-url", srv.URL)
 	cmd, log := start(t, ctx, out, args...)
 	err := cmd.Wait()
 	defer checkNoNodes(t)
@@ -46,5 +56,27 @@ func TestDrainDurationThreshold(t *testing.T) {
 	}
 	if verdicts != 1 {
 		t.Errorf("%d verdicts on Drain node(s), want 1: %+v", verdicts, res.Verdicts)
+	}
+
+	tables, err := reporting.ReadArgus(out) // validates every file against Argus's format
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tb := range tables {
+		names[tb.Meta.Name] = true
+	}
+	for _, n := range []string{"mixed - Steady State - latencies", "mixed - Steady State - stalls - REACTOR_STALLED",
+		"mixed - grow - latencies", "mixed - drain - latencies", "mixed - drain - stalls - REACTOR_STALLED", "Durations", "Disk usage"} {
+		if !names[n] {
+			t.Errorf("argus/ has no table %q (has %v)", n, names)
+		}
+	}
+	if calls := srv.Calls(); len(calls) != len(tables)+3 {
+		t.Errorf("Argus saw %d requests, want %d (run, tables, status, finalize)", len(calls), len(tables)+3)
+	}
+	run := srv.Run(argus.RunIDFor(res))
+	if run == nil || !run.Finalized || run.Status != argus.StatusFor(res, false) && run.Status != argus.StatusFailed {
+		t.Errorf("Argus run %+v, result status %s", run, res.Status)
 	}
 }

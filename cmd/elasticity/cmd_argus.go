@@ -54,10 +54,29 @@ Exit code: 0 sent, 1 a table failed Argus's validation, 2 invalid input,
 	submitToArgus = func(ctx context.Context, e *env, dir, url string) error {
 		return argusSubmit(ctx, e, argusFlags{dir: dir, url: url})
 	}
+	checkArgus = func(e *env, url string) error { return argusTarget(e, url, false) }
 }
 
-// submitToArgus is how `run --argus-url` submits at the end of a run.
-var submitToArgus func(ctx context.Context, e *env, dir, url string) error
+// submitToArgus is how `run --argus-url` submits at the end of a run, and
+// checkArgus how it checks the URL and the token before the run starts.
+var (
+	submitToArgus func(ctx context.Context, e *env, dir, url string) error
+	checkArgus    func(e *env, url string) error
+)
+
+// argusTarget checks an Argus URL and that a token is set.
+func argusTarget(e *env, u string, dryRun bool) error {
+	if u == "" {
+		return errors.New("--url is required")
+	}
+	if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return fmt.Errorf("Argus URL %q: want http(s)://host", u)
+	}
+	if e.Getenv(EnvArgusToken) == "" && !dryRun {
+		return fmt.Errorf("$%s is not set", EnvArgusToken)
+	}
+	return nil
+}
 
 type argusFlags struct {
 	dir, url, runID, jobName, jobURL string
@@ -68,11 +87,8 @@ func argusSubmit(ctx context.Context, e *env, o argusFlags) error {
 	if err := checkRunDir(o.dir); err != nil {
 		return withCode(ExitInvalid, fmt.Errorf("argus submit: %w", err))
 	}
-	if o.url == "" {
-		return withCode(ExitInvalid, errors.New("argus submit: --url is required"))
-	}
-	if u, err := url.Parse(o.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return withCode(ExitInvalid, fmt.Errorf("argus submit: --url %q: want http(s)://host", o.url))
+	if err := argusTarget(e, o.url, o.dryRun); err != nil {
+		return withCode(ExitInvalid, fmt.Errorf("argus submit: %w", err))
 	}
 	if o.runID != "" {
 		if _, err := uuid.Parse(o.runID); err != nil {
@@ -80,9 +96,6 @@ func argusSubmit(ctx context.Context, e *env, o argusFlags) error {
 		}
 	}
 	token := e.Getenv(EnvArgusToken)
-	if token == "" && !o.dryRun {
-		return withCode(ExitInvalid, fmt.Errorf("argus submit: $%s is not set", EnvArgusToken))
-	}
 	c := &argus.Client{BaseURL: o.url, Token: token, RunID: o.runID}
 	if o.dryRun {
 		c.DryRun = e.Stdout

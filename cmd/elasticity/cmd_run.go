@@ -41,7 +41,7 @@ func parseFaults(specs []string) (func(provision.Node) []string, error) {
 func init() {
 	addCommand(func(e *env) *cobra.Command {
 		var sets, faults []string
-		var out, backend string
+		var out, backend, argusURL string
 		var force bool
 		c := &cobra.Command{
 			Use:   "run SCENARIO [--set k=v ...] [--out DIR] [--backend local|docker|aws|static] [--force]",
@@ -62,6 +62,11 @@ Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
 				ctx := cmd.Context()
 				if backend != "" && !slices.Contains(provision.Names(), backend) {
 					return withCode(ExitInvalid, fmt.Errorf("--backend %q: want one of %s", backend, strings.Join(provision.Names(), ", ")))
+				}
+				if argusURL != "" && checkArgus != nil {
+					if err := checkArgus(e, argusURL); err != nil {
+						return withCode(ExitInvalid, err)
+					}
 				}
 				faultArgs, err := parseFaults(faults)
 				if err != nil {
@@ -108,6 +113,16 @@ Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
 					status = res.Status
 				}
 				fmt.Fprintf(e.Stdout, "status:  %s\n", status)
+				if argusURL != "" && submitToArgus != nil {
+					// The verdict stays the run's; a submission that could not
+					// be made fails a run that passed.
+					if aerr := submitToArgus(ctx, e, out, argusURL); aerr != nil {
+						fmt.Fprintf(e.Stderr, "warning: %v\n", aerr)
+						if status == results.StatusPassed {
+							return aerr
+						}
+					}
+				}
 				switch status {
 				case results.StatusFailed:
 					return withCode(ExitFailed, errors.New("thresholds failed (see the report)"))
@@ -123,6 +138,7 @@ Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
 		c.Flags().StringVar(&out, "out", "", "results directory (default runs/<scenario>-<timestamp>)")
 		c.Flags().StringVar(&backend, "backend", "", "override the scenario's backend: "+strings.Join(provision.Names(), ", "))
 		c.Flags().BoolVar(&force, "force", false, "reuse a non-empty results directory")
+		c.Flags().StringVar(&argusURL, "argus-url", "", "submit the results to this Argus server at the end (token from $"+EnvArgusToken+"; see `elasticity argus submit`)")
 		c.Flags().StringArrayVar(&faults, "fault", nil, "inject a fault into a local node: NODE=ARGS (testing; repeatable)")
 		_ = c.Flags().MarkHidden("fault")
 		return c
