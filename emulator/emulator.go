@@ -42,18 +42,21 @@ const (
 // Config is one node's configuration; the flags of `elasticity node`.
 type Config struct {
 	ListenAddress string
-	DataDir       string
-	ClusterName   string
-	DC, Rack      string
-	InstanceType  string
-	VCPUs         int
-	MemoryGB      float64
-	DiskGB        float64
-	Seeds         []string
-	LogFile       string
-	CQLPort       int
-	RESTPort      int
-	MetricsPort   int
+	// APIAddress is where the REST API listens (scylla.yaml api_address,
+	// conf/scylla.yaml: 127.0.0.1 in the packaged file); "" = ListenAddress.
+	APIAddress   string
+	DataDir      string
+	ClusterName  string
+	DC, Rack     string
+	InstanceType string
+	VCPUs        int
+	MemoryGB     float64
+	DiskGB       float64
+	Seeds        []string
+	LogFile      string
+	CQLPort      int
+	RESTPort     int
+	MetricsPort  int
 	// NodeExporterPort is where the node_exporter beside the node serves
 	// (ScyllaDB's images run it on 9100); 0 runs none.
 	NodeExporterPort       int
@@ -86,6 +89,7 @@ func DefaultConfig() Config {
 func Flags(c *Config) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("node", pflag.ContinueOnError)
 	fs.StringVar(&c.ListenAddress, "listen-address", c.ListenAddress, "address every listener binds to (a loopback address such as 127.0.0.2)")
+	fs.StringVar(&c.APIAddress, "api-address", c.APIAddress, "address the REST API listens on (scylla.yaml api_address); default: --listen-address")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "data directory (Pebble files: real bytes on disk)")
 	fs.StringVar(&c.ClusterName, "cluster-name", c.ClusterName, "cluster name")
 	fs.StringVar(&c.DC, "dc", c.DC, "datacenter")
@@ -178,7 +182,11 @@ func Run(ctx context.Context, c Config) error {
 	listen := func(port int) (net.Listener, error) {
 		return net.Listen("tcp", net.JoinHostPort(c.ListenAddress, strconv.Itoa(port)))
 	}
-	restLn, err := listen(c.RESTPort)
+	apiAddr := c.APIAddress
+	if apiAddr == "" {
+		apiAddr = c.ListenAddress
+	}
+	restLn, err := net.Listen("tcp", net.JoinHostPort(apiAddr, strconv.Itoa(c.RESTPort)))
 	if err != nil {
 		return startFail(fmt.Errorf("REST API: %w", err))
 	}
@@ -277,6 +285,9 @@ func validate(c *Config) error {
 	var errs []string
 	if net.ParseIP(c.ListenAddress) == nil {
 		errs = append(errs, fmt.Sprintf("--listen-address %q is not an IP address", c.ListenAddress))
+	}
+	if c.APIAddress != "" && net.ParseIP(c.APIAddress) == nil {
+		errs = append(errs, fmt.Sprintf("--api-address %q is not an IP address", c.APIAddress))
 	}
 	if c.DataDir == "" {
 		errs = append(errs, "--data-dir is required")
