@@ -311,11 +311,11 @@ func (c *Cluster) notReady(ctx context.Context, n *Node, views map[string]*view)
 			return fmt.Sprintf("no view from %s: %v", name, v.err)
 		}
 		switch {
-		case !v.live[n.Address]:
+		case !v.live[n.GossipAddress()]:
 			return "not live in " + name + "'s view"
-		case v.joining[n.Address]:
+		case v.joining[n.GossipAddress()]:
 			return "joining in " + name + "'s view"
-		case v.leaving[n.Address]:
+		case v.leaving[n.GossipAddress()]:
 			return "leaving in " + name + "'s view"
 		}
 	}
@@ -335,7 +335,7 @@ func (c *Cluster) addressOf(name string) string {
 	defer c.mu.Unlock()
 	for _, m := range c.members {
 		if m.Name == name {
-			return m.Address
+			return m.GossipAddress()
 		}
 	}
 	return ""
@@ -457,7 +457,7 @@ func (c *Cluster) RemoveDead(ctx context.Context, n *Node) error {
 				lastErr = err
 				continue
 			}
-			id = ids[n.Address]
+			id = ids[n.GossipAddress()]
 			if id == "" {
 				return fmt.Errorf("removing %s: %s does not know its host id", n.Name, o.Name)
 			}
@@ -521,11 +521,11 @@ func (c *Cluster) waitGone(ctx context.Context, n *Node) error {
 				why = fmt.Sprintf("%s: %v", o.Name, err)
 				continue
 			}
-			if _, ok := ids[n.Address]; ok {
+			if _, ok := ids[n.GossipAddress()]; ok {
 				why = "still in " + o.Name + "'s host ids"
 				break
 			}
-			if slices.Contains(leaving, n.Address) {
+			if slices.Contains(leaving, n.GossipAddress()) {
 				why = "still leaving in " + o.Name + "'s view"
 				break
 			}

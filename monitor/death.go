@@ -164,7 +164,7 @@ func (m *DeathMonitor) pollOnce(ctx context.Context, c *cluster.Cluster) {
 	nodes := c.Nodes()
 	byAddr := map[string]*cluster.Node{}
 	for _, n := range nodes {
-		byAddr[n.Address] = n
+		byAddr[n.GossipAddress()] = n // down lists hold the addresses nodes gossip
 	}
 	for _, o := range nodes {
 		if c.State(o) != cluster.StateNormal {

@@ -63,3 +63,15 @@ func InstanceTypeNames() []string {
 	sort.Strings(names)
 	return names
 }
+
+// Architecture is the CPU architecture of an EC2 instance type, as an AMI
+// names it: "arm64" for Graviton families (a "g" after the generation
+// digit: i8g, c7g, m7gd, im4gn, is4gen), else "x86_64".
+func Architecture(name string) string {
+	family, _, _ := strings.Cut(name, ".")
+	i := strings.IndexAny(family, "0123456789")
+	if i >= 0 && strings.Contains(family[i+1:], "g") {
+		return "arm64"
+	}
+	return "x86_64"
+}

@@ -54,6 +54,17 @@ type Node struct {
 	LogPath          string // local file the node's log is streamed to (may be empty)
 }
 
+// GossipAddress is the address the node reports for itself and that the
+// other nodes' gossip, host-id and live/down lists hold: its private
+// address inside a cloud network (ScyllaDB's listen and broadcast_rpc
+// addresses on the machine image), else Address.
+func (n Node) GossipAddress() string {
+	if n.PrivateAddress != "" {
+		return n.PrivateAddress
+	}
+	return n.Address
+}
+
 // Provider creates, changes and destroys clusters on one backend.
 type Provider interface {
 	Name() string

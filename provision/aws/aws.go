@@ -37,14 +37,16 @@ const (
 const scyllaImageOwner = "797456418907"
 
 // Ports opened in a security group created for a run.
-var openPorts = []int32{22, 9042, 9100, 9180, 10000}
+// 19042 is the shard-aware CQL port (native_shard_aware_transport_port in
+// scylladb conf/scylla.yaml) that shard-aware drivers connect to.
+var openPorts = []int32{22, 9042, 9100, 9180, 10000, 19042}
 
 // Options configure the EC2 provider.
 type Options struct {
 	Region            string
 	AvailabilityZones []string          // one per rack, in rack order; defaults to the racks' names
 	SubnetIDs         map[string]string // AZ -> subnet; empty: the default VPC
-	AMI               string            // explicit image id; else looked up from Version
+	AMI               string            // explicit image id; else looked up from Version and each instance type's architecture
 	LoaderAMI         string            // image for loader machines; default: the nodes' image (an Ubuntu host with the ssh user)
 	KeyPair           string
 	SecurityGroupID   string // existing group; empty: one is created per run
@@ -75,8 +77,9 @@ type Provider struct {
 	seeds       []string
 	next        int
 	nextLoader  int
-	created     bool     // Create succeeded and Destroy has not run since: loaders may be launched
-	launchedIDs []string // every instance this provider started (nodes and loaders), ready or not
+	created     bool              // Create succeeded and Destroy has not run since: loaders may be launched
+	launchedIDs []string          // every instance this provider started (nodes and loaders), ready or not
+	amis        map[string]string // architecture -> looked-up image
 }
 
 var _ provision.Provider = (*Provider)(nil)
@@ -157,12 +160,8 @@ func (p *Provider) Create(ctx context.Context, spec provision.ClusterSpec) (node
 	if err := p.ensureSecurityGroup(ctx); err != nil {
 		return nil, err
 	}
-	if p.opts.AMI == "" {
-		ami, err := p.lookupAMI(ctx, spec.Version)
-		if err != nil {
-			return nil, err
-		}
-		p.opts.AMI = ami
+	if _, err := p.imageFor(ctx, spec.InstanceType); err != nil {
+		return nil, err
 	}
 	var specs []provision.NodeSpec
 	for i := 0; i < spec.NodesPerRack; i++ {
@@ -267,14 +266,21 @@ func (p *Provider) launch(ctx context.Context, specs []provision.NodeSpec) ([]la
 			return out, err
 		}
 		az := p.azFor(s.Rack)
-		in := p.runInput(name, "db", p.opts.AMI, s.InstanceType, az, ud)
+		ami, err := p.imageFor(ctx, s.InstanceType)
+		if err != nil {
+			return out, err
+		}
+		in := p.runInput(name, "db", ami, s.InstanceType, az, ud)
 		p.logf("launching %s (%s) in %s", nodeName, s.InstanceType, az)
 		inst, err := p.runInstance(ctx, in)
 		if err != nil {
 			return out, fmt.Errorf("aws: launching %s (%s in %s): %s", nodeName, s.InstanceType, az, redact(err))
 		}
+		// The nodes run Ec2Snitch (see UserData): their DC is named after the
+		// zone's region, whatever the scenario calls it.
+		dc, _ := Ec2SnitchDC(az)
 		l := launched{privateIP: awssdk.ToString(inst.PrivateIpAddress), node: provision.Node{
-			Name: nodeName, ID: awssdk.ToString(inst.InstanceId), DC: spec.DC, Rack: s.Rack,
+			Name: nodeName, ID: awssdk.ToString(inst.InstanceId), DC: dc, Rack: s.Rack,
 			InstanceType: s.InstanceType, PrivateAddress: awssdk.ToString(inst.PrivateIpAddress),
 			CQLPort: 9042, RESTPort: 10000, MetricsPort: 9180,
 		}}

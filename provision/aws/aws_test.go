@@ -44,8 +44,9 @@ func seedsOf(ud scyllaUserData) string {
 func TestCreateGrowDestroyRequests(t *testing.T) {
 	f := newFakeEC2(t)
 	f.images = []fakeImage{
-		{"ami-old", "ScyllaDB 2025.1.0", "2025-01-01T00:00:00.000Z"},
-		{"ami-new", "ScyllaDB 2025.1.3", "2025-06-01T00:00:00.000Z"},
+		{"ami-old", "ScyllaDB 2025.1.0", "2025-01-01T00:00:00.000Z", ""},
+		{"ami-new", "ScyllaDB 2025.1.3", "2025-06-01T00:00:00.000Z", ""},
+		{"ami-arm", "ScyllaDB 2025.1.3", "2025-06-01T00:00:00.000Z", "arm64"},
 	}
 	var logs strings.Builder
 	p := testProvider(t, f, &logs, nil)
@@ -73,6 +74,10 @@ func TestCreateGrowDestroyRequests(t *testing.T) {
 		if ud.ScyllaYAML["cluster_name"] != "elasticity-run-42" || ud.ScyllaYAML["endpoint_snitch"] != "org.apache.cassandra.locator.Ec2Snitch" || !ud.StartScyllaOnFirstBoot {
 			t.Errorf("instance %d user-data: %+v", i, ud)
 		}
+		// The image keeps api_address: 127.0.0.1 unless told: REST must be reachable.
+		if ud.ScyllaYAML["api_address"] != "0.0.0.0" {
+			t.Errorf("instance %d api_address %v, want 0.0.0.0", i, ud.ScyllaYAML["api_address"])
+		}
 		if ud.ScyllaYAML["blocked_reactor_notify_ms"] != "25" {
 			t.Errorf("extra args not in scylla_yaml: %+v", ud.ScyllaYAML)
 		}
@@ -86,6 +91,12 @@ func TestCreateGrowDestroyRequests(t *testing.T) {
 	if nodes[0].Address != "203.0.113.1" && !strings.HasPrefix(nodes[0].Address, "203.0.113.") {
 		t.Errorf("node address %q: want the public IP", nodes[0].Address)
 	}
+	for i, n := range nodes {
+		// Gossip knows a node by its private address; the DC is Ec2Snitch's.
+		if n.PrivateAddress != live[i].privateIP || n.GossipAddress() != live[i].privateIP || n.DC != "us-east" || n.Rack != testSpec().Racks[i] {
+			t.Errorf("node %d: private %q gossip %q dc %q rack %q", i, n.PrivateAddress, n.GossipAddress(), n.DC, n.Rack)
+		}
+	}
 	// The created security group is open to the runner only, on the framework's ports.
 	var sg *fakeSG
 	for _, g := range f.sgs {
@@ -95,10 +106,10 @@ func TestCreateGrowDestroyRequests(t *testing.T) {
 		t.Fatalf("security group rules: %+v", sg)
 	}
 	ports := map[string]bool{}
-	for i := 1; i <= 5; i++ {
+	for i := 1; i <= 6; i++ {
 		ports[sg.perms.Get("IpPermissions."+string(rune('0'+i))+".FromPort")] = true
 	}
-	for _, port := range []string{"22", "9042", "9100", "9180", "10000"} {
+	for _, port := range []string{"22", "9042", "9100", "9180", "10000", "19042"} {
 		if !ports[port] {
 			t.Errorf("port %s not opened: %v", port, ports)
 		}
@@ -263,5 +274,80 @@ func TestEstimateCost(t *testing.T) {
 	}
 	if _, _, err := EstimateCost(map[string]int{"x1.nope": 1}); err == nil {
 		t.Fatal("unknown type must be an error")
+	}
+}
+
+func TestGravitonTypesGetTheArm64Image(t *testing.T) {
+	f := newFakeEC2(t)
+	f.images = []fakeImage{{"ami-x86", "ScyllaDB 2025.1.3", "2025-06-01T00:00:00.000Z", "x86_64"}, {"ami-arm", "ScyllaDB 2025.1.3", "2025-06-01T00:00:00.000Z", "arm64"}}
+	var logs strings.Builder
+	p := testProvider(t, f, &logs, nil)
+	spec := testSpec()
+	spec.InstanceType = "i8g.large"
+	ctx := context.Background()
+	if _, err := p.Create(ctx, spec); err != nil {
+		t.Fatalf("Create: %v\n%s", err, logs.String())
+	}
+	if _, err := p.AddNodes(ctx, []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.xlarge"}}); err != nil {
+		t.Fatal(err)
+	}
+	live := f.live()
+	for i, in := range live {
+		want := "ami-arm"
+		if in.typ == "i4i.xlarge" {
+			want = "ami-x86"
+		}
+		if in.ami != want {
+			t.Errorf("instance %d (%s): image %s, want %s", i, in.typ, in.ami, want)
+		}
+	}
+	if err := p.Destroy(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNoVersionTakesTheNewestImage(t *testing.T) {
+	f := newFakeEC2(t)
+	f.images = []fakeImage{{"ami-a", "ScyllaDB 2025.1.0", "2025-01-01T00:00:00.000Z", ""}, {"ami-b", "ScyllaDB 2025.3.1", "2025-09-01T00:00:00.000Z", ""}}
+	var logs strings.Builder
+	p := testProvider(t, f, &logs, nil)
+	spec := testSpec()
+	spec.Version = ""
+	if _, err := p.Create(context.Background(), spec); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	if in := f.live()[0]; in.ami != "ami-b" {
+		t.Errorf("image %s, want the newest ami-b", in.ami)
+	}
+	_ = p.Destroy(context.Background())
+}
+
+func TestEc2SnitchDC(t *testing.T) {
+	for zone, want := range map[string][2]string{"us-east-1a": {"us-east", "1a"}, "us-west-2b": {"us-west-2", "2b"}, "ap-southeast-1c": {"ap-southeast", "1c"}, "eu-west-3a": {"eu-west-3", "3a"}} {
+		if dc, rack := Ec2SnitchDC(zone); dc != want[0] || rack != want[1] {
+			t.Errorf("%s: %s/%s, want %v", zone, dc, rack, want)
+		}
+	}
+}
+
+// journald JSON back to ScyllaDB's format, with the level from PRIORITY.
+func TestJournalToScyllaLog(t *testing.T) {
+	in := `{"__REALTIME_TIMESTAMP":"1764590400123000","PRIORITY":"3","MESSAGE":" [shard 0:main] storage_service - Shutting down: I/O error","_SYSTEMD_UNIT":"scylla-server.service"}
+{"__REALTIME_TIMESTAMP":"1764590401000000","PRIORITY":"4","MESSAGE":" [shard 1:strm] stream_session - slow"}
+{"__REALTIME_TIMESTAMP":"1764590402000000","PRIORITY":"6","MESSAGE":[32,91,115,104,97,114,100,32,48,93,32,120]}
+-- Journal begins at Mon 2026-11-30 --
+`
+	var out strings.Builder
+	if err := JournalToScyllaLog(strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	ts := time.UnixMicro(1764590400123000).Format("2006-01-02 15:04:05,000")
+	want0 := "ERROR " + ts + " [shard 0:main] storage_service - Shutting down: I/O error"
+	if len(lines) != 4 || lines[0] != want0 || !strings.HasPrefix(lines[1], "WARN  ") || !strings.HasSuffix(lines[2], " [shard 0] x") || !strings.HasPrefix(lines[2], "INFO  ") || lines[3] != "-- Journal begins at Mon 2026-11-30 --" {
+		t.Fatalf("got:\n%s\nwant first line %q", out.String(), want0)
+	}
+	if strings.Join(journalArgs, " ") != "journalctl -u scylla-server -f -n all --no-pager -o json" {
+		t.Errorf("journalctl arguments %v: want the whole journal (-n all), followed, as JSON (with PRIORITY)", journalArgs)
 	}
 }

@@ -50,7 +50,7 @@ type fakeSG struct {
 	perms    url.Values
 }
 
-type fakeImage struct{ id, name, created string }
+type fakeImage struct{ id, name, created, arch string } // arch "" = x86_64
 
 func newFakeEC2(t *testing.T) *fakeEC2 {
 	f := &fakeEC2{instances: map[string]*fakeInstance{}, sgs: map[string]*fakeSG{}, readyPolls: 1}
@@ -144,7 +144,20 @@ func (f *fakeEC2) serve(w http.ResponseWriter, r *http.Request) {
 	case "DescribeImages":
 		var b strings.Builder
 		b.WriteString("<imagesSet>")
+		wantArch := ""
+		for i := 1; q.Get(fmt.Sprintf("Filter.%d.Name", i)) != ""; i++ {
+			if q.Get(fmt.Sprintf("Filter.%d.Name", i)) == "architecture" {
+				wantArch = q.Get(fmt.Sprintf("Filter.%d.Value.1", i))
+			}
+		}
 		for _, im := range f.images {
+			arch := im.arch
+			if arch == "" {
+				arch = "x86_64"
+			}
+			if wantArch != "" && arch != wantArch {
+				continue
+			}
 			fmt.Fprintf(&b, "<item><imageId>%s</imageId><name>%s</name><creationDate>%s</creationDate></item>", im.id, html.EscapeString(im.name), im.created)
 		}
 		b.WriteString("</imagesSet>")

@@ -45,7 +45,10 @@ func (p *Provider) LaunchLoaders(ctx context.Context, spec provision.LoaderSpec)
 	}
 	ami := p.opts.LoaderAMI
 	if ami == "" {
-		ami = p.opts.AMI
+		// The nodes' image, of the loader type's architecture.
+		if ami, err = p.imageFor(ctx, spec.InstanceType); err != nil {
+			return nil, err
+		}
 	}
 	ud, err := LoaderUserData()
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -210,20 +211,52 @@ func (p *Provider) ensureSecurityGroup(ctx context.Context) error {
 	return nil
 }
 
-// lookupAMI finds the newest ScyllaDB machine image of a version.
-func (p *Provider) lookupAMI(ctx context.Context, version string) (string, error) {
+// imageFor is the image of an instance type: aws.ami when given, else the
+// newest ScyllaDB machine image of the version for the type's architecture
+// (arm64 for Graviton types such as i8g), looked up once per architecture.
+func (p *Provider) imageFor(ctx context.Context, instanceType string) (string, error) {
+	if p.opts.AMI != "" {
+		return p.opts.AMI, nil
+	}
+	arch := provision.Architecture(instanceType)
+	p.mu.Lock()
+	ami, ok := p.amis[arch]
+	version := p.spec.Version
+	p.mu.Unlock()
+	if ok {
+		return ami, nil
+	}
+	ami, err := p.lookupAMI(ctx, version, arch)
+	if err != nil {
+		return "", err
+	}
+	p.mu.Lock()
+	if p.amis == nil {
+		p.amis = map[string]string{}
+	}
+	p.amis[arch] = ami
+	p.mu.Unlock()
+	return ami, nil
+}
+
+// lookupAMI finds the newest ScyllaDB machine image of a version (any
+// version when none is given) and architecture.
+func (p *Provider) lookupAMI(ctx context.Context, version, arch string) (string, error) {
+	names := []string{"ScyllaDB " + version + "*", "ScyllaDB Enterprise " + version + "*"}
+	what := "ScyllaDB " + version
 	if version == "" {
-		return "", errors.New("aws: neither aws.ami nor cluster.version is set; cannot choose an image")
+		// ScyllaDB's images are named "ScyllaDB <version>"; the newest wins.
+		names, what = []string{"ScyllaDB 20*", "ScyllaDB 6*", "ScyllaDB Enterprise 20*"}, "ScyllaDB (any version; set cluster.version or aws.ami to choose)"
 	}
 	out, err := p.client.DescribeImages(ctx, &ec2.DescribeImagesInput{
 		Owners: []string{scyllaImageOwner},
 		Filters: []types.Filter{
-			{Name: awssdk.String("name"), Values: []string{"ScyllaDB " + version + "*", "ScyllaDB Enterprise " + version + "*"}},
-			{Name: awssdk.String("architecture"), Values: []string{"x86_64"}},
+			{Name: awssdk.String("name"), Values: names},
+			{Name: awssdk.String("architecture"), Values: []string{arch}},
 		},
 	})
 	if err != nil {
-		return "", fmt.Errorf("aws: looking up the ScyllaDB %s image: %s", version, redact(err))
+		return "", fmt.Errorf("aws: looking up the %s image (%s): %s", what, arch, redact(err))
 	}
 	var best types.Image
 	for _, im := range out.Images {
@@ -232,9 +265,9 @@ func (p *Provider) lookupAMI(ctx context.Context, version string) (string, error
 		}
 	}
 	if best.ImageId == nil {
-		return "", fmt.Errorf("aws: no ScyllaDB image named %q found in %s", "ScyllaDB "+version, p.opts.Region)
+		return "", fmt.Errorf("aws: no %s image for %s found in %s", what, arch, p.opts.Region)
 	}
-	p.logf("using image %s (%s)", awssdk.ToString(best.ImageId), awssdk.ToString(best.Name))
+	p.logf("using image %s (%s, %s)", awssdk.ToString(best.ImageId), awssdk.ToString(best.Name), arch)
 	return awssdk.ToString(best.ImageId), nil
 }
 
@@ -296,16 +329,27 @@ func (p *Provider) terminate(ctx context.Context, ids []string) error {
 	return nil
 }
 
-// Logs follows scylla-server's journal over SSH (the ScyllaDB images log to journald).
+// Logs follows scylla-server's journal over SSH (the ScyllaDB images log to
+// journald), from its first entry, converted to ScyllaDB's log format with
+// each entry's level (see journalArgs).
 func (p *Provider) Logs(ctx context.Context, n provision.Node) (io.ReadCloser, error) {
 	if n.Address == "" {
 		return nil, fmt.Errorf("aws: node %s has no address for ssh", n.Name)
 	}
 	args := []string{"-o", "StrictHostKeyChecking=accept-new", "-o", "BatchMode=yes"}
+	p.mu.Lock()
+	dir := p.spec.Dir
+	p.mu.Unlock()
+	if dir != "" {
+		// The run's own known_hosts: instances' addresses are reused by
+		// later instances with other host keys.
+		args = append(args, "-o", "UserKnownHostsFile="+filepath.Join(dir, "known_hosts"))
+	}
 	if p.opts.SSHKeyPath != "" {
 		args = append(args, "-i", p.opts.SSHKeyPath)
 	}
-	args = append(args, p.opts.SSHUser+"@"+n.Address, "journalctl", "-u", "scylla-server", "-f", "--no-pager", "-o", "cat")
+	args = append(args, p.opts.SSHUser+"@"+n.Address)
+	args = append(args, journalArgs...)
 	cmd := exec.CommandContext(ctx, "ssh", args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -314,8 +358,13 @@ func (p *Provider) Logs(ctx context.Context, n provision.Node) (io.ReadCloser, e
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("aws: starting ssh to %s for its log: %w", n.Name, err)
 	}
-	go func() { _ = cmd.Wait() }()
-	return out, nil
+	pr, pw := io.Pipe()
+	go func() {
+		err := JournalToScyllaLog(out, pw)
+		_ = cmd.Wait()
+		pw.CloseWithError(err)
+	}()
+	return pr, nil
 }
 
 // Destroy terminates every instance of the run (the ones this process started

@@ -3,6 +3,9 @@ package aws
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
+	"os"
 
 	"github.com/elasticity-dev/elasticity/provision"
 )
@@ -11,7 +14,7 @@ import (
 func init() {
 	provision.Register(provision.Backend{
 		Name:  "aws",
-		Model: func(*provision.Config) provision.Model { return provision.RealModel(600) },
+		Model: model,
 		New: func(ctx context.Context, c *provision.Config, o provision.BuildOptions) (provision.Provider, error) {
 			a := c.AWS
 			subnets := map[string]string{}
@@ -24,8 +27,14 @@ func init() {
 			if len(a.SecurityGroupIDs) > 0 {
 				sg = a.SecurityGroupIDs[0]
 			}
+			cidr := a.RunnerCIDR
+			if cidr == "" {
+				// The runner's address may come from the environment, like
+				// the SDK's settings (a simulated region prints it).
+				cidr = os.Getenv(RunnerCIDREnv)
+			}
 			return New(ctx, Options{Region: a.Region, AvailabilityZones: a.AvailabilityZones, SubnetIDs: subnets,
-				AMI: a.AMI, LoaderAMI: a.LoaderAMI, KeyPair: a.KeyPair, SecurityGroupID: sg, RunnerCIDR: a.RunnerCIDR, Spot: a.Spot,
+				AMI: a.AMI, LoaderAMI: a.LoaderAMI, KeyPair: a.KeyPair, SecurityGroupID: sg, RunnerCIDR: cidr, Spot: a.Spot,
 				UsePrivateIPs: a.PrivateIPs, SSHUser: a.SSHUser, SSHKeyPath: a.SSHKey, Logf: o.Logf})
 		},
 		PlanLines: planLines,
@@ -33,6 +42,46 @@ func init() {
 			return New(ctx, Options{Region: o.Region})
 		},
 	})
+}
+
+// RunnerCIDREnv names the variable that gives aws.runner_cidr when the
+// scenario does not.
+const RunnerCIDREnv = "ELASTICITY_AWS_RUNNER_CIDR"
+
+// model: real ScyllaDB nodes, unless the SDK's EC2 endpoint is on loopback
+// (AWS_ENDPOINT_URL_EC2 or AWS_ENDPOINT_URL, the SDK's own settings): no
+// real region answers there, so it is a simulated one (elasticity aws-sim)
+// whose instances run the emulator with the scenario's local: scale model.
+func model(c *provision.Config) provision.Model {
+	if !SimulatedEndpoint(os.Getenv) {
+		return provision.RealModel(600)
+	}
+	m := provision.EmulatedModel(c.Emulator)
+	m.SetupSeconds = 15
+	m.Limitations = []string{fmt.Sprintf("Simulated EC2 region (elasticity aws-sim at %s): instances are emulated nodes on this machine; figures are shapes, not ScyllaDB's. Disks are %.2g MiB per catalog GB, %.0f ops/s per vCPU, %.0f MiB/s streaming per vCPU; scenario durations × %g.",
+		endpoint(os.Getenv), c.Emulator.StorageScaleMiBPerGB, c.Emulator.OpsPerVCPU, c.Emulator.StreamMiBPerVCPU, c.Emulator.TimeScale),
+		"All instances and the runner share one machine's CPUs: latency includes local scheduling noise."}
+	return m
+}
+
+func endpoint(getenv func(string) string) string {
+	if u := getenv("AWS_ENDPOINT_URL_EC2"); u != "" {
+		return u
+	}
+	return getenv("AWS_ENDPOINT_URL")
+}
+
+// SimulatedEndpoint reports whether the SDK's EC2 endpoint is a loopback address.
+func SimulatedEndpoint(getenv func(string) string) bool {
+	u, err := url.Parse(endpoint(getenv))
+	if err != nil || u.Hostname() == "" {
+		return false
+	}
+	if u.Hostname() == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback()
 }
 
 // planLines list the instances, the image and an estimated cost from the
@@ -65,7 +114,7 @@ func planLines(c *provision.Config, f provision.PlanFacts) []provision.PlanLine 
 	case c.AWS.AMI != "":
 		add("image", c.AWS.AMI)
 	case c.Cluster.Version == "":
-		add("image", "NONE: set aws.ami or cluster.version, or provisioning will stop at once")
+		add("image", fmt.Sprintf("newest \"ScyllaDB *\" of each architecture published by ScyllaDB (owner 797456418907) in %s; set cluster.version or aws.ami to choose", c.AWS.Region))
 	default:
 		add("image", fmt.Sprintf("newest \"ScyllaDB %s*\" published by ScyllaDB (owner 797456418907) in %s", c.Cluster.Version, c.AWS.Region))
 	}

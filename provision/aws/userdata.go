@@ -18,12 +18,19 @@ type scyllaUserData struct {
 }
 
 // UserData renders base64 user-data for a node: cluster name, seeds,
-// Ec2Snitch (racks are AZs) and any extra database arguments given as
-// scylla.yaml keys (`--key=value` or `key: value`).
+// Ec2Snitch (racks are AZs), the REST API on every interface, and any extra
+// database arguments given as scylla.yaml keys (`--key=value` or `key: value`).
+//
+// api_address: the image keeps the packaged scylla.yaml's 127.0.0.1
+// (scylladb conf/scylla.yaml; scylla-machine-image scylla_configure.py does
+// not set it), which no runner outside the instance can reach; readiness,
+// decommission and quiesce all go through REST. The run's security group
+// still opens 10000 to the runner's address only.
 func UserData(spec provision.ClusterSpec, seeds []string) (string, error) {
 	y := map[string]any{
 		"cluster_name":    spec.ClusterName,
 		"endpoint_snitch": "org.apache.cassandra.locator.Ec2Snitch",
+		"api_address":     "0.0.0.0",
 	}
 	if len(seeds) > 0 {
 		y["seed_provider"] = []map[string]any{{
@@ -43,6 +50,23 @@ func UserData(spec provision.ClusterSpec, seeds []string) (string, error) {
 		return "", fmt.Errorf("aws: encoding user-data: %w", err)
 	}
 	return base64.StdEncoding.EncodeToString(b), nil
+}
+
+// Ec2SnitchDC names the DC and rack the way ScyllaDB's Ec2Snitch does
+// (scylladb locator/ec2_snitch.cc): the rack is the zone's last '-' part,
+// the DC the zone without its letter, and without a trailing "1" as well
+// (CASSANDRA-4026): us-east-1a → us-east / 1a, eu-west-2b → eu-west-2 / 2b.
+func Ec2SnitchDC(zone string) (dc, rack string) {
+	i := strings.LastIndex(zone, "-")
+	if i < 0 || len(zone) < 3 {
+		return zone, zone
+	}
+	rack = zone[i+1:]
+	dc = zone[:len(zone)-1]
+	if strings.HasSuffix(dc, "1") {
+		dc = zone[:len(zone)-3]
+	}
+	return dc, rack
 }
 
 func splitArg(a string) (string, string, bool) {

@@ -64,22 +64,43 @@ type stressLoad struct {
 	p    *scenarios.Plan
 	env  *Env
 	s    *gocql.Session
+	dc   string       // the data centre the nodes are in
 	keys atomic.Int64 // keys written by the fills: the workload reads among them
 }
 
 func newStressLoad(ctx context.Context, env *Env, c Cluster) (*stressLoad, error) {
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	s, err := stress.NewSession(cctx, stress.SessionConfig{Hosts: c.Hosts(), LocalDC: env.Plan.Data.DC})
+	dc := clusterDC(env.Plan.Data.DC, c)
+	if dc != env.Plan.Data.DC {
+		env.Logf("data centre: the nodes are in %q (named by their snitch), not the scenario's %q; the keyspace and the load use %q", dc, env.Plan.Data.DC, dc)
+	}
+	s, err := stress.NewSession(cctx, stress.SessionConfig{Hosts: c.Hosts(), LocalDC: dc})
 	if err != nil {
 		return nil, err
 	}
-	return &stressLoad{p: env.Plan, env: env, s: s}, nil
+	return &stressLoad{p: env.Plan, env: env, s: s, dc: dc}, nil
+}
+
+// clusterDC is the data centre the provisioned nodes are in (on AWS the
+// Ec2Snitch names it after the region, whatever the scenario says), else
+// the scenario's.
+func clusterDC(planned string, c Cluster) string {
+	lc, ok := c.(*liveCluster)
+	if !ok {
+		return planned
+	}
+	for _, n := range lc.c.Nodes() {
+		if n.DC != "" {
+			return n.DC
+		}
+	}
+	return planned
 }
 
 func (l *stressLoad) CreateSchema(ctx context.Context) error {
 	d := l.p.Data
-	return stress.CreateSchema(ctx, l.s, stress.Schema{Keyspace: d.Keyspace, Table: d.Table, RF: d.RF, DC: d.DC, Tablets: d.Tablets})
+	return stress.CreateSchema(ctx, l.s, stress.Schema{Keyspace: d.Keyspace, Table: d.Table, RF: d.RF, DC: l.dc, Tablets: d.Tablets})
 }
 
 func (l *stressLoad) Fill(ctx context.Context, done func() bool, sink func(results.LatencyRecord), progress func(int64)) (int64, error) {

@@ -151,6 +151,7 @@ func (l *fleetLoad) Fill(ctx context.Context, done func() bool, sink func(result
 		}
 	}()
 	job := fillJob(l.p, l.hosts, base)
+	job.DC = l.dc // the nodes' own DC (Ec2Snitch names it on AWS)
 	totals, err := l.f.Stream(fctx, func(i int) stress.Job {
 		return l.share(job, i, fmt.Sprintf("fill-loader-%d", i+1))
 	}, func(r results.LatencyRecord) {
@@ -177,6 +178,7 @@ func (l *fleetLoad) Fill(ctx context.Context, done func() bool, sink func(result
 func (l *fleetLoad) Calibrate(ctx context.Context) (float64, error) {
 	// The loaders probe together: each up to its share of the concurrency.
 	job := calibrationJob(l.p, l.hosts, l.keys.Load(), l.calibrationCeiling())
+	job.DC = l.dc // the nodes' own DC (Ec2Snitch names it on AWS)
 	job.CalibrateMaxConcurrency = max(64, job.CalibrateMaxConcurrency/l.f.Len())
 	cals, err := l.f.Calibrate(ctx, func(i int) stress.Job {
 		return l.share(job, i, fmt.Sprintf("calibration-loader-%d", i+1))
@@ -192,6 +194,7 @@ func (l *fleetLoad) Calibrate(ctx context.Context) (float64, error) {
 
 func (l *fleetLoad) Run(ctx context.Context, rate float64, sink func(results.LatencyRecord)) error {
 	job := workloadJob(l.p, l.hosts, l.keys.Load(), rate)
+	job.DC = l.dc // the nodes' own DC (Ec2Snitch names it on AWS)
 	_, err := l.f.Stream(ctx, func(i int) stress.Job {
 		return l.share(job, i, fmt.Sprintf("loader-%d", i+1))
 	}, sink)

@@ -1,0 +1,321 @@
+package awssim
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/provision"
+)
+
+type instance struct {
+	region                       *Region
+	id, az, clientToken, keyName string
+	typ                          provision.InstanceType
+	image                        *image
+	private, public, loopback    string
+	userData                     string
+	tags, volumeTags             map[string]string
+	sgs                          []string
+	spot                         bool
+	launched                     time.Time
+
+	// Guarded by region.mu.
+	state              string
+	booted, impaired   bool
+	reason, reasonCode string
+	conf               machineConf
+
+	lifeMu   sync.Mutex // boot and shutdown
+	node     *exec.Cmd
+	nodeDone chan struct{}
+	sshd     *sshServer
+	fwdMu    sync.Mutex
+	forwards map[int]*forward
+	down     bool
+}
+
+func (in *instance) dir() string     { return filepath.Join(in.region.o.Dir, in.id) }
+func (in *instance) logPath() string { return filepath.Join(in.dir(), "scylla.log") }
+
+func (in *instance) set(f func()) {
+	in.region.mu.Lock()
+	defer in.region.mu.Unlock()
+	f()
+}
+
+// boot is the instance's first boot: sshd, then scylla_configure.py's
+// work on the user-data, then scylla-server if the user-data says so.
+// The instance is running at once; its status checks pass once sshd
+// answers.
+func (in *instance) boot() {
+	in.lifeMu.Lock()
+	defer in.lifeMu.Unlock()
+	r := in.region
+	r.wg.Add(1)
+	defer r.wg.Done()
+	fail := func(err error) {
+		r.logf("%s: boot failed: %v", in.id, err)
+		in.set(func() { in.impaired, in.reason = true, err.Error() })
+	}
+	in.set(func() {
+		if in.state == statePending {
+			in.state = stateRunning
+		}
+	})
+	if err := os.MkdirAll(in.dir(), 0o755); err != nil {
+		fail(err)
+		return
+	}
+	ud, err := base64.StdEncoding.DecodeString(in.userData)
+	if err != nil {
+		ud = nil // EC2 passes undecodable user-data as is; the image then finds no JSON in it
+	}
+	conf := configure(ud, in.private, in.az)
+	in.set(func() { in.conf = conf })
+	in.sshd, err = startSSH(in, net.JoinHostPort(in.private, "22"))
+	if err != nil {
+		fail(err)
+		return
+	}
+	if conf.start {
+		if err := in.startNode(conf); err != nil {
+			fail(err)
+			return
+		}
+	}
+	in.set(func() { in.booted = true })
+	go in.syncForwards()
+}
+
+// startNode runs scylla-server: an emulated node configured from scylla.yaml.
+func (in *instance) startNode(c machineConf) error {
+	r := in.region
+	if c.listen != in.private {
+		return fmt.Errorf("listen_address %s is not this instance's address %s", c.listen, in.private)
+	}
+	api := c.apiAddress
+	switch {
+	case api == "0.0.0.0" || api == in.private:
+		api = in.private // every interface: the private one (the public address is NAT)
+	case isLoopback(api):
+		api = in.loopback // the instance's own 127.0.0.1
+	default:
+		return fmt.Errorf("api_address %s is not an address of this instance", c.apiAddress)
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	name := c.clusterName
+	if name == "" {
+		name = fmt.Sprintf("scylladb-cluster-%d", in.launched.Unix())
+	}
+	seeds := ""
+	for i, s := range c.seeds {
+		if i > 0 {
+			seeds += ","
+		}
+		seeds += s
+	}
+	args := []string{"node",
+		"--listen-address", in.private, "--api-address", api,
+		"--data-dir", filepath.Join(in.dir(), "data"),
+		"--cluster-name", name, "--dc", c.dc, "--rack", c.rack,
+		"--instance-type", in.typ.Name, "--vcpus", strconv.Itoa(in.typ.VCPUs),
+		"--memory-gb", f(in.typ.MemoryGB), "--disk-gb", f(in.typ.StorageGB),
+		"--seeds", seeds, "--log-file", in.logPath(),
+	}
+	args = append(args, r.o.NodeArgs...)
+	out, err := os.OpenFile(filepath.Join(in.dir(), "scylla.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(r.o.Binary, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Dir = in.dir()
+	if err := cmd.Start(); err != nil {
+		out.Close()
+		return fmt.Errorf("starting scylla-server (%s node): %w", r.o.Binary, err)
+	}
+	done := make(chan struct{})
+	in.node, in.nodeDone = cmd, done
+	go func() {
+		_ = cmd.Wait()
+		out.Close()
+		close(done)
+	}()
+	r.logf("%s: scylla-server started (pid %d): dc %s rack %s, api_address %s, seeds %s", in.id, cmd.Process.Pid, c.dc, c.rack, c.apiAddress, seeds)
+	return nil
+}
+
+// shutdown stops the machine: scylla-server gets SIGTERM (systemd's stop)
+// and 90 s, or SIGKILL at once for a forced stop; then sshd and the
+// forwards go, and the instance reaches its final state.
+func (in *instance) shutdown(force bool, final string) {
+	in.lifeMu.Lock()
+	defer in.lifeMu.Unlock()
+	in.fwdMu.Lock()
+	in.down = true
+	for p, f := range in.forwards {
+		f.close()
+		delete(in.forwards, p)
+	}
+	in.fwdMu.Unlock()
+	if in.node != nil {
+		sig := syscall.SIGTERM
+		if force {
+			sig = syscall.SIGKILL
+		}
+		_ = syscall.Kill(-in.node.Process.Pid, sig)
+		select {
+		case <-in.nodeDone:
+		case <-time.After(90 * time.Second):
+			_ = syscall.Kill(-in.node.Process.Pid, syscall.SIGKILL)
+			<-in.nodeDone
+		}
+		in.node = nil
+	}
+	if in.sshd != nil {
+		in.sshd.Close()
+		in.sshd = nil
+	}
+	in.set(func() {
+		in.state = final
+		in.booted = false
+		if final == stateTerminated {
+			in.reasonCode, in.reason = "Client.UserInitiatedShutdown", "Client.UserInitiatedShutdown: User initiated shutdown"
+		}
+	})
+	in.region.logf("%s: %s", in.id, final)
+}
+
+// syncForwards makes the public address forward the ports the security
+// groups open to the runner, each while something listens behind it.
+func (in *instance) syncForwards() {
+	ports := in.region.openPorts(in)
+	in.fwdMu.Lock()
+	defer in.fwdMu.Unlock()
+	if in.down {
+		return
+	}
+	if in.forwards == nil {
+		in.forwards = map[int]*forward{}
+	}
+	for _, p := range ports {
+		if in.forwards[p] == nil {
+			f := &forward{pub: net.JoinHostPort(in.public, strconv.Itoa(p)), priv: net.JoinHostPort(in.private, strconv.Itoa(p)), stop: make(chan struct{})}
+			in.forwards[p] = f
+			go f.run(in.region.logf)
+		}
+	}
+}
+
+// forward is one port of the public address. It listens only while the
+// private side accepts connections, so that a port nothing listens on is
+// refused at the public address as it is on EC2 (the NAT passes the SYN,
+// the instance's kernel answers RST).
+type forward struct {
+	pub, priv string
+	stop      chan struct{}
+	once      sync.Once
+	mu        sync.Mutex
+	ln        net.Listener
+}
+
+func (f *forward) close() {
+	f.once.Do(func() { close(f.stop) })
+	f.mu.Lock()
+	if f.ln != nil {
+		f.ln.Close()
+	}
+	f.mu.Unlock()
+}
+
+func (f *forward) stopped() bool {
+	select {
+	case <-f.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func (f *forward) run(logf func(string, ...any)) {
+	for !f.stopped() {
+		c, err := net.DialTimeout("tcp", f.priv, time.Second)
+		if err != nil {
+			select {
+			case <-f.stop:
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+			continue
+		}
+		c.Close()
+		ln, err := net.Listen("tcp", f.pub)
+		if err != nil {
+			logf("forwarding %s: %v", f.pub, err)
+			select {
+			case <-f.stop:
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		f.mu.Lock()
+		f.ln = ln
+		f.mu.Unlock()
+		if f.stopped() {
+			ln.Close()
+			return
+		}
+		f.serve(ln)
+	}
+}
+
+// serve accepts until the private side stops answering, then closes the
+// listener (the port is refused again) and returns.
+func (f *forward) serve(ln net.Listener) {
+	defer ln.Close()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		b, err := net.DialTimeout("tcp", f.priv, 5*time.Second)
+		if err != nil {
+			c.Close()
+			var oe *net.OpError
+			if errors.As(err, &oe) && errors.Is(err, syscall.ECONNREFUSED) {
+				return
+			}
+			continue
+		}
+		go pipe(c, b)
+	}
+}
+
+func pipe(a, b net.Conn) {
+	done := make(chan struct{}, 2)
+	cp := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		if tc, ok := dst.(*net.TCPConn); ok {
+			_ = tc.CloseWrite()
+		}
+		done <- struct{}{}
+	}
+	go cp(a, b)
+	go cp(b, a)
+	<-done
+	<-done
+	a.Close()
+	b.Close()
+}
