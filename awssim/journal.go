@@ -29,8 +29,9 @@ type journalEntry struct {
 // parseNodeLine turns one line of the emulated node's ScyllaDB-format log
 // ("INFO  2026-11-30 12:00:00,123 [shard 0:main] init - message") into the
 // journal entry seastar's syslog output would have made of it. A line that
-// is not a log line (the rest of a multi-line message) keeps the previous
-// priority.
+// is not a log line (seastar's raw stall reports and backtraces go to the
+// process's stderr) is what journald records from a unit's stdio: priority
+// 6, systemd's default SyslogLevel=info.
 func parseNodeLine(line string, prev journalEntry) journalEntry {
 	lvl, rest, ok := strings.Cut(line, " ")
 	p, known := priorities[lvl]
@@ -40,7 +41,11 @@ func parseNodeLine(line string, prev journalEntry) journalEntry {
 			return journalEntry{t: t, priority: p, message: rest[23:]}
 		}
 	}
-	return journalEntry{t: prev.t, priority: prev.priority, message: line}
+	t := prev.t
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return journalEntry{t: t, priority: 6, message: line}
 }
 
 type journalOpts struct {
