@@ -81,7 +81,7 @@ func TestSubmitLifecycle(t *testing.T) {
 			}
 		}
 	}
-	// The fixture's Cycle #1 P90 read (8.34 ms) breaks read_p90_ms ≤ 5: Argus,
+	// The fixture's Cycle #1 P90 read breaks read_p90_ms ≤ 5: Argus,
 	// judging the UNSET cell by the fixed_limit, answers DataValidationError.
 	if len(out.Failed) != 1 || out.Failed[0] != "mixed - grow - latencies" || out.Tables != len(tables) {
 		t.Errorf("outcome %+v", out)

@@ -61,6 +61,8 @@ type fixtureWriter struct {
 type fixNode struct {
 	name, rack, typ string
 	total, used     float64
+	// cluster-internal metrics: tablet replicas held, counters
+	tablets, migrations, readTimeouts float64
 }
 
 func (w *fixtureWriter) emit(ev results.Event) {
@@ -99,13 +101,46 @@ func (w *fixtureWriter) advance(d time.Duration, diskTarget func(n *fixNode, fra
 		if w.f.metricsEvery > 1 && w.ticks%w.f.metricsEvery != 0 {
 			continue
 		}
+		w.balance()
 		for _, n := range w.nodes {
-			s := results.NodeSample{Time: w.now, Node: n.name, Rack: n.rack, InstanceType: n.typ, DiskTotalBytes: n.total, DiskUsedBytes: n.used, DiskAvailBytes: n.total - n.used, Source: "node_exporter"}
+			s := results.NodeSample{Time: w.now, Node: n.name, Rack: n.rack, InstanceType: n.typ, DiskTotalBytes: n.total, DiskUsedBytes: n.used, DiskAvailBytes: n.total - n.used, Source: "node_exporter",
+				Metrics: map[string]float64{MetricTablets: math.Round(n.tablets), MetricUtilization: w.utilization(), MetricMigrations: math.Round(n.migrations),
+					MetricReadTimeouts: n.readTimeouts, MetricWriteTimeouts: 0}}
 			if err := w.met.Write(s); err != nil {
 				panic(err)
 			}
 		}
 	}
+}
+
+// balance moves a third of every node's distance to an even share of the
+// 48 tablet replicas (16 tablets × RF 3) per tick, counting the moves as
+// migrations; overloaded reads time out. Deterministic: the latency
+// generator's random stream is left alone.
+func (w *fixtureWriter) balance() {
+	share := 48 / float64(len(w.nodes))
+	for i := range w.nodes {
+		n := &w.nodes[i]
+		if n.tablets == 0 && n.typ == "i4i.large" && w.ticks <= 1 {
+			n.tablets = share
+		}
+		d := (share - n.tablets) / 3
+		if math.Abs(d) < 0.5 {
+			d = share - n.tablets
+		}
+		n.tablets += d
+		n.migrations += math.Abs(d) / 2
+		if w.stress > 3 {
+			n.readTimeouts += 1
+		}
+	}
+}
+
+func (w *fixtureWriter) utilization() float64 {
+	if w.filling {
+		return 85
+	}
+	return math.Min(95, 18*math.Max(w.stress, 0.3))
 }
 
 func (w *fixtureWriter) writeLatency(op string, from, to time.Time) {

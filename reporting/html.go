@@ -47,9 +47,13 @@ var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <p class="legend note">Shading: <span style="background:#f3e3c3">fill</span><span style="background:#ececec">hold</span><span style="background:#d9eed5">steady state (Cycle #0)</span><span style="background:#d8e6f3">scale-out cycles</span><span style="background:#e6ddf2">(alternating)</span></p>
 {{range .Charts}}{{.}}
 {{end}}
+{{if .Cycles}}<h2 id="cycles">Cycles</h2><p class="note">Each cycle's charts, zoomed to it (the latency tables' Overview links point here).</p>
+{{range .Cycles}}<h3 id="{{.ID}}">{{.Title}}</h3>
+{{range .Charts}}{{.}}
+{{end}}{{end}}{{end}}
 {{range .Tables}}<h2 id="{{.ID}}">{{.Name}}</h2>
 {{if .Rows}}<table id="t-{{.ID}}"><thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
-{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}{{if .Threshold}} title="{{.Threshold}}"{{end}}>{{.Value}}</td>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}{{if .Threshold}} title="{{.Threshold}}"{{end}}>{{if .Link}}<a href="{{.Link}}">{{.Value}}</a>{{else}}{{.Value}}{{end}}</td>{{end}}</tr>
 {{end}}</tbody></table>{{end}}
 {{if .Note}}<p class="note">{{.Note}}</p>{{end}}
 {{end}}
@@ -59,6 +63,7 @@ var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 
 type htmlCell struct {
 	Value, Class, Threshold string
+	Link                    template.URL
 }
 
 type htmlTable struct {
@@ -73,6 +78,7 @@ type htmlPage struct {
 	CSS                                                                           template.CSS
 	Answers, Limitations                                                          []string
 	Charts                                                                        []template.HTML
+	Cycles                                                                        []cycleSection
 	Tables                                                                        []htmlTable
 }
 
@@ -86,7 +92,7 @@ func HTML(w io.Writer, a *analysis) error {
 		Setup: SetupLine(res), Description: s.Description, Emulated: s.Emulated, EmulatedNote: EmulatedNote, CSS: template.CSS(css),
 		RunLine: fmt.Sprintf("Run %s on backend %s, %s → %s UTC (%s).", orDash(s.RunID), orDash(s.Backend),
 			res.StartedAt.UTC().Format("2006-01-02 15:04:05"), res.EndedAt.UTC().Format("2006-01-02 15:04:05"), HMS(res.EndedAt.Sub(res.StartedAt).Seconds())),
-		Answers: Answers(res), Limitations: Limitations(res), Charts: charts(a),
+		Answers: Answers(res), Limitations: Limitations(res), Charts: charts(a), Cycles: cycleSections(a),
 	}
 	for _, t := range buildTables(res) {
 		ht := htmlTable{ID: t.ID, Name: t.Name, Note: t.Note, Columns: t.Columns}
@@ -94,6 +100,9 @@ func HTML(w io.Writer, a *analysis) error {
 			row := make([]htmlCell, len(r))
 			for i, c := range r {
 				row[i] = htmlCell{Value: c.Value, Class: c.Status, Threshold: c.Threshold}
+				if c.Anchor != "" && a.Timeline != nil {
+					row[i].Link = template.URL("#" + c.Anchor) // an in-page fragment, never an address
+				}
 				if i > 0 && numeric(c.Value) {
 					row[i].Class = strings.TrimSpace(row[i].Class + " num")
 				}

@@ -111,6 +111,7 @@ func TestHTMLReport(t *testing.T) {
 	ids := map[string]bool{}
 	open := map[string]int{}
 	failedWithTitle, svgs := 0, 0
+	var links []string
 	for _, tk := range tags {
 		switch {
 		case tk.name == "script" || tk.name == "iframe" || tk.name == "link" || tk.name == "img":
@@ -120,8 +121,11 @@ func TestHTMLReport(t *testing.T) {
 		case strings.HasPrefix(tk.name, "/"):
 			open[tk.name[1:]]--
 		}
-		if tk.name == "table" {
+		if tk.name == "table" || tk.name == "h3" {
 			ids[tk.attrs["id"]] = true
+		}
+		if tk.name == "a" {
+			links = append(links, tk.attrs["href"])
 		}
 		if tk.name == "svg" {
 			svgs++
@@ -130,7 +134,7 @@ func TestHTMLReport(t *testing.T) {
 			failedWithTitle++
 		}
 		for _, a := range []string{"src", "href", "xlink:href", "action"} {
-			if v, ok := tk.attrs[a]; ok {
+			if v, ok := tk.attrs[a]; ok && !(tk.name == "a" && a == "href" && strings.HasPrefix(v, "#")) { // in-page links only
 				t.Errorf("<%s %s=%q>: the report must not reference anything", tk.name, a, v)
 			}
 		}
@@ -145,8 +149,21 @@ func TestHTMLReport(t *testing.T) {
 			t.Errorf("table %s missing", id)
 		}
 	}
-	if svgs != 4 {
-		t.Errorf("%d charts, want 4 (latency, throughput, disk, stalls)", svgs)
+	// latency, throughput, disk, stalls; tablets, reactor utilization,
+	// migrations, coordinator timeouts; per cycle (4) latency, throughput, tablets.
+	if svgs != 8+4*3 {
+		t.Errorf("%d charts, want 20", svgs)
+	}
+	for _, title := range []string{"Tablets per node", "Reactor utilization per node", "Tablet migrations", "Coordinator timeouts"} {
+		if !strings.Contains(doc, `aria-label="`+title) {
+			t.Errorf("no chart %q", title)
+		}
+	}
+	// Every latency row links to its cycle's zoomed charts.
+	for _, c := range []string{"cycle-0", "cycle-1", "cycle-2", "cycle-3"} {
+		if !ids[c] || !slices.Contains(links, "#"+c) {
+			t.Errorf("cycle section %s: id %v, linked %v", c, ids[c], slices.Contains(links, "#"+c))
+		}
 	}
 	if failedWithTitle == 0 {
 		t.Error("no failed cell with its threshold in a title")

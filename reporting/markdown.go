@@ -90,6 +90,9 @@ func mdTable(w io.Writer, t Table, opt MarkdownOptions) error {
 		row := make([]string, len(r))
 		for i, c := range r {
 			row[i] = colour(c, opt)
+			if c.Anchor != "" {
+				row[i] = "[" + row[i] + "](" + results.FileReportHTML + "#" + c.Anchor + ")"
+			}
 		}
 		if err := tbl.Append(row); err != nil {
 			return err

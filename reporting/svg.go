@@ -306,6 +306,155 @@ func charts(a *analysis) []template.HTML {
 	} else {
 		out = append(out, template.HTML(`<p class="note">No reactor stalls.</p>`))
 	}
+	return append(out, clusterCharts(tl, base)...)
+}
+
+// cycleSection is one cycle's charts, zoomed to it: the target of the
+// latency tables' "Overview" links.
+type cycleSection struct {
+	ID, Title string
+	Charts    []template.HTML
+}
+
+// CycleAnchor is the HTML id of a cycle's section ("Cycle #1" → "cycle-1").
+func CycleAnchor(cycle string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(cycle) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else if r == ' ' {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// cycleSections zooms the latency, throughput and tablet charts to every
+// cycle (with a tenth of its length either side).
+func cycleSections(a *analysis) []cycleSection {
+	tl := a.Timeline
+	if tl == nil {
+		return nil
+	}
+	var out []cycleSection
+	for _, c := range a.Result.Cycles {
+		pad := c.End.Sub(c.Start) / 10
+		from, to := c.Start.Add(-pad), c.End.Add(pad)
+		title := c.Name
+		if c.Step != "" {
+			title += " — " + c.Step
+		}
+		title += fmt.Sprintf(" (%s – %s UTC)", c.Start.UTC().Format("15:04:05"), c.End.UTC().Format("15:04:05"))
+		var cs []template.HTML
+		for _, spec := range zoomSpecs(tl, from, to) {
+			cs = append(cs, spec.render())
+		}
+		out = append(out, cycleSection{ID: CycleAnchor(c.Name), Title: title, Charts: cs})
+	}
+	return out
+}
+
+// zoomSpecs are the charts of one window: latency, throughput, tablets.
+func zoomSpecs(tl *Timeline, from, to time.Time) []chartSpec {
+	base := chartSpec{start: from, end: to, spans: tl.Spans}
+	lat := base
+	lat.title, lat.yLabel, lat.logY = "Latency (response time, P90 dashed, P99 solid)", "ms (log)", true
+	thr := base
+	thr.title, thr.yLabel = "Throughput (successful operations)", "op/s"
+	opColor := map[string]string{results.OpWrite: colWrite, results.OpRead: colRead, results.OpFill: colFil}
+	for _, op := range []string{results.OpWrite, results.OpRead} {
+		var t []time.Time
+		var p90, p99, ops []float64
+		for _, p := range tl.Latency[op] {
+			if p.Time.Before(from) || p.Time.After(to) {
+				continue
+			}
+			t, p90, p99, ops = append(t, p.Time), append(p90, p.P90MS), append(p99, p.P99MS), append(ops, p.OpsPerSec)
+		}
+		if len(t) == 0 {
+			continue
+		}
+		lat.series = append(lat.series, series{name: op + " P90", color: opColor[op], dash: true, t: t, y: p90},
+			series{name: op + " P99", color: opColor[op], t: t, y: p99})
+		thr.series = append(thr.series, series{name: op, color: opColor[op], t: t, y: ops})
+	}
+	out := []chartSpec{lat, thr}
+	tab := base
+	tab.title, tab.yLabel = "Tablets per node", "tablets"
+	for _, s := range perNodeSeries(tl.Tablets) {
+		if s = clip(s, from, to); len(s.t) > 0 {
+			tab.series = append(tab.series, s)
+		}
+	}
+	if len(tab.series) > 0 {
+		out = append(out, tab)
+	}
+	return out
+}
+
+func clip(s series, from, to time.Time) series {
+	o := s
+	o.t, o.y = nil, nil
+	for i, t := range s.t {
+		if !t.Before(from) && !t.After(to) {
+			o.t, o.y = append(o.t, t), append(o.y, s.y[i])
+		}
+	}
+	return o
+}
+
+// clusterCharts are the cluster-internal charts from metrics.jsonl: what
+// the database did while latency moved.
+func clusterCharts(tl *Timeline, base chartSpec) []template.HTML {
+	var out []template.HTML
+	add := func(c chartSpec, what string) {
+		if len(c.series) == 0 {
+			out = append(out, template.HTML(`<p class="note">No `+html.EscapeString(what)+` in metrics.jsonl.</p>`))
+			return
+		}
+		out = append(out, c.render())
+	}
+	tab := base
+	tab.title, tab.yLabel = "Tablets per node (scylla_tablets_count)", "tablets"
+	tab.series = perNodeSeries(tl.Tablets)
+	add(tab, "tablet counts")
+	util := base
+	util.title, util.yLabel, util.yMax = "Reactor utilization per node (scylla_reactor_utilization, mean over shards)", "%", 100
+	util.series = perNodeSeries(tl.Utilization)
+	add(util, "reactor utilization")
+	mig := base
+	mig.title, mig.yLabel = "Tablet migrations started by the balancer, cluster-wide (rate of scylla_load_balancer_migrations_produced)", "migrations/s"
+	if len(tl.Migrations) > 0 {
+		mig.series = []series{pointSeries("migrations", palette[3], tl.Migrations)}
+	}
+	add(mig, "tablet migrations")
+	to := base
+	to.title, to.yLabel = "Coordinator timeouts, cluster-wide (rate of scylla_storage_proxy_coordinator_{read,write}_timeouts)", "timeouts/s"
+	if len(tl.ReadTimeouts) > 0 {
+		to.series = append(to.series, pointSeries("read", colRead, tl.ReadTimeouts))
+	}
+	if len(tl.WriteTimeouts) > 0 {
+		to.series = append(to.series, pointSeries("write", colWrite, tl.WriteTimeouts))
+	}
+	add(to, "coordinator timeouts")
+	return out
+}
+
+func pointSeries(name, color string, pts []ValuePoint) series {
+	t, y := make([]time.Time, len(pts)), make([]float64, len(pts))
+	for i, p := range pts {
+		t[i], y[i] = p.Time, p.Value
+	}
+	return series{name: name, color: color, t: t, y: y}
+}
+
+func perNodeSeries(m map[string][]ValuePoint) []series {
+	nodes := sortedKeys(m)
+	sort.SliceStable(nodes, func(i, j int) bool { return nodeOrder(nodes[i], nodes[j]) })
+	var out []series
+	for i, n := range nodes {
+		out = append(out, pointSeries(n, palette[i%len(palette)], m[n]))
+	}
 	return out
 }
 

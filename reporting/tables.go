@@ -32,9 +32,11 @@ type Cell struct {
 	Value     string `json:"value"`
 	Status    string `json:"status,omitempty"`
 	Threshold string `json:"threshold,omitempty"`
+	// Anchor is the id of the report.html section the cell links to.
+	Anchor string `json:"anchor,omitempty"`
 }
 
-var latencyColumns = []string{"P90 write [ms]", "P90 read [ms]", "P99 write [ms]", "P99 read [ms]", "Throughput write [op/s]", "Throughput read [op/s]", "errors", "dropped", "duration [HH:MM:SS]", "start time"}
+var latencyColumns = []string{"P90 write [ms]", "P90 read [ms]", "P99 write [ms]", "P99 read [ms]", "Throughput write [op/s]", "Throughput read [op/s]", "errors", "dropped", "duration [HH:MM:SS]", "start time", "Overview"}
 
 // Workload names SCT uses in table names.
 const (
@@ -179,6 +181,7 @@ func latencyTable(id, name string, cycles []results.Cycle, res *results.Result) 
 			Cell{Value: Thousands(float64(c.Dropped))},
 			Cell{Value: HMS(c.DurationS)},
 			Cell{Value: c.Start.UTC().Format("15:04:05")},
+			Cell{Value: "view", Anchor: CycleAnchor(c.Name)},
 		)
 		t.Rows = append(t.Rows, row)
 	}

@@ -37,7 +37,23 @@ type Timeline struct {
 	Disk   map[string][]ValuePoint
 	Stalls []StallPoint
 	Spans  []Span
+	// Cluster-internal series from metrics.jsonl: gauges per node (tablets,
+	// reactor utilization %) and cluster-wide rates of counters (per second).
+	Tablets       map[string][]ValuePoint
+	Utilization   map[string][]ValuePoint
+	Migrations    []ValuePoint // load_balancer_migrations_produced
+	ReadTimeouts  []ValuePoint // storage_proxy_coordinator_read_timeouts
+	WriteTimeouts []ValuePoint // storage_proxy_coordinator_write_timeouts
 }
+
+// Keys of NodeSample.Metrics the charts read (monitor.ScrapedMetrics without the scylla_ prefix).
+const (
+	MetricTablets       = "tablets_count"
+	MetricUtilization   = "reactor_utilization"
+	MetricMigrations    = "load_balancer_migrations_produced"
+	MetricReadTimeouts  = "storage_proxy_coordinator_read_timeouts"
+	MetricWriteTimeouts = "storage_proxy_coordinator_write_timeouts"
+)
 
 // LatencyPoint is one bucket of a latency series.
 type LatencyPoint struct {
@@ -89,14 +105,19 @@ type timelineBuilder struct {
 	stalls      []StallPoint
 	lat         *latencyBuckets
 	diskLast    map[string]time.Time
+	gaugeLast   map[string]map[string]time.Time // metric → node → bucket of its last point
+	counters    map[string]*counterRate
 }
 
 func newTimelineBuilder(maxPoints int) *timelineBuilder {
 	if maxPoints <= 0 {
 		maxPoints = defaultMaxPoints
 	}
-	return &timelineBuilder{tl: &Timeline{Latency: map[string][]LatencyPoint{}, Disk: map[string][]ValuePoint{}},
-		maxPoints: maxPoints, phaseOpen: map[[2]string]time.Time{}, diskLast: map[string]time.Time{}}
+	return &timelineBuilder{tl: &Timeline{Latency: map[string][]LatencyPoint{}, Disk: map[string][]ValuePoint{},
+		Tablets: map[string][]ValuePoint{}, Utilization: map[string][]ValuePoint{}},
+		maxPoints: maxPoints, phaseOpen: map[[2]string]time.Time{}, diskLast: map[string]time.Time{},
+		gaugeLast: map[string]map[string]time.Time{},
+		counters:  map[string]*counterRate{MetricMigrations: newCounterRate(), MetricReadTimeouts: newCounterRate(), MetricWriteTimeouts: newCounterRate()}}
 }
 
 func (b *timelineBuilder) see(t time.Time) {
@@ -175,6 +196,94 @@ func (b *timelineBuilder) Sample(s *results.NodeSample) {
 	}
 	b.tl.Disk[s.Node] = pts
 	b.diskLast[s.Node] = bt
+	b.gauge(b.tl.Tablets, MetricTablets, s, bt)
+	b.gauge(b.tl.Utilization, MetricUtilization, s, bt)
+	for name, c := range b.counters {
+		if v, ok := s.Metrics[name]; ok {
+			c.add(s.Node, s.Time, v)
+		}
+	}
+}
+
+// gauge keeps one point per node per bucket of a gauge (the bucket's last sample).
+func (b *timelineBuilder) gauge(dst map[string][]ValuePoint, metric string, s *results.NodeSample, bt time.Time) {
+	v, ok := s.Metrics[metric]
+	if !ok {
+		return
+	}
+	last := b.gaugeLast[metric]
+	if last == nil {
+		last = map[string]time.Time{}
+		b.gaugeLast[metric] = last
+	}
+	pts := dst[s.Node]
+	if lt, ok := last[s.Node]; ok && lt.Equal(bt) && len(pts) > 0 {
+		pts[len(pts)-1] = ValuePoint{s.Time, v}
+	} else {
+		pts = append(pts, ValuePoint{s.Time, v})
+	}
+	dst[s.Node] = pts
+	last[s.Node] = bt
+}
+
+// counterRate turns per-node counters into one cluster-wide rate: each
+// node's increase between its samples, per second (a decrease is a restart:
+// the counter began again from zero, as Prometheus's rate() treats it),
+// summed over the nodes on a grid of chart buckets, each node contributing
+// its latest rate until its last sample (nodes are not sampled at the same
+// instant).
+type counterRate struct {
+	prev  map[string]ValuePoint
+	rates map[string][]ValuePoint
+}
+
+func newCounterRate() *counterRate {
+	return &counterRate{prev: map[string]ValuePoint{}, rates: map[string][]ValuePoint{}}
+}
+
+func (c *counterRate) add(node string, t time.Time, v float64) {
+	p, ok := c.prev[node]
+	c.prev[node] = ValuePoint{t, v}
+	if !ok || !t.After(p.Time) {
+		return
+	}
+	inc := v - p.Value
+	if inc < 0 {
+		inc = v
+	}
+	c.rates[node] = append(c.rates[node], ValuePoint{t, inc / t.Sub(p.Time).Seconds()})
+}
+
+func (c *counterRate) points(bucket time.Duration) []ValuePoint {
+	grid := map[int64]bool{}
+	for _, pts := range c.rates {
+		for _, p := range pts {
+			grid[p.Time.UnixNano()/int64(bucket)] = true
+		}
+	}
+	keys := make([]int64, 0, len(grid))
+	for k := range grid {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	idx := map[string]int{} // per node: index of its first point after the grid time
+	out := make([]ValuePoint, 0, len(keys))
+	for _, k := range keys {
+		at := time.Unix(0, (k+1)*int64(bucket)).UTC() // end of the bucket
+		var sum float64
+		for node, pts := range c.rates {
+			i := idx[node]
+			for i < len(pts) && !pts[i].Time.After(at) {
+				i++
+			}
+			idx[node] = i
+			if i > 0 && (i < len(pts) || !at.After(pts[len(pts)-1].Time.Add(bucket))) {
+				sum += pts[i-1].Value
+			}
+		}
+		out = append(out, ValuePoint{at, sum})
+	}
+	return out
 }
 
 // finish completes the series once the Result is known: the cycles are shaded.
@@ -197,6 +306,9 @@ func (b *timelineBuilder) finish(res *results.Result) *Timeline {
 	}
 	sort.SliceStable(tl.Spans, func(i, j int) bool { return tl.Spans[i].Start.Before(tl.Spans[j].Start) })
 	tl.Stalls = downsampleStalls(b.stalls, b.maxPoints)
+	tl.Migrations = b.counters[MetricMigrations].points(tl.Bucket)
+	tl.ReadTimeouts = b.counters[MetricReadTimeouts].points(tl.Bucket)
+	tl.WriteTimeouts = b.counters[MetricWriteTimeouts].points(tl.Bucket)
 	return tl
 }
 

@@ -174,3 +174,28 @@ func TestStallTablesAsSCT(t *testing.T) {
 		}
 	}
 }
+
+// Counters become one cluster-wide rate: increases per second, a restart
+// (the counter falls) counts from zero, nodes sampled at different instants
+// add up, and a node stops counting after its last sample.
+func TestCounterRate(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	c := newCounterRate()
+	for i, v := range []float64{0, 10, 20, 5, 15} { // restart after 20
+		c.add("a", at(i*10000), v)
+	}
+	for i, v := range []float64{0, 20, 40} { // 300 ms later, stops at 20.3 s
+		c.add("b", at(300+i*10000), v)
+	}
+	pts := c.points(10 * time.Second)
+	got := map[int]float64{}
+	for _, p := range pts {
+		got[int(p.Time.Sub(t0)/time.Second)] = p.Value
+	}
+	// At the end of each 10 s bucket: a is 1/s, then 0.5/s after its restart, then 1/s; b is 2/s until a bucket after its last sample.
+	want := map[int]float64{20: 1 + 2, 30: 0.5 + 2, 40: 1, 50: 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("rates %v, want %v", got, want)
+	}
+}
