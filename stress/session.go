@@ -27,6 +27,10 @@ type SessionConfig struct {
 	NumConns int
 	// Logger receives gocql's log lines; nil discards them.
 	Logger gocql.StdLogger
+	// Translate maps an address the cluster reports for a node (its
+	// system.peers rpc_address: the private address in a cloud network) to
+	// the one this client reaches it at; nil or "" keeps the address.
+	Translate func(addr string) string
 	// Connection write path, for comparisons (see the stress README):
 	// by default frames are coalesced without delay (package coalesce).
 	// PlainWrites gives gocql's one write(2) per frame; CoalesceWait > 0
@@ -83,6 +87,16 @@ func ClusterConfig(cfg SessionConfig) (*gocql.ClusterConfig, error) {
 		// The default dialer gocql would build, wrapped; ScyllaShardAwareDialer
 		// keeps the shard-aware source ports.
 		c.Dialer = coalesce.Dialer{Dialer: &gocql.ScyllaShardAwareDialer{Dialer: net.Dialer{Timeout: c.ConnectTimeout}}}
+	}
+	if tr := cfg.Translate; tr != nil {
+		// Without this the driver replaces the contact points with the
+		// peers' private addresses, which a runner outside the VPC cannot reach.
+		c.AddressTranslator = gocql.AddressTranslatorFunc(func(addr net.IP, port int) (net.IP, int) {
+			if to := net.ParseIP(tr(addr.String())); to != nil {
+				return to, port
+			}
+			return addr, port
+		})
 	}
 	c.ReconnectInterval = 2 * time.Second
 	c.ReconnectionPolicy = &gocql.ConstantReconnectionPolicy{MaxRetries: 1 << 20, Interval: time.Second}

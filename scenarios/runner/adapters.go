@@ -75,11 +75,29 @@ func newStressLoad(ctx context.Context, env *Env, c Cluster) (*stressLoad, error
 	if dc != env.Plan.Data.DC {
 		env.Logf("data centre: the nodes are in %q (named by their snitch), not the scenario's %q; the keyspace and the load use %q", dc, env.Plan.Data.DC, dc)
 	}
-	s, err := stress.NewSession(cctx, stress.SessionConfig{Hosts: c.Hosts(), LocalDC: dc})
+	s, err := stress.NewSession(cctx, stress.SessionConfig{Hosts: c.Hosts(), LocalDC: dc, Translate: addressTranslator(c)})
 	if err != nil {
 		return nil, err
 	}
 	return &stressLoad{p: env.Plan, env: env, s: s, dc: dc}, nil
+}
+
+// addressTranslator maps the addresses nodes report for themselves
+// (private addresses on AWS) to the ones the runner reaches them at; nil
+// when the cluster's nodes have no separate private address.
+func addressTranslator(c Cluster) func(string) string {
+	lc, ok := c.(*liveCluster)
+	if !ok {
+		return nil
+	}
+	return func(addr string) string {
+		for _, n := range lc.c.Nodes() {
+			if n.PrivateAddress == addr && n.Address != "" {
+				return n.Address
+			}
+		}
+		return ""
+	}
 }
 
 // clusterDC is the data centre the provisioned nodes are in (on AWS the
