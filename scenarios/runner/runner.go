@@ -352,6 +352,12 @@ func (r *run) provision(ctx context.Context) error {
 	if err := r.cluster.Create(ctx); err != nil {
 		return fmt.Errorf("creating the cluster: %w", err)
 	}
+	if info := r.cluster.Info(); len(info) > 0 {
+		// run_start carried the planned nodes; these are the provisioned
+		// ones (addresses, modelled disks), also when no calibration follows.
+		r.emit(results.Event{Type: results.EventProgress, Phase: PhaseProvision, Name: "provisioned", Setup: setup(r.p, r.runID, info),
+			Message: fmt.Sprintf("%d nodes provisioned", len(info))})
+	}
 	if r.disk, err = r.o.Deps.NewDisk(ctx, r.env, r.cluster); err != nil {
 		return fmt.Errorf("starting the disk monitor: %w", err)
 	}

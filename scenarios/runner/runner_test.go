@@ -43,7 +43,13 @@ func (w *fakeWorld) Create(ctx context.Context) error {
 }
 func (w *fakeWorld) Hosts() []string { return []string{"127.0.5.1"} }
 func (w *fakeWorld) Info() []results.NodeInfo {
-	return nil
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []results.NodeInfo
+	for _, n := range w.nodes {
+		out = append(out, results.NodeInfo{Name: n.Name, Rack: n.Rack, Address: fmt.Sprintf("127.0.5.%d", n.Seq), InstanceType: "i4i.large", VCPUs: 2, DiskBytes: 1 << 30})
+	}
+	return out
 }
 func (w *fakeWorld) CollectLogs(ctx context.Context, dir string) error {
 	w.collected.Store(true)
@@ -316,5 +322,25 @@ func TestExecuteOutsideFailure(t *testing.T) {
 	_, err := Execute(context.Background(), p, Options{Out: dir, Stdout: io.Discard, Deps: deps})
 	if err == nil || !strings.Contains(err.Error(), "died unexpectedly") || time.Since(start) > 3*time.Second {
 		t.Fatalf("err %v after %s", err, time.Since(start))
+	}
+}
+
+// A fixed-rate run (no calibration) still describes the provisioned nodes,
+// not only the planned ones, in result.json's setup.
+func TestSetupCarriesProvisionedNodes(t *testing.T) {
+	w := &fakeWorld{}
+	var status string
+	dir := filepath.Join(t.TempDir(), "run")
+	p := testPlan()
+	p.Load = scenarios.PlanLoad{Rate: 100}
+	if _, err := Execute(context.Background(), p, Options{Out: dir, Stdout: io.Discard, Deps: fakeDeps(w, &status)}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := results.Compute(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := res.Setup.InitialNodes; len(n) != 3 || n[0].Address != "127.0.5.1" || n[0].DiskBytes != 1<<30 {
+		t.Fatalf("initial nodes %+v", n)
 	}
 }
