@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// aws-sim prints export lines (and writes them to --env-file) that reach
+// the region through the SDK, and stops cleanly when interrupted.
+func TestAWSSimPrintsTheEnvironmentAndServes(t *testing.T) {
+	dir := t.TempDir()
+	envFile := filepath.Join(dir, "aws-sim.env")
+	var out, errb syncBuffer
+	e := &env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }, Executable: "/bin/true"}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, e, []string{"aws-sim", "--dir", filepath.Join(dir, "region"), "--env-file", envFile}) }()
+	vars := map[string]string{}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(vars) == 0 || vars["SSH_AUTH_SOCK"] == "" {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("no export lines: %q %q", out.String(), errb.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+		for _, l := range strings.Split(out.String(), "\n") {
+			if k, v, ok := strings.Cut(strings.TrimPrefix(l, "export "), "="); ok && strings.HasPrefix(l, "export ") {
+				vars[k] = v
+			}
+		}
+	}
+	for _, k := range []string{"AWS_ENDPOINT_URL_EC2", "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "ELASTICITY_AWS_RUNNER_CIDR"} {
+		if vars[k] == "" {
+			t.Errorf("no %s in %v", k, vars)
+		}
+	}
+	if b, err := os.ReadFile(envFile); err != nil || string(b) != out.String() {
+		t.Errorf("--env-file: %q, %v; want the printed lines", b, err)
+	}
+	c := ec2.New(ec2.Options{Region: vars["AWS_REGION"], BaseEndpoint: awssdk.String(vars["AWS_ENDPOINT_URL_EC2"]),
+		Credentials: credentials.NewStaticCredentialsProvider(vars["AWS_ACCESS_KEY_ID"], vars["AWS_SECRET_ACCESS_KEY"], ""), RetryMaxAttempts: 1})
+	imgs, err := c.DescribeImages(context.Background(), &ec2.DescribeImagesInput{Owners: []string{"797456418907"}})
+	if err != nil || len(imgs.Images) != 2 {
+		t.Errorf("DescribeImages through the printed environment: %v %+v", err, imgs)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("aws-sim did not stop when interrupted")
+	}
+	if strings.Contains(out.String()+errb.String(), "AKIA") {
+		t.Error("credential-looking text in the output")
+	}
+}
