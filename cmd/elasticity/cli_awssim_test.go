@@ -41,7 +41,9 @@ func TestAWSSimPrintsTheEnvironmentAndServes(t *testing.T) {
 	e := &env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }, Executable: "/bin/true"}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, e, []string{"aws-sim", "--dir", filepath.Join(dir, "region"), "--env-file", envFile}) }()
+	go func() {
+		done <- run(ctx, e, []string{"aws-sim", "--dir", filepath.Join(dir, "region"), "--env-file", envFile})
+	}()
 	vars := map[string]string{}
 	deadline := time.Now().Add(20 * time.Second)
 	for len(vars) == 0 || vars["SSH_AUTH_SOCK"] == "" {
