@@ -84,10 +84,16 @@ type OpSummary struct {
 
 // Summary is the outcome of a whole run.
 type Summary struct {
-	Start        time.Time   `json:"start"`
-	End          time.Time   `json:"end"`
-	TargetRate   float64     `json:"target_rate"`   // last rate set (0 = closed loop)
-	AchievedRate float64     `json:"achieved_rate"` // started operations per second (successes + errors)
+	Start time.Time `json:"start"`
+	// Stopped is when the schedule stopped starting operations; End is
+	// after those in flight were drained and the last interval cut.
+	Stopped    time.Time `json:"stopped"`
+	End        time.Time `json:"end"`
+	TargetRate float64   `json:"target_rate"` // last rate set (0 = closed loop)
+	// AchievedRate is started operations (successes + errors) per second of
+	// the schedule, from Start to when it stopped starting operations (the
+	// drain of those in flight after that is not part of it).
+	AchievedRate float64     `json:"achieved_rate"`
 	Intended     int64       `json:"intended"`
 	Succeeded    int64       `json:"succeeded"`
 	Errors       int64       `json:"errors"`
@@ -275,6 +281,7 @@ func (s *Scheduler) Run(ctx context.Context) (Summary, error) {
 
 	s.dispatch(ctx, work)
 	close(work)
+	stopped := time.Now()
 
 	var runErr error
 	drained := make(chan struct{})
@@ -302,11 +309,11 @@ func (s *Scheduler) Run(ctx context.Context) (Summary, error) {
 	if p := sinkErr.Load(); p != nil {
 		runErr = errors.Join(runErr, *p)
 	}
-	return s.summary(start, end), runErr
+	return s.summary(start, stopped, end), runErr
 }
 
-func (s *Scheduler) summary(start, end time.Time) Summary {
-	sum := Summary{Start: start, End: end, TargetRate: s.Rate()}
+func (s *Scheduler) summary(start, stopped, end time.Time) Summary {
+	sum := Summary{Start: start, Stopped: stopped, End: end, TargetRate: s.Rate()}
 	for i, t := range s.rec.Totals() {
 		o := OpSummary{OpTotals: t, Intended: s.intended[i].Load()}
 		sum.Ops = append(sum.Ops, o)
@@ -316,7 +323,7 @@ func (s *Scheduler) summary(start, end time.Time) Summary {
 		sum.Dropped += t.Dropped
 		sum.Late += t.Late
 	}
-	if d := end.Sub(start).Seconds(); d > 0 {
+	if d := stopped.Sub(start).Seconds(); d > 0 {
 		sum.AchievedRate = float64(sum.Succeeded+sum.Errors) / d
 	}
 	s.warnMu.Lock()

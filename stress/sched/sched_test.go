@@ -67,7 +67,7 @@ func TestRateIsKept(t *testing.T) {
 	checkAccounting(t, sum)
 	// Operations 0..2000 are intended in [0, 1 s]; the run ends when the
 	// test's timer fires, late on a loaded machine: compare with its real length.
-	want := sum.End.Sub(sum.Start).Seconds() * 2000
+	want := sum.Stopped.Sub(sum.Start).Seconds() * 2000
 	if math.Abs(float64(sum.Intended)-want) > 0.01*want+3 {
 		t.Fatalf("intended %d operations in %.3f s at 2000/s", sum.Intended, want/2000)
 	}
@@ -334,5 +334,26 @@ func TestBacklogAtTheEndIsCounted(t *testing.T) {
 	// Operations 0..5000 are intended in [0, 1 s].
 	if sum.Intended < 4900 {
 		t.Fatalf("intended %d at 5000/s over 1 s", sum.Intended)
+	}
+}
+
+// The achieved rate is over the schedule, not over the drain of the
+// operations still in flight when it stopped.
+func TestAchievedRateExcludesDrain(t *testing.T) {
+	slow := func(ctx context.Context, _ int, _ uint64) error {
+		select {
+		case <-time.After(400 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return nil
+	}
+	sum, _ := runFor(t, time.Second, Config{Ops: []string{"write"}, Rate: 200, Concurrency: 200}, slow)
+	checkAccounting(t, sum)
+	if sum.End.Sub(sum.Start) < 1300*time.Millisecond {
+		t.Fatalf("the run took %v: the last operations were not drained", sum.End.Sub(sum.Start))
+	}
+	// Including the 400 ms drain would give ~140 ops/s.
+	if math.Abs(sum.AchievedRate-200) > 10 {
+		t.Fatalf("achieved %.1f ops/s at 200/s", sum.AchievedRate)
 	}
 }
