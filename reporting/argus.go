@@ -242,6 +242,9 @@ func argusLatency(res *results.Result, w string, g stepGroup, sut string) ArgusT
 	add("dropped", "count", ArgusInteger, lower)
 	add("duration", "HH:MM:SS", ArgusDuration, lower)
 	add("start time", "", ArgusText, nil)
+	if res.Setup.DashboardURL != "" {
+		add("QA dashboard", "", ArgusText, nil)
+	}
 	b := newArgusTable(w+" - "+g.step+" - latencies", w+" workload - "+g.step, sut, cols...)
 	for _, c := range g.cycles {
 		n := c.Name
@@ -267,6 +270,9 @@ func argusLatency(res *results.Result, w string, g stepGroup, sut string) ArgusT
 		b.num("dropped", n, float64(c.Dropped), nil)
 		b.num("duration", n, c.DurationS, nil)
 		b.text("start time", n, c.Start.UTC().Format("15:04:05"))
+		if res.Setup.DashboardURL != "" {
+			b.text("QA dashboard", n, results.DashboardLink(res.Setup.DashboardURL, c.Start, c.End))
+		}
 	}
 	return b.done()
 }

@@ -63,7 +63,7 @@ var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 
 type htmlCell struct {
 	Value, Class, Threshold string
-	Link                    template.URL
+	Link                    string // html/template sanitizes it
 }
 
 type htmlTable struct {
@@ -100,8 +100,11 @@ func HTML(w io.Writer, a *analysis) error {
 			row := make([]htmlCell, len(r))
 			for i, c := range r {
 				row[i] = htmlCell{Value: c.Value, Class: c.Status, Threshold: c.Threshold}
-				if c.Anchor != "" && a.Timeline != nil {
-					row[i].Link = template.URL("#" + c.Anchor) // an in-page fragment, never an address
+				switch {
+				case c.URL != "":
+					row[i].Link = c.URL
+				case c.Anchor != "" && a.Timeline != nil:
+					row[i].Link = "#" + c.Anchor // an in-page fragment
 				}
 				if i > 0 && numeric(c.Value) {
 					row[i].Class = strings.TrimSpace(row[i].Class + " num")

@@ -90,7 +90,10 @@ func mdTable(w io.Writer, t Table, opt MarkdownOptions) error {
 		row := make([]string, len(r))
 		for i, c := range r {
 			row[i] = colour(c, opt)
-			if c.Anchor != "" {
+			switch {
+			case c.URL != "":
+				row[i] = "[" + row[i] + "](" + strings.NewReplacer("(", "%28", ")", "%29", " ", "%20", "|", "%7C").Replace(c.URL) + ")"
+			case c.Anchor != "":
 				row[i] = "[" + row[i] + "](" + results.FileReportHTML + "#" + c.Anchor + ")"
 			}
 		}

@@ -32,8 +32,10 @@ type Cell struct {
 	Value     string `json:"value"`
 	Status    string `json:"status,omitempty"`
 	Threshold string `json:"threshold,omitempty"`
-	// Anchor is the id of the report.html section the cell links to.
+	// Anchor is the id of the report.html section the cell links to; URL an
+	// external link (report.dashboard_url).
 	Anchor string `json:"anchor,omitempty"`
+	URL    string `json:"url,omitempty"`
 }
 
 var latencyColumns = []string{"P90 write [ms]", "P90 read [ms]", "P99 write [ms]", "P99 read [ms]", "Throughput write [op/s]", "Throughput read [op/s]", "errors", "dropped", "duration [HH:MM:SS]", "start time", "Overview"}
@@ -168,6 +170,10 @@ func fmtValue(v float64, metric string) string {
 
 func latencyTable(id, name string, cycles []results.Cycle, res *results.Result) Table {
 	t := Table{ID: id, Name: name, Columns: append([]string{"cycle"}, latencyColumns...)}
+	dash := res.Setup.DashboardURL
+	if dash != "" {
+		t.Columns = append(t.Columns, "QA dashboard")
+	}
 	for _, c := range cycles {
 		row := []Cell{{Value: c.Name}}
 		row = append(row,
@@ -183,6 +189,9 @@ func latencyTable(id, name string, cycles []results.Cycle, res *results.Result) 
 			Cell{Value: c.Start.UTC().Format("15:04:05")},
 			Cell{Value: "view", Anchor: CycleAnchor(c.Name)},
 		)
+		if dash != "" {
+			row = append(row, Cell{Value: "view", URL: results.DashboardLink(dash, c.Start, c.End)})
+		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t

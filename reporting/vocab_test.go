@@ -199,3 +199,38 @@ func TestCounterRate(t *testing.T) {
 		t.Errorf("rates %v, want %v", got, want)
 	}
 }
+
+// report.dashboard_url gives every cycle a dashboard link over its window.
+func TestDashboardLinks(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	setup := &results.Setup{Scenario: "s", WriteRatio: 1, ReadRatio: 1, DashboardURL: "https://grafana.example/d/o?from={from_ms}&to={to_ms}"}
+	dir := writeEvents(t, []results.Event{
+		{Time: t0, Type: results.EventRunStart, Setup: setup},
+		{Time: t0.Add(time.Second), Type: results.EventCycleStart, Cycle: "Cycle #0"},
+		{Time: t0.Add(11 * time.Second), Type: results.EventCycleEnd, Cycle: "Cycle #0"},
+		{Time: t0.Add(12 * time.Second), Type: results.EventRunEnd, Status: results.StatusPassed},
+	})
+	if _, err := Finalize(dir, "", ""); err != nil {
+		t.Fatal(err)
+	}
+	link := fmt.Sprintf("https://grafana.example/d/o?from=%d&to=%d", t0.Add(time.Second).UnixMilli(), t0.Add(11*time.Second).UnixMilli())
+	md, _ := os.ReadFile(filepath.Join(dir, results.FileReportMD))
+	if !strings.Contains(string(md), "| QA dashboard") || !strings.Contains(string(md), "[view]("+link+")") {
+		t.Errorf("report.md has no dashboard link %s:\n%s", link, md)
+	}
+	h, _ := os.ReadFile(filepath.Join(dir, results.FileReportHTML))
+	if !strings.Contains(string(h), `<a href="`+strings.ReplaceAll(link, "&", "&amp;")+`">`) {
+		t.Errorf("report.html has no dashboard link %s", link)
+	}
+	tables, err := ReadArgus(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, c := range tables[0].Results {
+		found = found || c.Column == "QA dashboard" && c.ValueText != nil && *c.ValueText == link
+	}
+	if !found {
+		t.Errorf("no QA dashboard cell in %s", tables[0].Meta.Name)
+	}
+}

@@ -147,29 +147,31 @@ type Event struct {
 
 // Setup describes what was run; it is carried by the run_start event.
 type Setup struct {
-	Scenario        string            `json:"scenario"`
-	Description     string            `json:"description,omitempty"`
-	RunID           string            `json:"run_id"`
-	Backend         string            `json:"backend"`
-	Emulated        bool              `json:"emulated"` // numbers are shapes, not ScyllaDB's absolute figures
-	Flavour         string            `json:"flavour"`  // scylla | cassandra
-	DatabaseVersion string            `json:"database_version,omitempty"`
-	InitialNodes    []NodeInfo        `json:"initial_nodes"`
-	Racks           []string          `json:"racks"`
-	RF              int               `json:"rf"`
-	Tablets         int               `json:"tablets"` // initial tablets, 0 = vnodes
-	FillTargets     []FillTarget      `json:"fill_targets"`
-	WriteRatio      float64           `json:"write_ratio"`
-	ReadRatio       float64           `json:"read_ratio"`
-	RateOpsPerSec   float64           `json:"rate_ops_per_sec"`
-	LoadPercent     float64           `json:"load_percent,omitempty"`
-	CapacityOps     float64           `json:"capacity_ops,omitempty"` // calibrated capacity when load_percent is used
-	ValueSizeBytes  int               `json:"value_size_bytes"`
-	Nemesis         []NemesisInfo     `json:"nemesis"`
-	Thresholds      []Threshold       `json:"thresholds,omitempty"`
-	TimeScale       float64           `json:"time_scale,omitempty"` // local backend: scenario durations were multiplied by this
-	Limitations     []string          `json:"limitations,omitempty"`
-	Extra           map[string]string `json:"extra,omitempty"`
+	Scenario        string        `json:"scenario"`
+	Description     string        `json:"description,omitempty"`
+	RunID           string        `json:"run_id"`
+	Backend         string        `json:"backend"`
+	Emulated        bool          `json:"emulated"` // numbers are shapes, not ScyllaDB's absolute figures
+	Flavour         string        `json:"flavour"`  // scylla | cassandra
+	DatabaseVersion string        `json:"database_version,omitempty"`
+	InitialNodes    []NodeInfo    `json:"initial_nodes"`
+	Racks           []string      `json:"racks"`
+	RF              int           `json:"rf"`
+	Tablets         int           `json:"tablets"` // initial tablets, 0 = vnodes
+	FillTargets     []FillTarget  `json:"fill_targets"`
+	WriteRatio      float64       `json:"write_ratio"`
+	ReadRatio       float64       `json:"read_ratio"`
+	RateOpsPerSec   float64       `json:"rate_ops_per_sec"`
+	LoadPercent     float64       `json:"load_percent,omitempty"`
+	CapacityOps     float64       `json:"capacity_ops,omitempty"` // calibrated capacity when load_percent is used
+	ValueSizeBytes  int           `json:"value_size_bytes"`
+	Nemesis         []NemesisInfo `json:"nemesis"`
+	Thresholds      []Threshold   `json:"thresholds,omitempty"`
+	TimeScale       float64       `json:"time_scale,omitempty"` // local backend: scenario durations were multiplied by this
+	Limitations     []string      `json:"limitations,omitempty"`
+	// DashboardURL is the scenario's report.dashboard_url template ({from_ms}, {to_ms}).
+	DashboardURL string            `json:"dashboard_url,omitempty"`
+	Extra        map[string]string `json:"extra,omitempty"`
 }
 
 // FillTarget is one fill phase of the dataset.

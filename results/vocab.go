@@ -1,5 +1,13 @@
 package results
 
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
 // The vocabulary of a run lives here, once: the words events.jsonl and
 // result.json use for phases, step kinds, durations, metrics and threshold
 // selectors. Scenario validation, the nemesis, the phase runner and
@@ -158,4 +166,29 @@ func (t Threshold) Passes(v float64) bool {
 		return v >= t.Limit
 	}
 	return v <= t.Limit
+}
+
+// Placeholders of a dashboard URL template (report.dashboard_url).
+const (
+	DashboardFrom = "{from_ms}"
+	DashboardTo   = "{to_ms}"
+)
+
+// CheckDashboardURL checks a dashboard URL template: an http(s) URL whose
+// only placeholders are {from_ms} and {to_ms}.
+func CheckDashboardURL(tmpl string) error {
+	rest := strings.NewReplacer(DashboardFrom, "0", DashboardTo, "0").Replace(tmpl)
+	if strings.ContainsAny(rest, "{}") {
+		return fmt.Errorf("%q: the only placeholders are %s and %s", tmpl, DashboardFrom, DashboardTo)
+	}
+	u, err := url.Parse(rest)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL", tmpl)
+	}
+	return nil
+}
+
+// DashboardLink fills a dashboard URL template with a window (Unix milliseconds).
+func DashboardLink(tmpl string, from, to time.Time) string {
+	return strings.NewReplacer(DashboardFrom, strconv.FormatInt(from.UnixMilli(), 10), DashboardTo, strconv.FormatInt(to.UnixMilli(), 10)).Replace(tmpl)
 }

@@ -521,3 +521,18 @@ func TestDrainAndRemoveDurationThresholdsValidate(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+func TestDashboardURL(t *testing.T) {
+	if _, err := Parse([]byte(minimal+"report:\n  dashboard_url: https://grafana.example/d/overview?from={from_ms}&to={to_ms}\n"), "x.yaml", nil); err != nil {
+		t.Fatal(err)
+	}
+	for bad, want := range map[string]string{
+		"grafana.example/d?from={from_ms}":          "not an http(s) URL",
+		"https://grafana.example/d?from={start_ms}": "the only placeholders are {from_ms} and {to_ms}",
+	} {
+		_, err := Parse([]byte(minimal+"report:\n  dashboard_url: \""+bad+"\"\n"), "x.yaml", nil)
+		if err == nil || !strings.Contains(err.Error(), "report.dashboard_url") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v", bad, err)
+		}
+	}
+}

@@ -54,10 +54,12 @@ type Plan struct {
 	// Model is the backend's facts (emulated, capacity, streaming).
 	Model provision.Model `json:"-"`
 	// Limitations are stated in every report of the run.
-	Limitations []string   `json:"-"`
-	Data        PlanData   `json:"-"`
-	Load        PlanLoad   `json:"-"`
-	Steps       []PlanStep `json:"-"`
+	Limitations []string `json:"-"`
+	// DashboardURL is report.dashboard_url (a template with {from_ms} and {to_ms}).
+	DashboardURL string     `json:"-"`
+	Data         PlanData   `json:"-"`
+	Load         PlanLoad   `json:"-"`
+	Steps        []PlanStep `json:"-"`
 	// SteadyState and FinalHold are scaled.
 	SteadyState time.Duration `json:"-"`
 	FinalHold   time.Duration `json:"-"`
@@ -343,6 +345,7 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 		Provision:      cfg,
 		Model:          m,
 		Limitations:    m.Limitations,
+		DashboardURL:   s.Report.DashboardURL,
 	}
 	if m.Emulated {
 		p.StorageScaleMiBPerGB = m.StorageScaleMiBPerGB

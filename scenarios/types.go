@@ -288,6 +288,9 @@ type DurationLimit struct {
 type Report struct {
 	// Formats: md, html, json.
 	Formats []string `yaml:"formats"`
+	// DashboardURL is a link template (e.g. a Grafana dashboard of ScyllaDB
+	// Monitoring) with {from_ms} and {to_ms}: each cycle gets a link to it.
+	DashboardURL string `yaml:"dashboard_url,omitempty"`
 }
 
 // Timeouts bound every wait of a run. They are wall-clock limits and are

@@ -202,6 +202,12 @@ func validate(s *Scenario, d *decoder) {
 		seenFmt[f] = true
 	}
 
+	if u := s.Report.DashboardURL; u != "" {
+		if err := results.CheckDashboardURL(u); err != nil {
+			d.problem("report.dashboard_url", "%v", err)
+		}
+	}
+
 	t := s.Timeouts
 	positive("timeouts.node_ready", float64(t.NodeReady))
 	positive("timeouts.data_balanced", float64(t.DataBalanced))

@@ -33,6 +33,7 @@ func setup(p *scenarios.Plan, runID string, nodes []results.NodeInfo) *results.S
 		TimeScale:       p.TimeScale,
 		Limitations:     p.Limitations,
 		DatabaseVersion: spec.Version,
+		DashboardURL:    p.DashboardURL,
 	}
 	if s.Flavour == "" {
 		s.Flavour = "scylla"
