@@ -26,6 +26,7 @@ type DeathMonitor struct {
 	mu       sync.Mutex
 	expected map[string]int
 	dead     map[string]string // node -> how its death was seen: "exit" | "down"
+	suspect  map[string]int    // node -> consecutive polls that saw it down
 	first    error
 	errs     chan error
 }
@@ -38,7 +39,7 @@ func NewDeathMonitor(emit func(results.Event), logf func(format string, args ...
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	return &DeathMonitor{emit: emit, logf: logf, expected: map[string]int{}, dead: map[string]string{}, errs: make(chan error, 64)}
+	return &DeathMonitor{emit: emit, logf: logf, expected: map[string]int{}, dead: map[string]string{}, suspect: map[string]int{}, errs: make(chan error, 64)}
 }
 
 // ExpectDeath announces that node is about to stop on purpose: its next
@@ -142,6 +143,10 @@ func (m *DeathMonitor) FollowExits(ctx context.Context, exits <-chan local.NodeE
 	}
 }
 
+// DownPolls is how many polls in a row must see a node down before it is
+// taken for dead.
+const DownPolls = 2
+
 // PollDown asks the cluster every interval which nodes its live members see
 // down and records those deaths (and recoveries), until ctx ends.
 func (m *DeathMonitor) PollDown(ctx context.Context, c *cluster.Cluster, interval time.Duration) {
@@ -181,11 +186,32 @@ func (m *DeathMonitor) pollOnce(ctx context.Context, c *cluster.Cluster) {
 		if err != nil {
 			continue // ask the next member
 		}
+		// A node is dead when it is down in DownPolls polls in a row: a
+		// failure detector on an overloaded machine (or network) flaps a
+		// live node down and up again within seconds (seen rehearsing
+		// 90pct-scaleout on aws-sim), a dead one stays down.
+		seen := map[string]bool{}
 		for _, a := range down {
 			if n := byAddr[a]; n != nil && n != o {
-				m.died(n.Name, "reported down by "+o.Name, time.Now(), false, "down")
+				seen[n.Name] = true
+				m.mu.Lock()
+				m.suspect[n.Name]++
+				k := m.suspect[n.Name]
+				m.mu.Unlock()
+				if k >= DownPolls {
+					m.died(n.Name, fmt.Sprintf("reported down by %s in %d polls in a row", o.Name, k), time.Now(), false, "down")
+				} else {
+					m.logf("%s reported down by %s; dead if still down at the next poll", n.Name, o.Name)
+				}
 			}
 		}
+		m.mu.Lock()
+		for name := range m.suspect {
+			if !seen[name] {
+				delete(m.suspect, name)
+			}
+		}
+		m.mu.Unlock()
 		for _, a := range live {
 			if n := byAddr[a]; n != nil {
 				// Gossip may still list a killed process as live for a

@@ -96,7 +96,20 @@ func TestDeathMonitorPollDown(t *testing.T) {
 	if m.Err() != nil {
 		t.Fatalf("expected death: %v", m.Err())
 	}
+	// Down in one poll and up at the next: a flap of the failure detector.
 	p.FC.Update(n3.Address, func(n *fakescylla.Node) { n.Down = true })
+	m.pollOnce(ctx, c)
+	p.FC.Update(n3.Address, func(n *fakescylla.Node) { n.Down = false })
+	m.pollOnce(ctx, c)
+	if err := m.Err(); err != nil {
+		t.Fatalf("a node down in one poll only is not dead: %v", err)
+	}
+	// Down in two polls in a row: dead.
+	p.FC.Update(n3.Address, func(n *fakescylla.Node) { n.Down = true })
+	m.pollOnce(ctx, c)
+	if err := m.Err(); err != nil {
+		t.Fatalf("dead after one poll: %v", err)
+	}
 	m.pollOnce(ctx, c)
 	if err := m.Err(); err == nil || !strings.Contains(err.Error(), "node-3") {
 		t.Fatalf("Err = %v", err)
