@@ -18,10 +18,6 @@ func TestMatrixTwoByTwo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("four smoke runs; skipped with -short")
 	}
-	needEmulator(t)
-	if !hasReporting() {
-		t.Skip("this build renders no reports")
-	}
 	out := filepath.Join(t.TempDir(), "matrix")
 	args := []string{"matrix", "../configs/smoke.yaml", "--out", out,
 		"--set", "workload.rate=100/s,150/s",

@@ -41,21 +41,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// needEmulator skips when this build has no emulated node yet.
-func needEmulator(t *testing.T) {
-	t.Helper()
-	out, _ := exec.Command(binary, "node", "--help").CombinedOutput()
-	if bytes.Contains(out, []byte("not implemented")) {
-		t.Skip("the emulated node (elasticity node) is not in this build")
-	}
-}
-
-// hasReporting tells whether this build renders reports (report.md, report.html).
-func hasReporting() bool {
-	out, _ := exec.Command(binary, "report", "--help").CombinedOutput()
-	return !bytes.Contains(out, []byte("not implemented"))
-}
-
 // shrink keeps every e2e run short and on its own loopback addresses.
 func shrink(base string) []string {
 	return []string{
@@ -198,7 +183,6 @@ func waitForEvent(t *testing.T, dir string, d time.Duration, log *bytes.Buffer, 
 }
 
 func TestSmokeRun(t *testing.T) {
-	needEmulator(t)
 	out := filepath.Join(t.TempDir(), "smoke")
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
@@ -208,10 +192,8 @@ func TestSmokeRun(t *testing.T) {
 	if code := exitCode(err); code != 0 && code != 1 {
 		t.Fatalf("exit %d: %v\n%s", code, err, log)
 	}
-	want := []string{results.FileScenario, results.FileEvents, results.FileLatency, results.FileMetrics, results.FileResult, results.DirLogs}
-	if hasReporting() {
-		want = append(want, results.FileReportMD, results.FileReportHTML)
-	}
+	want := []string{results.FileScenario, results.FileEvents, results.FileLatency, results.FileMetrics, results.FileResult, results.DirLogs,
+		results.FileReportMD, results.FileReportHTML}
 	for _, f := range want {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("missing %s: %v", f, err)
@@ -248,7 +230,6 @@ func TestSmokeRun(t *testing.T) {
 }
 
 func TestInterruptDuringFill(t *testing.T) {
-	needEmulator(t)
 	out := filepath.Join(t.TempDir(), "int-fill")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -273,7 +254,6 @@ func TestInterruptDuringFill(t *testing.T) {
 }
 
 func TestInterruptDuringGrow(t *testing.T) {
-	needEmulator(t)
 	out := filepath.Join(t.TempDir(), "int-grow")
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -291,7 +271,6 @@ func TestInterruptDuringGrow(t *testing.T) {
 }
 
 func TestGrowStartupFailure(t *testing.T) {
-	needEmulator(t)
 	out := filepath.Join(t.TempDir(), "fail")
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -336,7 +315,6 @@ func TestGrowStartupFailure(t *testing.T) {
 // machines): the run's latency.jsonl holds their merged records, each
 // loader's own records are kept, and no loader outlives the run.
 func TestSmokeRunWithLoaders(t *testing.T) {
-	needEmulator(t)
 	out := filepath.Join(t.TempDir(), "loaders")
 	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	defer cancel()

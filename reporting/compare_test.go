@@ -138,7 +138,7 @@ func TestArgusTables(t *testing.T) {
 			}
 		}
 	}
-	if _, err := ReadResult(filepath.Join(dir, results.FileResult)); err != nil {
+	if _, err := results.ReadResult(filepath.Join(dir, results.FileResult)); err != nil {
 		t.Fatal(err)
 	}
 }

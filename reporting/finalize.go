@@ -57,7 +57,7 @@ func Render(dir string, opt Options) (*results.Result, error) {
 		var err error
 		switch f {
 		case FormatJSON:
-			err = WriteResult(dir, res)
+			err = results.WriteResult(dir, res)
 			if err == nil {
 				err = writeArgus(dir, ArgusResults(res))
 			}
@@ -81,11 +81,6 @@ func Render(dir string, opt Options) (*results.Result, error) {
 	return res, errors.Join(errs...)
 }
 
-// WriteResult writes result.json atomically.
-func WriteResult(dir string, res *results.Result) error {
-	return writeJSON(filepath.Join(dir, results.FileResult), res)
-}
-
 func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -106,36 +101,6 @@ func writeFile(path string, b []byte) error {
 	return nil
 }
 
-// ReadResult reads and validates a result.json.
-func ReadResult(path string) (*results.Result, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading result: %w", err)
-	}
-	var probe struct {
-		FormatVersion *int `json:"format_version"`
-	}
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return nil, fmt.Errorf("reading %s: not a result.json: %w", path, err)
-	}
-	switch {
-	case probe.FormatVersion == nil:
-		return nil, fmt.Errorf("reading %s: no format_version: not a result.json of elasticity", path)
-	case *probe.FormatVersion != results.FormatVersion:
-		return nil, fmt.Errorf("reading %s: format_version %d is not supported (this elasticity reads version %d); re-render it from the .jsonl files with `elasticity report`", path, *probe.FormatVersion, results.FormatVersion)
-	}
-	var res results.Result
-	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	switch res.Status {
-	case results.StatusPassed, results.StatusFailed, results.StatusError, results.StatusInterrupted, results.StatusRunning:
-	default:
-		return nil, fmt.Errorf("reading %s: unknown status %q", path, res.Status)
-	}
-	return &res, nil
-}
-
 // Load returns the result of a run directory: recomputed from the .jsonl
 // files when they exist (they are the source of truth), else result.json.
 func Load(dir string) (*results.Result, error) {
@@ -147,7 +112,7 @@ func Load(dir string) (*results.Result, error) {
 		Evaluate(res)
 		return res, nil
 	}
-	return ReadResult(filepath.Join(dir, results.FileResult))
+	return results.ReadResult(filepath.Join(dir, results.FileResult))
 }
 
 // analyze computes the analysis of dir from its .jsonl files; a directory
@@ -155,7 +120,7 @@ func Load(dir string) (*results.Result, error) {
 func analyze(dir string) (*analysis, error) {
 	if _, err := os.Stat(filepath.Join(dir, results.FileEvents)); errors.Is(err, os.ErrNotExist) {
 		if _, rerr := os.Stat(filepath.Join(dir, results.FileResult)); rerr == nil {
-			res, err := ReadResult(filepath.Join(dir, results.FileResult))
+			res, err := results.ReadResult(filepath.Join(dir, results.FileResult))
 			if err != nil {
 				return nil, err
 			}

@@ -135,7 +135,7 @@ func TestInterruptedRun(t *testing.T) {
 		}
 	}
 	// result.json reads back.
-	back, err := ReadResult(filepath.Join(dir, results.FileResult))
+	back, err := results.ReadResult(filepath.Join(dir, results.FileResult))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,14 +150,14 @@ func TestReadResultRejectsUnknownVersion(t *testing.T) {
 	if err := os.WriteFile(p, []byte(`{"format_version": 99, "status": "passed"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ReadResult(p)
+	_, err := results.ReadResult(p)
 	if err == nil || !strings.Contains(err.Error(), "format_version 99 is not supported") {
 		t.Fatalf("error %v", err)
 	}
 	if err := os.WriteFile(p, []byte(`{"status": "passed"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadResult(p); err == nil {
+	if _, err := results.ReadResult(p); err == nil {
 		t.Fatal("a result without format_version was accepted")
 	}
 }

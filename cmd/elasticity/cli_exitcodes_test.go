@@ -12,7 +12,7 @@ import (
 func TestExitCodesUsage(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
-		code int
+		code ExitCode
 		msg  string
 	}{
 		{[]string{"--help"}, ExitPassed, ""},
@@ -74,7 +74,7 @@ func TestExitCodesPlumbing(t *testing.T) {
 			},
 		}
 	})
-	for arg, want := range map[string]int{"ok": ExitPassed, "failed": ExitFailed, "error": ExitRunError} {
+	for arg, want := range map[string]ExitCode{"ok": ExitPassed, "failed": ExitFailed, "error": ExitRunError} {
 		if code, _, errs := cli(t, "", "exit-test", arg); code != want {
 			t.Errorf("%s: exit %d, want %d (%s)", arg, code, want, errs)
 		}

@@ -10,7 +10,7 @@ import (
 )
 
 // cli runs the whole CLI in-process with its own stdout, stderr and environment.
-func cli(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+func cli(t *testing.T, stdin string, args ...string) (code ExitCode, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	e := &env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(stdin), Getenv: func(string) string { return "" }}

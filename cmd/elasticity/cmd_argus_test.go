@@ -10,7 +10,7 @@ import (
 	"github.com/elasticity-dev/elasticity/argus/argustest"
 )
 
-func argusCLI(t *testing.T, token string, args ...string) (int, string, string) {
+func argusCLI(t *testing.T, token string, args ...string) (ExitCode, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	e := &env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Getenv: func(k string) string {

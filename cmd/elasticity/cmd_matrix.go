@@ -10,41 +10,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/elasticity-dev/elasticity/matrix"
-	"github.com/elasticity-dev/elasticity/preflight"
+	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // compareRuns writes the comparison report of a matrix; set by the reporting
 // wiring (cmd_report.go) so that this file does not depend on its internals.
 var compareRuns func(dirs []string, out string) error
-
-// statusOfExit maps `elasticity run` exit codes to run statuses.
-func statusOfExit(code int) string {
-	switch code {
-	case ExitPassed:
-		return "passed"
-	case ExitFailed:
-		return "failed"
-	case ExitInterrupted:
-		return "interrupted"
-	}
-	return "error"
-}
-
-// planPreflight derives the pre-flight input from the scenario's plan.
-func planPreflight(p *scenarios.Plan, out, binary string, getenv func(string) string) preflight.Input {
-	in := preflight.Input{Backend: p.Backend, OutDir: out, Binary: binary, Getenv: getenv}
-	if p.Backend == "local" {
-		nodes := 0
-		for _, n := range p.Nodes {
-			in.PlannedDiskBytes += int64(n.DiskBytes) * int64(n.Count)
-			nodes += n.Count
-		}
-		// An emulated node process needs roughly 200 MiB (Pebble caches, buffers).
-		in.PlannedMemoryBytes = int64(nodes)*200<<20 + 512<<20
-	}
-	return in
-}
 
 func init() {
 	addCommand(func(e *env) *cobra.Command {
@@ -72,16 +44,19 @@ Exit code: 0 when every cell passed, 1 when a threshold failed in any cell,
 				}
 				cells := matrix.Expand(axes, repeat)
 				// Every variant must be a valid scenario before anything runs.
+				cellSets := func(c matrix.Cell) []string {
+					if backend == "" {
+						return c.Sets
+					}
+					// Last, as run --backend does.
+					return append(append([]string(nil), c.Sets...), "backend="+backend)
+				}
 				var first *scenarios.Plan
 				for _, c := range cells {
 					if c.Repeat > 1 {
 						continue
 					}
-					sets := c.Sets
-					if backend != "" {
-						sets = append(append([]string(nil), sets...), "backend="+backend)
-					}
-					p, err := loadPlan(e, args[0], sets)
+					p, err := loadPlan(e, args[0], cellSets(c))
 					if err != nil {
 						return withCode(ExitInvalid, fmt.Errorf("matrix cell %q: %w", c.Label, err))
 					}
@@ -100,35 +75,25 @@ Exit code: 0 when every cell passed, 1 when a threshold failed in any cell,
 					out = filepath.Join("runs", "matrix-"+first.Scenario+"-"+time.Now().UTC().Format("20060102-150405"))
 				}
 				if !skipPreflight {
-					checks, err := preflight.Run(ctx, planPreflight(first, out, e.Executable, e.Getenv))
-					for _, ch := range checks {
-						mark := "ok  "
-						if !ch.OK {
-							mark = "FAIL"
-						}
-						fmt.Fprintf(e.Stderr, "pre-flight %s %-16s %s\n", mark, ch.Name, ch.Detail)
-					}
-					if err != nil {
+					// Once for the matrix: the cells run one after another.
+					if err := checkPreflight(ctx, e, first, out); err != nil {
 						return withCode(ExitRunError, err)
 					}
 				}
 				fmt.Fprintf(e.Stderr, "matrix: %d cell(s) into %s\n", len(cells), out)
 				runCell := func(ctx context.Context, c matrix.Cell, dir string) (string, error) {
-					a := []string{"run", args[0], "--out", dir}
-					for _, s := range c.Sets {
-						a = append(a, "--set", s)
+					p, err := loadPlan(e, args[0], cellSets(c))
+					if err != nil {
+						return results.StatusError, err
 					}
-					if backend != "" {
-						a = append(a, "--backend", backend)
+					status, err := runScenario(ctx, e, p, runSpec{Out: dir, Force: force})
+					if err != nil {
+						fmt.Fprintf(e.Stderr, "elasticity: %v\n", err)
 					}
-					if force {
-						a = append(a, "--force")
+					if status != results.StatusError {
+						err = nil // the status says it all
 					}
-					code := run(ctx, e, a)
-					if code == ExitInvalid {
-						return "error", fmt.Errorf("run refused its input (exit 2)")
-					}
-					return statusOfExit(code), nil
+					return status, err
 				}
 				logf := func(format string, args ...any) { fmt.Fprintf(e.Stderr, format+"\n", args...) }
 				sum, err := matrix.Run(ctx, first.Scenario, cells, out, runCell, logf)
@@ -145,15 +110,19 @@ Exit code: 0 when every cell passed, 1 when a threshold failed in any cell,
 					}
 				}
 				printMatrix(e, sum)
-				switch sum.Verdict {
-				case "passed":
+				// The verdict is a run status of the whole matrix.
+				var why error
+				switch exitCodeOf(sum.Verdict) {
+				case ExitPassed:
 					return nil
-				case "failed":
-					return withCode(ExitFailed, nil)
-				case "interrupted":
-					return withCode(ExitInterrupted, fmt.Errorf("matrix interrupted after %d of %d cells", len(sum.Outcomes), len(cells)))
+				case ExitFailed:
+					return withCode(ExitFailed, nil) // the table says which cells
+				case ExitInterrupted:
+					why = fmt.Errorf("matrix interrupted after %d of %d cells", len(sum.Outcomes), len(cells))
+				default:
+					why = fmt.Errorf("%d cell(s) could not run", sum.Errored)
 				}
-				return withCode(ExitRunError, fmt.Errorf("%d cell(s) could not run", sum.Errored))
+				return statusExit(sum.Verdict, why)
 			},
 		}
 		c.Flags().StringArrayVar(&sets, "set", nil, "path=v1,v2,... (repeatable): one axis of the matrix")

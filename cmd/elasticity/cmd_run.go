@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -15,11 +13,6 @@ import (
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/scenarios/runner"
 )
-
-// finalizeRun computes result.json and the reports of a run directory
-// (reporting.Finalize); set by the reporting wiring so that this file does
-// not depend on its internals. When unset, run_end is the only verdict.
-var finalizeRun func(dir, status, reason string) (*results.Result, error)
 
 // parseFaults turns --fault NODE=ARGS values into per-node extra arguments
 // of local nodes (e.g. --fault 'node-4=--fail-startup=raft timeout').
@@ -42,11 +35,13 @@ func init() {
 	addCommand(func(e *env) *cobra.Command {
 		var sets, faults []string
 		var out, backend, argusURL string
-		var force bool
+		var force, skipPreflight bool
 		c := &cobra.Command{
-			Use:   "run SCENARIO [--set k=v ...] [--out DIR] [--backend local|docker|aws|static] [--force]",
+			Use:   "run SCENARIO [--set k=v ...] [--out DIR] [--backend local|docker|aws|static] [--force] [--skip-preflight] [--argus-url URL]",
 			Short: "Run a scenario end to end",
-			Long: `run provisions the scenario's cluster, fills it, applies the workload,
+			Long: `run checks that this machine can finish the run (disk, memory, the
+backend's tools and credentials; --skip-preflight skips it), then provisions
+the scenario's cluster, fills it, applies the workload,
 measures the steady state (Cycle #0), runs the nemesis steps (one cycle per
 serial node or parallel batch), holds, tears everything down and writes the
 results directory: scenario.yaml, events/latency/metrics .jsonl, logs/,
@@ -84,54 +79,22 @@ Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
 				if out == "" {
 					out = runner.DefaultOut(p.Scenario, time.Now())
 				}
-				res, err := runner.Run(ctx, p, runner.RunOptions{
-					Out: out, Force: force, Stdout: e.Stdout, Stderr: e.Stderr,
-					Binary: e.Executable, FaultArgs: faultArgs,
-					Finalize: finalizeRun,
-				})
-				var ie *runner.InputError
-				if errors.As(err, &ie) {
-					return withCode(ExitInvalid, err)
-				}
-				fmt.Fprintf(e.Stdout, "results: %s\n", out)
-				if report := filepath.Join(out, results.FileReportMD); fileExists(report) {
-					fmt.Fprintf(e.Stdout, "report:  %s\n", report)
-				}
-				var re *runner.RunError
-				if errors.As(err, &re) {
-					fmt.Fprintf(e.Stdout, "status:  %s\n", re.Status)
-					if re.Status == results.StatusInterrupted {
-						return withCode(ExitInterrupted, err)
-					}
-					return withCode(ExitRunError, err)
-				}
-				if err != nil {
-					return withCode(ExitRunError, err)
-				}
-				status := results.StatusPassed
-				if res != nil {
-					status = res.Status
-				}
-				fmt.Fprintf(e.Stdout, "status:  %s\n", status)
+				spec := runSpec{Out: out, Force: force, Preflight: !skipPreflight, FaultArgs: faultArgs}
 				if argusURL != "" && submitToArgus != nil {
-					// The verdict stays the run's; a submission that could not
-					// be made fails a run that passed.
-					if aerr := submitToArgus(ctx, e, out, argusURL); aerr != nil {
-						fmt.Fprintf(e.Stderr, "warning: %v\n", aerr)
-						if status == results.StatusPassed {
-							return aerr
+					spec.After = func(status string) error {
+						// The verdict stays the run's; a submission that could not
+						// be made fails a run that passed.
+						if aerr := submitToArgus(ctx, e, out, argusURL); aerr != nil {
+							fmt.Fprintf(e.Stderr, "warning: %v\n", aerr)
+							if status == results.StatusPassed {
+								return aerr
+							}
 						}
+						return nil
 					}
 				}
-				switch status {
-				case results.StatusFailed:
-					return withCode(ExitFailed, errors.New("thresholds failed (see the report)"))
-				case results.StatusError:
-					return withCode(ExitRunError, fmt.Errorf("run error: %s", res.Reason))
-				case results.StatusInterrupted:
-					return withCode(ExitInterrupted, errors.New("interrupted"))
-				}
-				return nil
+				_, err = runScenario(ctx, e, p, spec)
+				return err
 			},
 		}
 		addSetFlag(c, &sets)
@@ -139,6 +102,7 @@ Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
 		c.Flags().StringVar(&backend, "backend", "", "override the scenario's backend: "+strings.Join(provision.Names(), ", "))
 		c.Flags().BoolVar(&force, "force", false, "reuse a non-empty results directory")
 		c.Flags().StringVar(&argusURL, "argus-url", "", "submit the results to this Argus server at the end (token from $"+EnvArgusToken+"; see `elasticity argus submit`)")
+		c.Flags().BoolVar(&skipPreflight, "skip-preflight", false, "do not check disk, memory, tools and credentials first")
 		c.Flags().StringArrayVar(&faults, "fault", nil, "inject a fault into a local node: NODE=ARGS (testing; repeatable)")
 		_ = c.Flags().MarkHidden("fault")
 		return c

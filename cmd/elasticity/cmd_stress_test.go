@@ -18,7 +18,7 @@ import (
 	"github.com/elasticity-dev/elasticity/stress"
 )
 
-func runStressCLI(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+func runStressCLI(t *testing.T, ctx context.Context, args ...string) (ExitCode, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	e := &env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}

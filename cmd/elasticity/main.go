@@ -20,32 +20,6 @@ import (
 	_ "github.com/elasticity-dev/elasticity/provision/all"
 )
 
-// Exit codes (documented in the README).
-const (
-	ExitPassed      = 0
-	ExitFailed      = 1 // thresholds failed
-	ExitInvalid     = 2 // invalid input or usage
-	ExitRunError    = 3 // infrastructure or database failure
-	ExitInterrupted = 130
-)
-
-// exitError carries an exit code through cobra.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
-func (e *exitError) Unwrap() error { return e.err }
-
-// withCode wraps err so that the process exits with code.
-func withCode(code int, err error) error { return &exitError{code: code, err: err} }
-
 // env is the process environment injected into commands (k6 style) so that
 // whole-CLI tests run in-process with their own stdout, stderr and variables.
 type env struct {
@@ -88,12 +62,11 @@ Exit codes: 0 passed, 1 thresholds failed, 2 invalid input or usage,
 	for _, f := range factories {
 		root.AddCommand(f(e))
 	}
-	addStubs(root, e)
 	return root
 }
 
 // run executes the CLI and returns the process exit code.
-func run(ctx context.Context, e *env, args []string) int {
+func run(ctx context.Context, e *env, args []string) ExitCode {
 	root := newRootCmd(e)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -150,5 +123,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, "elasticity: interrupted; cleaning up (Ctrl-C again to quit at once: local nodes are then killed with the runner)")
 	}()
 	code := run(ctx, &env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Getenv: os.Getenv, Executable: exe}, os.Args[1:])
-	os.Exit(code)
+	os.Exit(int(code))
 }

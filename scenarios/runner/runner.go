@@ -6,7 +6,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -160,8 +159,8 @@ func Execute(ctx context.Context, p *scenarios.Plan, o Options) (*results.Result
 				Setup: *setup(p, r.runID, plannedNodes(p)), Nodes: []results.NodeInfo{}}
 		}
 		res.Status, res.Reason = status, reason
-		if b, jerr := json.MarshalIndent(res, "", "  "); jerr == nil {
-			_ = os.WriteFile(filepath.Join(r.dir, results.FileResult), append(b, '\n'), 0o644)
+		if werr := results.WriteResult(r.dir, res); werr != nil {
+			fmt.Fprintf(r.stderr(), "elasticity: %v\n", werr)
 		}
 	} else {
 		var ferr error

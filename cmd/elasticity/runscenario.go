@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/elasticity-dev/elasticity/preflight"
+	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/scenarios"
+	"github.com/elasticity-dev/elasticity/scenarios/runner"
+)
+
+// finalizeRun computes result.json and the reports of a run directory
+// (reporting.Finalize); set by the reporting wiring so that this file does
+// not depend on its internals. When unset, run_end is the only verdict.
+var finalizeRun func(dir, status, reason string) (*results.Result, error)
+
+// runSpec is how one resolved plan runs.
+type runSpec struct {
+	Out       string
+	Force     bool
+	Preflight bool // check the machine first (matrix checks once for every cell)
+	FaultArgs func(n provision.Node) []string
+	// After runs once the run completed (its status known and printed,
+	// e.g. to submit it to Argus); its error fails a run that passed.
+	After func(status string) error
+}
+
+// runScenario runs one resolved plan, for `run` and for every cell of
+// `matrix`: the pre-flight checks, the run, and its summary lines. It
+// returns the run's status and, unless it passed, the command error that
+// carries its exit code.
+func runScenario(ctx context.Context, e *env, p *scenarios.Plan, o runSpec) (string, error) {
+	if o.Preflight {
+		if err := checkPreflight(ctx, e, p, o.Out); err != nil {
+			return results.StatusError, withCode(ExitRunError, err)
+		}
+	}
+	res, err := runner.Run(ctx, p, runner.RunOptions{
+		Out: o.Out, Force: o.Force, Stdout: e.Stdout, Stderr: e.Stderr,
+		Binary: e.Executable, FaultArgs: o.FaultArgs, Finalize: finalizeRun,
+	})
+	var ie *runner.InputError
+	if errors.As(err, &ie) {
+		return results.StatusError, withCode(ExitInvalid, err)
+	}
+	fmt.Fprintf(e.Stdout, "results: %s\n", o.Out)
+	if report := filepath.Join(o.Out, results.FileReportMD); fileExists(report) {
+		fmt.Fprintf(e.Stdout, "report:  %s\n", report)
+	}
+	status := results.StatusPassed
+	var re *runner.RunError
+	switch {
+	case errors.As(err, &re):
+		status = re.Status
+	case err != nil:
+		status = results.StatusError
+	case res != nil:
+		status = res.Status
+		if status == results.StatusError {
+			err = fmt.Errorf("run error: %s", res.Reason)
+		}
+	}
+	fmt.Fprintf(e.Stdout, "status:  %s\n", status)
+	if re == nil && o.After != nil {
+		if aerr := o.After(status); aerr != nil && status == results.StatusPassed {
+			return status, aerr
+		}
+	}
+	return status, statusExit(status, err)
+}
+
+// checkPreflight checks that this machine can finish the run (disk for the
+// planned data, memory, the backend's tools and credentials) and prints
+// every check.
+func checkPreflight(ctx context.Context, e *env, p *scenarios.Plan, out string) error {
+	checks, err := preflight.Run(ctx, preflightInput(p, out, e.Executable, e.Getenv))
+	for _, ch := range checks {
+		mark := "ok  "
+		if !ch.OK {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(e.Stderr, "pre-flight %s %-16s %s\n", mark, ch.Name, ch.Detail)
+	}
+	return err
+}
+
+// preflightInput derives the pre-flight input from the plan.
+func preflightInput(p *scenarios.Plan, out, binary string, getenv func(string) string) preflight.Input {
+	in := preflight.Input{Backend: p.Backend, OutDir: out, Binary: binary, Getenv: getenv, BaseAddress: p.Provision.Local.BaseAddress}
+	if p.Backend == "local" {
+		nodes := 0
+		for _, n := range p.Nodes {
+			in.PlannedDiskBytes += int64(n.DiskBytes) * int64(n.Count)
+			nodes += n.Count
+		}
+		// An emulated node process needs roughly 200 MiB (Pebble caches, buffers).
+		in.PlannedMemoryBytes = int64(nodes)*200<<20 + 512<<20
+	}
+	return in
+}
