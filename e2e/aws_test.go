@@ -25,7 +25,6 @@ import (
 // (net: "127.0.N." for private, N+1 public, N+2 loopback stand-ins).
 func simRegion(t *testing.T, net int) *awssim.Region {
 	t.Helper()
-	needEmulator(t)
 	if os.Geteuid() != 0 {
 		t.Skip("simulated instances serve ssh on port 22: needs root (or CAP_NET_BIND_SERVICE)")
 	}
