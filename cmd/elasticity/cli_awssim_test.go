@@ -40,7 +40,7 @@ func TestAWSSimPrintsTheEnvironmentAndServes(t *testing.T) {
 	var out, errb syncBuffer
 	e := &env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }, Executable: "/bin/true"}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
+	done := make(chan ExitCode, 1)
 	go func() {
 		done <- run(ctx, e, []string{"aws-sim", "--dir", filepath.Join(dir, "region"), "--env-file", envFile})
 	}()
