@@ -362,6 +362,17 @@ func TestJoinAndDecommission(t *testing.T) {
 	if err != nil {
 		t.Fatalf("adding nodes: %v", err)
 	}
+	// quiesce_topology alone may return before the balancer has the new
+	// nodes' load stats (scylladb service/topology_coordinator.cc): wait for
+	// them to hold tablets, then quiesce.
+	waitFor(t, "new nodes to hold tablets", 60*time.Second, func() bool {
+		for _, n := range added {
+			if tabletsOn(t, n.Addr) == 0 {
+				return false
+			}
+		}
+		return true
+	})
 	if err := restPost(ctx, c.Hosts()[0], "/storage_service/quiesce_topology"); err != nil {
 		t.Fatalf("quiesce: %v", err)
 	}

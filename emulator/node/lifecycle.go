@@ -57,7 +57,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
 	n := &Node{cfg: cfg, log: cfg.Log, lastSeen: map[string]time.Time{}, up: map[string]bool{}, loads: map[string]int64{},
-		subs: map[chan engine.Event]struct{}{}, migrations: map[string]bool{}, wake: make(chan struct{}, 1), joined: make(chan struct{}), left: make(chan struct{})}
+		subs: map[chan engine.Event]struct{}{}, migrations: map[string]bool{}, wake: make(chan struct{}, 1), statsTrigger: make(chan struct{}, 1), joined: make(chan struct{}), left: make(chan struct{})}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.started = time.Now()
 	st, err := OpenStore(filepath.Join(cfg.DataDir, "data"), cfg.DiskBytes)
@@ -100,7 +100,8 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		n.view.Store(newView(&Meta{Keyspaces: map[string]*engine.Keyspace{}, Tables: map[string]map[string]*engine.Table{},
 			Nodes: map[string]*NodeMeta{}, Tablets: map[string]*TabletMap{}, Balancing: true}))
 	}
-	n.wg.Add(4)
+	n.wg.Add(5)
+	go n.statsLoop()
 	go n.stallTicker()
 	go n.cleanupLoop()
 	go n.gossipLoop()

@@ -94,8 +94,23 @@ type Node struct {
 	stalls   *capacity.StallDetector
 
 	// Topology coordinator (topology_coordinator.go): coordMu serialises
-	// metadata changes made as topology coordinator.
-	coordMu sync.Mutex
+	// metadata changes made as topology coordinator; node requests wait in
+	// reqQueue (node_requests.go).
+	coordMu   sync.Mutex
+	reqMu     sync.Mutex
+	reqQueue  []*queuedRequest
+	reqActive *queuedRequest
+	reqSeq    uint64
+	// tstate is the topology's "tablet_migration" transition state: set
+	// while the balancer has a migration plan in progress (quiesce waits for it).
+	tstate atomic.Bool
+	// Tablet load stats (load_stats.go): hosts whose capacity the coordinator knows.
+	statsMu       sync.Mutex
+	statsKnown    map[string]bool
+	statsAt       time.Time
+	statsTrigger  chan struct{}
+	statsHold     atomic.Pointer[chan struct{}] // test injection: a refresh waits for it to close (wait_refresh_tablet_load_stats)
+	statsLoggedAt uint64                        // epoch of the last "Cannot balance" line
 
 	// Gossip and failure detection (gossip.go).
 	fdMu     sync.Mutex
@@ -117,7 +132,6 @@ type Node struct {
 	migrations map[string]bool // "table/index" in flight
 	finished   []*move         // streamed, waiting for the switch of ownership
 	wake       chan struct{}
-	idleEpoch  atomic.Uint64 // epoch at which the balancer last found nothing to do
 
 	// Streaming pace (pacing.go) and cleanup of ranges given away (streaming.go).
 	paceMu   sync.Mutex

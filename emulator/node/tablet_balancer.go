@@ -160,11 +160,20 @@ func (n *Node) balanceOnce() {
 			}
 		}
 	}
-	moves := n.plan(v, load, busy)
+	var moves []move
+	if nm := n.capacityUnknown(v); nm != nil {
+		if n.statsLoggedAt != v.m.Epoch {
+			n.statsLoggedAt = v.m.Epoch
+			n.log.Logf(scyllalog.Info, "load_balancer", "Cannot balance because capacity of node %s (or more) is unknown", nm.HostID)
+		}
+	} else {
+		moves = n.plan(v, load, busy)
+	}
 	if len(moves) == 0 {
+		// An empty plan ends the tablet_migration transition state.
 		n.migMu.Lock()
 		if len(n.migrations) == 0 && len(n.finished) == 0 {
-			n.idleEpoch.Store(v.m.Epoch)
+			n.tstate.Store(false)
 		}
 		n.migMu.Unlock()
 		return
@@ -200,6 +209,7 @@ func (n *Node) balanceOnce() {
 	if err != nil || len(started) == 0 {
 		return
 	}
+	n.tstate.Store(true)
 	n.met.migrations.Add(float64(len(started)))
 	for _, mv := range started {
 		n.migMu.Lock()

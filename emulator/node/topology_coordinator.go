@@ -95,6 +95,11 @@ func (n *Node) execCoord(ctx context.Context, op *coordOp) error {
 		if cur := n.view.Load().m.Nodes[nm.HostID]; cur != nil && cur.State == engine.StateNormal {
 			return nil
 		}
+		release, err := n.admitNodeRequest(ctx, "join", nm.Addr)
+		if err != nil {
+			return err
+		}
+		defer release()
 		for _, s := range []engine.NodeState{engine.StateJoining, engine.StateNormal} {
 			err := n.mutateMeta(ctx, func(m *Meta) (*Meta, error) {
 				if cur := m.Nodes[nm.HostID]; cur != nil && cur.State == engine.StateLeft {
@@ -121,12 +126,27 @@ func (n *Node) execCoord(ctx context.Context, op *coordOp) error {
 			n.markSeen(nm.HostID)
 		}
 		n.log.Logf(scyllalog.Info, "raft_topology", "Node %s (%s) joined the cluster", nm.Addr, nm.HostID)
+		// "Make sure the load balancer knows the capacity for the new node
+		// immediately" — triggered, not awaited (topology_coordinator.cc).
+		n.triggerLoadStatsRefresh()
 		return nil
 	case "decommission", "removenode":
 		if op.Kind == "removenode" && n.isUp(op.HostID) && n.ping(ctx, op.HostID) {
 			nm := n.view.Load().m.Nodes[op.HostID]
 			return fmt.Errorf("cannot remove node %s: it is alive; decommission it instead", nm.Addr)
 		}
+		cur := n.view.Load().m.Nodes[op.HostID]
+		if cur == nil {
+			return fmt.Errorf("host id %s is not a member", op.HostID)
+		}
+		if cur.State == engine.StateLeaving || cur.State == engine.StateLeft {
+			return nil
+		}
+		release, err := n.admitNodeRequest(ctx, op.Kind, cur.Addr)
+		if err != nil {
+			return err
+		}
+		defer release()
 		return n.mutateMeta(ctx, func(m *Meta) (*Meta, error) {
 			cur := m.Nodes[op.HostID]
 			if cur == nil {
@@ -256,8 +276,12 @@ func (n *Node) publish(ctx context.Context, old, m *Meta) error {
 	return nil
 }
 
-// quiesce waits until no topology change or migration is in flight and the
-// balancer has nothing left to do.
+// quiesce waits until the topology is not busy (scylladb
+// service/storage_service.cc await_topology_quiesced →
+// topology_state_machine::await_not_busy: no transition state): no node
+// joining or leaving and no tablet migration plan in progress. It does not
+// wait for the balancer to plan: right after a join it can return before
+// anything moved (see load_stats.go).
 func (n *Node) quiesce(ctx context.Context) error {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -290,7 +314,7 @@ func (n *Node) topologyIdle() bool {
 	n.migMu.Lock()
 	inflight := len(n.migrations)
 	n.migMu.Unlock()
-	return inflight == 0 && (n.idleEpoch.Load() == v.m.Epoch || !v.m.Balancing)
+	return inflight == 0 && (!n.tstate.Load() || !v.m.Balancing)
 }
 
 // Decommission streams this node's tablets away and leaves; it returns once

@@ -1,0 +1,119 @@
+package node
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+	"github.com/elasticity-dev/elasticity/emulator/scyllalog"
+)
+
+// Tablet load stats, as the topology coordinator keeps them (scylladb
+// service/topology_coordinator.cc): refresh_tablet_load_stats asks every
+// token owner for its load and capacity; start_tablet_load_stats_refresher
+// refreshes every tablet_load_stats_refresh_interval (60 s) and then wakes
+// the balancer; once a bootstrap completes the coordinator triggers a
+// refresh without waiting for it ("Make sure the load balancer knows the
+// capacity for the new node immediately"). Until the new node's capacity is
+// known the balancer plans nothing (service/tablet_allocator.cc: "Cannot
+// balance because capacity of node {} (or more) is unknown"), so the
+// topology is idle and quiesce_topology returns although the new node holds
+// no tablets yet. (ScyllaDB's coordinator runs the balancer again on its
+// next event; the emulator's balancer polls, so its window is about the
+// refresh's round trip.)
+const tabletLoadStatsRefreshInterval = 60 * time.Second
+
+// capacityUnknown is a normal member whose capacity the coordinator does not
+// know yet (drained nodes need none), or nil.
+func (n *Node) capacityUnknown(v *view) *NodeMeta {
+	n.statsMu.Lock()
+	defer n.statsMu.Unlock()
+	for _, nm := range sortedNodes(v.m) {
+		if nm.State == engine.StateNormal && !n.statsKnown[nm.HostID] {
+			return nm
+		}
+	}
+	return nil
+}
+
+// triggerLoadStatsRefresh asks for a refresh without waiting for it.
+func (n *Node) triggerLoadStatsRefresh() {
+	select {
+	case n.statsTrigger <- struct{}{}:
+	default:
+	}
+}
+
+// refreshLoadStats asks every normal and leaving member for its stats (one
+// heartbeat each, in parallel) and records who answered.
+func (n *Node) refreshLoadStats(ctx context.Context) {
+	if ch := n.statsHold.Load(); ch != nil { // injection point, as wait_refresh_tablet_load_stats
+		select {
+		case <-*ch:
+		case <-ctx.Done():
+			return
+		}
+	}
+	v := n.view.Load()
+	n.log.Logf(scyllalog.Info, "raft_topology", "raft topology: Refreshing table load stats for %d token owners", len(v.ring))
+	known := map[string]bool{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for id, nm := range v.m.Nodes {
+		if nm.State != engine.StateNormal && nm.State != engine.StateLeaving {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if n.ping(ctx, id) {
+				mu.Lock()
+				known[id] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	n.statsMu.Lock()
+	n.statsKnown, n.statsAt = known, time.Now()
+	n.statsMu.Unlock()
+}
+
+// statsLoop is the coordinator's refresher: at once when this node becomes
+// coordinator, then every refresh interval (waking the balancer), and when
+// triggered.
+func (n *Node) statsLoop() {
+	defer n.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	wasCoordinator := false
+	for {
+		triggered := false
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-t.C:
+		case <-n.statsTrigger:
+			triggered = true
+		}
+		coord := n.isCoordinator()
+		if !coord {
+			wasCoordinator = false
+			continue
+		}
+		n.statsMu.Lock()
+		due := time.Since(n.statsAt) >= tabletLoadStatsRefreshInterval
+		n.statsMu.Unlock()
+		if !wasCoordinator || due || triggered {
+			n.refreshLoadStats(n.ctx)
+			if !triggered {
+				select { // _topo_sm.event.broadcast(): wake up load balancer
+				case n.wake <- struct{}{}:
+				default:
+				}
+			}
+		}
+		wasCoordinator = true
+	}
+}

@@ -1,0 +1,184 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+	"github.com/elasticity-dev/elasticity/emulator/scyllalog"
+)
+
+const topoPort = 17931
+
+func startMember(t *testing.T, addr string, log *syncBuf, tweak func(*Node)) *Node {
+	t.Helper()
+	cfg := Config{ClusterName: "topo", ListenAddress: addr, DC: "dc1", Rack: "rack1", DataDir: t.TempDir(), VCPUs: 1, InternodePort: topoPort,
+		Seeds: []string{"127.0.9.1"}, StreamBytesPerSec: 256 << 10, InitialTablets: 8, Log: scyllalog.New(log)}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	if tweak != nil {
+		tweak(n)
+	}
+	if err := n.Join(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n.MarkServing()
+	return n
+}
+
+// createTable makes ks.t (tablets, RF 1) and writes rows of 1 KiB.
+func createTable(t *testing.T, n *Node, rows int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ks := &engine.Keyspace{Name: "ks", Replication: map[string]string{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "1"},
+		DurableWrites: true, Tablets: 8, TabletsEnabled: true}
+	if _, err := n.ApplySchema(ctx, engine.SchemaChange{Kind: engine.CreateKeyspace, Keyspace: ks}); err != nil {
+		t.Fatal(err)
+	}
+	tb := &engine.Table{Keyspace: "ks", Name: "t", Columns: []engine.Column{
+		{Name: "k", Type: "blob", Kind: engine.PartitionKey}, {Name: "v", Type: "blob", Kind: engine.Regular, Position: -1}}}
+	if _, err := n.ApplySchema(ctx, engine.SchemaChange{Kind: engine.CreateTable, KeyspaceName: "ks", Table: tb}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range rows {
+		m := engine.Mutation{Keyspace: "ks", Table: "t", PartitionKey: []byte(fmt.Sprintf("key-%d", i)),
+			Cells: map[string][]byte{"v": make([]byte, 1024)}, Timestamp: time.Now().UnixMicro()}
+		if err := n.Write(ctx, []engine.Mutation{m}, engine.One); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func tabletsOf(n *Node, host string) int { return sum(shardLoad(n.view.Load().m)[host]) }
+
+// After a join, quiesce_topology returns once the topology is not busy
+// (scylladb service/storage_service.cc await_topology_quiesced →
+// topology_state_machine::await_not_busy), and the balancer plans nothing
+// until the coordinator has the new node's load stats
+// (service/topology_coordinator.cc refresh_tablet_load_stats, triggered
+// after bootstrap; service/tablet_allocator.cc "Cannot balance because
+// capacity of node ... is unknown"): a quiesce in that window returns while
+// the new node holds no tablets. Tablet migrations use file streaming
+// (enable_file_stream), so scylla_streaming_total_*_bytes stay at zero.
+func TestQuiesceWindowAfterJoin(t *testing.T) {
+	var log syncBuf
+	a := startMember(t, "127.0.9.1", &log, nil)
+	createTable(t, a, 100)
+	// Hold the coordinator's next stats refresh (its injection point
+	// wait_refresh_tablet_load_stats), so that the window stays open.
+	for wait := time.Now().Add(10 * time.Second); a.capacityUnknown(a.view.Load()) != nil && time.Now().Before(wait); {
+		time.Sleep(20 * time.Millisecond) // the coordinator's first refresh
+	}
+	release := make(chan struct{})
+	a.statsHold.Store(&release)
+	b := startMember(t, "127.0.9.2", &log, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := b.Quiesce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := tabletsOf(a, b.HostID()); got != 0 {
+		t.Fatalf("new node holds %d tablets before its capacity is known", got)
+	}
+	// The balancer runs meanwhile (once the coordinator is past its
+	// post-start grace) and plans nothing.
+	line := "load_balancer - Cannot balance because capacity of node " + b.HostID() + " (or more) is unknown"
+	for wait := time.Now().Add(10 * time.Second); !strings.Contains(log.String(), line) && time.Now().Before(wait); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(log.String(), line) {
+		t.Errorf("no %q line", line)
+	}
+	if got := tabletsOf(a, b.HostID()); got != 0 {
+		t.Fatalf("new node holds %d tablets before its capacity is known", got)
+	}
+	close(release)
+	deadline := time.Now().Add(20 * time.Second)
+	for tabletsOf(a, b.HostID()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := a.Quiesce(ctx); err != nil { // the balancer is running: this one waits for it
+		t.Fatal(err)
+	}
+	ta, tb := tabletsOf(a, a.HostID()), tabletsOf(a, b.HostID())
+	if ta != 4 || tb != 4 {
+		t.Fatalf("after the quiesce: %d and %d tablets, want 4 and 4", ta, tb)
+	}
+	for _, n := range []*Node{a, b} {
+		fams := scrapeNode(t, n)
+		for _, name := range []string{"scylla_streaming_total_incoming_bytes", "scylla_streaming_total_outgoing_bytes"} {
+			if f := fams[name]; f == nil || f.Metric[0].Counter.GetValue() != 0 {
+				t.Errorf("%s: %s = %v after tablet migrations (file streaming leaves it alone)", n.cfg.ListenAddress, name, f)
+			}
+		}
+	}
+}
+
+// Node requests run one at a time (scylladb service/topology_coordinator.cc
+// get_next_task: a node in transition is worked on until done, other
+// requests wait in topology.requests): two decommissions asked at once are
+// never both LEAVING.
+func TestNodeRequestsOneAtATime(t *testing.T) {
+	var log syncBuf
+	a := startMember(t, "127.0.9.1", &log, nil)
+	createTable(t, a, 400) // 400 KiB at 256 KiB/s: each drain takes a while
+	b := startMember(t, "127.0.9.2", &log, nil)
+	c := startMember(t, "127.0.9.3", &log, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	deadline := time.Now().Add(30 * time.Second)
+	for (tabletsOf(a, b.HostID()) == 0 || tabletsOf(a, c.HostID()) == 0) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := a.Quiesce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 2)
+	for _, n := range []*Node{b, c} {
+		go func() { errs <- n.Decommission(ctx) }()
+	}
+	sawQueued, maxLeaving := false, 0
+	for done := 0; done < 2; {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatal(err)
+			}
+			done++
+		case <-time.After(5 * time.Millisecond):
+		}
+		leaving := 0
+		for _, nm := range a.view.Load().m.Nodes {
+			if nm.State == engine.StateLeaving {
+				leaving++
+			}
+		}
+		maxLeaving = max(maxLeaving, leaving)
+		if len(a.QueuedRequests()) > 0 {
+			sawQueued = true
+		}
+	}
+	if maxLeaving != 1 {
+		t.Errorf("%d nodes were leaving at once, want 1", maxLeaving)
+	}
+	if !sawQueued {
+		t.Error("the second decommission was never seen queued")
+	}
+	if !strings.Contains(log.String(), "decommission request for 127.0.9.") || !strings.Contains(log.String(), "queued: node") {
+		t.Error("no queued-request log line")
+	}
+	for _, n := range []*Node{b, c} {
+		if st := a.view.Load().m.Nodes[n.HostID()].State; st != engine.StateLeft {
+			t.Errorf("%s is %s, want LEFT", n.cfg.ListenAddress, st)
+		}
+	}
+}
