@@ -113,7 +113,10 @@ type Env struct {
 	LogDir   string // hook output goes to LogDir/hooks
 	// Heartbeat is how often long waits report progress (default DefaultHeartbeat).
 	Heartbeat time.Duration
-	Now       func() time.Time
+	// BalancePoll is the pause between the reads of the data-balanced check
+	// (default 2 s).
+	BalancePoll time.Duration
+	Now         func() time.Time
 }
 
 func (e *Env) now() time.Time {

@@ -157,8 +157,9 @@ func newEnv(c Cluster, r *recorder) *Env {
 			r.logs = append(r.logs, fmt.Sprintf(f, a...))
 			r.mu.Unlock()
 		},
-		Cycles:   &Cycles{next: 1},
-		Timeouts: Policy{Base: 5 * time.Second},
+		Cycles:      &Cycles{next: 1},
+		Timeouts:    Policy{Base: 5 * time.Second},
+		BalancePoll: 5 * time.Millisecond,
 	}
 }
 

@@ -181,7 +181,7 @@ func growBatch(ctx context.Context, env *Env, s Step, specs []provision.NodeSpec
 func finishTopology(ctx context.Context, env *Env, s Step, base results.Event, what string, move float64, watch []Node) error {
 	env.progress(what + ": waiting for data to be balanced (no tablet migrations in flight)")
 	t := env.Timeouts.For(WaitBalance, move, s.Timeouts)
-	if err := wait(ctx, env, what+": waiting for data to be balanced", t, watch, env.Cluster.Quiesce); err != nil {
+	if err := wait(ctx, env, what+": waiting for data to be balanced", t, watch, balanced(env, s, watch)); err != nil {
 		return fmt.Errorf("waiting for data to be balanced: %w", err)
 	}
 	balanced := env.now()
