@@ -56,7 +56,7 @@ func (n *Node) refreshLoadStats(ctx context.Context) {
 		}
 	}
 	v := n.view.Load()
-	n.log.Logf(scyllalog.Info, "raft_topology", "raft topology: Refreshing table load stats for %d token owners", len(v.ring))
+	n.log.Logf(scyllalog.Info, "raft_topology", "raft topology: Refreshing table load stats for %d token owners", owners(v.m))
 	known := map[string]bool{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -116,4 +116,15 @@ func (n *Node) statsLoop() {
 		}
 		wasCoordinator = true
 	}
+}
+
+// owners is the number of token owners (normal and leaving members).
+func owners(m *Meta) int {
+	k := 0
+	for _, nm := range m.Nodes {
+		if nm.State == engine.StateNormal || nm.State == engine.StateLeaving {
+			k++
+		}
+	}
+	return k
 }
