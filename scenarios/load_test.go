@@ -223,8 +223,8 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Timeouts != DefaultTimeoutsReal || s.Scaled(time.Hour) != time.Hour {
-		t.Errorf("docker timeouts %+v scaled %v", s.Timeouts, s.Scaled(time.Hour))
+	if p, err := Resolve(s); err != nil || s.Timeouts != DefaultTimeoutsReal || p.TimeScale != 1 {
+		t.Errorf("docker timeouts %+v, time scale %v (%v)", s.Timeouts, p.TimeScale, err)
 	}
 }
 
@@ -339,7 +339,11 @@ func TestResultThresholdsAndScaling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := s.ResultThresholds()
+	p, err := Resolve(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.Thresholds
 	want := []results.Threshold{
 		{Cycle: "*", Metric: "write_p99_ms", Limit: 10},
 		{Cycle: "*", Metric: "read_p99_ms", Limit: 12},
@@ -349,8 +353,8 @@ func TestResultThresholdsAndScaling(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
-	if s.Scaled(30*time.Minute) != 18*time.Second {
-		t.Errorf("scaled %v", s.Scaled(30*time.Minute))
+	if p.SteadyState != 18*time.Second { // 30m × 0.01
+		t.Errorf("scaled %v", p.SteadyState)
 	}
 }
 
@@ -507,14 +511,18 @@ func TestDrainAndRemoveDurationThresholdsValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p, err := Resolve(s)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got := map[string]bool{}
-	for _, th := range s.ResultThresholds() {
+	for _, th := range p.Thresholds {
 		if th.Metric == results.MetricDurationSeconds {
 			got[th.Cycle] = true
 		}
 	}
 	if !got[results.DurDrainNodes] || !got[results.DurRemoveNodes] {
-		t.Errorf("result thresholds %+v", s.ResultThresholds())
+		t.Errorf("result thresholds %+v", p.Thresholds)
 	}
 	_, err = Load("../configs/scale-in-drain.yaml", []string{`thresholds.durations={"Drain nodes": 1h}`})
 	if err == nil || !strings.Contains(err.Error(), `unknown duration "Drain nodes"`) || !strings.Contains(err.Error(), "Drain node(s)") {

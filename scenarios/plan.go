@@ -341,7 +341,6 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 		Keyspace:       s.Dataset.Keyspace,
 		Table:          s.Dataset.Table,
 		ValueSize:      s.Dataset.ValueSize.String(),
-		Thresholds:     s.ResultThresholds(),
 		Provision:      cfg,
 		Model:          m,
 		Limitations:    m.Limitations,
@@ -357,6 +356,7 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 		return time.Duration(float64(d) * m.TimeScale)
 	}
 	scaled := func(d Duration) float64 { return scaleD(d).Seconds() }
+	p.Thresholds = s.resultThresholds(scaleD)
 	streamBytesPerVCPU := m.StreamMiBPerVCPU * (1 << 20)
 
 	// Node inventory, tracked through the nemesis for capacity and vCPUs.

@@ -1,15 +1,19 @@
 package scenarios
 
-import "github.com/elasticity-dev/elasticity/results"
+import (
+	"time"
+
+	"github.com/elasticity-dev/elasticity/results"
+)
 
 // MetricDurationSeconds is the results metric of duration ceilings.
 const MetricDurationSeconds = results.MetricDurationSeconds
 
-// ResultThresholds converts the scenario's thresholds to the results model:
+// resultThresholds converts the scenario's thresholds to the results model:
 // one Threshold per limit set. Duration ceilings are real-world durations and
-// are scaled like every other scenario duration (local.time_scale), so they
-// compare with what a run measures.
-func (s *Scenario) ResultThresholds() []results.Threshold {
+// are scaled like every other scenario duration (the backend's time scale),
+// so they compare with what a run measures.
+func (s *Scenario) resultThresholds(scale func(Duration) time.Duration) []results.Threshold {
 	var out []results.Threshold
 	for _, c := range s.Thresholds.Cycles {
 		for _, m := range c.metrics() {
@@ -20,7 +24,7 @@ func (s *Scenario) ResultThresholds() []results.Threshold {
 		}
 	}
 	for _, l := range s.Thresholds.Durations {
-		out = append(out, results.Threshold{Cycle: l.Name, Metric: MetricDurationSeconds, Limit: s.Scaled(l.Max.D()).Seconds()})
+		out = append(out, results.Threshold{Cycle: l.Name, Metric: MetricDurationSeconds, Limit: scale(l.Max).Seconds()})
 	}
 	return out
 }

@@ -1,14 +1,11 @@
 // Package scenarios is the scenario model of elasticity: the types of a YAML
 // scenario, strict loading with file:line and field-path errors, defaults,
-// validation, --set overrides and the computed plan. The phase runner that
-// executes a scenario lives in scenarios/runner.
+// validation, --set overrides and Resolve, which turns a scenario into the
+// one immutable plan that `elasticity plan` prints and the phase runner
+// (scenarios/runner) executes.
 package scenarios
 
-import (
-	"time"
-
-	"github.com/elasticity-dev/elasticity/results"
-)
+import "github.com/elasticity-dev/elasticity/results"
 
 // Backend names.
 const (
@@ -406,12 +403,3 @@ type Command struct {
 
 // Source is the file the scenario was loaded from ("" if none).
 func (s *Scenario) Source() string { return s.source }
-
-// Scaled applies local.time_scale to a scenario duration on the local
-// backend; elsewhere durations are real.
-func (s *Scenario) Scaled(d time.Duration) time.Duration {
-	if s.Backend != BackendLocal || s.Local.TimeScale <= 0 {
-		return d
-	}
-	return time.Duration(float64(d) * s.Local.TimeScale)
-}
