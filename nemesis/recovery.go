@@ -55,7 +55,7 @@ func NewRecovery(thresholds map[string]float64) *Recovery {
 func ThresholdsFrom(ts []results.Threshold) map[string]float64 {
 	out := map[string]float64{}
 	for _, t := range ts {
-		if t.Floor {
+		if t.Floor || t.RatioToSteady {
 			continue
 		}
 		switch t.Cycle {

@@ -131,7 +131,7 @@ func (b *argusBuilder) num(col, row string, v float64, verdicts []results.Verdic
 		if !vd.Passed {
 			c.Status = ArgusError
 		}
-		limit = vd.Threshold.Limit
+		limit = verdictLimit(vd)
 		if len(verdicts) > 1 {
 			limit = math.NaN()
 		}

@@ -31,10 +31,21 @@ func Evaluate(res *results.Result) {
 			for i := range res.Durations {
 				d := &res.Durations[i]
 				if th.SelectsDuration(d) {
-					res.Verdicts = append(res.Verdicts, results.Verdict{Threshold: th, Subject: DurationSubject(*d), Value: d.Seconds, Passed: th.Passes(d.Seconds)})
+					res.Verdicts = append(res.Verdicts, results.Verdict{Threshold: th, Subject: DurationSubject(*d), Value: d.Seconds, Passed: th.Passes(d.Seconds), Limit: th.Limit})
 				}
 			}
 			continue
+		}
+		var baseline float64
+		if th.RatioToSteady {
+			steady := steadyCycle(res)
+			if steady == nil {
+				continue // nothing to be relative to
+			}
+			var ok bool
+			if baseline, ok = steady.Metric(th.Metric); !ok {
+				continue
+			}
 		}
 		for i := range res.Cycles {
 			c := &res.Cycles[i]
@@ -45,7 +56,8 @@ func Evaluate(res *results.Result) {
 			if !ok {
 				continue
 			}
-			res.Verdicts = append(res.Verdicts, results.Verdict{Threshold: th, Subject: c.Name, Value: v, Passed: th.Passes(v)})
+			limit, passed := th.Judge(v, baseline)
+			res.Verdicts = append(res.Verdicts, results.Verdict{Threshold: th, Subject: c.Name, Value: v, Passed: passed, Limit: limit, Baseline: baseline})
 		}
 	}
 	if res.Status == results.StatusPassed && Failed(res) {
@@ -55,6 +67,16 @@ func Evaluate(res *results.Result) {
 		}
 	}
 	res.Derived = derive(res)
+}
+
+// steadyCycle is Cycle #0 (nil when it was not measured).
+func steadyCycle(res *results.Result) *results.Cycle {
+	for i := range res.Cycles {
+		if res.Cycles[i].Name == results.SteadyStateCycle {
+			return &res.Cycles[i]
+		}
+	}
+	return nil
 }
 
 // Failed reports whether any threshold failed.

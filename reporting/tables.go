@@ -143,7 +143,11 @@ func verdictCell(res *results.Result, value, subject string, metrics ...string) 
 			if !v.Passed {
 				c.Status = CellFailed
 			}
-			desc = append(desc, thresholdText(v.Threshold)+" → "+fmtValue(v.Value, v.Threshold.Metric))
+			d := thresholdText(v.Threshold) + " → " + fmtValue(v.Value, v.Threshold.Metric)
+			if v.Threshold.RatioToSteady {
+				d += " (limit " + fmtValue(verdictLimit(v), v.Threshold.Metric) + ")"
+			}
+			desc = append(desc, d)
 		}
 	}
 	c.Threshold = strings.Join(desc, "; ")
@@ -155,7 +159,31 @@ func thresholdText(th results.Threshold) string {
 	if th.Floor {
 		op = "≥"
 	}
+	if th.RatioToSteady {
+		return fmt.Sprintf("%s %s %s× %s (%s)", th.Metric, op, strconv.FormatFloat(th.Limit, 'g', -1, 64), results.SteadyStateCycle, th.Cycle)
+	}
 	return fmt.Sprintf("%s %s %s (%s)", th.Metric, op, fmtValue(th.Limit, th.Metric), th.Cycle)
+}
+
+// verdictLimit is the limit a verdict applied (older result.json files carry none).
+func verdictLimit(v results.Verdict) float64 {
+	if v.Limit == 0 && !v.Threshold.RatioToSteady {
+		return v.Threshold.Limit
+	}
+	return v.Limit
+}
+
+// limitText shows the limit of a verdict; for a ratio the baseline beside it.
+func limitText(v results.Verdict) string {
+	op := "≤ "
+	if v.Threshold.Floor {
+		op = "≥ "
+	}
+	if v.Threshold.RatioToSteady {
+		return fmt.Sprintf("%s%s× %s (%s) = %s", op, strconv.FormatFloat(v.Threshold.Limit, 'g', -1, 64), results.SteadyStateCycle,
+			fmtValue(v.Baseline, v.Threshold.Metric), fmtValue(verdictLimit(v), v.Threshold.Metric))
+	}
+	return op + fmtValue(verdictLimit(v), v.Threshold.Metric)
 }
 
 func fmtValue(v float64, metric string) string {
@@ -312,15 +340,11 @@ func errorTable(res *results.Result) Table {
 func thresholdTable(res *results.Result) Table {
 	t := Table{ID: "thresholds", Name: "Thresholds", Columns: []string{"subject", "metric", "limit", "value", "verdict"}}
 	for _, v := range res.Verdicts {
-		op := "≤ "
-		if v.Threshold.Floor {
-			op = "≥ "
-		}
 		st, word := CellPassed, "pass"
 		if !v.Passed {
 			st, word = CellFailed, "FAIL"
 		}
-		t.Rows = append(t.Rows, []Cell{{Value: v.Subject}, {Value: v.Threshold.Metric}, {Value: op + fmtValue(v.Threshold.Limit, v.Threshold.Metric)},
+		t.Rows = append(t.Rows, []Cell{{Value: v.Subject}, {Value: v.Threshold.Metric}, {Value: limitText(v)},
 			{Value: fmtValue(v.Value, v.Threshold.Metric), Status: st, Threshold: thresholdText(v.Threshold)}, {Value: word, Status: st}})
 	}
 	if len(res.Setup.Thresholds) == 0 {

@@ -1,8 +1,10 @@
 package reporting
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -232,5 +234,58 @@ func TestDashboardLinks(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no QA dashboard cell in %s", tables[0].Meta.Name)
+	}
+}
+
+// Thresholds relative to the steady state (issue 19): judged against
+// Cycle #0's value, which the verdict carries.
+func TestRatioToSteadyThresholds(t *testing.T) {
+	res := &results.Result{Status: results.StatusPassed, Cycles: []results.Cycle{
+		{Name: "Cycle #0", ReadP99MS: 4, WriteOpsPerS: 500, ReadOpsPerS: 500},
+		{Name: "Cycle #1", ReadP99MS: 13, WriteOpsPerS: 480, ReadOpsPerS: 470},
+		{Name: "Cycle #2", ReadP99MS: 11.9, WriteOpsPerS: 500, ReadOpsPerS: 500},
+	}}
+	res.Setup.Thresholds = []results.Threshold{
+		{Cycle: "*", Metric: results.MetricReadP99, Limit: 3, RatioToSteady: true},
+		{Cycle: "nemesis", Metric: results.MetricTotalOps, Limit: 0.96, Floor: true, RatioToSteady: true},
+	}
+	Evaluate(res)
+	type key struct{ metric, subject string }
+	got := map[key]results.Verdict{}
+	for _, v := range res.Verdicts {
+		got[key{v.Threshold.Metric, v.Subject}] = v
+	}
+	if len(got) != 4 {
+		t.Fatalf("verdicts %+v (Cycle #0 is not judged against itself)", res.Verdicts)
+	}
+	for k, w := range map[key]struct {
+		limit, baseline float64
+		passed          bool
+	}{
+		{results.MetricReadP99, "Cycle #1"}:  {12, 4, false},
+		{results.MetricReadP99, "Cycle #2"}:  {12, 4, true},
+		{results.MetricTotalOps, "Cycle #1"}: {960, 1000, false},
+		{results.MetricTotalOps, "Cycle #2"}: {960, 1000, true},
+	} {
+		v := got[k]
+		if math.Abs(v.Limit-w.limit) > 1e-9 || v.Baseline != w.baseline || v.Passed != w.passed {
+			t.Errorf("%v: %+v, want limit %v baseline %v passed %v", k, v, w.limit, w.baseline, w.passed)
+		}
+	}
+	if res.Status != results.StatusFailed {
+		t.Errorf("status %s", res.Status)
+	}
+	var md bytes.Buffer
+	if err := Markdown(&md, res, MarkdownOptions{Plain: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "≤ 3× Cycle #0 (4.00) = 12.00") {
+		t.Errorf("the threshold table does not show the baseline:\n%s", md.String())
+	}
+	// No steady state measured: nothing to be relative to, no verdict.
+	res.Cycles = res.Cycles[1:]
+	Evaluate(res)
+	if len(res.Verdicts) != 0 {
+		t.Errorf("verdicts without a Cycle #0: %+v", res.Verdicts)
 	}
 }

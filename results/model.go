@@ -221,6 +221,8 @@ type Threshold struct {
 	Metric string  `json:"metric"`
 	Limit  float64 `json:"limit"`
 	Floor  bool    `json:"floor,omitempty"` // true: value must be >= limit; false: value must be <= limit
+	// RatioToSteady: Limit is a multiple of the steady state's (Cycle #0's) value of Metric.
+	RatioToSteady bool `json:"ratio_to_steady,omitempty"`
 }
 
 // Result is result.json.
@@ -366,6 +368,10 @@ type Verdict struct {
 	Subject   string    `json:"subject"` // cycle or duration name
 	Value     float64   `json:"value"`
 	Passed    bool      `json:"passed"`
+	// Limit is the limit the value was judged against: Threshold.Limit, or
+	// for a ratio the ratio times Baseline (Cycle #0's value).
+	Limit    float64 `json:"limit"`
+	Baseline float64 `json:"baseline,omitempty"`
 }
 
 // Derived holds answers a reviewer would otherwise have to compute by hand.

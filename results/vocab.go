@@ -133,7 +133,7 @@ func (t Threshold) IsDuration() bool { return t.Metric == MetricDurationSeconds 
 // cycle ("*" or empty), the steady state, every nemesis cycle, the cycle of
 // that exact name, or every cycle of the nemesis step of that name.
 func (t Threshold) Selects(c *Cycle) bool {
-	if t.IsDuration() {
+	if t.IsDuration() || (t.RatioToSteady && c.Name == SteadyStateCycle) {
 		return false
 	}
 	switch t.Cycle {
@@ -158,14 +158,27 @@ func (t Threshold) SelectsDuration(d *Duration) bool {
 }
 
 // Passes reports whether a value meets the threshold (NaN never does).
-func (t Threshold) Passes(v float64) bool {
-	if v != v {
+func (t Threshold) Passes(v float64) bool { return passesLimit(v, t.Limit, t.Floor) }
+
+// Judge returns the limit a value is held to — the threshold's, or for a
+// ratio to the steady state that ratio times the baseline (Cycle #0's
+// value) — and whether the value meets it.
+func (t Threshold) Judge(v, baseline float64) (limit float64, passed bool) {
+	limit = t.Limit
+	if t.RatioToSteady {
+		limit = t.Limit * baseline
+	}
+	return limit, passesLimit(v, limit, t.Floor)
+}
+
+func passesLimit(v, limit float64, floor bool) bool {
+	if v != v || limit != limit {
 		return false
 	}
-	if t.Floor {
-		return v >= t.Limit
+	if floor {
+		return v >= limit
 	}
-	return v <= t.Limit
+	return v <= limit
 }
 
 // Placeholders of a dashboard URL template (report.dashboard_url).

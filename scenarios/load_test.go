@@ -544,3 +544,21 @@ func TestDashboardURL(t *testing.T) {
 		}
 	}
 }
+
+func TestRatioToSteadyThresholds(t *testing.T) {
+	s, err := Parse([]byte(minimal+"thresholds:\n  cycles:\n    - cycle: nemesis\n      read_p99_ratio_to_steady: 3\n      total_ops_ratio_to_steady: 0.9\n"), "x.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []results.Threshold{
+		{Cycle: "nemesis", Metric: "read_p99_ms", Limit: 3, RatioToSteady: true},
+		{Cycle: "nemesis", Metric: "total_ops_per_sec", Limit: 0.9, Floor: true, RatioToSteady: true},
+	}
+	if got := s.ResultThresholds(); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+	_, err = Parse([]byte(minimal+"thresholds:\n  cycles:\n    - read_p99_ratio_to_steady: -1\n"), "x.yaml", nil)
+	if err == nil || !strings.Contains(err.Error(), "thresholds.cycles.0.read_p99_ratio_to_steady") {
+		t.Errorf("negative ratio: %v", err)
+	}
+}

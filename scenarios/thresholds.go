@@ -20,7 +20,7 @@ func (s *Scenario) resultThresholds(scale func(Duration) time.Duration) []result
 			if m.v == 0 {
 				continue
 			}
-			out = append(out, results.Threshold{Cycle: c.Cycle, Metric: m.name, Limit: m.v, Floor: m.floor})
+			out = append(out, results.Threshold{Cycle: c.Cycle, Metric: m.name, Limit: m.v, Floor: m.floor, RatioToSteady: m.ratio})
 		}
 	}
 	for _, l := range s.Thresholds.Durations {

@@ -270,6 +270,13 @@ type CycleThreshold struct {
 	WriteOpsPerSec float64 `yaml:"write_ops_per_sec,omitempty"`
 	ReadOpsPerSec  float64 `yaml:"read_ops_per_sec,omitempty"`
 	TotalOpsPerSec float64 `yaml:"total_ops_per_sec,omitempty"`
+	// Limits relative to the steady state (Cycle #0): at most this many
+	// times its latency, at least this share of its throughput.
+	WriteP90Ratio float64 `yaml:"write_p90_ratio_to_steady,omitempty"`
+	WriteP99Ratio float64 `yaml:"write_p99_ratio_to_steady,omitempty"`
+	ReadP90Ratio  float64 `yaml:"read_p90_ratio_to_steady,omitempty"`
+	ReadP99Ratio  float64 `yaml:"read_p99_ratio_to_steady,omitempty"`
+	TotalOpsRatio float64 `yaml:"total_ops_ratio_to_steady,omitempty"`
 }
 
 // DurationLimits is an ordered mapping from duration name to ceiling.

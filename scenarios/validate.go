@@ -174,14 +174,14 @@ func validate(s *Scenario, d *decoder) {
 		}
 		n := 0
 		for _, m := range t.metrics() {
-			mp := p + "." + m.name
+			mp := p + "." + m.key()
 			if d.isSet(mp) {
 				positive(mp, m.v)
 				n++
 			}
 		}
 		if n == 0 {
-			d.problem(p, "sets no limit (write_p90_ms, write_p99_ms, read_p90_ms, read_p99_ms, write_ops_per_sec, read_ops_per_sec, total_ops_per_sec)")
+			d.problem(p, "sets no limit (write_p90_ms, write_p99_ms, read_p90_ms, read_p99_ms, write_ops_per_sec, read_ops_per_sec, total_ops_per_sec, or *_ratio_to_steady)")
 		}
 	}
 	for _, l := range s.Thresholds.Durations {
@@ -297,21 +297,35 @@ func vsPath(d *decoder, sub string) string {
 }
 
 type metricValue struct {
-	name  string // the YAML key and the results metric
+	name  string // the results metric
 	v     float64
 	floor bool
+	ratio bool // relative to the steady state: the YAML key is <metric without its unit>_ratio_to_steady
+}
+
+// key is the YAML key of the limit.
+func (m metricValue) key() string {
+	if !m.ratio {
+		return m.name
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(m.name, "_ms"), "_per_sec") + "_ratio_to_steady"
 }
 
 // metrics lists the limits of a cycle threshold by results metric name.
 func (t CycleThreshold) metrics() []metricValue {
 	return []metricValue{
-		{results.MetricWriteP90, t.WriteP90MS, false},
-		{results.MetricWriteP99, t.WriteP99MS, false},
-		{results.MetricReadP90, t.ReadP90MS, false},
-		{results.MetricReadP99, t.ReadP99MS, false},
-		{results.MetricWriteOps, t.WriteOpsPerSec, true},
-		{results.MetricReadOps, t.ReadOpsPerSec, true},
-		{results.MetricTotalOps, t.TotalOpsPerSec, true},
+		{results.MetricWriteP90, t.WriteP90MS, false, false},
+		{results.MetricWriteP99, t.WriteP99MS, false, false},
+		{results.MetricReadP90, t.ReadP90MS, false, false},
+		{results.MetricReadP99, t.ReadP99MS, false, false},
+		{results.MetricWriteOps, t.WriteOpsPerSec, true, false},
+		{results.MetricReadOps, t.ReadOpsPerSec, true, false},
+		{results.MetricTotalOps, t.TotalOpsPerSec, true, false},
+		{results.MetricWriteP90, t.WriteP90Ratio, false, true},
+		{results.MetricWriteP99, t.WriteP99Ratio, false, true},
+		{results.MetricReadP90, t.ReadP90Ratio, false, true},
+		{results.MetricReadP99, t.ReadP99Ratio, false, true},
+		{results.MetricTotalOps, t.TotalOpsRatio, true, true},
 	}
 }
 
