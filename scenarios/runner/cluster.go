@@ -91,7 +91,12 @@ func (lc *liveCluster) watchLog(n provision.Node) {
 	go func() {
 		defer lc.wg.Done()
 		defer r.Close()
-		if err := monitor.Watch(lc.ctx, n.Name, r, lc.env.Emit); err != nil && lc.ctx.Err() == nil {
+		// Suppressed stall reports count at the default threshold (25 ms).
+		w := &monitor.LogWatcher{Node: n.Name, Emit: lc.env.Emit}
+		if lc.p.Name() != "local" {
+			w.Location = time.UTC // containers and machine images log in UTC; local nodes in ours
+		}
+		if err := w.Watch(lc.ctx, r); err != nil && lc.ctx.Err() == nil {
 			lc.env.Logf("watching the log of %s: %v", n.Name, err)
 		}
 	}()
