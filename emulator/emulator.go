@@ -18,6 +18,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	httppprof "net/http/pprof"
 	"os"
 	"runtime/pprof"
 	"strconv"
@@ -73,6 +74,9 @@ type Config struct {
 	Version                        string
 	InitialTablets                 int
 	CPUProfile                     string
+	// Pprof serves net/http/pprof under /debug/pprof/ on the REST port
+	// (not a ScyllaDB flag: the emulator's own profiling, issue 17).
+	Pprof bool
 	// Stderr receives the log when LogFile is empty (default os.Stderr).
 	Stderr io.Writer
 }
@@ -116,6 +120,7 @@ func Flags(c *Config) *pflag.FlagSet {
 	fs.IntVar(&c.InitialTablets, "initial-tablets", c.InitialTablets, "tablets per table when the keyspace does not say")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", c.CPUProfile, "write a Go CPU profile of the node to this file")
 	fs.MarkHidden("cpu-profile")
+	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "serve Go profiles of the node process under /debug/pprof/ on the REST port")
 	return fs
 }
 
@@ -211,7 +216,11 @@ func Run(ctx context.Context, c Config) error {
 		return startFail(err)
 	}
 	var cqlUp atomic.Bool
-	restSrv := &http.Server{Handler: n.RESTHandler(cqlUp.Load), ReadHeaderTimeout: 5 * time.Second}
+	var restHandler http.Handler = n.RESTHandler(cqlUp.Load)
+	if c.Pprof {
+		restHandler = withPprof(restHandler)
+	}
+	restSrv := &http.Server{Handler: restHandler, ReadHeaderTimeout: 5 * time.Second}
 	metSrv := &http.Server{Handler: metricsMux(n), ReadHeaderTimeout: 5 * time.Second}
 	go restSrv.Serve(restLn)
 	go metSrv.Serve(metLn)
@@ -316,4 +325,16 @@ func validate(c *Config) error {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// withPprof adds net/http/pprof's handlers under /debug/pprof/ in front of h.
+func withPprof(h http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", httppprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", httppprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", httppprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", httppprof.Trace)
+	mux.Handle("/", h)
+	return mux
 }

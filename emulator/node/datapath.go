@@ -263,19 +263,22 @@ func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) (
 	// speculative retry does, so one paused replica does not fail reads.
 	res := make(chan result, len(alive))
 	send := func(h string) {
-		go func() {
-			if h == n.hostID {
+		if h == n.hostID {
+			go func() {
 				rows, err := n.localRead(ctx, r)
 				res <- result{rows, err}
-				return
-			}
-			m, err := n.call(ctx, h, &msg{Op: opRead, Read: &r})
+			}()
+			return
+		}
+		// No goroutine for a remote replica: the connection's reader
+		// delivers the answer (res has room for every replica).
+		n.callAsync(ctx, h, &msg{Op: opRead, Read: &r}, func(m *msg, err error) {
 			if err != nil {
 				res <- result{nil, err}
 				return
 			}
 			res <- result{m.Rows, nil}
-		}()
+		})
 	}
 	sent := 0
 	for ; sent < need; sent++ {

@@ -1,0 +1,205 @@
+package localcluster
+
+import (
+	"bufio"
+	"context"
+	crand "crypto/rand"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+)
+
+// BenchmarkNodeCost is the emulator's cost per client operation (issue 17):
+// three i4i.4xlarge node processes at the default capacity model, a mixed
+// 1:1 workload (RF=3, QUORUM, 1 KiB values) at fixed rates, and for each
+// rate the CPU time of the three node processes (utime+stime from
+// /proc/PID/stat) divided by the client operations, the nodes' RSS and the
+// client's P50/P99 (measured from each operation's scheduled start, so a
+// stalled client or node shows). Run it with `make bench-emulator`;
+// BENCH_EMU_RATES (default "2000,10000") and BENCH_EMU_SECONDS (default 10)
+// change the rates and the time per rate; BENCH_NODE_PROFILE writes a CPU
+// profile per node ("{addr}" in the path is the node's address).
+func BenchmarkNodeCost(b *testing.B) {
+	rates := []int{2000, 10000}
+	if s := os.Getenv("BENCH_EMU_RATES"); s != "" {
+		rates = nil
+		for _, f := range strings.Split(s, ",") {
+			r, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || r <= 0 {
+				b.Fatalf("BENCH_EMU_RATES: %q is not a positive rate", f)
+			}
+			rates = append(rates, r)
+		}
+	}
+	secs := 10
+	if s := os.Getenv("BENCH_EMU_SECONDS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v <= 0 {
+			b.Fatalf("BENCH_EMU_SECONDS: %q is not a positive number", s)
+		}
+		secs = v
+	}
+	exe, _ := os.Executable()
+	opts := Options{Binary: exe, Env: []string{nodeEnv + "=1"}, Nodes: 3, Racks: 3, Dir: b.TempDir(), BaseAddress: "127.0.0.25",
+		InstanceType: "i4i.4xlarge", VCPUs: 16, MemoryGB: 128, DiskGB: 3750,
+		StartTimeout: 60 * time.Second, ExtraNodeArgs: []string{"--initial-tablets", "16"}}
+	if p := os.Getenv("BENCH_NODE_PROFILE"); p != "" {
+		opts.ExtraNodeArgs = append(opts.ExtraNodeArgs, "--cpu-profile", p)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	c, err := Start(ctx, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	cl := gocql.NewCluster(c.Hosts()...)
+	cl.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+	cl.Timeout = 10 * time.Second
+	cl.NumConns = 1
+	s, err := cl.CreateSession()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Query(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3} AND tablets = {'enabled': true}`).Exec(); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Query(ddlTable).Exec(); err != nil {
+		b.Fatal(err)
+	}
+	value := make([]byte, 1024)
+	crand.Read(value)
+	const keys = 100_000
+	b.ResetTimer()
+	fmt.Printf("load average before: %s\n", loadAvg())
+	for _, rate := range rates {
+		// A short warm-up at the rate, then the measured interval.
+		driveMixed(ctx, s, value, keys, rate, time.Second)
+		cpu0 := nodesCPU(b, c)
+		t0 := time.Now()
+		lat, failed := driveMixed(ctx, s, value, keys, rate, time.Duration(secs)*time.Second)
+		el := time.Since(t0)
+		cpu := nodesCPU(b, c) - cpu0
+		ops := len(lat)
+		slices.Sort(lat)
+		q := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
+		rss := nodesRSS(c)
+		perOp := cpu.Seconds() * 1e6 / float64(ops)
+		fmt.Printf("rate %6d op/s: %6d ops in %.1fs, node CPU %.2f cores, %6.1f µs CPU/op, RSS %s MiB, P50 %v P99 %v, %d failed, load %s\n",
+			rate, ops, el.Seconds(), cpu.Seconds()/el.Seconds(), perOp, rss, q(0.50).Round(10*time.Microsecond), q(0.99).Round(10*time.Microsecond), failed, loadAvg())
+		b.ReportMetric(perOp, fmt.Sprintf("µs-cpu/op@%d", rate))
+		b.ReportMetric(float64(q(0.99).Microseconds()), fmt.Sprintf("µs-p99@%d", rate))
+		if failed > ops/100 {
+			b.Errorf("rate %d: %d of %d operations failed", rate, failed, ops)
+		}
+	}
+}
+
+// driveMixed issues rate op/s for d, alternating writes and reads of random
+// keys, from a pool of workers; latencies count from the scheduled start.
+func driveMixed(ctx context.Context, s *gocql.Session, value []byte, keys, rate int, d time.Duration) ([]time.Duration, int) {
+	total := int(float64(rate) * d.Seconds())
+	start := time.Now()
+	interval := time.Second / time.Duration(rate)
+	var next atomic.Int64
+	var failed atomic.Int64
+	var mu sync.Mutex
+	lat := make([]time.Duration, 0, total)
+	var wg sync.WaitGroup
+	for w := 0; w < 256; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make([]time.Duration, 0, total/256+1)
+			defer func() { mu.Lock(); lat = append(lat, local...); mu.Unlock() }()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(total) || ctx.Err() != nil {
+					return
+				}
+				due := start.Add(time.Duration(i) * interval)
+				if w := time.Until(due); w > 0 {
+					time.Sleep(w)
+				}
+				k := rand.Int64N(int64(keys))
+				var err error
+				if i%2 == 0 {
+					err = s.Query(`INSERT INTO ks.t (k, v) VALUES (?, ?)`, k, value).Consistency(gocql.Quorum).Exec()
+				} else {
+					var v []byte
+					err = s.Query(`SELECT v FROM ks.t WHERE k = ?`, k).Consistency(gocql.Quorum).Scan(&v)
+					if err == gocql.ErrNotFound {
+						err = nil
+					}
+				}
+				if err != nil {
+					failed.Add(1)
+					continue
+				}
+				local = append(local, time.Since(due))
+			}
+		}()
+	}
+	wg.Wait()
+	return lat, int(failed.Load())
+}
+
+// nodesCPU sums utime+stime (/proc/PID/stat fields 14 and 15, in clock
+// ticks of 1/100 s on Linux) of the node processes.
+func nodesCPU(b *testing.B, c *Cluster) time.Duration {
+	var ticks int64
+	for _, n := range c.Nodes() {
+		raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(c.pidOf(n)), "stat"))
+		if err != nil {
+			b.Fatalf("reading CPU time of node %d: %v", n.Index+1, err)
+		}
+		// The command name (field 2) may hold spaces: fields count after ')'.
+		f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks += u + st
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
+}
+
+// nodesRSS lists the nodes' VmRSS in MiB.
+func nodesRSS(c *Cluster) string {
+	var out []string
+	for _, n := range c.Nodes() {
+		f, err := os.Open(filepath.Join("/proc", strconv.Itoa(c.pidOf(n)), "status"))
+		if err != nil {
+			out = append(out, "?")
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		v := "?"
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+				v = strconv.FormatInt(kb>>10, 10)
+			}
+		}
+		f.Close()
+		out = append(out, v)
+	}
+	return strings.Join(out, "/")
+}
+
+func loadAvg() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Join(strings.Fields(string(raw))[:3], " ")
+}
