@@ -51,6 +51,9 @@ var ScrapedMetrics = []struct {
 	{"scylla_reactor_stalls", false}, // a histogram: its sample count
 	{"scylla_stall_detector_reported", false},
 	{"scylla_reactor_utilization", true},
+	// Seastar's steal time per shard; averaged, it is the node process's
+	// scheduling lag (host noise) in ms, a counter.
+	{"scylla_reactor_cpu_steal_time_ms", true},
 	{"scylla_tablets_count", false},
 	{"scylla_streaming_total_incoming_bytes", false},
 	{"scylla_streaming_total_outgoing_bytes", false},

@@ -75,6 +75,7 @@ type Model struct {
 	epoch    time.Time     // virtual time is nanoseconds since epoch (monotonic)
 	shards   []*shard
 	stalls   atomic.Uint64
+	lag      atomic.Int64 // ns: summed lateness of the watchdog's timer
 	timers   sync.Pool
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -390,7 +391,11 @@ func (m *Model) watchdog() {
 			return
 		case <-t.C:
 			now := time.Now()
-			if late := now.Sub(expected); late > m.cfg.StallThreshold {
+			late := now.Sub(expected)
+			if late > 0 {
+				m.lag.Add(int64(late))
+			}
+			if late > m.cfg.StallThreshold {
 				if det := m.cfg.Detector; det != nil {
 					det.StartTask(0)
 					for _, off := range StallOffsets(m.cfg.StallThreshold, late) {
@@ -405,6 +410,12 @@ func (m *Model) watchdog() {
 		}
 	}
 }
+
+// SchedulingLag is the total time the watchdog's timer fired late: time in
+// which this process was runnable but did not run (the host's other
+// processes, the Go runtime). It is what Seastar calls steal time
+// (src/core/reactor.cc, cpu_steal_time_ms); 0 without a watchdog.
+func (m *Model) SchedulingLag() time.Duration { return time.Duration(m.lag.Load()) }
 
 // Close stops the watchdog. Work in flight still completes.
 func (m *Model) Close() {

@@ -255,7 +255,12 @@ func TestWatchdogSeesRuntimePause(t *testing.T) {
 	if n.Load() == 0 {
 		t.Error("watchdog reported no stall while the runtime was starved")
 	}
-	t.Logf("%d runtime stalls", n.Load())
+	// Every stall was lateness of the watchdog's timer: the scheduling lag
+	// (steal time) holds at least one threshold's worth.
+	if lag := m.SchedulingLag(); n.Load() > 0 && lag < 3*time.Millisecond {
+		t.Errorf("scheduling lag %v after %d runtime stalls longer than 3ms", lag, n.Load())
+	}
+	t.Logf("%d runtime stalls, scheduling lag %v", n.Load(), m.SchedulingLag())
 }
 
 func TestUtilizationIdleAndClose(t *testing.T) {

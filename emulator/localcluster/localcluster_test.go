@@ -579,6 +579,7 @@ func TestPausedReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Signal(2, syscall.SIGCONT)
+	stopped := time.Now()
 	start := time.Now()
 	writeRows(t, s, 0, 1000, value)
 	readRows(t, s, 0, 1000, gocql.Quorum)
@@ -589,11 +590,20 @@ func TestPausedReplica(t *testing.T) {
 		return len(down) == 1 && down[0] == hosts[2]
 	})
 	c.Signal(2, syscall.SIGCONT)
+	paused := time.Since(stopped)
 	waitFor(t, "resumed node UP", 5*time.Second, func() bool {
 		var down []string
 		restGet(t, hosts[0], "/gossiper/endpoint/down/", &down)
 		return len(down) == 0
 	})
+	// The pause is the node's scheduling lag: steal time, per shard
+	// (scylla_reactor_cpu_steal_time_ms), the host noise it reports.
+	fams := scrape(t, hosts[2])
+	steal, ok := metricSum(fams, "scylla_reactor_cpu_steal_time_ms")
+	if shards := float64(len(fams["scylla_reactor_cpu_steal_time_ms"].GetMetric())); !ok || shards == 0 || steal/shards < 0.8*float64(paused.Milliseconds()) {
+		t.Errorf("paused node's steal time %v ms over its shards after a %v pause", steal, paused)
+	}
+	t.Logf("paused %v: steal time %v ms summed over the shards", paused, steal)
 	// Writes made while it was paused are not replayed (no hints): ONE
 	// reads through it may miss them, QUORUM reads do not.
 	readRows(t, s, 0, 1000, gocql.Quorum)

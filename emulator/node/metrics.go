@@ -111,6 +111,13 @@ func newMetrics(n *Node) *metrics {
 		// suppressed), per shard (src/core/reactor.cc, group "stall_detector").
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "scylla_stall_detector_reported", Help: "Total number of reported stalls, look in the traces for the exact reason", ConstLabels: lab},
 			func() float64 { return float64(n.stalls.Reported(s)) }))
+		// Seastar's steal time: "the time in which something else was
+		// running while the reactor was runnable" (src/core/reactor.cc,
+		// cpu_steal_time_ms, a counter per shard). One process runs every
+		// shard here, so each shard reports the process's scheduling lag
+		// measured by the capacity model's watchdog: the host's noise.
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "scylla_reactor_cpu_steal_time_ms", Help: "Total steal time, the time in which something else was running while the reactor was runnable (not sleeping).", ConstLabels: lab},
+			func() float64 { return float64(n.cap.SchedulingLag().Milliseconds()) }))
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "scylla_tablets_count", Help: "tablet replicas on the shard", ConstLabels: lab},
 			func() float64 {
 				l := shardLoad(n.view.Load().m)[n.hostID]
