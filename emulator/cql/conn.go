@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -263,6 +264,11 @@ func (c *conn) writeLoop() {
 		if _, err := bw.Write(f.b); err != nil {
 			c.close()
 			return
+		}
+		if !f.closeAfter && len(c.out) == 0 {
+			// Let runnable workers queue their responses first: one
+			// write(2) then carries them all.
+			runtime.Gosched()
 		}
 		if f.closeAfter || len(c.out) == 0 {
 			if err := bw.Flush(); err != nil {

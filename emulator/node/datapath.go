@@ -225,7 +225,19 @@ func (n *Node) localRead(ctx context.Context, r engine.Read) ([]engine.Row, erro
 	if err := n.cap.Do(ctx, n.shardOf(v, t, Token(r.PartitionKey)), 1); err != nil {
 		return nil, err
 	}
+	if len(r.ClusteringPrefix) == 0 && !hasClustering(t) {
+		return n.store.ReadRow(t.ID, r)
+	}
 	return n.store.Read(t.ID, r)
+}
+
+func hasClustering(t *engine.Table) bool {
+	for _, c := range t.Columns {
+		if c.Kind == engine.Clustering {
+			return true
+		}
+	}
+	return false
 }
 
 // Read implements engine.Backend.
@@ -264,10 +276,10 @@ func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) (
 	res := make(chan result, len(alive))
 	send := func(h string) {
 		if h == n.hostID {
-			go func() {
+			n.pool.run(func() {
 				rows, err := n.localRead(ctx, r)
 				res <- result{rows, err}
-			}()
+			})
 			return
 		}
 		// No goroutine for a remote replica: the connection's reader

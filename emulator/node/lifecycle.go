@@ -76,6 +76,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 	// Stall reports are raw stderr lines, as Seastar prints them.
 	n.stalls = capacity.NewStallDetector(cfg.VCPUs, cfg.StallReportsPerMinute, n.log.Raw)
 	n.met = newMetrics(n)
+	n.pool = newWorkPool()
 	n.cap = capacity.New(capacity.Config{Shards: cfg.VCPUs, OpsPerShard: cfg.OpsPerVCPU, SlowFactor: cfg.SlowFactor,
 		StallThreshold: cfg.StallThreshold, Detector: n.stalls, OnStall: func(_ int, d time.Duration) {
 			n.met.stalls.Observe(float64(d.Microseconds()))

@@ -75,6 +75,7 @@ type Node struct {
 	hostID string
 	store  *Store
 	cap    *capacity.Model
+	pool   *workPool // local replica work of coordinated reads
 	disk   *diskmodel.Disk
 	tr     *transport
 	ln     net.Listener

@@ -373,3 +373,34 @@ func (t *transport) closeAll() {
 		delete(t.conns, a)
 	}
 }
+
+// workPool runs functions on long-lived goroutines: a fresh goroutine per
+// local replica read grew its stack through Pebble each time (copystack
+// was a tenth of a node's CPU). An idle worker takes the function, else a
+// new one starts; workers exit after rpcWorkerIdle without work.
+type workPool struct{ ch chan func() }
+
+func newWorkPool() *workPool { return &workPool{ch: make(chan func())} }
+
+func (p *workPool) run(f func()) {
+	select {
+	case p.ch <- f:
+	default:
+		go p.loop(f)
+	}
+}
+
+func (p *workPool) loop(f func()) {
+	f()
+	idle := time.NewTimer(rpcWorkerIdle)
+	defer idle.Stop()
+	for {
+		select {
+		case f := <-p.ch:
+			f()
+			idle.Reset(rpcWorkerIdle)
+		case <-idle.C:
+			return
+		}
+	}
+}
