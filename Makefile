@@ -4,7 +4,7 @@ GO       ?= go
 FUZZTIME ?= 60s
 export TESTCONTAINERS_RYUK_DISABLED = true
 
-.PHONY: all build test acceptance lint bench bench-client e2e e2e-docker fuzz emulator-image clean
+.PHONY: all build test acceptance lint bench bench-client bench-emulator e2e e2e-docker fuzz emulator-image clean
 
 all: lint build
 
@@ -36,6 +36,13 @@ bench:
 # fixed-rate accuracy at 100..50,000 op/s, concurrency 64 and 1,000 (~2 min).
 bench-client:
 	bash scripts/bench-client.sh
+
+# The emulated node's cost (issue 17): three i4i.4xlarge node processes,
+# mixed 1:1 at RF=3 QUORUM with 1 KiB values at fixed rates; prints node CPU
+# per client operation, RSS and P50/P99 per rate (BENCH_EMU_RATES,
+# BENCH_EMU_SECONDS; ~1 min on an idle machine).
+bench-emulator:
+	$(GO) test -p 1 -count 1 -timeout 20m -run '^$$' -bench '^BenchmarkNodeCost$$' -benchtime 1x ./emulator/localcluster/
 
 e2e:
 	$(GO) test -p 1 -v -count 1 -timeout 30m ./e2e/
