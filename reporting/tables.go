@@ -295,10 +295,16 @@ func diskTable(res *results.Result) Table {
 
 func durationTable(res *results.Result) Table {
 	t := Table{ID: "durations", Name: "Durations", Columns: []string{"phase", "duration [HH:MM:SS]"},
-		Note: "Add new node(s): requested → new nodes UN; New node(s) ready: UN → data balanced; Data balanced and Latency recovered: from the request."}
+		Note: "Add new node(s): requested → new nodes UN; New node(s) ready: UN → data balanced; Data balanced and Latency recovered: from the request. Latency recovered is sustained: the start of the first run of consecutive intervals (10 by default) within target with under 1% failed or dropped operations, begun before the next step."}
 	for _, d := range res.Durations {
 		subj := DurationSubject(d)
 		t.Rows = append(t.Rows, []Cell{{Value: subj}, verdictCell(res, HMS(d.Seconds), subj, results.MetricDurationSeconds)})
+	}
+	for _, s := range res.Steps {
+		if s.NotRecovered {
+			t.Rows = append(t.Rows, []Cell{{Value: DurationSubject(results.Duration{Name: results.DurLatencyRecov, Cycle: s.Cycle})}, {Value: "not recovered", Status: CellFailed,
+				Threshold: fmt.Sprintf("no %d consecutive intervals within target before the next step", max(res.Setup.RecoveryIntervals, results.DefaultRecoveryIntervals))}})
+		}
 	}
 	return t
 }

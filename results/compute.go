@@ -137,6 +137,7 @@ type reducer struct {
 	anchors  []*anchor
 	final    *anchor
 	nodeMeta map[string]NodeSample
+	recov    recoveryIntervals
 	fallback map[string]bool // nodes whose disk usage came from REST load
 }
 
@@ -391,6 +392,7 @@ func (r *reducer) eventsDone() {
 // latency adds a record to the cycle holding its midpoint.
 func (r *reducer) latency(iv *Interval) {
 	r.see(iv.End)
+	r.recov.add(iv)
 	mid := iv.Mid()
 	for _, c := range r.cycles {
 		if mid.Before(c.c.Start) || (!c.open && !mid.Before(c.c.End)) {
@@ -465,6 +467,7 @@ func (r *reducer) finish() *Result {
 	for k, s := range r.phaseOpen {
 		r.phase(k.phase, k.name, s, r.last)
 	}
+	r.recovery()
 	for _, s := range r.steps {
 		res.Steps = append(res.Steps, *s)
 		res.Durations = append(res.Durations, stepDurations(s)...)

@@ -169,6 +169,8 @@ type Setup struct {
 	Thresholds      []Threshold   `json:"thresholds,omitempty"`
 	TimeScale       float64       `json:"time_scale,omitempty"` // local backend: scenario durations were multiplied by this
 	Limitations     []string      `json:"limitations,omitempty"`
+	// RecoveryIntervals is N of sustained recovery (thresholds.recovery.intervals; 0: DefaultRecoveryIntervals).
+	RecoveryIntervals int `json:"recovery_intervals,omitempty"`
 	// DashboardURL is the scenario's report.dashboard_url template ({from_ms}, {to_ms}).
 	DashboardURL string            `json:"dashboard_url,omitempty"`
 	Extra        map[string]string `json:"extra,omitempty"`
@@ -349,7 +351,9 @@ type StepTiming struct {
 	NormalAt    *time.Time `json:"normal_at,omitempty"`
 	BalancedAt  *time.Time `json:"balanced_at,omitempty"`
 	RecoveredAt *time.Time `json:"recovered_at,omitempty"`
-	EndedAt     *time.Time `json:"ended_at,omitempty"`
+	// NotRecovered: latency did not recover (sustained) before the next step or the end.
+	NotRecovered bool       `json:"not_recovered,omitempty"`
+	EndedAt      *time.Time `json:"ended_at,omitempty"`
 }
 
 // ErrorSummary groups database errors by type and node.

@@ -1,6 +1,9 @@
 package results
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestThresholdSelects(t *testing.T) {
 	c0 := &Cycle{Name: SteadyStateCycle}
@@ -58,3 +61,47 @@ func TestCycleMetricsAndKinds(t *testing.T) {
 }
 
 func nan() float64 { z := 0.0; return z / z }
+
+// Sustained recovery on a recorded interval series: a single good second
+// inside a bad stretch is not recovery; the first run of n good intervals is.
+func TestSustainedRecovery(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	var ivs []*RecoveryInterval
+	//            0123456789012345678
+	pattern := "bbbgbbbbggggbgggggg"
+	for i, c := range pattern {
+		p99, bad := 50.0, int64(0)
+		if c == 'g' {
+			p99 = 3
+		}
+		if i == 12 { // within target but 2% of operations failed
+			p99, bad = 3, 2
+		}
+		ivs = append(ivs, &RecoveryInterval{Start: t0.Add(time.Duration(i) * time.Second), End: t0.Add(time.Duration(i+1) * time.Second),
+			Ops: map[string]RecoveryOp{OpRead: {Count: 98, Bad: bad, P99MS: p99}}})
+	}
+	targets := map[string]float64{OpRead: 5}
+	at, ok := SustainedRecovery(ivs, targets, 4, t0, time.Time{})
+	if !ok || !at.Equal(t0.Add(8*time.Second)) {
+		t.Errorf("n=4: %v %v, want the start of interval 8", at, ok)
+	}
+	at, ok = SustainedRecovery(ivs, targets, 5, t0, time.Time{})
+	if !ok || !at.Equal(t0.Add(13*time.Second)) {
+		t.Errorf("n=5: %v %v, want interval 13 (12 had 2%% failures)", at, ok)
+	}
+	if _, ok := SustainedRecovery(ivs, targets, 5, t0, t0.Add(10*time.Second)); ok {
+		t.Error("recovered although no good run begins before the next step")
+	}
+	if _, ok := SustainedRecovery(ivs, targets, 7, t0, time.Time{}); ok {
+		t.Error("recovered with no 7 good intervals")
+	}
+	if at, ok := SustainedRecovery(ivs, targets, 1, t0, time.Time{}); !ok || !at.Equal(t0.Add(3*time.Second)) {
+		t.Errorf("n=1 is the old rule: %v", at)
+	}
+	// Targets: the steady-state P99 threshold, else 1.5 × Cycle #0's P99 (at least 1 ms).
+	steady := &Cycle{Name: SteadyStateCycle, WriteP99MS: 0.4, ReadP99MS: 4}
+	got := RecoveryTargets([]Threshold{{Cycle: SelectSteady, Metric: MetricReadP99, Limit: 9}, {Cycle: SelectNemesis, Metric: MetricWriteP99, Limit: 2}}, steady)
+	if got[OpRead] != 9 || got[OpWrite] != MinRecoveryTargetMS {
+		t.Errorf("targets %v", got)
+	}
+}

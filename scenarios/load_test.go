@@ -554,7 +554,11 @@ func TestRatioToSteadyThresholds(t *testing.T) {
 		{Cycle: "nemesis", Metric: "read_p99_ms", Limit: 3, RatioToSteady: true},
 		{Cycle: "nemesis", Metric: "total_ops_per_sec", Limit: 0.9, Floor: true, RatioToSteady: true},
 	}
-	if got := s.ResultThresholds(); !reflect.DeepEqual(got, want) {
+	p, err := Resolve(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Thresholds; !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
 	_, err = Parse([]byte(minimal+"thresholds:\n  cycles:\n    - read_p99_ratio_to_steady: -1\n"), "x.yaml", nil)
