@@ -139,6 +139,7 @@ type reducer struct {
 	nodeMeta map[string]NodeSample
 	recov    recoveryIntervals
 	fallback map[string]bool // nodes whose disk usage came from REST load
+	steal    map[string][]stealSample
 }
 
 type cycleAcc struct {
@@ -417,7 +418,16 @@ func (r *reducer) latency(iv *Interval) {
 // sample keeps, for every disk phase read from metrics, each node's sample
 // nearest to it, and what the node is (rack, instance type, disk size).
 func (r *reducer) sample(s *NodeSample) {
-	if s.Error != "" || s.DiskTotalBytes <= 0 {
+	if s.Error != "" {
+		return
+	}
+	if v, ok := s.Metrics["reactor_cpu_steal_time_ms"]; ok {
+		if r.steal == nil {
+			r.steal = map[string][]stealSample{}
+		}
+		r.steal[s.Node] = append(r.steal[s.Node], stealSample{s.Time, v})
+	}
+	if s.DiskTotalBytes <= 0 {
 		return
 	}
 	if s.Source == DiskSourceRESTLoadFallback {
@@ -537,9 +547,14 @@ func (r *reducer) finishCycles() {
 			}
 		}
 		c.c.Stalls = stallsOf(ms, perNode)
+		c.c.HostLagMSPerS = hostLag(r.steal, c.c.Start, c.c.End)
+		c.c.HostBound = c.c.HostLagMSPerS >= HostBoundLagMSPerS
 		res.Cycles = append(res.Cycles, c.c)
 	}
 	sort.SliceStable(res.Cycles, func(i, j int) bool { return res.Cycles[i].Start.Before(res.Cycles[j].Start) })
+	if l := hostLagNote(res.Cycles); l != "" {
+		res.Setup.Limitations = append(res.Setup.Limitations, l)
+	}
 	all := make([]float64, len(r.stalls))
 	perNode := map[string]int64{}
 	for i, s := range r.stalls {
@@ -709,4 +724,65 @@ func trailingNumber(s string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+type stealSample struct {
+	t  time.Time
+	ms float64
+}
+
+// hostLag is the highest rate over the nodes of their steal-time counter
+// between the last sample at or before start (else the first after it) and
+// the last sample at or before end, in ms per second; a counter that went
+// back (a restarted node) does not count.
+func hostLag(steal map[string][]stealSample, start, end time.Time) float64 {
+	best := 0.0
+	for _, ss := range steal {
+		var before, first, to *stealSample
+		for i := range ss {
+			s := &ss[i]
+			switch {
+			case !s.t.After(start):
+				before = s
+			case first == nil && !s.t.After(end):
+				first = s
+			}
+			if !s.t.After(end) {
+				to = s
+			}
+		}
+		from := before
+		if from == nil {
+			from = first
+		}
+		if from == nil || to == nil || !to.t.After(from.t) || to.ms < from.ms {
+			continue
+		}
+		best = max(best, (to.ms-from.ms)/to.t.Sub(from.t).Seconds())
+	}
+	return best
+}
+
+// hostLagNote says how much host lag each cycle had and which cycles are
+// host-bound; "" when no node exported its lag.
+func hostLagNote(cycles []Cycle) string {
+	var parts, bound []string
+	seen := false
+	for _, c := range cycles {
+		if c.HostLagMSPerS > 0 {
+			seen = true
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f ms/s", c.Name, c.HostLagMSPerS))
+		if c.HostBound {
+			bound = append(bound, c.Name)
+		}
+	}
+	if !seen {
+		return ""
+	}
+	note := "Host lag (the most-lagged node's scheduling lag, scylla_reactor_cpu_steal_time_ms: time it was runnable but did not run): " + strings.Join(parts, ", ") + "."
+	if len(bound) > 0 {
+		note += fmt.Sprintf(" Host-bound (lag ≥ %d ms/s, 1%% of the time: enough delayed operations to set P99): %s — these latencies are this machine's, not the model's.", HostBoundLagMSPerS, strings.Join(bound, ", "))
+	}
+	return note
 }

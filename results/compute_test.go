@@ -195,3 +195,43 @@ func TestStallsCountedAsSCT(t *testing.T) {
 		t.Errorf("SCT's example: %+v", s)
 	}
 }
+
+// TestHostLagPerCycle: each cycle's host lag is the most-lagged node's
+// steal-time rate over the cycle; a cycle lagging 1% of the time or more is
+// host-bound and the limitations say so, with every cycle's figure.
+func TestHostLagPerCycle(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	events := []Event{
+		{Time: at(0), Type: EventRunStart, Setup: &Setup{Scenario: "s"}},
+		{Time: at(0), Type: EventCycleStart, Cycle: "Cycle #0"},
+		{Time: at(10), Type: EventCycleEnd, Cycle: "Cycle #0"},
+		{Time: at(10), Type: EventCycleStart, Cycle: "Cycle #1"},
+		{Time: at(20), Type: EventCycleEnd, Cycle: "Cycle #1"},
+		{Time: at(20), Type: EventRunEnd},
+	}
+	lat := []LatencyRecord{latRec(t, OpWrite, at(1), 1000), latRec(t, OpWrite, at(11), 1000)}
+	s := func(sec int, node string, steal float64) NodeSample {
+		return NodeSample{Time: at(sec), Node: node, DiskTotalBytes: 1e9, Metrics: map[string]float64{"reactor_cpu_steal_time_ms": steal}}
+	}
+	met := []NodeSample{
+		s(0, "n1", 100), s(0, "n2", 0),
+		s(10, "n1", 120), s(10, "n2", 30), // Cycle #0: n1 2 ms/s, n2 3 ms/s
+		s(20, "n1", 420), s(20, "n2", 40), // Cycle #1: n1 30 ms/s
+	}
+	res, err := Compute(runDir(t, events, lat, met))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cycles) != 2 {
+		t.Fatalf("cycles %+v", res.Cycles)
+	}
+	c0, c1 := res.Cycles[0], res.Cycles[1]
+	if c0.HostLagMSPerS != 3 || c0.HostBound || c1.HostLagMSPerS != 30 || !c1.HostBound {
+		t.Errorf("host lag %v (bound %v), %v (bound %v), want 3 ms/s not bound, 30 ms/s bound", c0.HostLagMSPerS, c0.HostBound, c1.HostLagMSPerS, c1.HostBound)
+	}
+	l := strings.Join(res.Setup.Limitations, "\n")
+	if !strings.Contains(l, "Cycle #0 3.0 ms/s, Cycle #1 30.0 ms/s") || !strings.Contains(l, "Host-bound") || !strings.Contains(l, ": Cycle #1 —") {
+		t.Errorf("limitations %q", l)
+	}
+}

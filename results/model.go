@@ -263,7 +263,20 @@ type Cycle struct {
 	Errors       int64     `json:"errors"`
 	Dropped      int64     `json:"dropped"`
 	Stalls       Stalls    `json:"stalls"`
+	// HostLagMSPerS is the scheduling lag of the most-lagged node during
+	// the cycle, in ms per second (the rate of reactor_cpu_steal_time_ms:
+	// time a node was runnable but did not run, i.e. the host's noise);
+	// 0 when the nodes do not export it.
+	HostLagMSPerS float64 `json:"host_lag_ms_per_sec,omitempty"`
+	// HostBound: the host lag was at least HostBoundLagMSPerS, enough
+	// delayed operations to set the cycle's P99 (see Limitations).
+	HostBound bool `json:"host_bound,omitempty"`
 }
+
+// HostBoundLagMSPerS: a node runnable but not running 1% of the time
+// delays about 1% of the operations it serves by a pause, which is enough
+// to set a P99.
+const HostBoundLagMSPerS = 10
 
 // Stalls counts REACTOR_STALLED events as SCT does: each stall once, in the
 // bucket whose label is the smallest of 10, 20, 30, 50, 100, 200, 1000, 2000
