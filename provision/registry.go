@@ -153,9 +153,16 @@ const (
 	// RealStreamMiBPerVCPU: the reference scale-out
 	// (shared/reference/scaleout-at-90pct-results.txt) moved ≈1 TiB off
 	// 3 × i4i.large (6 vCPUs) in ≈35 min: ≈ 80 MiB/s per vCPU of the
-	// sending side. The timeouts' own margins (soft 2×, hard 4× the derived
-	// time) sit on top of it.
+	// sending side. Estimates use it as is; timeouts count on a third of it
+	// (RealTimeoutStreamShare).
 	RealStreamMiBPerVCPU = 75
+	// RealTimeoutStreamShare: a decommission streams from one node and is
+	// slower than a tablet scale-out; scylla-cluster-tests' adaptive
+	// decommission timeout (sdcm/utils/adaptive_timeouts, "almost 9h for
+	// 1TB", 0.03 s per MB) assumes ≈ 33 MB/s per node, about a third of the
+	// reference's rate for an i4i.large. Waits derive their timeouts from
+	// 25 MiB/s per vCPU, with their own margins (soft 2×, hard 4×) on top.
+	RealTimeoutStreamShare = 1.0 / 3
 	// RealFillMiBPerVCPU: ≈ 200 MB/s on disk for 3 × i4i.large: the
 	// reference's 70% fill took 1h21m.
 	RealFillMiBPerVCPU = 32
@@ -166,7 +173,7 @@ func RealModel(setupSeconds float64) Model {
 	return Model{
 		OpsPerVCPU: RealOpsPerVCPU, StreamMiBPerVCPU: RealStreamMiBPerVCPU, FillMiBPerVCPU: RealFillMiBPerVCPU,
 		TimeScale: 1, SetupSeconds: setupSeconds, RecoverySeconds: 300,
-		TimeoutBase: 5 * time.Minute, TimeoutStreamShare: 1,
+		TimeoutBase: 5 * time.Minute, TimeoutStreamShare: RealTimeoutStreamShare,
 	}
 }
 

@@ -54,3 +54,18 @@ func TestPlanParallelOverride(t *testing.T) {
 		t.Fatalf("nemesis %+v", st)
 	}
 }
+
+// Waits count on the backend model's share of its streaming figure: 25 MiB/s
+// per vCPU of real nodes (a third of the estimate's 75), a quarter of the
+// emulated bandwidth on local.
+func TestPlanTimeoutBandwidth(t *testing.T) {
+	for _, c := range []struct {
+		backend string
+		want    float64 // bytes/s for the initial i4i.large (2 vCPUs)
+	}{{"aws", 25 << 20 * 2}, {"local", 4 << 20 * 2 / 4}} {
+		p := resolve(t, "../../configs/smoke.yaml", "backend="+c.backend)
+		if got := p.Waits.StreamBytesPerSec; got < c.want*0.999 || got > c.want*1.001 {
+			t.Errorf("%s: timeouts count on %.0f B/s, want %.0f", c.backend, got, c.want)
+		}
+	}
+}
