@@ -182,7 +182,7 @@ func writeRows(t *testing.T, s *gocql.Session, from, to int, value []byte) {
 	t.Helper()
 	var wg sync.WaitGroup
 	var failed atomic.Int64
-	var firstErr atomic.Value
+	var firstErr atomic.Pointer[error] // errors differ in concrete type: atomic.Value would panic
 	ch := make(chan int, 64)
 	for w := 0; w < 32; w++ {
 		wg.Add(1)
@@ -191,7 +191,7 @@ func writeRows(t *testing.T, s *gocql.Session, from, to int, value []byte) {
 			for k := range ch {
 				if err := s.Query(`INSERT INTO ks.t (k, v) VALUES (?, ?)`, int64(k), value).Consistency(gocql.Quorum).Exec(); err != nil {
 					failed.Add(1)
-					firstErr.CompareAndSwap(nil, err)
+					firstErr.CompareAndSwap(nil, &err)
 				}
 			}
 		}()
@@ -202,7 +202,7 @@ func writeRows(t *testing.T, s *gocql.Session, from, to int, value []byte) {
 	close(ch)
 	wg.Wait()
 	if n := failed.Load(); n > 0 {
-		t.Fatalf("%d writes failed, first: %v", n, firstErr.Load())
+		t.Fatalf("%d writes failed, first: %v", n, derefErr(firstErr.Load()))
 	}
 }
 
@@ -210,7 +210,7 @@ func readRows(t *testing.T, s *gocql.Session, from, to int, cl gocql.Consistency
 	t.Helper()
 	var wg sync.WaitGroup
 	var missing, failed atomic.Int64
-	var firstErr atomic.Value
+	var firstErr atomic.Pointer[error] // errors differ in concrete type: atomic.Value would panic
 	ch := make(chan int, 64)
 	for w := 0; w < 32; w++ {
 		wg.Add(1)
@@ -223,7 +223,7 @@ func readRows(t *testing.T, s *gocql.Session, from, to int, cl gocql.Consistency
 					missing.Add(1)
 				} else if err != nil {
 					failed.Add(1)
-					firstErr.CompareAndSwap(nil, err)
+					firstErr.CompareAndSwap(nil, &err)
 				}
 			}
 		}()
@@ -234,7 +234,7 @@ func readRows(t *testing.T, s *gocql.Session, from, to int, cl gocql.Consistency
 	close(ch)
 	wg.Wait()
 	if missing.Load() > 0 || failed.Load() > 0 {
-		t.Fatalf("reading %d rows: %d missing, %d failed (first error %v)", to-from, missing.Load(), failed.Load(), firstErr.Load())
+		t.Fatalf("reading %d rows: %d missing, %d failed (first error %v)", to-from, missing.Load(), failed.Load(), derefErr(firstErr.Load()))
 	}
 }
 
@@ -607,4 +607,11 @@ func TestPausedReplica(t *testing.T) {
 	// Writes made while it was paused are not replayed (no hints): ONE
 	// reads through it may miss them, QUORUM reads do not.
 	readRows(t, s, 0, 1000, gocql.Quorum)
+}
+
+func derefErr(p *error) error {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

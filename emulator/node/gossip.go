@@ -21,6 +21,11 @@ type heartbeat struct {
 }
 
 func (n *Node) markSeen(host string) {
+	if host == n.hostID {
+		// The failure detector tracks the others only: a node never
+		// convicts itself (gms/gossiper.cc do_status_check skips the local endpoint).
+		return
+	}
 	n.fdMu.Lock()
 	n.lastSeen[host] = time.Now()
 	wasUp := n.up[host]
