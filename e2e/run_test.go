@@ -186,11 +186,19 @@ func TestSmokeRun(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "smoke")
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	cmd, log := start(t, ctx, out, shrink("127.0.5.2")...)
+	// node-2 logs a database ERROR line that the scenario expects: it must
+	// not fail the run (thresholds may, on a loaded machine: exit 0 or 1).
+	args := append(shrink("127.0.5.2"), "--fault", "node-2="+injectedError, "--set", `expected_errors=[{regex: "Compaction failed: injected"}]`)
+	cmd, log := start(t, ctx, out, args...)
 	err := cmd.Wait()
 	defer checkNoNodes(t)
 	if code := exitCode(err); code != 0 && code != 1 {
 		t.Fatalf("exit %d: %v\n%s", code, err, log)
+	}
+	if r := readResult(t, out); strings.Contains(r.Reason, "database error") {
+		t.Errorf("an expected error failed the run: %s", r.Reason)
+	} else if ev := injectedEvent(r); ev == nil || !ev.Expected {
+		t.Errorf("the injected error is not an expected event: %+v", r.ErrorEvents)
 	}
 	want := []string{results.FileScenario, results.FileEvents, results.FileLatency, results.FileMetrics, results.FileResult, results.DirLogs,
 		results.FileReportMD, results.FileReportHTML}
@@ -227,6 +235,44 @@ func TestSmokeRun(t *testing.T) {
 		t.Error("no durations")
 	}
 	t.Logf("smoke: %d cycles, disk phases %d, durations %d", len(res.Cycles), len(res.Disk), len(res.Durations))
+}
+
+// injectedError is the node fault of the error e2e runs.
+const injectedError = "--inject-error=3s:compaction - Compaction failed: injected"
+
+func injectedEvent(r *results.Result) *results.ErrorEvent {
+	for i, e := range r.ErrorEvents {
+		if e.Node == "node-2" && strings.Contains(e.Line, "Compaction failed: injected") {
+			return &r.ErrorEvents[i]
+		}
+	}
+	return nil
+}
+
+// A database ERROR line no filter expects fails the run (exit 1), the
+// reason names it, and result.json places it in the run's timeline.
+func TestInjectedErrorFailsRun(t *testing.T) {
+	needEmulator(t)
+	out := filepath.Join(t.TempDir(), "inject")
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	cmd, log := start(t, ctx, out, append(shrink("127.0.5.80"), "--fault", "node-2="+injectedError)...)
+	err := cmd.Wait()
+	defer checkNoNodes(t)
+	if code := exitCode(err); code != 1 {
+		t.Fatalf("exit %d, want 1: %v\n%s", code, err, log)
+	}
+	r := readResult(t, out)
+	if r.Status != results.StatusFailed || !strings.Contains(r.Reason, "DATABASE_ERROR on node-2") || !strings.Contains(r.Reason, "Compaction failed: injected") {
+		t.Fatalf("status %s, reason %q", r.Status, r.Reason)
+	}
+	ev := injectedEvent(r)
+	if ev == nil || ev.Expected || ev.Severity != results.SeverityError || ev.Phase == "" || !strings.HasPrefix(ev.Line, "ERROR ") {
+		t.Fatalf("injected event %+v among %+v", ev, r.ErrorEvents)
+	}
+	if ev.Cycle != "" && ev.Phase != results.PhaseSteady && ev.Phase != results.PhaseNemesis && ev.Phase != results.PhaseFinalHold {
+		t.Errorf("event in cycle %s outside a measured phase: %+v", ev.Cycle, ev)
+	}
 }
 
 func TestInterruptDuringFill(t *testing.T) {

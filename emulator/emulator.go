@@ -70,6 +70,9 @@ type Config struct {
 	// reports (src/core/reactor.cc, default 5).
 	BlockedReactorReportsPerMinute int
 	FailStartup                    string
+	// InjectError is AFTER:MESSAGE: MESSAGE ("logger - text") is logged as
+	// an ERROR line AFTER the node finished starting (fault injection).
+	InjectError string
 	SlowFactor                     float64
 	Version                        string
 	InitialTablets                 int
@@ -115,6 +118,7 @@ func Flags(c *Config) *pflag.FlagSet {
 	fs.IntVar(&c.BlockedReactorNotifyMS, "blocked-reactor-notify-ms", c.BlockedReactorNotifyMS, "stall threshold in milliseconds")
 	fs.IntVar(&c.BlockedReactorReportsPerMinute, "blocked-reactor-reports-per-minute", c.BlockedReactorReportsPerMinute, "maximum number of backtraces reported by the stall detector per minute")
 	fs.StringVar(&c.FailStartup, "fail-startup", c.FailStartup, "fail startup with this message (fault injection)")
+	fs.StringVar(&c.InjectError, "inject-error", c.InjectError, "AFTER:MESSAGE: log MESSAGE (\"logger - text\") as an ERROR line AFTER startup completed (fault injection)")
 	fs.Float64Var(&c.SlowFactor, "slow-factor", c.SlowFactor, "multiplies every service time (a slow node)")
 	fs.StringVar(&c.Version, "version", c.Version, "version reported by the node")
 	fs.IntVar(&c.InitialTablets, "initial-tablets", c.InitialTablets, "tablets per table when the keyspace does not say")
@@ -258,6 +262,11 @@ func Run(ctx context.Context, c Config) error {
 	cqlUp.Store(true)
 	n.MarkServing()
 	log.Logf(scyllalog.Info, "init", "Scylla version %s initialization completed.", c.Version)
+	if c.InjectError != "" {
+		after, logger, msg, _ := parseInjectError(c.InjectError)
+		t := time.AfterFunc(after, func() { log.Logf(scyllalog.Error, logger, "%s", msg) })
+		defer t.Stop()
+	}
 
 	select {
 	case <-ctx.Done():
@@ -301,6 +310,11 @@ func validate(c *Config) error {
 	if c.DataDir == "" {
 		errs = append(errs, "--data-dir is required")
 	}
+	if c.InjectError != "" {
+		if _, _, _, err := parseInjectError(c.InjectError); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
 	if c.VCPUs < 1 {
 		errs = append(errs, "--vcpus must be at least 1")
 	}
@@ -337,4 +351,21 @@ func withPprof(h http.Handler) http.Handler {
 	mux.HandleFunc("/debug/pprof/trace", httppprof.Trace)
 	mux.Handle("/", h)
 	return mux
+}
+
+// parseInjectError splits --inject-error AFTER:MESSAGE; MESSAGE is
+// "logger - text" as ScyllaDB's lines are (no logger: "database").
+func parseInjectError(v string) (after time.Duration, logger, msg string, err error) {
+	a, m, ok := strings.Cut(v, ":")
+	if ok {
+		after, err = time.ParseDuration(a)
+	}
+	if !ok || err != nil || after < 0 || strings.TrimSpace(m) == "" {
+		return 0, "", "", fmt.Errorf("--inject-error %q is not AFTER:MESSAGE (e.g. 3s:compaction - Compaction failed)", v)
+	}
+	logger, msg = "database", strings.TrimSpace(m)
+	if l, rest, ok := strings.Cut(msg, " - "); ok && l != "" && !strings.ContainsAny(l, " \t") {
+		logger, msg = l, rest
+	}
+	return after, logger, msg, nil
 }

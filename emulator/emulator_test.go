@@ -6,7 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -69,4 +71,63 @@ func TestAPIAddressMustBeAnIP(t *testing.T) {
 	if err := Run(context.Background(), c); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "--api-address") {
 		t.Fatalf("got %v, want an invalid --api-address error", err)
 	}
+}
+
+// --inject-error logs its message as a ScyllaDB ERROR line after startup,
+// in the format the framework's log watcher reads (scyllalog.Format).
+func TestInjectErrorLogsAnErrorLine(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := DefaultConfig()
+	c.ListenAddress, c.DataDir = "127.0.77.3", t.TempDir()
+	c.NodeExporterPort = 0
+	c.InjectError = "200ms:compaction - Compaction failed: injected"
+	w := &syncBuf{}
+	c.Stderr = w
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, c) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("node: %v", err)
+		}
+	}()
+	re := regexp.MustCompile(`(?m)^ERROR \d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} \[shard 0:main\] compaction - Compaction failed: injected$`)
+	deadline := time.Now().Add(20 * time.Second)
+	for !re.MatchString(w.String()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no injected ERROR line in the log:\n%s", w.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	log := w.String()
+	if strings.Index(log, "initialization completed") > strings.Index(log, "Compaction failed") {
+		t.Fatalf("the error came before startup completed:\n%s", log)
+	}
+}
+
+func TestInjectErrorMustBeAfterColonMessage(t *testing.T) {
+	for _, v := range []string{"3s", "soon:boom", "3s:", "-1s:x"} {
+		c := DefaultConfig()
+		c.DataDir, c.InjectError, c.Stderr = t.TempDir(), v, io.Discard
+		if err := Run(context.Background(), c); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "--inject-error") {
+			t.Errorf("%q: got %v, want an invalid --inject-error error", v, err)
+		}
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -6,6 +6,7 @@ package reporting
 import (
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/elasticity-dev/elasticity/provision"
@@ -60,10 +61,23 @@ func Evaluate(res *results.Result) {
 			res.Verdicts = append(res.Verdicts, results.Verdict{Threshold: th, Subject: c.Name, Value: v, Passed: passed, Limit: limit, Baseline: baseline})
 		}
 	}
-	if res.Status == results.StatusPassed && Failed(res) {
+	// Any ERROR or CRITICAL database event no expected_errors filter
+	// expects fails the run (SCT's tester fails on them the same way).
+	if res.ErrorEvents == nil {
+		res.ErrorEvents = []results.ErrorEvent{}
+	}
+	failing := results.JudgeErrors(res.ErrorEvents, res.Setup.Severities, res.Setup.ExpectedErrors)
+	if res.Status == results.StatusPassed && (Failed(res) || len(failing) > 0) {
 		res.Status = results.StatusFailed
+		var why []string
+		if len(failing) > 0 {
+			why = append(why, results.ErrorsReason(failing))
+		}
+		if Failed(res) {
+			why = append(why, "thresholds failed")
+		}
 		if res.Reason == "" {
-			res.Reason = "thresholds failed"
+			res.Reason = strings.Join(why, "; ")
 		}
 	}
 	res.Derived = derive(res)

@@ -121,7 +121,7 @@ func buildTables(res *results.Result) []Table {
 		out = append(out, latencyTable(id, w+" - "+g.step+" - latencies", g.cycles, res),
 			stallTable(id+"-stalls", w+" - "+g.step+" - stalls - REACTOR_STALLED", g.cycles))
 	}
-	out = append(out, runStallTable(res), diskTable(res), durationTable(res), stepTable(res), errorTable(res), thresholdTable(res))
+	out = append(out, runStallTable(res), diskTable(res), durationTable(res), stepTable(res), errorTable(res), errorEventTable(res), thresholdTable(res))
 	return out
 }
 
@@ -339,6 +339,32 @@ func errorTable(res *results.Result) Table {
 	}
 	if len(res.Errors) == 0 {
 		t.Note = "No database errors."
+	}
+	return t
+}
+
+// errorEventTable lists the database error events one by one, where in the
+// run they happened (as the write-up's during_nemesis lines do) and whether
+// an expected_errors filter expected them.
+func errorEventTable(res *results.Result) Table {
+	t := Table{ID: "error-events", Name: "Database error events", Columns: []string{"time", "node", "type", "severity", "phase", "step", "cycle", "verdict", "line"}}
+	for i, e := range res.ErrorEvents {
+		if i == MaxErrorRows {
+			t.Note = fmt.Sprintf("%d more error events not shown (see result.json).", len(res.ErrorEvents)-MaxErrorRows)
+			break
+		}
+		verdict := "fails the run"
+		switch {
+		case e.Expected:
+			verdict = "expected"
+		case !e.Failing():
+			verdict = "tolerated (" + e.Severity + ")"
+		}
+		t.Rows = append(t.Rows, []Cell{{Value: e.Time.UTC().Format("15:04:05")}, {Value: e.Node}, {Value: e.Type}, {Value: e.Severity},
+			{Value: string(e.Phase)}, {Value: e.Step}, {Value: e.Cycle}, {Value: verdict}, {Value: e.Line}})
+	}
+	if len(res.ErrorEvents) == 0 {
+		t.Note = "No database error events."
 	}
 	return t
 }

@@ -129,6 +129,8 @@ type reducer struct {
 	phaseOpen   map[phaseKey]time.Time
 	stalls      []stall
 	errIdx      map[[2]string]int
+	errEvents   []ErrorEvent
+	phaseSpans  []phaseSpan
 	addedNodes  []NodeInfo
 	nodeSeen    map[string]bool
 	addedAt     map[string]time.Time
@@ -157,6 +159,11 @@ type stall struct {
 }
 
 type stepKey struct{ step, cycle string }
+
+type phaseSpan struct {
+	phase      Phase
+	start, end time.Time
+}
 
 type phaseKey struct {
 	phase Phase
@@ -266,6 +273,7 @@ func (r *reducer) phaseEnd(ev *Event) {
 
 // phase records a finished phase: a fill phase is a named duration.
 func (r *reducer) phase(phase Phase, name string, start, end time.Time) {
+	r.phaseSpans = append(r.phaseSpans, phaseSpan{phase, start, end})
 	if phase == PhaseFill {
 		r.res.Durations = append(r.res.Durations, Duration{Name: name, Start: start, End: end, Seconds: end.Sub(start).Seconds()})
 	}
@@ -346,6 +354,7 @@ func (r *reducer) dbError(ev *Event) {
 	}
 	k := [2]string{typ, ev.Node}
 	if i, ok := r.errIdx[k]; ok {
+		r.errEvents = append(r.errEvents, ErrorEvent{Time: ev.Time, Node: ev.Node, Type: typ, Severity: ev.Severity, Phase: ev.Phase, Step: ev.Step, Cycle: ev.Cycle, Line: ev.Line})
 		e := &r.res.Errors[i]
 		e.Count++
 		if ev.Time.Before(e.First) {
@@ -353,6 +362,7 @@ func (r *reducer) dbError(ev *Event) {
 		}
 		return
 	}
+	r.errEvents = append(r.errEvents, ErrorEvent{Time: ev.Time, Node: ev.Node, Type: typ, Severity: ev.Severity, Phase: ev.Phase, Step: ev.Step, Cycle: ev.Cycle, Line: ev.Line})
 	r.errIdx[k] = len(r.res.Errors)
 	r.res.Errors = append(r.res.Errors, ErrorSummary{Type: typ, Node: ev.Node, Severity: ev.Severity, Count: 1, First: ev.Time, Line: ev.Line})
 }
@@ -478,6 +488,7 @@ func (r *reducer) finish() *Result {
 		r.phase(k.phase, k.name, s, r.last)
 	}
 	r.recovery()
+	r.placeErrors()
 	for _, s := range r.steps {
 		res.Steps = append(res.Steps, *s)
 		res.Durations = append(res.Durations, stepDurations(s)...)
@@ -785,4 +796,49 @@ func hostLagNote(cycles []Cycle) string {
 		note += fmt.Sprintf(" Host-bound (lag ≥ %d ms/s, 1%% of the time: enough delayed operations to set P99): %s — these latencies are this machine's, not the model's.", HostBoundLagMSPerS, strings.Join(bound, ", "))
 	}
 	return note
+}
+
+// placeErrors puts every database error in the phase, cycle and nemesis
+// step whose window holds its time (the log line's own), and judges them by
+// the scenario's severities and expected_errors.
+func (r *reducer) placeErrors() {
+	for i := range r.errEvents {
+		e := &r.errEvents[i]
+		if e.Phase == "" {
+			var best *phaseSpan
+			for j := range r.phaseSpans {
+				ps := &r.phaseSpans[j]
+				// the innermost (latest-starting) phase holding the time
+				if !e.Time.Before(ps.start) && !e.Time.After(ps.end) && (best == nil || ps.start.After(best.start)) {
+					best = ps
+				}
+			}
+			if best != nil {
+				e.Phase = best.phase
+			}
+		}
+		if e.Cycle == "" {
+			for _, c := range r.res.Cycles {
+				if !e.Time.Before(c.Start) && !e.Time.After(c.End) {
+					e.Cycle, e.Step = c.Name, c.Step
+				}
+			}
+		}
+		if e.Step == "" {
+			for _, s := range r.steps {
+				end := r.last
+				if s.EndedAt != nil {
+					end = *s.EndedAt
+				}
+				if !e.Time.Before(s.RequestedAt) && !e.Time.After(end) {
+					e.Step = s.Step
+				}
+			}
+		}
+	}
+	r.res.ErrorEvents = r.errEvents
+	if r.res.ErrorEvents == nil {
+		r.res.ErrorEvents = []ErrorEvent{}
+	}
+	JudgeErrors(r.res.ErrorEvents, r.res.Setup.Severities, r.res.Setup.ExpectedErrors)
 }

@@ -173,6 +173,9 @@ type Setup struct {
 	RecoveryIntervals int `json:"recovery_intervals,omitempty"`
 	// DashboardURL is the scenario's report.dashboard_url template ({from_ms}, {to_ms}).
 	DashboardURL string            `json:"dashboard_url,omitempty"`
+	// ExpectedErrors and Severities are the scenario's expected_errors and severities.
+	ExpectedErrors []ErrorFilter      `json:"expected_errors,omitempty"`
+	Severities     map[string]string `json:"severities,omitempty"`
 	Extra        map[string]string `json:"extra,omitempty"`
 }
 
@@ -242,6 +245,9 @@ type Result struct {
 	Steps         []StepTiming   `json:"steps"`
 	Stalls        Stalls         `json:"stalls"`
 	Errors        []ErrorSummary `json:"errors"`
+	// ErrorEvents are the database errors one by one, in time order, with
+	// where in the run they happened and whether a filter expected them.
+	ErrorEvents []ErrorEvent `json:"error_events"`
 	Verdicts      []Verdict      `json:"thresholds"`
 	Derived       *Derived       `json:"derived,omitempty"`
 }

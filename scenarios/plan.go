@@ -57,6 +57,9 @@ type Plan struct {
 	Limitations []string `json:"-"`
 	// DashboardURL is report.dashboard_url (a template with {from_ms} and {to_ms}).
 	DashboardURL string     `json:"-"`
+	// ExpectedErrors and Severities judge the run's database errors.
+	ExpectedErrors []results.ErrorFilter `json:"-"`
+	Severities     map[string]string     `json:"-"`
 	Data         PlanData   `json:"-"`
 	Load         PlanLoad   `json:"-"`
 	Steps        []PlanStep `json:"-"`
@@ -345,6 +348,10 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 		Model:          m,
 		Limitations:    m.Limitations,
 		DashboardURL:   s.Report.DashboardURL,
+		Severities:     s.Severities,
+	}
+	for _, f := range s.ExpectedErrors {
+		p.ExpectedErrors = append(p.ExpectedErrors, results.ErrorFilter{Type: f.Type, Regex: f.Regex, During: f.During, MaxCount: f.MaxCount})
 	}
 	if m.Emulated {
 		p.StorageScaleMiBPerGB = m.StorageScaleMiBPerGB

@@ -55,7 +55,13 @@ type Scenario struct {
 	// FinalHold keeps the workload running after the last step ("Sleep 30 minutes").
 	FinalHold  Duration   `yaml:"final_hold"`
 	Thresholds Thresholds `yaml:"thresholds"`
-	Report     Report     `yaml:"report"`
+	// ExpectedErrors are database errors the scenario expects (SCT's
+	// DbEventsFilter): the ERROR and CRITICAL events they match do not fail the run.
+	ExpectedErrors []ExpectedError `yaml:"expected_errors,omitempty"`
+	// Severities override the default severity of database error types
+	// (SCT's defaults/severities.yaml), e.g. {NO_SPACE_ERROR: WARNING}.
+	Severities map[string]string `yaml:"severities,omitempty"`
+	Report     Report            `yaml:"report"`
 	Timeouts   Timeouts   `yaml:"timeouts"`
 	Local      Local      `yaml:"local"`
 	Docker     Docker     `yaml:"docker"`
@@ -410,3 +416,13 @@ type Command struct {
 
 // Source is the file the scenario was loaded from ("" if none).
 func (s *Scenario) Source() string { return s.source }
+
+// ExpectedError is one expected_errors filter: Type and/or Regex (on the
+// original log line), optionally only During a nemesis step, cycle or phase,
+// and at most MaxCount events (0: any number).
+type ExpectedError struct {
+	Type     string `yaml:"type,omitempty"`
+	Regex    string `yaml:"regex,omitempty"`
+	During   string `yaml:"during,omitempty"`
+	MaxCount int    `yaml:"max_count,omitempty"`
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/elasticity-dev/elasticity/provision"
@@ -286,6 +287,64 @@ func validate(s *Scenario, d *decoder) {
 		}
 		positive(p+".timeout", float64(c.cmd.Timeout))
 	}
+	validateErrors(s, d)
+}
+
+// validateErrors checks expected_errors and severities.
+func validateErrors(s *Scenario, d *decoder) {
+	types := results.ErrorTypes()
+	knownType := func(path, t string) {
+		if !slices.Contains(types, t) {
+			d.problem(path, "unknown error type %q%s", t, suggest(t, types))
+		}
+	}
+	for i, f := range s.ExpectedErrors {
+		p := fmt.Sprintf("expected_errors.%d", i)
+		if f.Type == "" && f.Regex == "" {
+			d.problem(p, "needs a type or a regex")
+		}
+		if f.Type != "" {
+			knownType(p+".type", f.Type)
+		}
+		if f.Regex != "" {
+			if _, err := regexp.Compile(f.Regex); err != nil {
+				d.problem(p+".regex", "%q is not a regular expression: %v", f.Regex, err)
+			}
+		}
+		if f.During != "" && !validDuring(s, f.During) {
+			d.problem(p+".during", "%q is not a nemesis step, cycle or phase%s", f.During, suggest(f.During, duringNames(s)))
+		}
+		if f.MaxCount < 0 {
+			d.problem(p+".max_count", "must be >= 0")
+		}
+	}
+	keys := make([]string, 0, len(s.Severities))
+	for k := range s.Severities {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		knownType("severities."+k, k)
+		if v := s.Severities[k]; !slices.Contains(results.Severities, v) {
+			d.problem("severities."+k, "%q is not one of %s", v, strings.Join(results.Severities, ", "))
+		}
+	}
+}
+
+// duringNames are what expected_errors[].during may name.
+func duringNames(s *Scenario) []string {
+	names := []string{}
+	for _, st := range s.Nemesis {
+		names = append(names, st.Name)
+	}
+	for _, ph := range results.Phases {
+		names = append(names, string(ph))
+	}
+	return names
+}
+
+func validDuring(s *Scenario, v string) bool {
+	return reCycle.MatchString(v) || slices.Contains(duringNames(s), v)
 }
 
 // vsPath names value_size itself when it was a scalar, else its min/max key.

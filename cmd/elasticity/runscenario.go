@@ -60,8 +60,12 @@ func runScenario(ctx context.Context, e *env, p *scenarios.Plan, o runSpec) (str
 		status = results.StatusError
 	case res != nil:
 		status = res.Status
-		if status == results.StatusError {
+		switch {
+		case status == results.StatusError:
 			err = fmt.Errorf("run error: %s", res.Reason)
+		case status == results.StatusFailed && res.Reason != "":
+			// The reason names what failed (thresholds, database errors).
+			err = fmt.Errorf("%s (see the report)", res.Reason)
 		}
 	}
 	fmt.Fprintf(e.Stdout, "status:  %s\n", status)

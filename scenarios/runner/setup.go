@@ -34,6 +34,8 @@ func setup(p *scenarios.Plan, runID string, nodes []results.NodeInfo) *results.S
 		Limitations:     p.Limitations,
 		DatabaseVersion: spec.Version,
 		DashboardURL:    p.DashboardURL,
+		ExpectedErrors:  p.ExpectedErrors,
+		Severities:      p.Severities,
 	}
 	if s.Flavour == "" {
 		s.Flavour = "scylla"

@@ -1,0 +1,57 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+// expected_errors and severities are validated like every key: file:line and did-you-mean.
+func TestExpectedErrorsValidation(t *testing.T) {
+	cases := []struct {
+		name string
+		src  string
+		sets []string
+		line int
+		path string
+		msg  string
+	}{
+		{"type typo", minimal + "expected_errors:\n  - type: NO_SPACE_EROR\n", nil, 3, "expected_errors.0.type", `did you mean "NO_SPACE_ERROR"`},
+		{"neither", minimal + "expected_errors:\n  - max_count: 3\n", nil, 3, "expected_errors.0", "needs a type or a regex"},
+		{"bad regex", minimal + "expected_errors:\n  - regex: 'a('\n", nil, 3, "expected_errors.0.regex", "not a regular expression"},
+		{"unknown during", minimal + "expected_errors:\n  - type: NO_SPACE_ERROR\n    during: Add 3 x nodes\n", nil, 4, "expected_errors.0.during", "not a nemesis step, cycle or phase"},
+		{"negative max", minimal + "expected_errors:\n  - type: BAD_ALLOC\n    max_count: -1\n", nil, 4, "expected_errors.0.max_count", ">= 0"},
+		{"unknown key", minimal + "expected_errors:\n  - typ: BAD_ALLOC\n", nil, 3, "expected_errors.0.typ", `did you mean "type"`},
+		{"severity value", minimal + "severities:\n  NO_SPACE_ERROR: WARN\n", nil, 3, "severities.NO_SPACE_ERROR", "not one of"},
+		{"severity type", minimal + "severities:\n  NO_SPACE: WARNING\n", nil, 3, "severities.NO_SPACE", `did you mean "NO_SPACE_ERROR"`},
+		{"set bad regex", minimal, []string{`expected_errors=[{regex: "a("}]`}, 0, "expected_errors.0.regex", "not a regular expression"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ps := problemsOf(t, c.src, c.sets...)
+			for _, p := range ps {
+				if p.Path == c.path && strings.Contains(p.Msg, c.msg) && (c.line == 0 || p.Line == c.line) {
+					return
+				}
+			}
+			t.Fatalf("want %s at line %d: %q; got %+v", c.path, c.line, c.msg, ps)
+		})
+	}
+}
+
+func TestExpectedErrorsReachThePlan(t *testing.T) {
+	src := minimal + "nemesis:\n  - grow_cluster: {name: Grow, instance_type: i4i.large}\nexpected_errors:\n  - {type: NO_SPACE_ERROR, during: Grow, max_count: 50}\n  - {regex: 'Compaction failed'}\nseverities: {BAD_ALLOC: WARNING}\n"
+	s, err := Parse([]byte(src), "x.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Resolve(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.ExpectedErrors) != 2 || p.ExpectedErrors[0].During != "Grow" || p.ExpectedErrors[0].MaxCount != 50 || p.ExpectedErrors[1].Regex != "Compaction failed" {
+		t.Fatalf("expected errors %+v", p.ExpectedErrors)
+	}
+	if p.Severities["BAD_ALLOC"] != "WARNING" {
+		t.Fatalf("severities %+v", p.Severities)
+	}
+}
