@@ -252,7 +252,6 @@ func injectedEvent(r *results.Result) *results.ErrorEvent {
 // A database ERROR line no filter expects fails the run (exit 1), the
 // reason names it, and result.json places it in the run's timeline.
 func TestInjectedErrorFailsRun(t *testing.T) {
-	needEmulator(t)
 	out := filepath.Join(t.TempDir(), "inject")
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
