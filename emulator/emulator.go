@@ -72,11 +72,11 @@ type Config struct {
 	FailStartup                    string
 	// InjectError is AFTER:MESSAGE: MESSAGE ("logger - text") is logged as
 	// an ERROR line AFTER the node finished starting (fault injection).
-	InjectError string
-	SlowFactor                     float64
-	Version                        string
-	InitialTablets                 int
-	CPUProfile                     string
+	InjectError    string
+	SlowFactor     float64
+	Version        string
+	InitialTablets int
+	CPUProfile     string
 	// Pprof serves net/http/pprof under /debug/pprof/ on the REST port
 	// (not a ScyllaDB flag: the emulator's own profiling, issue 17).
 	Pprof bool

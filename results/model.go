@@ -172,11 +172,11 @@ type Setup struct {
 	// RecoveryIntervals is N of sustained recovery (thresholds.recovery.intervals; 0: DefaultRecoveryIntervals).
 	RecoveryIntervals int `json:"recovery_intervals,omitempty"`
 	// DashboardURL is the scenario's report.dashboard_url template ({from_ms}, {to_ms}).
-	DashboardURL string            `json:"dashboard_url,omitempty"`
+	DashboardURL string `json:"dashboard_url,omitempty"`
 	// ExpectedErrors and Severities are the scenario's expected_errors and severities.
-	ExpectedErrors []ErrorFilter      `json:"expected_errors,omitempty"`
+	ExpectedErrors []ErrorFilter     `json:"expected_errors,omitempty"`
 	Severities     map[string]string `json:"severities,omitempty"`
-	Extra        map[string]string `json:"extra,omitempty"`
+	Extra          map[string]string `json:"extra,omitempty"`
 }
 
 // FillTarget is one fill phase of the dataset.
@@ -248,8 +248,8 @@ type Result struct {
 	// ErrorEvents are the database errors one by one, in time order, with
 	// where in the run they happened and whether a filter expected them.
 	ErrorEvents []ErrorEvent `json:"error_events"`
-	Verdicts      []Verdict      `json:"thresholds"`
-	Derived       *Derived       `json:"derived,omitempty"`
+	Verdicts    []Verdict    `json:"thresholds"`
+	Derived     *Derived     `json:"derived,omitempty"`
 }
 
 // Cycle is one measured window: Cycle #0 is steady state, then one per serial

@@ -56,13 +56,13 @@ type Plan struct {
 	// Limitations are stated in every report of the run.
 	Limitations []string `json:"-"`
 	// DashboardURL is report.dashboard_url (a template with {from_ms} and {to_ms}).
-	DashboardURL string     `json:"-"`
+	DashboardURL string `json:"-"`
 	// ExpectedErrors and Severities judge the run's database errors.
 	ExpectedErrors []results.ErrorFilter `json:"-"`
 	Severities     map[string]string     `json:"-"`
-	Data         PlanData   `json:"-"`
-	Load         PlanLoad   `json:"-"`
-	Steps        []PlanStep `json:"-"`
+	Data           PlanData              `json:"-"`
+	Load           PlanLoad              `json:"-"`
+	Steps          []PlanStep            `json:"-"`
 	// SteadyState and FinalHold are scaled.
 	SteadyState time.Duration `json:"-"`
 	FinalHold   time.Duration `json:"-"`

@@ -62,11 +62,11 @@ type Scenario struct {
 	// (SCT's defaults/severities.yaml), e.g. {NO_SPACE_ERROR: WARNING}.
 	Severities map[string]string `yaml:"severities,omitempty"`
 	Report     Report            `yaml:"report"`
-	Timeouts   Timeouts   `yaml:"timeouts"`
-	Local      Local      `yaml:"local"`
-	Docker     Docker     `yaml:"docker"`
-	AWS        AWS        `yaml:"aws"`
-	Static     Static     `yaml:"static"`
+	Timeouts   Timeouts          `yaml:"timeouts"`
+	Local      Local             `yaml:"local"`
+	Docker     Docker            `yaml:"docker"`
+	AWS        AWS               `yaml:"aws"`
+	Static     Static            `yaml:"static"`
 
 	// source is the file the scenario came from ("" when parsed from bytes without a name).
 	source string
