@@ -1,13 +1,22 @@
-// Package cluster is the handle on a running cluster: its members (address,
-// rack, instance type, state), readiness checks through the database's own
-// interfaces (REST, CQL), and topology changes (grow, decommission, remove)
-// on top of a provision.Provider.
+// Package cluster is the handle on a running cluster: its members (one
+// Node per database node: name, rack, instance type, the identity the
+// database reports for itself, the address the runner reaches it at,
+// state), readiness checks through the database's own interfaces (REST,
+// CQL), and topology changes (grow, decommission, remove) on top of a
+// provision.Provider.
+//
+// Views of the cluster (live, down, joining and leaving lists, host id
+// maps) hold the addresses the database gossips: its broadcast addresses.
+// They are compared with each node's BroadcastAddress, learnt from the node
+// itself once it answers, never with the address the runner reaches it at
+// (a public, forwarded or loopback address may differ from it).
 package cluster
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -50,27 +59,43 @@ type Options struct {
 	PollInterval time.Duration
 }
 
-// Node is a member of the cluster.
+// Node is the one handle on a database node above provision. The embedded
+// provision.Node is the backend's handle: Name, ID, the requested DC and
+// Rack, InstanceType, and Address with the ports, which is where the runner
+// reaches the node (public, forwarded or loopback). The identity fields are
+// what the database reports for itself, learnt once its REST API answers
+// (empty before; read them with Cluster.Identity when racing with a wait).
 type Node struct {
 	provision.Node
-	HostID    string
+	// Seq is the creation order in this cluster: larger is newer.
+	Seq int
+	Identity
 	VCPUs     int
 	DiskBytes float64 // the instance type's local storage, in bytes
 	AddedBy   string  // nemesis step that added it; "" for initial nodes
 	State     string  // one of the State* constants; read it with Cluster.State when racing with changes
 }
 
-// Info is the node as results describe it.
+// Identity is who a node is in the database's own terms.
+type Identity struct {
+	// HostID is the node's host id (REST /storage_service/hostid/local).
+	HostID string
+	// BroadcastAddress is the address the node gossips (its entry in its own
+	// /storage_service/host_id map): what the others' live, down, joining
+	// and leaving lists and host id maps hold for it. On EC2 it is the
+	// private IP; it differs from Address whenever the runner reaches the
+	// node through a public or forwarded address.
+	BroadcastAddress string
+	// DataCenter and SnitchRack are the names the node's snitch gives its
+	// DC and rack (REST /snitch/datacenter and /snitch/rack): Ec2Snitch
+	// names them after the region and zone, whatever the scenario called them.
+	DataCenter, SnitchRack string
+}
+
+// Info is the node as results describe it: the one place a results.NodeInfo is built.
 func (n *Node) Info() results.NodeInfo {
 	return results.NodeInfo{Name: n.Name, Address: n.Address, Rack: n.Rack, InstanceType: n.InstanceType,
 		VCPUs: n.VCPUs, DiskBytes: n.DiskBytes, AddedBy: n.AddedBy}
-}
-
-// ProcessChecker is an optional provider capability (the local backend has
-// it): tell whether a node's process has exited, so that waits fail at once
-// instead of timing out.
-type ProcessChecker interface {
-	NodeExited(name string) (exited bool, err error)
 }
 
 // Cluster is the handle on a running cluster. It is safe for concurrent use.
@@ -80,6 +105,8 @@ type Cluster struct {
 
 	mu      sync.Mutex
 	members []*Node // oldest first
+	ever    []*Node // every node that was a member, oldest first
+	seq     int     // Seq of the newest node
 	admins  map[string]*scyllarest.Client
 	probes  map[string]*scyllarest.Client
 }
@@ -161,16 +188,18 @@ func stepName(step string) string {
 
 func (c *Cluster) addMembers(pn []provision.Node, step string) []*Node {
 	out := make([]*Node, 0, len(pn))
+	c.mu.Lock()
 	for _, p := range pn {
-		n := &Node{Node: p, AddedBy: step, State: StateStarted}
+		c.seq++
+		n := &Node{Node: p, Seq: c.seq, AddedBy: step, State: StateStarted}
 		if it, err := provision.LookupInstanceType(p.InstanceType); err == nil {
 			n.VCPUs = it.VCPUs
 			n.DiskBytes = it.StorageGB * 1e9
 		}
 		out = append(out, n)
 	}
-	c.mu.Lock()
 	c.members = append(c.members, out...)
+	c.ever = append(c.ever, out...)
 	c.mu.Unlock()
 	for _, n := range out {
 		c.emitState(n, StateStarted, "")
@@ -187,9 +216,10 @@ func (c *Cluster) markDown(nodes []*Node) {
 }
 
 // WaitReady waits until every node is ready: REST operation_mode NORMAL on
-// the node, the node UN in every live node's view (live, neither joining nor
-// leaving), its CQL port answering and native transport on. Nodes that
-// become ready are marked normal (node_state event) and get their host id.
+// the node, its identity learnt from it (host id, broadcast address, DC and
+// rack), the node UN in every live node's view (live, neither joining nor
+// leaving, by its broadcast address), its CQL port answering and native
+// transport on. Nodes that become ready are marked normal (node_state event).
 func (c *Cluster) WaitReady(ctx context.Context, nodes []*Node) error {
 	if len(nodes) == 0 {
 		return nil
@@ -301,21 +331,25 @@ func (c *Cluster) notReady(ctx context.Context, n *Node, views map[string]*view)
 	if mode != "NORMAL" {
 		return "operation_mode " + mode
 	}
+	id, err := c.learn(ctx, n)
+	if err != nil {
+		return err.Error()
+	}
 	own := views[n.Name]
 	for name, v := range views {
 		if v.err != nil {
 			// A member that does not answer has no opinion if n itself sees it down.
-			if own != nil && own.err == nil && !own.live[c.addressOf(name)] {
+			if own != nil && own.err == nil && !own.live[c.broadcastOf(name)] {
 				continue
 			}
 			return fmt.Sprintf("no view from %s: %v", name, v.err)
 		}
 		switch {
-		case !v.live[n.GossipAddress()]:
+		case !v.live[id.BroadcastAddress]:
 			return "not live in " + name + "'s view"
-		case v.joining[n.GossipAddress()]:
+		case v.joining[id.BroadcastAddress]:
 			return "joining in " + name + "'s view"
-		case v.leaving[n.GossipAddress()]:
+		case v.leaving[id.BroadcastAddress]:
 			return "leaving in " + name + "'s view"
 		}
 	}
@@ -330,27 +364,124 @@ func (c *Cluster) notReady(ctx context.Context, n *Node, views map[string]*view)
 	return ""
 }
 
-func (c *Cluster) addressOf(name string) string {
+// broadcastOf is the broadcast address of the member called name, or "".
+func (c *Cluster) broadcastOf(name string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range c.members {
 		if m.Name == name {
-			return m.GossipAddress()
+			return m.BroadcastAddress
 		}
 	}
 	return ""
 }
 
-func (c *Cluster) becameNormal(ctx context.Context, n *Node) {
-	if n.HostID == "" {
-		if id, err := c.probe(n).HostID(ctx); err == nil {
-			c.mu.Lock()
-			n.HostID = id
-			c.mu.Unlock()
-		} else {
-			c.opts.Logf("%s is ready but its host id could not be read: %v", n.Name, err)
+// learn reads n's identity from n itself, once: its host id, then the
+// address its own host id map gives that host id (the address it gossips),
+// then the DC and rack its snitch reports. The REST paths are ScyllaDB's
+// (api/token_metadata.cc: host_id keys are the gossiper's addresses; the
+// snitch endpoints without host= answer for the node's own broadcast
+// address). A node that has not yet put itself in its host id map is not
+// ready.
+func (c *Cluster) learn(ctx context.Context, n *Node) (Identity, error) {
+	if id := c.Identity(n); id.BroadcastAddress != "" {
+		return id, nil
+	}
+	cl := c.probe(n)
+	var id Identity
+	var err error
+	if id.HostID, err = cl.HostID(ctx); err != nil {
+		return id, fmt.Errorf("reading its host id: %w", err)
+	}
+	if id.HostID == "" {
+		return id, errors.New("its host id is empty")
+	}
+	ids, err := cl.HostIDs(ctx)
+	if err != nil {
+		return id, fmt.Errorf("reading its host id map: %w", err)
+	}
+	for addr, h := range ids {
+		if h == id.HostID {
+			id.BroadcastAddress = addr
 		}
 	}
+	if id.BroadcastAddress == "" {
+		return id, fmt.Errorf("its host id %s is not in its own host id map yet", id.HostID)
+	}
+	if id.DataCenter, err = cl.Datacenter(ctx, ""); err != nil {
+		return id, fmt.Errorf("reading its data centre: %w", err)
+	}
+	if id.SnitchRack, err = cl.Rack(ctx, ""); err != nil {
+		return id, fmt.Errorf("reading its rack: %w", err)
+	}
+	c.mu.Lock()
+	n.Identity = id
+	c.mu.Unlock()
+	if id.BroadcastAddress != n.Address {
+		c.opts.Logf("%s: reached at %s, broadcasts %s (host id %s, DC %s, rack %s)", n.Name, n.Address, id.BroadcastAddress, id.HostID, id.DataCenter, id.SnitchRack)
+	}
+	return id, nil
+}
+
+// Identity reads n's identity under the cluster's lock (zero until learnt).
+func (c *Cluster) Identity(n *Node) Identity {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return n.Identity
+}
+
+// ByBroadcast returns the member whose broadcast address is addr (an entry
+// of a live, down, joining or leaving list, or a host id map key), or nil.
+func (c *Cluster) ByBroadcast(addr string) *Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.members {
+		if m.BroadcastAddress == addr && addr != "" {
+			return m
+		}
+	}
+	return nil
+}
+
+// ReachAddress is the address the runner reaches the member at whose
+// broadcast address (before it told it: the address the backend expects it
+// to gossip) is addr, or "" when no member has it: what a driver that
+// discovers peers by the addresses they report needs to connect to them.
+func (c *Cluster) ReachAddress(addr string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.members {
+		if m.BroadcastAddress == addr || (m.BroadcastAddress == "" && m.GossipAddress() == addr) {
+			return m.Address
+		}
+	}
+	return ""
+}
+
+// DataCenter is the DC the ready members report (their snitch's name for
+// it), the one a keyspace's replication must name; "" before any node is
+// ready. It is an error when members report different DCs: the framework
+// runs one-DC clusters.
+func (c *Cluster) DataCenter() (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	dc := ""
+	for _, m := range c.members {
+		switch {
+		case m.DataCenter == "":
+		case dc == "":
+			dc = m.DataCenter
+		case m.DataCenter != dc:
+			return "", fmt.Errorf("nodes report different data centres: %s and %s (%s)", dc, m.DataCenter, m.Name)
+		}
+	}
+	if dc == "" {
+		return "", errors.New("no node has reported its data centre yet")
+	}
+	return dc, nil
+}
+
+func (c *Cluster) becameNormal(ctx context.Context, n *Node) {
 	if c.State(n) != StateNormal {
 		c.SetState(n, StateNormal)
 	}
@@ -358,7 +489,7 @@ func (c *Cluster) becameNormal(ctx context.Context, n *Node) {
 
 // checkExited fails when the provider knows a waited-for process has ended.
 func (c *Cluster) checkExited(nodes []*Node) error {
-	pc, ok := c.p.(ProcessChecker)
+	pc, ok := c.p.(provision.ProcessChecker)
 	if !ok {
 		return nil
 	}
@@ -448,10 +579,10 @@ func (c *Cluster) RemoveDead(ctx context.Context, n *Node) error {
 		if o == n {
 			continue
 		}
-		c.mu.Lock()
-		id := n.HostID
-		c.mu.Unlock()
+		id := c.Identity(n).HostID
 		if id == "" {
+			// A node that died before it told its identity: the others may
+			// know it by the address the backend expects it to gossip.
 			ids, err := c.Admin(o).HostIDs(ctx)
 			if err != nil {
 				lastErr = err
@@ -497,8 +628,19 @@ func (c *Cluster) release(ctx context.Context, n *Node) error {
 	return nil
 }
 
-// waitGone waits until no other member lists n in its host ids, live or leaving lists.
+// addressInViews is n's broadcast address, or the best guess before n told it.
+func (c *Cluster) addressInViews(n *Node) string {
+	if a := c.Identity(n).BroadcastAddress; a != "" {
+		return a
+	}
+	return n.GossipAddress()
+}
+
+// waitGone waits until no other member lists n in its host ids (by host
+// id, or by address before n told its host id) or leaving list.
 func (c *Cluster) waitGone(ctx context.Context, n *Node) error {
+	self := c.Identity(n)
+	addr := c.addressInViews(n)
 	ctx, cancel := context.WithTimeout(ctx, c.opts.NodeReadyTimeout)
 	defer cancel()
 	start, lastLog := time.Now(), time.Now()
@@ -521,11 +663,11 @@ func (c *Cluster) waitGone(ctx context.Context, n *Node) error {
 				why = fmt.Sprintf("%s: %v", o.Name, err)
 				continue
 			}
-			if _, ok := ids[n.GossipAddress()]; ok {
+			if _, ok := ids[addr]; ok || (self.HostID != "" && slices.Contains(slices.Collect(maps.Values(ids)), self.HostID)) {
 				why = "still in " + o.Name + "'s host ids"
 				break
 			}
-			if slices.Contains(leaving, n.GossipAddress()) {
+			if slices.Contains(leaving, addr) {
 				why = "still leaving in " + o.Name + "'s view"
 				break
 			}
@@ -578,6 +720,17 @@ func (c *Cluster) onLive(ctx context.Context, what string, fn func(*scyllarest.C
 		return fmt.Errorf("%s: no normal node in the cluster", what)
 	}
 	return fmt.Errorf("%s: no live node answered: %w", what, lastErr)
+}
+
+// Info describes every node that was ever a member, oldest first.
+func (c *Cluster) Info() []results.NodeInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]results.NodeInfo, len(c.ever))
+	for i, n := range c.ever {
+		out[i] = n.Info()
+	}
+	return out
 }
 
 // Nodes returns the current members, oldest first.

@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -187,5 +188,87 @@ func TestGrowFailsFastWhenTheProcessExits(t *testing.T) {
 	}
 	if err := c.Drop(ctx, added[0]); err != nil || len(c.Nodes()) != 3 {
 		t.Fatalf("Drop: %v, %d nodes", err, len(c.Nodes()))
+	}
+}
+
+// The runner reaches nodes at one address while they gossip another (an EC2
+// instance's public and private IPs): every view is matched by the address
+// the node reports for itself, and the DC is the one its snitch names.
+func TestIdentityWhenBroadcastDiffersFromReachAddress(t *testing.T) {
+	p := newFake(t, 50)
+	p.BroadcastBase = netip.MustParseAddr("10.0.0.1") // never reachable from here: nothing may dial it
+	p.DC = "us-east"
+	p.JoinAfter = 300 * time.Millisecond
+	rec := &recorder{}
+	c := newCluster(t, p, rec, 10*time.Second)
+	ctx := context.Background()
+	if _, err := c.DataCenter(); err == nil {
+		t.Fatal("DataCenter before any node answered: no error")
+	}
+	if err := c.Create(ctx, spec3); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range c.Nodes() {
+		id := c.Identity(n)
+		want := fmt.Sprintf("10.0.0.%d", i+1)
+		if id.BroadcastAddress != want || n.Address != fmt.Sprintf("127.0.4.%d", 51+i) || id.HostID == "" || id.DataCenter != "us-east" || id.SnitchRack != n.Rack {
+			t.Fatalf("%s: reach %s, identity %+v; want broadcast %s", n.Name, n.Address, id, want)
+		}
+		if got := c.ByBroadcast(want); got != n {
+			t.Fatalf("ByBroadcast(%s) = %v", want, got)
+		}
+	}
+	if dc, err := c.DataCenter(); err != nil || dc != "us-east" {
+		t.Fatalf("DataCenter = %q, %v", dc, err)
+	}
+	if got := c.Hosts(); !slices.Equal(got, []string{"127.0.4.51", "127.0.4.52", "127.0.4.53"}) {
+		t.Fatalf("Hosts (CQL contact points) = %v, want the reach addresses", got)
+	}
+	// A grow waits until the new node is live in every view by its broadcast address.
+	added, err := c.Grow(ctx, "grow-1", []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.large"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n4 := added[0]
+	if id := c.Identity(n4); id.BroadcastAddress != "10.0.0.4" {
+		t.Fatalf("node-4 identity %+v", id)
+	}
+	// Decommission waits until the others' host id maps and leaving lists
+	// no longer hold it: they hold 10.0.0.4, never 127.0.4.54.
+	p.FC.Update(n4.Address, func(f *fakescylla.Node) { f.DecommissionTime = 300 * time.Millisecond })
+	start := time.Now()
+	if err := c.Decommission(ctx, n4); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 250*time.Millisecond {
+		t.Fatalf("Decommission returned after %s, before the node left the others' views", d)
+	}
+	// A dead node is removed by the host id it reported.
+	n3 := c.Nodes()[2]
+	if err := p.KillNode(ctx, n3.Node); err != nil {
+		t.Fatal(err)
+	}
+	c.SetState(n3, cluster.StateDown)
+	if err := c.RemoveDead(ctx, n3); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(p.FC.Members(), n3.Address) {
+		t.Fatalf("node-3 still a member: %v", p.FC.Members())
+	}
+}
+
+// A node that does not tell its host id is not ready: there is nothing to
+// find its own address by, nor to match the others' views with.
+func TestNotReadyUntilTheNodeTellsItsIdentity(t *testing.T) {
+	p := newFake(t, 60)
+	p.InitNode = func(name string, n *fakescylla.Node) {
+		if name == "node-2" {
+			n.HostID = "" // hostid/local answers "", which no map entry carries
+		}
+	}
+	c := newCluster(t, p, &recorder{}, 1500*time.Millisecond)
+	err := c.Create(context.Background(), spec3)
+	if err == nil || !strings.Contains(err.Error(), "node-2") || !strings.Contains(err.Error(), "its host id is empty") {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/elasticity-dev/elasticity/cluster"
-	"github.com/elasticity-dev/elasticity/provision/local"
+	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
 )
 
@@ -17,8 +17,9 @@ const StateDied = "died"
 
 // DeathMonitor fails a run when a node dies without the nemesis having said
 // it would (roachtest's monitor.ExpectDeath). It is fed by process exits
-// (FollowExits) and/or the cluster's down lists (PollDown); each death is
-// reported once until the node is seen alive again.
+// (FollowExits, from backends that are a provision.ExitNotifier) or the
+// cluster's down lists (PollDown); each death is reported once until the
+// node is seen alive again.
 type DeathMonitor struct {
 	emit func(results.Event)
 	logf func(format string, args ...any)
@@ -27,7 +28,6 @@ type DeathMonitor struct {
 	expected map[string]int
 	dead     map[string]string // node -> how its death was seen: "exit" | "down"
 	suspect  map[string]int    // node -> consecutive polls that saw it down
-	first    error
 	errs     chan error
 }
 
@@ -50,20 +50,22 @@ func (m *DeathMonitor) ExpectDeath(node string) {
 	m.mu.Unlock()
 }
 
-// ResetExpected withdraws announcements that did not happen (e.g. a nemesis step failed before stopping the node).
-func (m *DeathMonitor) ResetExpected(node string) {
-	m.mu.Lock()
-	delete(m.expected, node)
-	m.mu.Unlock()
-}
-
 // Died records a death. It returns the error sent to Unexpected when nobody
 // expected it, nil otherwise (also for a node already dead).
 func (m *DeathMonitor) Died(node, cause string, t time.Time, requested bool) error {
-	return m.died(node, cause, t, requested, "exit")
+	return m.died(node, cause, t, requested, "exit", true)
 }
 
-func (m *DeathMonitor) died(node, cause string, t time.Time, requested bool, source string) error {
+// deliver sends an unexpected death to Unexpected (dropped when 64 wait).
+func (m *DeathMonitor) deliver(err error) {
+	select {
+	case m.errs <- err:
+	default:
+	}
+}
+
+// died records a death; deliver says whether an unexpected one goes to Unexpected.
+func (m *DeathMonitor) died(node, cause string, t time.Time, requested bool, source string, deliver bool) error {
 	m.mu.Lock()
 	if m.dead[node] != "" {
 		m.mu.Unlock()
@@ -78,17 +80,13 @@ func (m *DeathMonitor) died(node, cause string, t time.Time, requested bool, sou
 	var err error
 	if !expected {
 		err = fmt.Errorf("node %s died unexpectedly at %s: %s", node, t.UTC().Format(time.RFC3339), cause)
-		if m.first == nil {
-			m.first = err
-		}
 	}
 	m.mu.Unlock()
 	m.emit(results.Event{Time: t.UTC(), Type: results.EventNodeState, Node: node, State: StateDied, Expected: expected, Message: cause})
 	if err != nil {
 		m.logf("%v", err)
-		select {
-		case m.errs <- err:
-		default:
+		if deliver {
+			m.deliver(err)
 		}
 	} else {
 		m.logf("node %s stopped as expected: %s", node, cause)
@@ -112,17 +110,13 @@ func (m *DeathMonitor) Up(node string) {
 // Unexpected delivers every unexpected death.
 func (m *DeathMonitor) Unexpected() <-chan error { return m.errs }
 
-// Err is the first unexpected death, or nil.
-func (m *DeathMonitor) Err() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.first
-}
-
-// FollowExits records the local provider's process exits until ctx ends or
-// the channel is closed (provider destroyed). Exits the provider caused
-// itself (StopNode, KillNode, RemoveNode, Destroy) are expected.
-func (m *DeathMonitor) FollowExits(ctx context.Context, exits <-chan local.NodeExit) {
+// FollowExits records the process exits a backend reports (see
+// provision.ExitNotifier) until ctx ends or the channel is closed (provider
+// destroyed). Exits the provider caused itself (StopNode, KillNode,
+// RemoveNode, Destroy) are expected. A normal node that exits unannounced
+// is marked down and its death goes to Unexpected; a node still starting is
+// left to the wait that started it, which reports why it failed.
+func (m *DeathMonitor) FollowExits(ctx context.Context, c *cluster.Cluster, exits <-chan provision.NodeExit) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -131,6 +125,8 @@ func (m *DeathMonitor) FollowExits(ctx context.Context, exits <-chan local.NodeE
 			if !ok {
 				return
 			}
+			n := c.Node(e.Node.Name)
+			wasNormal := n != nil && c.State(n) == cluster.StateNormal
 			cause := "process exited with status 0"
 			if e.Err != nil {
 				cause = "process exited: " + e.Err.Error()
@@ -138,7 +134,10 @@ func (m *DeathMonitor) FollowExits(ctx context.Context, exits <-chan local.NodeE
 			if line := cluster.LastErrorLine(e.Node.LogPath); line != "" && !e.Requested {
 				cause += "; last error in its log: " + line
 			}
-			m.Died(e.Node.Name, cause, e.Time, e.Requested)
+			if err := m.died(e.Node.Name, cause, e.Time, e.Requested, "exit", false); err != nil && wasNormal {
+				c.SetState(n, cluster.StateDown) // before the run hears of it
+				m.deliver(err)
+			}
 		}
 	}
 }
@@ -165,13 +164,10 @@ func (m *DeathMonitor) PollDown(ctx context.Context, c *cluster.Cluster, interva
 	}
 }
 
+// pollOnce asks the first normal member that answers. Its lists hold
+// broadcast addresses, matched with the ones the nodes reported.
 func (m *DeathMonitor) pollOnce(ctx context.Context, c *cluster.Cluster) {
-	nodes := c.Nodes()
-	byAddr := map[string]*cluster.Node{}
-	for _, n := range nodes {
-		byAddr[n.GossipAddress()] = n // down lists hold the addresses nodes gossip
-	}
-	for _, o := range nodes {
+	for _, o := range c.Nodes() {
 		if c.State(o) != cluster.StateNormal {
 			continue
 		}
@@ -192,14 +188,14 @@ func (m *DeathMonitor) pollOnce(ctx context.Context, c *cluster.Cluster) {
 		// 90pct-scaleout on aws-sim), a dead one stays down.
 		seen := map[string]bool{}
 		for _, a := range down {
-			if n := byAddr[a]; n != nil && n != o {
+			if n := c.ByBroadcast(a); n != nil && n != o {
 				seen[n.Name] = true
 				m.mu.Lock()
 				m.suspect[n.Name]++
 				k := m.suspect[n.Name]
 				m.mu.Unlock()
 				if k >= DownPolls {
-					m.died(n.Name, fmt.Sprintf("reported down by %s in %d polls in a row", o.Name, k), time.Now(), false, "down")
+					m.died(n.Name, fmt.Sprintf("reported down by %s in %d polls in a row", o.Name, k), time.Now(), false, "down", true)
 				} else {
 					m.logf("%s reported down by %s; dead if still down at the next poll", n.Name, o.Name)
 				}
@@ -213,7 +209,7 @@ func (m *DeathMonitor) pollOnce(ctx context.Context, c *cluster.Cluster) {
 		}
 		m.mu.Unlock()
 		for _, a := range live {
-			if n := byAddr[a]; n != nil {
+			if n := c.ByBroadcast(a); n != nil {
 				// Gossip may still list a killed process as live for a
 				// while, so only deaths seen here are undone here.
 				m.mu.Lock()

@@ -3,6 +3,7 @@ package monitor
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -11,7 +12,6 @@ import (
 	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/cluster/fakescylla"
 	"github.com/elasticity-dev/elasticity/provision"
-	"github.com/elasticity-dev/elasticity/provision/local"
 	"github.com/elasticity-dev/elasticity/results"
 )
 
@@ -52,9 +52,6 @@ func TestDeathMonitorExpected(t *testing.T) {
 	default:
 		t.Fatal("nothing on Unexpected")
 	}
-	if m.Err() == nil {
-		t.Fatal("Err() = nil")
-	}
 	var states []string
 	for _, e := range ev.list() {
 		states = append(states, e.Node+":"+e.State)
@@ -68,19 +65,45 @@ func TestDeathMonitorExpected(t *testing.T) {
 }
 
 func TestDeathMonitorFollowExits(t *testing.T) {
+	p := fakescylla.NewProvider("127.0.4.81", fakescylla.Ports{REST: 19300, CQL: 19342}, "")
+	defer p.FC.Close()
+	c := cluster.New(p, cluster.Options{NodeReadyTimeout: 5 * time.Second, PollInterval: 50 * time.Millisecond})
+	ctx := context.Background()
+	if err := c.Create(ctx, provision.ClusterSpec{Racks: []string{"r1", "r2", "r3"}, NodesPerRack: 1, InstanceType: "i4i.large"}); err != nil {
+		t.Fatal(err)
+	}
 	m := NewDeathMonitor(nil, t.Logf)
-	ch := make(chan local.NodeExit, 2)
-	ch <- local.NodeExit{Node: provision.Node{Name: "node-1"}, Err: nil, Time: time.Now(), Requested: true}
-	ch <- local.NodeExit{Node: provision.Node{Name: "node-3"}, Err: errors.New("signal: killed"), Time: time.Now()}
+	ch := make(chan provision.NodeExit, 3)
+	ch <- provision.NodeExit{Node: provision.Node{Name: "node-1"}, Err: nil, Time: time.Now(), Requested: true}
+	ch <- provision.NodeExit{Node: provision.Node{Name: "node-9"}, Err: errors.New("exit status 1"), Time: time.Now()} // not a member: its wait reports it
+	ch <- provision.NodeExit{Node: provision.Node{Name: "node-3"}, Err: errors.New("signal: killed"), Time: time.Now()}
 	close(ch)
-	m.FollowExits(context.Background(), ch)
-	if err := m.Err(); err == nil || !strings.Contains(err.Error(), "node-3") || !strings.Contains(err.Error(), "signal: killed") {
-		t.Fatalf("Err = %v", err)
+	m.FollowExits(ctx, c, ch)
+	select {
+	case err := <-m.Unexpected():
+		if !strings.Contains(err.Error(), "node-3") || !strings.Contains(err.Error(), "signal: killed") {
+			t.Fatalf("Unexpected delivered %v, want node-3's death", err)
+		}
+	default:
+		t.Fatal("nothing on Unexpected")
+	}
+	select {
+	case err := <-m.Unexpected():
+		t.Fatalf("a second death delivered: %v", err)
+	default:
+	}
+	if s := c.State(c.Node("node-3")); s != cluster.StateDown {
+		t.Fatalf("node-3 state %s, want down", s)
+	}
+	if s := c.State(c.Node("node-1")); s != cluster.StateNormal {
+		t.Fatalf("node-1 state %s after a requested exit", s)
 	}
 }
 
 func TestDeathMonitorPollDown(t *testing.T) {
 	p := fakescylla.NewProvider("127.0.4.71", fakescylla.Ports{REST: 19300, CQL: 19342}, "")
+	// The down and live lists hold the addresses the nodes gossip, not the ones the runner uses.
+	p.BroadcastBase = netip.MustParseAddr("10.1.0.1")
 	defer p.FC.Close()
 	c := cluster.New(p, cluster.Options{NodeReadyTimeout: 5 * time.Second, PollInterval: 50 * time.Millisecond})
 	ctx := context.Background()
@@ -93,26 +116,26 @@ func TestDeathMonitorPollDown(t *testing.T) {
 	p.StopNode(ctx, n2.Node)
 	c.SetState(n2, cluster.StateDown)
 	m.pollOnce(ctx, c)
-	if m.Err() != nil {
-		t.Fatalf("expected death: %v", m.Err())
+	if err := next(m); err != nil {
+		t.Fatalf("expected death: %v", err)
 	}
 	// Down in one poll and up at the next: a flap of the failure detector.
 	p.FC.Update(n3.Address, func(n *fakescylla.Node) { n.Down = true })
 	m.pollOnce(ctx, c)
 	p.FC.Update(n3.Address, func(n *fakescylla.Node) { n.Down = false })
 	m.pollOnce(ctx, c)
-	if err := m.Err(); err != nil {
+	if err := next(m); err != nil {
 		t.Fatalf("a node down in one poll only is not dead: %v", err)
 	}
 	// Down in two polls in a row: dead.
 	p.FC.Update(n3.Address, func(n *fakescylla.Node) { n.Down = true })
 	m.pollOnce(ctx, c)
-	if err := m.Err(); err != nil {
+	if err := next(m); err != nil {
 		t.Fatalf("dead after one poll: %v", err)
 	}
 	m.pollOnce(ctx, c)
-	if err := m.Err(); err == nil || !strings.Contains(err.Error(), "node-3") {
-		t.Fatalf("Err = %v", err)
+	if err := next(m); err == nil || !strings.Contains(err.Error(), "node-3") {
+		t.Fatalf("Unexpected = %v", err)
 	}
 	// node-2 back: seen up, so a later death counts again.
 	p.FC.Update(n2.Address, func(n *fakescylla.Node) { n.Down = false })
@@ -126,4 +149,14 @@ func TestDeathMonitorPollDown(t *testing.T) {
 	pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
 	m.PollDown(pctx, c, 50*time.Millisecond) // returns at ctx end
+}
+
+// next is the next unexpected death delivered, or nil.
+func next(m *DeathMonitor) error {
+	select {
+	case err := <-m.Unexpected():
+		return err
+	default:
+		return nil
+	}
 }

@@ -199,13 +199,39 @@ func orNoFS(err error) any {
 }
 
 func (m *DiskMonitor) scrape(ctx context.Context, addr string, port int) (map[string]*dto.MetricFamily, error) {
+	return scrape(ctx, m.HTTP, addr, port)
+}
+
+// oneShot is the HTTP client of one-off scrapes (Tablets).
+var oneShot = &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 1}}
+
+// Tablets reads what tablets n holds now (scylla_tablets_count summed over
+// shards) from ScyllaDB's metrics endpoint: what a drain waits to see reach zero.
+func Tablets(ctx context.Context, n *cluster.Node) (int, error) {
+	fams, err := scrape(ctx, oneShot, n.Address, n.MetricsPort)
+	if err != nil {
+		return 0, err
+	}
+	f := fams["scylla_tablets_count"]
+	if f == nil {
+		return 0, fmt.Errorf("%s: no scylla_tablets_count series", n.Name)
+	}
+	var sum float64
+	for _, m := range f.Metric {
+		sum += value(m)
+	}
+	return int(sum), nil
+}
+
+// scrape reads a metrics endpoint at addr (the address the runner reaches the node at).
+func scrape(ctx context.Context, client *http.Client, addr string, port int) (map[string]*dto.MetricFamily, error) {
 	url := "http://" + net.JoinHostPort(addr, strconv.Itoa(port)) + "/metrics"
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
-	resp, err := m.HTTP.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("scraping %s: %w", url, err)
 	}

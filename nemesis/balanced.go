@@ -4,6 +4,8 @@ import (
 	"context"
 	"maps"
 	"time"
+
+	"github.com/elasticity-dev/elasticity/cluster"
 )
 
 // balanced returns the wait for "data balanced" after a topology step, a
@@ -20,7 +22,7 @@ import (
 // the cluster has tablets at all), then a quiesce, repeated until the
 // per-node tablet counts (scylla_tablets_count) are the same after two
 // quiesces in a row.
-func balanced(env *Env, s Step, added []Node) func(ctx context.Context) error {
+func balanced(env *Env, s Step, added []*cluster.Node) func(ctx context.Context) error {
 	poll := env.BalancePoll
 	if poll <= 0 {
 		poll = 2 * time.Second

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/results"
 )
 
@@ -29,7 +30,7 @@ func (w *windowCluster) Quiesce(ctx context.Context) error {
 	return nil
 }
 
-func (w *windowCluster) Load(ctx context.Context, n Node) (Load, error) {
+func (w *windowCluster) Load(ctx context.Context, n *cluster.Node) (Load, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if n.Seq <= 3 { // the original nodes

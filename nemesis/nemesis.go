@@ -5,7 +5,8 @@
 //
 // The package talks to the cluster through the small Cluster interface so
 // that it is independent of the backend and testable with fakes; the phase
-// runner adapts the cluster package to it.
+// runner adapts the cluster package to it. Nodes are cluster.Node, the one
+// node handle above provision.
 package nemesis
 
 import (
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
 )
@@ -30,16 +32,6 @@ const (
 	ModeParallel = results.ModeParallel
 )
 
-// Node is what a step needs to know of a cluster node.
-type Node struct {
-	Name         string
-	Rack         string
-	InstanceType string
-	Address      string
-	// Seq is the creation order: larger is newer (shrink removes newest first).
-	Seq int
-}
-
 // Load is what a node still holds; drain polls it until nothing is left.
 type Load struct {
 	Bytes   float64
@@ -52,22 +44,22 @@ func (l Load) Empty() bool { return l.Bytes <= 0 && l.Tablets <= 0 }
 // Cluster is the part of a running cluster the nemesis acts on.
 type Cluster interface {
 	// Nodes lists the current members (normal or joining), oldest first.
-	Nodes() []Node
+	Nodes() []*cluster.Node
 	// AddNodes starts new nodes that join the cluster; it returns once they
 	// are started, not necessarily normal.
-	AddNodes(ctx context.Context, step string, specs []provision.NodeSpec) ([]Node, error)
+	AddNodes(ctx context.Context, step string, specs []provision.NodeSpec) ([]*cluster.Node, error)
 	// WaitNormal returns when every given node is up and normal (UN).
-	WaitNormal(ctx context.Context, nodes []Node) error
+	WaitNormal(ctx context.Context, nodes []*cluster.Node) error
 	// Decommission asks a node to leave and returns when it has left.
-	Decommission(ctx context.Context, n Node) error
+	Decommission(ctx context.Context, n *cluster.Node) error
 	// Remove releases a node that has left (stops the process, frees resources).
-	Remove(ctx context.Context, n Node) error
+	Remove(ctx context.Context, n *cluster.Node) error
 	// Quiesce returns when no topology work or tablet migration is in flight.
 	Quiesce(ctx context.Context) error
 	// Load reports what a node still holds.
-	Load(ctx context.Context, n Node) (Load, error)
+	Load(ctx context.Context, n *cluster.Node) (Load, error)
 	// ExpectDeath announces that a node is about to stop on purpose.
-	ExpectDeath(n Node)
+	ExpectDeath(n *cluster.Node)
 }
 
 // Step is one nemesis step, already resolved from the scenario.

@@ -13,13 +13,14 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
 )
 
 type fakeCluster struct {
 	mu       sync.Mutex
-	nodes    []Node
+	nodes    []*cluster.Node
 	seq      int
 	expected []string
 	removed  []string
@@ -36,33 +37,33 @@ func newFake(racks ...string) *fakeCluster {
 	return f
 }
 
-func (f *fakeCluster) add(rack, it string) Node {
+func (f *fakeCluster) add(rack, it string) *cluster.Node {
 	f.seq++
-	n := Node{Name: fmt.Sprintf("node-%d", f.seq), Rack: rack, InstanceType: it, Address: fmt.Sprintf("127.0.5.%d", f.seq), Seq: f.seq}
+	n := &cluster.Node{Node: provision.Node{Name: fmt.Sprintf("node-%d", f.seq), Rack: rack, InstanceType: it, Address: fmt.Sprintf("127.0.5.%d", f.seq)}, Seq: f.seq}
 	f.nodes = append(f.nodes, n)
 	return n
 }
 
-func (f *fakeCluster) Nodes() []Node {
+func (f *fakeCluster) Nodes() []*cluster.Node {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]Node(nil), f.nodes...)
+	return append([]*cluster.Node(nil), f.nodes...)
 }
 
-func (f *fakeCluster) AddNodes(ctx context.Context, step string, specs []provision.NodeSpec) ([]Node, error) {
+func (f *fakeCluster) AddNodes(ctx context.Context, step string, specs []provision.NodeSpec) ([]*cluster.Node, error) {
 	if f.failAdd != nil {
 		return nil, f.failAdd
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []Node
+	var out []*cluster.Node
 	for _, s := range specs {
 		out = append(out, f.add(s.Rack, s.InstanceType))
 	}
 	return out, nil
 }
 
-func (f *fakeCluster) WaitNormal(ctx context.Context, nodes []Node) error {
+func (f *fakeCluster) WaitNormal(ctx context.Context, nodes []*cluster.Node) error {
 	select {
 	case <-time.After(f.joinWait):
 		return nil
@@ -71,7 +72,7 @@ func (f *fakeCluster) WaitNormal(ctx context.Context, nodes []Node) error {
 	}
 }
 
-func (f *fakeCluster) Decommission(ctx context.Context, n Node) error {
+func (f *fakeCluster) Decommission(ctx context.Context, n *cluster.Node) error {
 	for {
 		f.mu.Lock()
 		left := f.load[n.Name]
@@ -88,7 +89,7 @@ func (f *fakeCluster) Decommission(ctx context.Context, n Node) error {
 	return nil
 }
 
-func (f *fakeCluster) Remove(ctx context.Context, n Node) error {
+func (f *fakeCluster) Remove(ctx context.Context, n *cluster.Node) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, m := range f.nodes {
@@ -103,7 +104,7 @@ func (f *fakeCluster) Remove(ctx context.Context, n Node) error {
 
 func (f *fakeCluster) Quiesce(ctx context.Context) error { return nil }
 
-func (f *fakeCluster) Load(ctx context.Context, n Node) (Load, error) {
+func (f *fakeCluster) Load(ctx context.Context, n *cluster.Node) (Load, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	left := f.load[n.Name]
@@ -113,7 +114,7 @@ func (f *fakeCluster) Load(ctx context.Context, n Node) (Load, error) {
 	return Load{Bytes: float64(left) * 1e6, Tablets: left}, nil
 }
 
-func (f *fakeCluster) ExpectDeath(n Node) {
+func (f *fakeCluster) ExpectDeath(n *cluster.Node) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.expected = append(f.expected, n.Name)

@@ -1,13 +1,22 @@
 package nemesis
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/elasticity-dev/elasticity/cluster"
+	"github.com/elasticity-dev/elasticity/provision"
+)
+
+func node(name, rack string, seq int) *cluster.Node {
+	return &cluster.Node{Node: provision.Node{Name: name, Rack: rack}, Seq: seq}
+}
 
 // Scenarios may restrict a count_per_rack shrink or drain to some racks
 // (configs/scale-in-drain.yaml removes one node of rack1, then one of rack2).
 func TestShrinkTargetsRestrictedToRacks(t *testing.T) {
-	nodes := []Node{
-		{Name: "node-1", Rack: "rack1", Seq: 1}, {Name: "node-2", Rack: "rack2", Seq: 2}, {Name: "node-3", Rack: "rack3", Seq: 3},
-		{Name: "node-4", Rack: "rack1", Seq: 4}, {Name: "node-5", Rack: "rack2", Seq: 5}, {Name: "node-6", Rack: "rack3", Seq: 6},
+	nodes := []*cluster.Node{
+		node("node-1", "rack1", 1), node("node-2", "rack2", 2), node("node-3", "rack3", 3),
+		node("node-4", "rack1", 4), node("node-5", "rack2", 5), node("node-6", "rack3", 6),
 	}
 	got, err := ShrinkTargets(Step{CountPerRack: 1, Racks: []string{"rack2"}, Mode: ModeSerial}, nodes)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/elasticity-dev/elasticity/cluster"
 )
 
 // Wait names, used for timeout overrides and in messages.
@@ -109,7 +111,7 @@ var ErrHardTimeout = errors.New("hard timeout")
 //
 // Every heartbeat it reports that it is still waiting, with what the watched
 // nodes hold (the data still to arrive on new nodes or to leave old ones).
-func wait(ctx context.Context, env *Env, what string, t Timeout, watch []Node, fn func(ctx context.Context) error) error {
+func wait(ctx context.Context, env *Env, what string, t Timeout, watch []*cluster.Node, fn func(ctx context.Context) error) error {
 	hctx, cancel := context.WithTimeoutCause(ctx, t.Hard, ErrHardTimeout)
 	defer cancel()
 	done := make(chan error, 1)
@@ -155,7 +157,7 @@ func wait(ctx context.Context, env *Env, what string, t Timeout, watch []Node, f
 const DefaultHeartbeat = 15 * time.Second
 
 // loads describes what the nodes hold, e.g. "; node-4: 52.1 MB, 128 tablets".
-func loads(ctx context.Context, env *Env, nodes []Node) string {
+func loads(ctx context.Context, env *Env, nodes []*cluster.Node) string {
 	out := ""
 	for _, n := range nodes {
 		lctx, cancel := context.WithTimeout(ctx, 3*time.Second)

@@ -9,12 +9,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
 )
 
 // racksOf lists the racks of the current members in first-seen order.
-func racksOf(nodes []Node) []string {
+func racksOf(nodes []*cluster.Node) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, n := range nodes {
@@ -56,14 +57,14 @@ func GrowBatches(s Step, racks []string) [][]provision.NodeSpec {
 // ShrinkTargets picks the nodes a shrink or drain step removes: the named
 // ones, else the newest CountPerRack of every rack, else the newest Count
 // (1 when nothing is said). Serial steps remove them one at a time.
-func ShrinkTargets(s Step, nodes []Node) ([][]Node, error) {
-	byName := map[string]Node{}
+func ShrinkTargets(s Step, nodes []*cluster.Node) ([][]*cluster.Node, error) {
+	byName := map[string]*cluster.Node{}
 	for _, n := range nodes {
 		byName[n.Name] = n
 	}
-	newest := append([]Node(nil), nodes...)
+	newest := append([]*cluster.Node(nil), nodes...)
 	sort.SliceStable(newest, func(i, j int) bool { return newest[i].Seq > newest[j].Seq })
-	var picked []Node
+	var picked []*cluster.Node
 	switch {
 	case len(s.Nodes) > 0:
 		for _, name := range s.Nodes {
@@ -105,16 +106,16 @@ func ShrinkTargets(s Step, nodes []Node) ([][]Node, error) {
 		return nil, fmt.Errorf("cannot remove all %d nodes", len(nodes))
 	}
 	if s.Mode == ModeParallel {
-		return [][]Node{picked}, nil
+		return [][]*cluster.Node{picked}, nil
 	}
-	out := make([][]Node, len(picked))
+	out := make([][]*cluster.Node, len(picked))
 	for i, n := range picked {
-		out[i] = []Node{n}
+		out[i] = []*cluster.Node{n}
 	}
 	return out, nil
 }
 
-func names(nodes []Node) []string {
+func names(nodes []*cluster.Node) []string {
 	out := make([]string, len(nodes))
 	for i, n := range nodes {
 		out[i] = n.Name
@@ -154,7 +155,7 @@ func growBatch(ctx context.Context, env *Env, s Step, specs []provision.NodeSpec
 	ev.Type = results.EventStepRequested
 	env.emit(ev)
 
-	var added []Node
+	var added []*cluster.Node
 	t := env.Timeouts.For(WaitStart, 0, s.Timeouts)
 	err := wait(ctx, env, what+": starting nodes", t, nil, func(ctx context.Context) error {
 		var err error
@@ -178,7 +179,7 @@ func growBatch(ctx context.Context, env *Env, s Step, specs []provision.NodeSpec
 }
 
 // finishTopology waits for balance and latency recovery and ends the step.
-func finishTopology(ctx context.Context, env *Env, s Step, base results.Event, what string, move float64, watch []Node) error {
+func finishTopology(ctx context.Context, env *Env, s Step, base results.Event, what string, move float64, watch []*cluster.Node) error {
 	env.progress(what + ": waiting for data to be balanced (no tablet migrations in flight)")
 	t := env.Timeouts.For(WaitBalance, move, s.Timeouts)
 	if err := wait(ctx, env, what+": waiting for data to be balanced", t, watch, balanced(env, s, watch)); err != nil {
@@ -237,7 +238,7 @@ func runShrink(ctx context.Context, env *Env, s Step, drain bool) error {
 	return nil
 }
 
-func shrinkBatch(ctx context.Context, env *Env, s Step, nodes []Node, drain bool, i, n int) error {
+func shrinkBatch(ctx context.Context, env *Env, s Step, nodes []*cluster.Node, drain bool, i, n int) error {
 	cyc := env.Cycles.Start(env, s.Name)
 	defer env.Cycles.End(env, cyc, s.Name)
 	kind, verb := KindShrink, "decommissioning"
@@ -259,7 +260,7 @@ func shrinkBatch(ctx context.Context, env *Env, s Step, nodes []Node, drain bool
 		env.Cluster.ExpectDeath(nd)
 	}
 	t := env.Timeouts.For(WaitLeave, move, s.Timeouts)
-	var watch []Node
+	var watch []*cluster.Node
 	if !drain { // drain polls and logs its own progress
 		watch = nodes
 	}
@@ -285,7 +286,7 @@ func shrinkBatch(ctx context.Context, env *Env, s Step, nodes []Node, drain bool
 }
 
 // decommissionAll decommissions the nodes concurrently and waits for all.
-func decommissionAll(ctx context.Context, env *Env, nodes []Node) error {
+func decommissionAll(ctx context.Context, env *Env, nodes []*cluster.Node) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(nodes))
 	for i, nd := range nodes {
@@ -304,7 +305,7 @@ func decommissionAll(ctx context.Context, env *Env, nodes []Node) error {
 // drainNodes evacuates the nodes (decommission) while polling what is left
 // on them, logging every poll, until the decommissions return and nothing
 // is left.
-func drainNodes(ctx context.Context, env *Env, s Step, nodes []Node) error {
+func drainNodes(ctx context.Context, env *Env, s Step, nodes []*cluster.Node) error {
 	poll := s.PollInterval
 	if poll <= 0 {
 		poll = 2 * time.Second

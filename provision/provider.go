@@ -54,10 +54,12 @@ type Node struct {
 	LogPath          string // local file the node's log is streamed to (may be empty)
 }
 
-// GossipAddress is the address the node reports for itself and that the
-// other nodes' gossip, host-id and live/down lists hold: its private
-// address inside a cloud network (ScyllaDB's listen and broadcast_rpc
-// addresses on the machine image), else Address.
+// GossipAddress is the address the backend expects the node to report for
+// itself and that the other nodes' gossip, host-id and live/down lists
+// hold: its private address inside a cloud network (ScyllaDB's listen and
+// broadcast_rpc addresses on the machine image), else Address. The cluster
+// package learns the real one from the node (cluster.Identity) and uses
+// this guess only for a node that never answered.
 func (n Node) GossipAddress() string {
 	if n.PrivateAddress != "" {
 		return n.PrivateAddress
@@ -96,6 +98,30 @@ type Pauser interface {
 // Restarter is an optional capability: start a stopped node again.
 type Restarter interface {
 	StartNode(ctx context.Context, n Node) error
+}
+
+// NodeExit reports that a node's process (container, instance) ended.
+type NodeExit struct {
+	Node Node
+	Err  error // nil for exit status 0
+	Time time.Time
+	// Requested is true when the provider stopped it (StopNode, KillNode,
+	// RemoveNode, Destroy): a death nobody needs to explain.
+	Requested bool
+}
+
+// ExitNotifier is an optional capability of backends that see their nodes'
+// processes end (the local backend): one NodeExit per end, requested or not.
+// The channel is closed by Destroy.
+type ExitNotifier interface {
+	Exits() <-chan NodeExit
+}
+
+// ProcessChecker is an optional capability: tell whether a node's process
+// has exited (with its exit error), so that waits on it fail at once
+// instead of timing out. A node never started or already removed has not exited.
+type ProcessChecker interface {
+	NodeExited(name string) (exited bool, err error)
 }
 
 // LogCollector is an optional capability: copy every node's full log into dir.

@@ -21,7 +21,11 @@ import (
 
 // Node is one fake node's state. Change it with Cluster.Update.
 type Node struct {
-	Addr            string
+	Addr string // where it serves (the address a client reaches it at)
+	// Broadcast is the address it gossips, as ScyllaDB's broadcast_address
+	// (listen_address when unset): what the host id map, the live, down,
+	// joining and leaving lists and load_map hold. Empty means Addr.
+	Broadcast       string
 	HostID          string
 	DC, Rack        string
 	Mode            string // STARTING, JOINING, NORMAL, LEAVING, DECOMMISSIONED
@@ -202,15 +206,25 @@ func (c *Cluster) RESTHandler(addr string) http.Handler {
 		out := []string{}
 		for _, m := range members {
 			if keep(m) {
-				out = append(out, m.Addr)
+				out = append(out, m.gossip())
 			}
 		}
 		return out
 	}
+	// ?host= names a node by the address it gossips (api/token_metadata.cc).
+	byHost := func(r *http.Request) *Node {
+		h := r.URL.Query().Get("host")
+		for _, m := range c.nodes {
+			if h != "" && m.gossip() == h {
+				return m
+			}
+		}
+		return nil
+	}
 	get("/storage_service/host_id", func(_ *Node, ms []*Node, _ *http.Request) any {
 		out := []map[string]string{}
 		for _, m := range ms {
-			out = append(out, map[string]string{"key": m.Addr, "value": m.HostID})
+			out = append(out, map[string]string{"key": m.gossip(), "value": m.HostID})
 		}
 		return out
 	})
@@ -232,19 +246,19 @@ func (c *Cluster) RESTHandler(addr string) http.Handler {
 	get("/storage_service/load_map", func(_ *Node, ms []*Node, _ *http.Request) any {
 		out := []map[string]any{}
 		for _, m := range ms {
-			out = append(out, map[string]any{"key": m.Addr, "value": m.Load})
+			out = append(out, map[string]any{"key": m.gossip(), "value": m.Load})
 		}
 		return out
 	})
 	get("/storage_service/native_transport", func(s *Node, _ []*Node, _ *http.Request) any { return s.NativeTransport })
 	get("/snitch/datacenter", func(s *Node, _ []*Node, r *http.Request) any {
-		if h := c.nodes[r.URL.Query().Get("host")]; h != nil {
+		if h := byHost(r); h != nil {
 			return h.DC
 		}
 		return s.DC
 	})
 	get("/snitch/rack", func(s *Node, _ []*Node, r *http.Request) any {
-		if h := c.nodes[r.URL.Query().Get("host")]; h != nil {
+		if h := byHost(r); h != nil {
 			return h.Rack
 		}
 		return s.Rack
@@ -300,6 +314,14 @@ func (c *Cluster) RESTHandler(addr string) http.Handler {
 		writeJSON(w, nil)
 	})
 	return mux
+}
+
+// gossip is the address the node gossips.
+func (n *Node) gossip() string {
+	if n.Broadcast != "" {
+		return n.Broadcast
+	}
+	return n.Addr
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -27,6 +27,13 @@ type Provider struct {
 	JoinAfter time.Duration
 	// InitNode adjusts a fake node as it starts.
 	InitNode func(name string, n *Node)
+	// BroadcastBase, when valid, gives node-N the broadcast address
+	// BroadcastBase+N-1, different from the address it serves at (as an EC2
+	// instance gossips its private IP while the runner reaches its public one).
+	BroadcastBase netip.Addr
+	// DC, when set, is the DC every fake node's snitch reports, whatever the
+	// cluster spec asked for (as Ec2Snitch names the DC after the region).
+	DC string
 
 	mu      sync.Mutex
 	next    int
@@ -51,9 +58,12 @@ func (p *Provider) start(specs []provision.NodeSpec, joinAfter time.Duration) ([
 		p.next++
 		i := p.next
 		p.mu.Unlock()
-		addr := p.Base
+		addr, bcast := p.Base, p.BroadcastBase
 		for k := 1; k < i; k++ {
 			addr = addr.Next()
+			if bcast.IsValid() {
+				bcast = bcast.Next()
+			}
 		}
 		name := fmt.Sprintf("node-%d", i)
 		n := provision.Node{Name: name, ID: name, DC: "dc1", Rack: s.Rack, InstanceType: s.InstanceType, Address: addr.String(),
@@ -63,6 +73,12 @@ func (p *Provider) start(specs []provision.NodeSpec, joinAfter time.Duration) ([
 		}
 		err := p.FC.Start(n.Address, p.Ports, func(fn *Node) {
 			fn.JoinAfter, fn.Rack = joinAfter, s.Rack
+			if bcast.IsValid() {
+				fn.Broadcast = bcast.String()
+			}
+			if p.DC != "" {
+				fn.DC = p.DC
+			}
 			if p.InitNode != nil {
 				p.InitNode(name, fn)
 			}
@@ -121,14 +137,14 @@ func (p *Provider) Logs(ctx context.Context, n provision.Node) (io.ReadCloser, e
 // Destroy closes every fake node.
 func (p *Provider) Destroy(ctx context.Context) error { p.FC.Close(); return nil }
 
-// SetExited marks a node's "process" as exited (see cluster.ProcessChecker).
+// SetExited marks a node's "process" as exited (see provision.ProcessChecker).
 func (p *Provider) SetExited(name string) {
 	p.mu.Lock()
 	p.exited[name] = true
 	p.mu.Unlock()
 }
 
-// NodeExited implements cluster.ProcessChecker.
+// NodeExited implements provision.ProcessChecker.
 func (p *Provider) NodeExited(name string) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

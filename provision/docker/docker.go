@@ -108,9 +108,10 @@ type member struct {
 }
 
 var (
-	_ provision.Provider  = (*Provider)(nil)
-	_ provision.Pauser    = (*Provider)(nil)
-	_ provision.Restarter = (*Provider)(nil)
+	_ provision.Provider       = (*Provider)(nil)
+	_ provision.Pauser         = (*Provider)(nil)
+	_ provision.Restarter      = (*Provider)(nil)
+	_ provision.ProcessChecker = (*Provider)(nil)
 )
 
 // New builds the provider.
@@ -609,7 +610,7 @@ func (p *Provider) StartNode(ctx context.Context, n provision.Node) error {
 
 // NodeExited tells whether a node's container has stopped (the cluster's
 // waits then fail at once with the node's last log error instead of timing
-// out). It implements cluster.ProcessChecker.
+// out). It implements provision.ProcessChecker.
 func (p *Provider) NodeExited(name string) (bool, error) {
 	p.mu.Lock()
 	m, ok := p.nodes[name]

@@ -21,14 +21,13 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 
-	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/provision/docker"
 	"github.com/elasticity-dev/elasticity/provision/docker/dockertest"
 )
 
 // The cluster's waits fail fast on containers that exited.
-var _ cluster.ProcessChecker = (*docker.Provider)(nil)
+var _ provision.ProcessChecker = (*docker.Provider)(nil)
 
 func randomID(prefix string) string {
 	var b [3]byte

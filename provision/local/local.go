@@ -80,16 +80,6 @@ type Options struct {
 	Logf func(format string, args ...any)
 }
 
-// NodeExit reports that a node's process ended.
-type NodeExit struct {
-	Node provision.Node
-	Err  error // nil for exit status 0
-	Time time.Time
-	// Requested is true when the provider stopped it (StopNode, KillNode,
-	// RemoveNode, Destroy): a death nobody needs to explain.
-	Requested bool
-}
-
 // proc is one node's process.
 type proc struct {
 	node      provision.Node
@@ -117,15 +107,17 @@ type Provider struct {
 	next      int // index of the last node started
 	seeds     []string
 	procs     map[string]*proc
-	exits     chan NodeExit
+	exits     chan provision.NodeExit
 	closed    bool
 }
 
 var (
-	_ provision.Provider     = (*Provider)(nil)
-	_ provision.Pauser       = (*Provider)(nil)
-	_ provision.Restarter    = (*Provider)(nil)
-	_ provision.LogCollector = (*Provider)(nil)
+	_ provision.Provider       = (*Provider)(nil)
+	_ provision.Pauser         = (*Provider)(nil)
+	_ provision.Restarter      = (*Provider)(nil)
+	_ provision.LogCollector   = (*Provider)(nil)
+	_ provision.ExitNotifier   = (*Provider)(nil)
+	_ provision.ProcessChecker = (*Provider)(nil)
 )
 
 // New returns a local provider.
@@ -150,7 +142,7 @@ func New(opts Options) *Provider {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	return &Provider{opts: opts, procs: map[string]*proc{}, exits: make(chan NodeExit, 256)}
+	return &Provider{opts: opts, procs: map[string]*proc{}, exits: make(chan provision.NodeExit, 256)}
 }
 
 func setDefault(v *int, d int) {
@@ -162,9 +154,9 @@ func setDefault(v *int, d int) {
 // Name is "local".
 func (p *Provider) Name() string { return "local" }
 
-// Exits delivers one NodeExit per process end, requested or not. It is
+// Exits delivers one provision.NodeExit per process end, requested or not. It is
 // closed by Destroy. Exits are dropped if nobody reads and 256 are queued.
-func (p *Provider) Exits() <-chan NodeExit { return p.exits }
+func (p *Provider) Exits() <-chan provision.NodeExit { return p.exits }
 
 // NodeExited reports whether the named node's process has ended, with its
 // exit error. A node never started or already removed has not exited.
@@ -461,7 +453,7 @@ func (p *Provider) launch(pr *proc) error {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		p.mu.Lock()
 		pr.err, pr.running = err, false
-		exit := NodeExit{Node: pr.node, Err: err, Time: time.Now().UTC(), Requested: pr.requested}
+		exit := provision.NodeExit{Node: pr.node, Err: err, Time: time.Now().UTC(), Requested: pr.requested}
 		if !p.closed {
 			select {
 			case p.exits <- exit:

@@ -37,9 +37,6 @@ func newDiskMonitor(lc *liveCluster, env *Env) *diskMonitor {
 		return out
 	}, env.MetricsWriter, interval)
 	m.Logf = env.Logf
-	lc.mu.Lock()
-	lc.disk = m
-	lc.mu.Unlock()
 	return &diskMonitor{m: m}
 }
 
@@ -63,57 +60,39 @@ func (d *diskMonitor) DataBytes() float64 {
 type stressLoad struct {
 	p    *scenarios.Plan
 	env  *Env
+	dc   string // the DC the nodes report, which the keyspace names
 	s    *gocql.Session
-	dc   string       // the data centre the nodes are in
 	keys atomic.Int64 // keys written by the fills: the workload reads among them
 }
 
 func newStressLoad(ctx context.Context, env *Env, c Cluster) (*stressLoad, error) {
+	// The keyspace must name the DC the nodes are in, as their snitch names
+	// it (Ec2Snitch: after the region), not the one the scenario assumed.
+	dc, err := c.DataCenter()
+	if err != nil {
+		return nil, fmt.Errorf("the cluster's data centre: %w", err)
+	}
+	if dc != env.Plan.Data.DC {
+		env.Logf("the nodes report data centre %q (the scenario says %q): the keyspace and the load use %q", dc, env.Plan.Data.DC, dc)
+	}
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	dc := clusterDC(env.Plan.Data.DC, c)
-	if dc != env.Plan.Data.DC {
-		env.Logf("data centre: the nodes are in %q (named by their snitch), not the scenario's %q; the keyspace and the load use %q", dc, env.Plan.Data.DC, dc)
-	}
 	s, err := stress.NewSession(cctx, stress.SessionConfig{Hosts: c.Hosts(), LocalDC: dc, Translate: addressTranslator(c)})
 	if err != nil {
 		return nil, err
 	}
-	return &stressLoad{p: env.Plan, env: env, s: s, dc: dc}, nil
+	return &stressLoad{p: env.Plan, env: env, dc: dc, s: s}, nil
 }
 
-// addressTranslator maps the addresses nodes report for themselves
-// (private addresses on AWS) to the ones the runner reaches them at; nil
-// when the cluster's nodes have no separate private address.
+// addressTranslator maps the addresses nodes report for themselves (in
+// system.peers; private addresses on AWS) to the ones the runner reaches
+// them at.
 func addressTranslator(c Cluster) func(string) string {
 	lc, ok := c.(*liveCluster)
 	if !ok {
 		return nil
 	}
-	return func(addr string) string {
-		for _, n := range lc.c.Nodes() {
-			if n.PrivateAddress == addr && n.Address != "" {
-				return n.Address
-			}
-		}
-		return ""
-	}
-}
-
-// clusterDC is the data centre the provisioned nodes are in (on AWS the
-// Ec2Snitch names it after the region, whatever the scenario says), else
-// the scenario's.
-func clusterDC(planned string, c Cluster) string {
-	lc, ok := c.(*liveCluster)
-	if !ok {
-		return planned
-	}
-	for _, n := range lc.c.Nodes() {
-		if n.DC != "" {
-			return n.DC
-		}
-	}
-	return planned
+	return lc.c.ReachAddress
 }
 
 func (l *stressLoad) CreateSchema(ctx context.Context) error {

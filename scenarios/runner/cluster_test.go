@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -15,9 +16,13 @@ import (
 )
 
 // TestLiveClusterGrowShrink drives the nemesis through the real cluster
-// package against fake ScyllaDB nodes (REST, metrics, CQL port).
+// package against fake ScyllaDB nodes (REST, metrics, CQL port) that gossip
+// other addresses than the ones the runner reaches them at and name their
+// DC as Ec2Snitch does, whatever the spec said.
 func TestLiveClusterGrowShrink(t *testing.T) {
 	p := fakescylla.NewProvider("127.0.5.200", fakescylla.Ports{REST: 19310, Metrics: 19380, CQL: 19342}, t.TempDir())
+	p.BroadcastBase = netip.MustParseAddr("10.2.0.1")
+	p.DC = "us-east"
 	var mu sync.Mutex
 	var evs []results.Event
 	var failed error
@@ -37,6 +42,9 @@ func TestLiveClusterGrowShrink(t *testing.T) {
 	}
 	if got := len(lc.Nodes()); got != 3 {
 		t.Fatalf("%d nodes after create", got)
+	}
+	if dc, err := lc.DataCenter(); err != nil || dc != "us-east" {
+		t.Fatalf("DataCenter = %q, %v; want the DC the nodes report", dc, err)
 	}
 	nenv := &nemesis.Env{Cluster: lc, Emit: env.Emit, Logf: env.Logf, Cycles: &nemesis.Cycles{}, Timeouts: nemesis.Policy{Base: 10 * time.Second}}
 	if err := nemesis.Run(ctx, nenv, nemesis.Step{Name: "grow", Kind: nemesis.KindGrow, Mode: nemesis.ModeParallel, InstanceType: "i4i.xlarge", CountPerRack: 1}); err != nil {

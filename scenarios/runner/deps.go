@@ -16,6 +16,8 @@ type Cluster interface {
 	Create(ctx context.Context) error
 	// Hosts are the CQL contact points.
 	Hosts() []string
+	// DataCenter is the DC the nodes report (the keyspace names it).
+	DataCenter() (string, error)
 	// Info describes every node that was ever part of the run.
 	Info() []results.NodeInfo
 	// CollectLogs copies every node's log into dir.

@@ -121,10 +121,11 @@ func (lc *liveCluster) loaderHosts() []string {
 	return out
 }
 
-// share is loader i's part of job, its records named after the loader.
+// share is loader i's part of job, its records named after the loader,
+// routed to the DC the nodes report.
 func (l *fleetLoad) share(job stress.Job, i int, source string) stress.Job {
 	j := job.Share(i, l.f.Len())
-	j.Source = source
+	j.Source, j.DC = source, l.dc
 	return j
 }
 

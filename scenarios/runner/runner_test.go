@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/nemesis"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
@@ -23,7 +24,7 @@ import (
 // raises disk usage, growing lowers it.
 type fakeWorld struct {
 	mu        sync.Mutex
-	nodes     []nemesis.Node
+	nodes     []*cluster.Node
 	seq       int
 	usedGB    float64
 	totalGB   float64
@@ -36,12 +37,13 @@ type fakeWorld struct {
 func (w *fakeWorld) Create(ctx context.Context) error {
 	for _, r := range []string{"r1", "r2", "r3"} {
 		w.seq++
-		w.nodes = append(w.nodes, nemesis.Node{Name: fmt.Sprintf("node-%d", w.seq), Rack: r, Seq: w.seq})
+		w.nodes = append(w.nodes, &cluster.Node{Node: provision.Node{Name: fmt.Sprintf("node-%d", w.seq), Rack: r}, Seq: w.seq})
 	}
 	w.totalGB = 300
 	return nil
 }
-func (w *fakeWorld) Hosts() []string { return []string{"127.0.5.1"} }
+func (w *fakeWorld) Hosts() []string             { return []string{"127.0.5.1"} }
+func (w *fakeWorld) DataCenter() (string, error) { return "dc1", nil }
 func (w *fakeWorld) Info() []results.NodeInfo {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -56,35 +58,35 @@ func (w *fakeWorld) CollectLogs(ctx context.Context, dir string) error {
 	return os.WriteFile(filepath.Join(dir, "node-1.log"), []byte("log\n"), 0o644)
 }
 func (w *fakeWorld) Destroy(ctx context.Context) error { w.destroyed.Store(true); return nil }
-func (w *fakeWorld) Nodes() []nemesis.Node {
+func (w *fakeWorld) Nodes() []*cluster.Node {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]nemesis.Node(nil), w.nodes...)
+	return append([]*cluster.Node(nil), w.nodes...)
 }
-func (w *fakeWorld) AddNodes(ctx context.Context, step string, specs []provision.NodeSpec) ([]nemesis.Node, error) {
+func (w *fakeWorld) AddNodes(ctx context.Context, step string, specs []provision.NodeSpec) ([]*cluster.Node, error) {
 	if w.addErr != nil {
 		return nil, w.addErr
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var out []nemesis.Node
+	var out []*cluster.Node
 	for _, s := range specs {
 		w.seq++
-		n := nemesis.Node{Name: fmt.Sprintf("node-%d", w.seq), Rack: s.Rack, Seq: w.seq}
+		n := &cluster.Node{Node: provision.Node{Name: fmt.Sprintf("node-%d", w.seq), Rack: s.Rack}, Seq: w.seq}
 		w.nodes = append(w.nodes, n)
 		out = append(out, n)
 		w.totalGB += 100
 	}
 	return out, nil
 }
-func (w *fakeWorld) WaitNormal(ctx context.Context, nodes []nemesis.Node) error { return nil }
-func (w *fakeWorld) Decommission(ctx context.Context, n nemesis.Node) error     { return nil }
-func (w *fakeWorld) Remove(ctx context.Context, n nemesis.Node) error           { return nil }
-func (w *fakeWorld) Quiesce(ctx context.Context) error                          { return nil }
-func (w *fakeWorld) Load(ctx context.Context, n nemesis.Node) (nemesis.Load, error) {
+func (w *fakeWorld) WaitNormal(ctx context.Context, nodes []*cluster.Node) error { return nil }
+func (w *fakeWorld) Decommission(ctx context.Context, n *cluster.Node) error     { return nil }
+func (w *fakeWorld) Remove(ctx context.Context, n *cluster.Node) error           { return nil }
+func (w *fakeWorld) Quiesce(ctx context.Context) error                           { return nil }
+func (w *fakeWorld) Load(ctx context.Context, n *cluster.Node) (nemesis.Load, error) {
 	return nemesis.Load{}, nil
 }
-func (w *fakeWorld) ExpectDeath(n nemesis.Node) {}
+func (w *fakeWorld) ExpectDeath(n *cluster.Node) {}
 
 func (w *fakeWorld) Snapshot(ctx context.Context) ([]results.NodeDisk, results.NodeDisk, error) {
 	w.mu.Lock()
