@@ -92,6 +92,14 @@ func (s Step) Info() results.NemesisInfo {
 // IsTopology reports whether the step changes the cluster's membership.
 func (s Step) IsTopology() bool { return s.Kind.IsTopology() }
 
+// Recovery answers when latency was back within target after a moment
+// (monitor.Recovery watches the workload's records).
+type Recovery interface {
+	// Wait returns the end of the first interval after since whose
+	// latencies are within target, blocking until there is one.
+	Wait(ctx context.Context, since time.Time) (time.Time, error)
+}
+
 // Env is what steps share: the cluster, the event sink and the clocks.
 type Env struct {
 	Cluster Cluster
@@ -100,7 +108,7 @@ type Env struct {
 	// Progress reports what the run is waiting for (terminal and progress events).
 	Progress func(phase results.Phase, msg string)
 	Cycles   *Cycles
-	Recovery *Recovery // nil: latency_recovered is not awaited
+	Recovery Recovery // nil: latency_recovered is not awaited
 	Timeouts Policy
 	LogDir   string // hook output goes to LogDir/hooks
 	// Heartbeat is how often long waits report progress (default DefaultHeartbeat).

@@ -10,7 +10,6 @@ import (
 
 	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/monitor"
-	"github.com/elasticity-dev/elasticity/nemesis"
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/scenarios"
 	"github.com/elasticity-dev/elasticity/stress"
@@ -124,7 +123,7 @@ func (l *stressLoad) workload(j stress.Job) (stress.Workload, error) {
 // capacity and so a gentler load_percent.
 func (l *stressLoad) calibrationCeiling() time.Duration {
 	ceiling := 50.0
-	for _, lim := range nemesis.ThresholdsFrom(l.env.Plan.Thresholds) {
+	for _, lim := range monitor.ThresholdsFrom(l.env.Plan.Thresholds) {
 		ceiling = min(ceiling, lim)
 	}
 	return time.Duration(ceiling * float64(time.Millisecond))

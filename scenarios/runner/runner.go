@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/monitor"
 	"github.com/elasticity-dev/elasticity/nemesis"
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/scenarios"
@@ -86,7 +87,7 @@ type run struct {
 	load    Load
 	env     *Env
 
-	recovery *nemesis.Recovery
+	recovery *monitor.Recovery
 	cycles   *nemesis.Cycles
 
 	bg         sync.WaitGroup
@@ -115,7 +116,7 @@ func Execute(ctx context.Context, p *scenarios.Plan, o Options) (*results.Result
 		r.close()
 		return nil, &RunError{Status: results.StatusError, Err: err}
 	}
-	r.recovery = nemesis.NewRecovery(nemesis.ThresholdsFrom(p.Thresholds))
+	r.recovery = monitor.NewRecovery(monitor.ThresholdsFrom(p.Thresholds))
 
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -1,4 +1,4 @@
-package nemesis
+package monitor
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 )
 
 // Recovery watches the workload's latency records and answers "when was
-// P99 back within target?". The target of an operation is its steady-state
+// P99 back within target?" (the nemesis's latency_recovered wait). The target of an operation is its steady-state
 // P99 threshold when the scenario sets one, else 1.5× the P99 measured in
 // the steady state (never below MinTarget, so that a sub-millisecond
 // baseline does not make recovery unreachable through noise).
@@ -59,7 +59,7 @@ func ThresholdsFrom(ts []results.Threshold) map[string]float64 {
 			continue
 		}
 		switch t.Cycle {
-		case "*", "steady_state", Name(0):
+		case "*", "steady_state", results.SteadyStateCycle:
 		default:
 			continue
 		}
