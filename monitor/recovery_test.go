@@ -78,4 +78,3 @@ func TestRecoveryThresholdAndErrors(t *testing.T) {
 		t.Fatalf("errors must keep an interval unrecovered: %v %v", at, ok)
 	}
 }
-
