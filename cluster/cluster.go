@@ -128,9 +128,6 @@ func New(p provision.Provider, opts Options) *Cluster {
 	return &Cluster{p: p, opts: opts, admins: map[string]*scyllarest.Client{}, probes: map[string]*scyllarest.Client{}}
 }
 
-// Provider is the backend the cluster runs on.
-func (c *Cluster) Provider() provision.Provider { return c.p }
-
 // Create starts the initial nodes and waits until every one is ready.
 func (c *Cluster) Create(ctx context.Context, spec provision.ClusterSpec) error {
 	pn, err := c.p.Create(ctx, spec)
@@ -147,25 +144,10 @@ func (c *Cluster) Create(ctx context.Context, spec provision.ClusterSpec) error 
 	return nil
 }
 
-// Grow adds nodes and waits until they are joined and normal in every live
-// node's view. Serial or parallel growth is the caller's choice: call it once
-// per node or once with all specs. On error the nodes that were started are
-// returned too (state down unless they became normal), so the caller can Drop them.
-func (c *Cluster) Grow(ctx context.Context, step string, specs []provision.NodeSpec) ([]*Node, error) {
-	added, err := c.Add(ctx, step, specs)
-	if err != nil {
-		return added, err
-	}
-	if err := c.WaitReady(ctx, added); err != nil {
-		c.markDown(added)
-		return added, fmt.Errorf("%s: %w", stepName(step), err)
-	}
-	return added, nil
-}
-
 // Add starts new nodes that join the cluster and returns once they are
-// started (state joining), not necessarily normal: the first half of Grow,
-// for callers that time the join themselves. Follow it with WaitReady.
+// started (state joining), not necessarily normal, so that callers time the
+// start and the join apart. Follow it with WaitJoined. On error the nodes
+// that were started are returned too (state down), so the caller can Drop them.
 func (c *Cluster) Add(ctx context.Context, step string, specs []provision.NodeSpec) ([]*Node, error) {
 	pn, err := c.p.AddNodes(ctx, specs)
 	added := c.addMembers(pn, step)
@@ -205,6 +187,16 @@ func (c *Cluster) addMembers(pn []provision.Node, step string) []*Node {
 		c.emitState(n, StateStarted, "")
 	}
 	return out
+}
+
+// WaitJoined is WaitReady for nodes that are joining: on failure the ones
+// that did not become normal are marked down.
+func (c *Cluster) WaitJoined(ctx context.Context, nodes []*Node) error {
+	err := c.WaitReady(ctx, nodes)
+	if err != nil {
+		c.markDown(nodes)
+	}
+	return err
 }
 
 func (c *Cluster) markDown(nodes []*Node) {
@@ -541,18 +533,8 @@ func LastErrorLine(path string) string {
 	return lastErr
 }
 
-// Decommission asks n to leave (POST decommission on n), waits until it is
-// gone from the other nodes' host lists, then releases it with the
-// provider's RemoveNode.
-func (c *Cluster) Decommission(ctx context.Context, n *Node) error {
-	if err := c.Leave(ctx, n); err != nil {
-		return err
-	}
-	return c.release(ctx, n)
-}
-
-// Leave is Decommission without releasing the node: it returns when n has
-// left (state left); Drop releases it.
+// Leave asks n to leave (POST decommission on n) and returns when it is
+// gone from the other nodes' host lists (state left); Drop releases it.
 func (c *Cluster) Leave(ctx context.Context, n *Node) error {
 	c.SetState(n, StateLeaving)
 	if err := c.Admin(n).Decommission(ctx); err != nil {
@@ -696,11 +678,6 @@ func (c *Cluster) waitGone(ctx context.Context, n *Node) error {
 // done: quiesce_topology on a live node.
 func (c *Cluster) Quiesce(ctx context.Context) error {
 	return c.onLive(ctx, "quiescing topology", func(cl *scyllarest.Client) error { return cl.QuiesceTopology(ctx) })
-}
-
-// SetBalancing turns the tablet load balancer on or off.
-func (c *Cluster) SetBalancing(ctx context.Context, on bool) error {
-	return c.onLive(ctx, fmt.Sprintf("setting tablet balancing to %v", on), func(cl *scyllarest.Client) error { return cl.SetTabletBalancing(ctx, on) })
 }
 
 // onLive runs fn against the first normal member that answers.

@@ -53,6 +53,23 @@ func newCluster(t *testing.T, p provision.Provider, rec *recorder, timeout time.
 	return cluster.New(p, cluster.Options{NodeReadyTimeout: timeout, PollInterval: 100 * time.Millisecond, Logf: t.Logf, Emit: rec.emit})
 }
 
+// grow adds nodes and waits until they are normal, as the nemesis does.
+func grow(ctx context.Context, c *cluster.Cluster, step string, specs []provision.NodeSpec) ([]*cluster.Node, error) {
+	added, err := c.Add(ctx, step, specs)
+	if err != nil {
+		return added, err
+	}
+	return added, c.WaitJoined(ctx, added)
+}
+
+// decommission makes n leave and releases it, as a shrink step does.
+func decommission(ctx context.Context, c *cluster.Cluster, n *cluster.Node) error {
+	if err := c.Leave(ctx, n); err != nil {
+		return err
+	}
+	return c.Drop(ctx, n)
+}
+
 var spec3 = provision.ClusterSpec{RunID: "t", Racks: []string{"rack1", "rack2", "rack3"}, NodesPerRack: 1, InstanceType: "i4i.large"}
 
 func TestCreateGrowDecommission(t *testing.T) {
@@ -78,7 +95,7 @@ func TestCreateGrowDecommission(t *testing.T) {
 	}
 
 	start := time.Now()
-	added, err := c.Grow(ctx, "grow-1", []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.4xlarge"}})
+	added, err := grow(ctx, c, "grow-1", []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.4xlarge"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +111,7 @@ func TestCreateGrowDecommission(t *testing.T) {
 	}
 
 	p.FC.Update(n4.Address, func(f *fakescylla.Node) { f.DecommissionTime = 300 * time.Millisecond })
-	if err := c.Decommission(ctx, n4); err != nil {
+	if err := decommission(ctx, c, n4); err != nil {
 		t.Fatal(err)
 	}
 	if len(c.Nodes()) != 3 || slices.Contains(p.FC.Members(), n4.Address) || !slices.Equal(p.RemovedNodes(), []string{"node-4"}) {
@@ -104,9 +121,6 @@ func TestCreateGrowDecommission(t *testing.T) {
 		t.Fatalf("node-4 states = %v", got)
 	}
 
-	if err := c.SetBalancing(ctx, true); err != nil || p.FC.Balancing() == nil || !*p.FC.Balancing() {
-		t.Fatalf("SetBalancing: %v", err)
-	}
 	// Quiesce goes around a node that does not answer.
 	n1 := c.Nodes()[0]
 	p.FC.Stop(n1.Address)
@@ -176,7 +190,7 @@ func TestGrowFailsFastWhenTheProcessExits(t *testing.T) {
 	os.WriteFile(filepath.Join(p.Dir, "node-4.log"), []byte("INFO  2026-11-30 12:00:00,123 [shard 0:main] init - starting\nERROR 2026-11-30 12:00:01,000 [shard 0:main] init - Startup failed: injected fault\n"), 0o644)
 	p.SetExited("node-4")
 	start := time.Now()
-	added, err := c.Grow(ctx, "grow-1", []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.large"}})
+	added, err := grow(ctx, c, "grow-1", []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.large"}})
 	if err == nil || !strings.Contains(err.Error(), "Startup failed: injected fault") {
 		t.Fatalf("err = %v", err)
 	}
@@ -225,7 +239,7 @@ func TestIdentityWhenBroadcastDiffersFromReachAddress(t *testing.T) {
 		t.Fatalf("Hosts (CQL contact points) = %v, want the reach addresses", got)
 	}
 	// A grow waits until the new node is live in every view by its broadcast address.
-	added, err := c.Grow(ctx, "grow-1", []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.large"}})
+	added, err := grow(ctx, c, "grow-1", []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.large"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +251,7 @@ func TestIdentityWhenBroadcastDiffersFromReachAddress(t *testing.T) {
 	// no longer hold it: they hold 10.0.0.4, never 127.0.4.54.
 	p.FC.Update(n4.Address, func(f *fakescylla.Node) { f.DecommissionTime = 300 * time.Millisecond })
 	start := time.Now()
-	if err := c.Decommission(ctx, n4); err != nil {
+	if err := decommission(ctx, c, n4); err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d < 250*time.Millisecond {

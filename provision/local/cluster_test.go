@@ -31,7 +31,7 @@ func TestClusterOverLocalProvider(t *testing.T) {
 		t.Fatalf("hosts = %v", hosts)
 	}
 	start := time.Now()
-	added, err := c.Grow(ctx, "grow-1", []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.large"}})
+	added, err := grow(ctx, c, "grow-1", []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.large"}})
 	if err == nil || !strings.Contains(err.Error(), "init - Startup failed: std::runtime_error (injected grow fault)") {
 		t.Fatalf("err = %v", err)
 	}
@@ -47,4 +47,21 @@ func TestClusterOverLocalProvider(t *testing.T) {
 	if exited, _ := p.NodeExited("node-1"); !exited {
 		t.Fatal("node-1 still running after Destroy")
 	}
+}
+
+// grow adds nodes and waits until they are normal, as the nemesis does.
+func grow(ctx context.Context, c *cluster.Cluster, step string, specs []provision.NodeSpec) ([]*cluster.Node, error) {
+	added, err := c.Add(ctx, step, specs)
+	if err != nil {
+		return added, err
+	}
+	return added, c.WaitJoined(ctx, added)
+}
+
+// decommission makes n leave and releases it, as a shrink step does.
+func decommission(ctx context.Context, c *cluster.Cluster, n *cluster.Node) error {
+	if err := c.Leave(ctx, n); err != nil {
+		return err
+	}
+	return c.Drop(ctx, n)
 }

@@ -74,7 +74,7 @@ func TestEmulatorClusterLifecycle(t *testing.T) {
 	}
 
 	start = time.Now()
-	added, err := c.Grow(ctx, "grow-1", []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.xlarge"}})
+	added, err := grow(ctx, c, "grow-1", []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.xlarge"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestEmulatorClusterLifecycle(t *testing.T) {
 	}
 	t.Logf("disk: cluster %.4f GB of %.3f GB (%.2f%%)", total.UsedGB, total.TotalGB, total.UsagePercent)
 
-	if err := c.SetBalancing(ctx, true); err != nil {
+	if err := c.Admin(c.Nodes()[0]).SetTabletBalancing(ctx, true); err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()
@@ -116,7 +116,7 @@ func TestEmulatorClusterLifecycle(t *testing.T) {
 	perNode, total, _ = dm.Snapshot(ctx)
 	t.Logf("balanced in %s: node-4 load %.0f bytes; disk %+v", time.Since(start).Round(time.Millisecond), load, perNode)
 	start = time.Now()
-	if err := c.Decommission(ctx, n4); err != nil {
+	if err := decommission(ctx, c, n4); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%s decommissioned in %s", n4.Name, time.Since(start).Round(time.Millisecond))
@@ -281,4 +281,21 @@ func logTails(t *testing.T, dir string) {
 		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 		t.Logf("--- %s (last lines)\n%s", filepath.Base(f), strings.Join(lines[max(0, len(lines)-25):], "\n"))
 	}
+}
+
+// grow adds nodes and waits until they are normal, as the nemesis does.
+func grow(ctx context.Context, c *cluster.Cluster, step string, specs []provision.NodeSpec) ([]*cluster.Node, error) {
+	added, err := c.Add(ctx, step, specs)
+	if err != nil {
+		return added, err
+	}
+	return added, c.WaitJoined(ctx, added)
+}
+
+// decommission makes n leave and releases it, as a shrink step does.
+func decommission(ctx context.Context, c *cluster.Cluster, n *cluster.Node) error {
+	if err := c.Leave(ctx, n); err != nil {
+		return err
+	}
+	return c.Drop(ctx, n)
 }

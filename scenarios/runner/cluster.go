@@ -131,15 +131,7 @@ func (lc *liveCluster) AddNodes(ctx context.Context, step string, specs []provis
 }
 
 func (lc *liveCluster) WaitNormal(ctx context.Context, nodes []*cluster.Node) error {
-	err := lc.c.WaitReady(ctx, nodes)
-	if err != nil {
-		for _, m := range nodes {
-			if lc.c.State(m) != cluster.StateNormal {
-				lc.c.SetState(m, cluster.StateDown)
-			}
-		}
-	}
-	return err
+	return lc.c.WaitJoined(ctx, nodes)
 }
 
 func (lc *liveCluster) Decommission(ctx context.Context, n *cluster.Node) error {
