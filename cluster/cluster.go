@@ -227,7 +227,11 @@ func (c *Cluster) WaitReady(ctx context.Context, nodes []*Node) error {
 		var still []*Node
 		for _, n := range pending {
 			if why := c.notReady(ctx, n, views); why != "" {
-				reasons[n.Name] = why
+				// A check cut short by the deadline says nothing about the
+				// node: the timeout reports the last real reason.
+				if ctx.Err() == nil || reasons[n.Name] == "" {
+					reasons[n.Name] = why
+				}
 				still = append(still, n)
 				continue
 			}
