@@ -121,11 +121,10 @@ func (lc *liveCluster) loaderHosts() []string {
 	return out
 }
 
-// share is loader i's part of job, its records named after the loader,
-// routed to the DC the nodes report.
+// share is loader i's part of job, its records named after the loader.
 func (l *fleetLoad) share(job stress.Job, i int, source string) stress.Job {
 	j := job.Share(i, l.f.Len())
-	j.Source, j.DC = source, l.dc
+	j.Source = source
 	return j
 }
 
