@@ -78,3 +78,11 @@ func TestRecoveryThresholdAndErrors(t *testing.T) {
 		t.Fatalf("errors must keep an interval unrecovered: %v %v", at, ok)
 	}
 }
+
+// A ratio to the steady state is not a P99 limit in ms: recovery ignores it.
+func TestThresholdsFromIgnoresRatios(t *testing.T) {
+	got := ThresholdsFrom([]results.Threshold{{Cycle: "*", Metric: "read_p99_ms", Limit: 3, RatioToSteady: true}, {Cycle: "*", Metric: "write_p99_ms", Limit: 8}})
+	if len(got) != 1 || got[results.OpWrite] != 8 {
+		t.Errorf("got %v", got)
+	}
+}

@@ -378,11 +378,3 @@ func TestShrinkOnlyNamedRacks(t *testing.T) {
 		t.Fatalf("targets %+v, want the newest of rack a only", batches)
 	}
 }
-
-// A ratio to the steady state is not a P99 limit in ms: recovery ignores it.
-func TestThresholdsFromIgnoresRatios(t *testing.T) {
-	got := ThresholdsFrom([]results.Threshold{{Cycle: "*", Metric: "read_p99_ms", Limit: 3, RatioToSteady: true}, {Cycle: "*", Metric: "write_p99_ms", Limit: 8}})
-	if len(got) != 1 || got[results.OpWrite] != 8 {
-		t.Errorf("got %v", got)
-	}
-}
