@@ -323,6 +323,16 @@ func (m *DiskMonitor) ClusterUsagePercent() float64 {
 	return Aggregate(m.Latest()).UsagePercent
 }
 
+// MaxUsagePercent is the fullest node's latest disk usage (SCT's
+// get_max_disk_usage): an average hides a full node.
+func (m *DiskMonitor) MaxUsagePercent() float64 {
+	var top float64
+	for _, s := range m.Latest() {
+		top = max(top, ToNodeDisk(s).UsagePercent)
+	}
+	return top
+}
+
 // Snapshot samples every node now (writing the samples) and returns disk
 // usage per node and for the cluster (Node "cluster"), for disk_snapshot
 // events and fill stop conditions. Nodes that could not be read are left out

@@ -74,6 +74,10 @@ func TestDiskMonitorSnapshot(t *testing.T) {
 	if p := m.ClusterUsagePercent(); math.Abs(p-65) > 1e-9 {
 		t.Fatalf("ClusterUsagePercent = %v", p)
 	}
+	// The fill stops on the fullest node (90%), not the average (65%).
+	if p := m.MaxUsagePercent(); math.Abs(p-90) > 1e-9 {
+		t.Fatalf("MaxUsagePercent = %v, want node-1's 90", p)
+	}
 	latest := m.Latest()
 	if len(latest) != 2 || latest[0].Source != SourceNodeExporter || latest[1].Source != SourceRESTLoadFallback {
 		t.Fatalf("latest = %+v", latest)

@@ -126,6 +126,7 @@ func applyDefaults(s *Scenario, d *decoder) {
 	}
 	for i := range ds.Fill {
 		str(&ds.Fill[i].Name, fmt.Sprintf("Fill %d", i+1))
+		str(&ds.Fill[i].By, FillByMax)
 	}
 	num(&ds.FillConcurrency, "dataset.fill_concurrency", DefaultFillConcurrency)
 

@@ -23,6 +23,7 @@ func TestExpectedErrorsValidation(t *testing.T) {
 		{"unknown key", minimal + "expected_errors:\n  - typ: BAD_ALLOC\n", nil, 3, "expected_errors.0.typ", `did you mean "type"`},
 		{"severity value", minimal + "severities:\n  NO_SPACE_ERROR: WARN\n", nil, 3, "severities.NO_SPACE_ERROR", "not one of"},
 		{"severity type", minimal + "severities:\n  NO_SPACE: WARNING\n", nil, 3, "severities.NO_SPACE", `did you mean "NO_SPACE_ERROR"`},
+		{"fill by", minimal + "dataset:\n  fill:\n    - target_percent: 50%\n      by: mean\n", nil, 5, "dataset.fill.0.by", "not one of max, average"},
 		{"set bad regex", minimal, []string{`expected_errors=[{regex: "a("}]`}, 0, "expected_errors.0.regex", "not a regular expression"},
 	}
 	for _, c := range cases {

@@ -87,6 +87,8 @@ type PlanNodes struct {
 type PlanFill struct {
 	Name          string  `json:"name"`
 	TargetPercent float64 `json:"target_percent"`
+	// By is max (the fullest node reaches the target) or average (the cluster).
+	By string `json:"by"`
 	// TargetBytes is the data on disk (all replicas) at the target.
 	TargetBytes float64 `json:"target_bytes"`
 	// WriteBytes is what this phase adds on disk (all replicas); UniqueBytes = WriteBytes / RF.
@@ -440,7 +442,7 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 	var onDisk float64
 	for _, f := range s.Dataset.Fill {
 		target := f.TargetPercent.Fraction() * capBytes
-		pf := PlanFill{Name: f.Name, TargetPercent: float64(f.TargetPercent), TargetBytes: target, WriteBytes: max(0, target-onDisk)}
+		pf := PlanFill{Name: f.Name, By: f.By, TargetPercent: float64(f.TargetPercent), TargetBytes: target, WriteBytes: max(0, target-onDisk)}
 		pf.UniqueBytes = pf.WriteBytes / rf
 		if mean > 0 {
 			pf.Rows = int64(pf.UniqueBytes / mean)

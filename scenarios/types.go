@@ -124,11 +124,20 @@ type Dataset struct {
 	FillRate Rate `yaml:"fill_rate,omitempty"`
 }
 
+// What a fill phase's target is measured on.
+const (
+	FillByMax     = "max"
+	FillByAverage = "average"
+)
+
 // FillPhase writes data until the cluster's disk usage reaches TargetPercent, then holds.
 type FillPhase struct {
 	Name          string   `yaml:"name"`
 	TargetPercent Percent  `yaml:"target_percent"`
 	Hold          Duration `yaml:"hold"`
+	// By is what reaches the target: the fullest node ("max", the default,
+	// as SCT's get_max_disk_usage stops the fill) or the cluster "average".
+	By string `yaml:"by"`
 }
 
 // Workload is the fixed-rate mixed workload: measured alone in Cycle #0

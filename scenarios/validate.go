@@ -122,6 +122,7 @@ func validate(s *Scenario, d *decoder) {
 			d.problem(p+".name", "duplicate fill phase name %q", f.Name)
 		}
 		seenFill[f.Name] = true
+		oneOf(p+".by", f.By, []string{FillByMax, FillByAverage})
 		switch {
 		case f.TargetPercent <= 0 || f.TargetPercent >= 100:
 			d.problem(p+".target_percent", "must be between 0%% and 100%% (exclusive), got %v", f.TargetPercent)

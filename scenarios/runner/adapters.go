@@ -46,6 +46,7 @@ func (d *diskMonitor) Snapshot(ctx context.Context) ([]results.NodeDisk, results
 }
 
 func (d *diskMonitor) ClusterUsagePercent() float64 { return d.m.ClusterUsagePercent() }
+func (d *diskMonitor) MaxUsagePercent() float64     { return d.m.MaxUsagePercent() }
 
 func (d *diskMonitor) DataBytes() float64 {
 	var b float64

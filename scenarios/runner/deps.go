@@ -34,6 +34,8 @@ type Disk interface {
 	Snapshot(ctx context.Context) ([]results.NodeDisk, results.NodeDisk, error)
 	// ClusterUsagePercent is the latest cluster-wide usage.
 	ClusterUsagePercent() float64
+	// MaxUsagePercent is the latest usage of the fullest node.
+	MaxUsagePercent() float64
 	// DataBytes is the latest total used bytes (all replicas), for timeouts.
 	DataBytes() float64
 }

@@ -403,6 +403,11 @@ func (r *run) fill(ctx context.Context, f scenarios.PlanFill) error {
 	var mu sync.Mutex
 	stop := make(chan struct{})
 	defer close(stop)
+	// The target is on the fullest node unless the phase says average.
+	usage, what := r.disk.MaxUsagePercent, "fullest node's"
+	if f.By == scenarios.FillByAverage {
+		usage, what = r.disk.ClusterUsagePercent, "cluster"
+	}
 	bar := r.rep.bar(int(f.TargetPercent*10), fmt.Sprintf("%s: disk %% ×10", f.Name))
 	go func() {
 		every := 5 * time.Second
@@ -422,9 +427,9 @@ func (r *run) fill(ctx context.Context, f scenarios.PlanFill) error {
 				mu.Lock()
 				k := keys
 				mu.Unlock()
-				msg := fmt.Sprintf("%s: cluster disk %.1f%% of target %.0f%% (%d keys written)", f.Name, r.disk.ClusterUsagePercent(), f.TargetPercent, k)
+				msg := fmt.Sprintf("%s: %s disk %.1f%% of target %.0f%% (%d keys written)", f.Name, what, usage(), f.TargetPercent, k)
 				if bar != nil {
-					_ = bar.Set(min(int(r.disk.ClusterUsagePercent()*10), int(f.TargetPercent*10)))
+					_ = bar.Set(min(int(usage()*10), int(f.TargetPercent*10)))
 					r.rep.event(PhaseFill, msg)
 				} else {
 					r.rep.Progress(PhaseFill, msg)
@@ -435,9 +440,9 @@ func (r *run) fill(ctx context.Context, f scenarios.PlanFill) error {
 	// Usage is sampled about once a second and writes land before they
 	// show: stop when the current growth rate would reach the target within
 	// fillLead, so that the fill does not overshoot by seconds of writes.
-	startAt, startPct := time.Now(), r.disk.ClusterUsagePercent()
+	startAt, startPct := time.Now(), usage()
 	done := func() bool {
-		u := r.disk.ClusterUsagePercent()
+		u := usage()
 		if u >= f.TargetPercent {
 			return true
 		}
@@ -454,7 +459,7 @@ func (r *run) fill(ctx context.Context, f scenarios.PlanFill) error {
 		mu.Unlock()
 	})
 	if err != nil && ctx.Err() == nil && fctx.Err() != nil {
-		return fmt.Errorf("disk usage %.1f%% did not reach %.0f%% within %s", r.disk.ClusterUsagePercent(), f.TargetPercent, timeout)
+		return fmt.Errorf("%s disk usage %.1f%% did not reach %.0f%% within %s", what, usage(), f.TargetPercent, timeout)
 	}
 	if err != nil {
 		return fmt.Errorf("filling to %.0f%%: %w", f.TargetPercent, err)

@@ -161,6 +161,9 @@ type diskAdapter struct{ *fakeWorld }
 
 func (d diskAdapter) Run(ctx context.Context) { <-ctx.Done() }
 
+// MaxUsagePercent: the fake world's nodes fill evenly.
+func (d diskAdapter) MaxUsagePercent() float64 { return d.ClusterUsagePercent() }
+
 func fakeDeps(w *fakeWorld, finalized *string) Deps {
 	return Deps{
 		NewCluster: func(ctx context.Context, env *Env) (Cluster, error) { return w, nil },
