@@ -1,0 +1,27 @@
+package main
+
+import (
+	"github.com/elasticity-dev/elasticity/emulator/image"
+	"github.com/spf13/cobra"
+)
+
+// `elasticity image PROGRAM ...` runs a program of the scylladb/scylla image
+// double (Dockerfile.emulator): its entrypoint, scylla, node_exporter or
+// supervisorctl. Hidden: only the image calls it.
+func init() {
+	addCommand(func(e *env) *cobra.Command {
+		return &cobra.Command{
+			Use:                "image PROGRAM [ARGS...]",
+			Short:              "Run a program of the scylladb/scylla image double (inside the emulator image)",
+			Hidden:             true,
+			DisableFlagParsing: true,
+			SilenceUsage:       true,
+			RunE: func(c *cobra.Command, args []string) error {
+				if code := image.Main(c.Context(), args, e.Stdout, e.Stderr); code != 0 {
+					return withCode(code, nil) // the program printed its own error
+				}
+				return nil
+			},
+		}
+	})
+}
