@@ -3,8 +3,11 @@
 // on it, labels that `elasticity gc --backend docker` can find.
 //
 // It runs real ScyllaDB images (scylladb/scylla) and, in our own tests, the
-// emulator image built from this repository (Dockerfile.emulator), with the
-// same code: only the command line differs.
+// image double built from this repository (Dockerfile.emulator, which
+// behaves as the official image of the version it poses as), with the same
+// command line: every version-dependent flag follows the image's ScyllaDB
+// version (ResolveImage), and the double only gets the emulator's model
+// flags on top.
 package docker
 
 import (
@@ -53,14 +56,22 @@ const (
 )
 
 // DefaultImage is the ScyllaDB image used when the scenario names none.
-const DefaultImage = "scylladb/scylla:2025.1"
+const DefaultImage = "scylladb/scylla:" + DefaultVersion
 
 // Options configure the Docker provider.
 type Options struct {
 	Image string // container image; DefaultImage when empty
-	// Emulator says the image is this repository's emulator (entrypoint
-	// `elasticity`), which takes `node` flags instead of ScyllaDB's.
-	Emulator bool
+	// Version is the image's ScyllaDB version (ResolveImage); zero =
+	// DefaultVersion. The entrypoint's flags depend on it.
+	Version Version
+	// Emulated says the image is this repository's double (ResolveImage:
+	// its elasticity.emulator label): nodes also get the emulator's model
+	// of their catalog instance (--instance-type, --vcpus, --memory-gb,
+	// --disk-gb), passed through the entrypoint to the emulated scylla.
+	Emulated bool
+	// StallThresholdMS is --blocked-reactor-notify-ms on images whose
+	// entrypoint takes it (2025.4 and later); 0 = 25, ScyllaDB's default.
+	StallThresholdMS int
 	// SMP and MemoryGB override the instance type's figures (0 = derive,
 	// see Resources). With BaseInstanceType set they size a node of that
 	// type only, and other types scale by their vCPU and memory ratios, so
@@ -77,11 +88,7 @@ type Options struct {
 	// (docker.network); "" = one network per run. The run picks free
 	// addresses in its subnet and leaves the network in place.
 	Network string
-	// DCRackFlags: the image accepts --dc/--rack (ScyllaDB 2025.4 and later).
-	// When false, a cassandra-rackdc.properties is written and
-	// GossipingPropertyFileSnitch is used.
-	DCRackFlags bool
-	Logf        func(format string, args ...any)
+	Logf func(format string, args ...any)
 	Now         func() time.Time
 }
 
@@ -218,51 +225,7 @@ func (p *Provider) Request(n provision.Node, seeds []string, networkName string)
 	}
 	smp, memGB := p.Resources(it)
 	ip := n.Address
-	var cmd []string
-	var entrypoint []string
-	var files []testcontainers.ContainerFile
-	if p.opts.Emulator {
-		// The emulator models the catalog instance (its capacity comes from
-		// vCPUs and disk, as on the local backend); smp and memGB only bound
-		// the container. Logs go to stdout, where the log consumer reads them.
-		f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-		entrypoint = []string{"/elasticity"}
-		cmd = []string{"node",
-			"--listen-address", ip, "--data-dir", "/var/lib/scylla",
-			"--cluster-name", p.spec.ClusterName, "--dc", n.DC, "--rack", n.Rack,
-			"--instance-type", it.Name, "--vcpus", strconv.Itoa(it.VCPUs),
-			"--memory-gb", f(it.MemoryGB), "--disk-gb", f(it.StorageGB),
-			"--seeds", strings.Join(seeds, ","),
-			"--cql-port", strconv.Itoa(CQLPort), "--rest-port", strconv.Itoa(RESTPort),
-			"--metrics-port", strconv.Itoa(MetricsPort), "--internode-port", strconv.Itoa(InternodePort),
-		}
-	} else {
-		cmd = []string{
-			"--seeds", strings.Join(seeds, ","),
-			"--listen-address", ip, "--rpc-address", ip, "--broadcast-address", ip, "--broadcast-rpc-address", ip,
-			// REST binds to localhost by default, unreachable from the runner.
-			"--api-address", "0.0.0.0",
-			"--smp", strconv.Itoa(smp), "--memory", strconv.Itoa(int(memGB*1024)) + "M",
-			"--overprovisioned", "1", "--developer-mode", "1",
-			"--blocked-reactor-notify-ms", "25",
-		}
-		if p.opts.DCRackFlags {
-			cmd = append(cmd, "--dc", n.DC, "--rack", n.Rack)
-		} else {
-			cmd = append(cmd, "--endpoint-snitch", "GossipingPropertyFileSnitch")
-			files = append(files, testcontainers.ContainerFile{
-				Reader:            strings.NewReader(fmt.Sprintf("dc=%s\nrack=%s\nprefer_local=true\n", n.DC, n.Rack)),
-				ContainerFilePath: "/etc/scylla/cassandra-rackdc.properties", FileMode: 0o644,
-			})
-		}
-		if p.spec.ClusterName != "" {
-			cmd = append(cmd, "--cluster-name", p.spec.ClusterName)
-		}
-	}
-	cmd = append(cmd, p.spec.ExtraArgs...)
-	if p.opts.NodeArgs != nil {
-		cmd = append(cmd, p.opts.NodeArgs(n, it)...)
-	}
+	cmd, files := p.Command(n, it, seeds)
 	addr, err := netip.ParseAddr(ip)
 	if err != nil {
 		return testcontainers.ContainerRequest{}, fmt.Errorf("docker: node %s has no valid address %q", n.Name, ip)
@@ -271,7 +234,6 @@ func (p *Provider) Request(n provision.Node, seeds []string, networkName string)
 	return testcontainers.ContainerRequest{
 		Image:          p.opts.Image,
 		Name:           containerName(p.spec.RunID, n.Name),
-		Entrypoint:     entrypoint,
 		Cmd:            cmd,
 		Labels:         p.labels(n.Name),
 		Networks:       []string{networkName},
@@ -297,6 +259,71 @@ func (p *Provider) Request(n provision.Node, seeds []string, networkName string)
 			}
 		},
 	}, nil
+}
+
+func (p *Provider) version() Version {
+	if p.opts.Version.IsZero() {
+		return Version{2025, 1}
+	}
+	return p.opts.Version
+}
+
+// Command is the container's command (the arguments of the image's
+// entrypoint, dist/docker/docker-entrypoint.py) for one node, and the files
+// copied in before it starts. It depends on the image's version:
+//
+//   - 2025.4 and later: --dc/--rack and --blocked-reactor-notify-ms are
+//     entrypoint flags (commandlineparser.py);
+//   - before: the rack goes into cassandra-rackdc.properties with
+//     GossipingPropertyFileSnitch, and no --blocked-reactor-notify-ms is
+//     passed, since scyllasetup.py already appends 999999999 and scylla
+//     refuses an option given twice.
+func (p *Provider) Command(n provision.Node, it provision.InstanceType, seeds []string) ([]string, []testcontainers.ContainerFile) {
+	smp, memGB := p.Resources(it)
+	ip := n.Address
+	v := p.version()
+	var files []testcontainers.ContainerFile
+	cmd := []string{
+		"--seeds", strings.Join(seeds, ","),
+		"--listen-address", ip, "--rpc-address", ip, "--broadcast-address", ip, "--broadcast-rpc-address", ip,
+		// REST binds to localhost by default, unreachable from the runner.
+		"--api-address", "0.0.0.0",
+		"--smp", strconv.Itoa(smp), "--memory", strconv.Itoa(int(memGB*1024)) + "M",
+		"--overprovisioned", "1", "--developer-mode", "1",
+	}
+	if v.StallFlag() {
+		ms := p.opts.StallThresholdMS
+		if ms <= 0 {
+			ms = 25
+		}
+		cmd = append(cmd, "--blocked-reactor-notify-ms", strconv.Itoa(ms))
+	}
+	if v.DCRackFlags() {
+		cmd = append(cmd, "--dc", n.DC, "--rack", n.Rack)
+	} else {
+		cmd = append(cmd, "--endpoint-snitch", "GossipingPropertyFileSnitch")
+		files = append(files, testcontainers.ContainerFile{
+			Reader:            strings.NewReader(fmt.Sprintf("dc=%s\nrack=%s\nprefer_local=true\n", n.DC, n.Rack)),
+			ContainerFilePath: "/etc/scylla/cassandra-rackdc.properties", FileMode: 0o644,
+		})
+	}
+	if p.spec.ClusterName != "" {
+		cmd = append(cmd, "--cluster-name", p.spec.ClusterName)
+	}
+	if p.opts.Emulated {
+		// The double models the catalog instance (its capacity comes from
+		// vCPUs and disk, as on the local backend); --smp and --memory only
+		// bound the container. Unknown to the entrypoint, these reach the
+		// emulated scylla as extra arguments.
+		f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+		cmd = append(cmd, "--instance-type", it.Name, "--vcpus", strconv.Itoa(it.VCPUs),
+			"--memory-gb", f(it.MemoryGB), "--disk-gb", f(it.StorageGB))
+	}
+	cmd = append(cmd, p.spec.ExtraArgs...)
+	if p.opts.NodeArgs != nil {
+		cmd = append(cmd, p.opts.NodeArgs(n, it)...)
+	}
+	return cmd, files
 }
 
 var publishedPorts = []string{

@@ -117,7 +117,7 @@ func TestProviderAgainstEngine(t *testing.T) {
 
 	runID := randomID("it")
 	dir := t.TempDir()
-	p := docker.New(docker.Options{Image: tag, Emulator: true, SMP: 1, MemoryGB: 1, BaseInstanceType: "i4i.large",
+	p := docker.New(docker.Options{Image: tag, Emulated: true, SMP: 1, MemoryGB: 1, BaseInstanceType: "i4i.large",
 		HostCPUs: 2, HostMemoryGB: 16, Logf: t.Logf,
 		NodeArgs: func(provision.Node, provision.InstanceType) []string {
 			return []string{"--storage-scale-mib-per-gb", "0.5", "--ops-per-vcpu", "250", "--stream-mib-per-vcpu", "2"}
@@ -313,7 +313,7 @@ func TestProviderOnExistingNetwork(t *testing.T) {
 	}
 
 	runID := randomID("it-net")
-	p := docker.New(docker.Options{Image: tag, Emulator: true, Network: name, HostCPUs: 2, HostMemoryGB: 16, Logf: t.Logf})
+	p := docker.New(docker.Options{Image: tag, Emulated: true, Network: name, HostCPUs: 2, HostMemoryGB: 16, Logf: t.Logf})
 	nodes, err := p.Create(ctx, provision.ClusterSpec{RunID: runID, Scenario: "docker-it", ClusterName: "it", DC: "dc1",
 		Racks: []string{"rack1"}, NodesPerRack: 1, InstanceType: "i4i.large", Dir: t.TempDir(), TTL: 10 * time.Minute})
 	if err != nil {

@@ -29,7 +29,7 @@ func TestScyllaContainerRequestsThreeRacks(t *testing.T) {
 		}
 		want := "--seeds 10.213.9.2 --listen-address " + ip + " --rpc-address " + ip + " --broadcast-address " + ip +
 			" --broadcast-rpc-address " + ip + " --api-address 0.0.0.0 --smp 2 --memory 8192M --overprovisioned 1 --developer-mode 1" +
-			" --blocked-reactor-notify-ms 25 --endpoint-snitch GossipingPropertyFileSnitch --cluster-name elasticity-run-7 --abort-on-lsa-bad-alloc 1"
+			" --endpoint-snitch GossipingPropertyFileSnitch --cluster-name elasticity-run-7 --abort-on-lsa-bad-alloc 1"
 		if got := strings.Join(req.Cmd, " "); got != want {
 			t.Errorf("%s flags:\n got %s\nwant %s", name, got, want)
 		}
@@ -68,7 +68,7 @@ func TestScyllaContainerRequestsThreeRacks(t *testing.T) {
 }
 
 func TestResourcesWithinHostLimitsAndDCRackFlags(t *testing.T) {
-	p := New(Options{HostCPUs: 2, HostMemoryGB: 24, DCRackFlags: true})
+	p := New(Options{HostCPUs: 2, HostMemoryGB: 24, Version: Version{2025, 4}})
 	it, _ := provision.LookupInstanceType("i4i.4xlarge")
 	if smp, mem := p.Resources(it); smp != 2 || mem != 6 {
 		t.Fatalf("i4i.4xlarge on a 2-core 24 GiB host: smp %d mem %v", smp, mem)
@@ -78,8 +78,10 @@ func TestResourcesWithinHostLimitsAndDCRackFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cmd := strings.Join(req.Cmd, " "); !strings.Contains(cmd, "--dc dc1 --rack rack2") || strings.Contains(cmd, "snitch") || len(req.Files) != 0 {
-		t.Fatalf("2025.4+ images take --dc/--rack: %s", cmd)
+	// branch-2025.4 dist/docker/commandlineparser.py: --dc, --rack and
+	// --blocked-reactor-notify-ms are entrypoint flags.
+	if cmd := strings.Join(req.Cmd, " "); !strings.Contains(cmd, "--blocked-reactor-notify-ms 25 --dc dc1 --rack rack2") || strings.Contains(cmd, "snitch") || len(req.Files) != 0 {
+		t.Fatalf("2025.4+ images take --dc/--rack and the stall threshold: %s", cmd)
 	}
 	if _, err := p.Request(provision.Node{Name: "x", InstanceType: "m1.tiny", Address: "10.0.0.1"}, nil, "n"); err == nil || !strings.Contains(err.Error(), "i4i.large") {
 		t.Fatalf("unknown type: %v", err)
@@ -87,7 +89,7 @@ func TestResourcesWithinHostLimitsAndDCRackFlags(t *testing.T) {
 }
 
 func TestEmulatorImageCommand(t *testing.T) {
-	p := New(Options{Image: "elasticity-emulator:test", Emulator: true, HostCPUs: 2, HostMemoryGB: 24,
+	p := New(Options{Image: "elasticity-emulator:2025.1", Emulated: true, HostCPUs: 2, HostMemoryGB: 24,
 		NodeArgs: func(provision.Node, provision.InstanceType) []string {
 			return []string{"--storage-scale-mib-per-gb", "0.5"}
 		}})
@@ -96,12 +98,13 @@ func TestEmulatorImageCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The emulator models the catalog instance (2 vCPUs, 16 GB, 468 GB);
-	// the host only bounds the container (6 GiB = 24 GiB / 4, +1 GiB headroom).
-	want := "node --listen-address 10.213.1.2 --data-dir /var/lib/scylla --cluster-name c --dc dc1 --rack rack1 --instance-type i4i.large" +
-		" --vcpus 2 --memory-gb 16 --disk-gb 468 --seeds 10.213.1.2 --cql-port 9042 --rest-port 10000 --metrics-port 9180 --internode-port 7000" +
-		" --storage-scale-mib-per-gb 0.5"
-	if got := strings.Join(req.Cmd, " "); got != want || req.Entrypoint[0] != "/elasticity" {
+	// The double takes the real image's command line; the emulator models
+	// the catalog instance (2 vCPUs, 16 GB, 468 GB) from extra arguments,
+	// and the host only bounds the container (6 GiB = 24 GiB / 4, +1 GiB headroom).
+	want := "--seeds 10.213.1.2 --listen-address 10.213.1.2 --rpc-address 10.213.1.2 --broadcast-address 10.213.1.2 --broadcast-rpc-address 10.213.1.2" +
+		" --api-address 0.0.0.0 --smp 2 --memory 6144M --overprovisioned 1 --developer-mode 1 --endpoint-snitch GossipingPropertyFileSnitch --cluster-name c" +
+		" --instance-type i4i.large --vcpus 2 --memory-gb 16 --disk-gb 468 --storage-scale-mib-per-gb 0.5"
+	if got := strings.Join(req.Cmd, " "); got != want || len(req.Entrypoint) != 0 {
 		t.Fatalf("emulator command:\n got %s\nwant %s", got, want)
 	}
 	hc := &container.HostConfig{}

@@ -23,15 +23,21 @@ import (
 	"github.com/elasticity-dev/elasticity/provision/docker"
 )
 
-// DefaultTag is the emulator image tests build; ELASTICITY_EMULATOR_IMAGE overrides it.
-const DefaultTag = "elasticity-emulator:test"
+// DefaultRepo is the repository of the emulator images tests build, one tag
+// per ScyllaDB version the double poses as; ELASTICITY_EMULATOR_IMAGE
+// overrides the repository.
+const DefaultRepo = "elasticity-emulator"
 
-// Tag is the image name tests use.
-func Tag() string {
-	if t := os.Getenv("ELASTICITY_EMULATOR_IMAGE"); t != "" {
-		return t
+// DefaultVersion is the version tests pose as unless they say.
+const DefaultVersion = "2025.1"
+
+// Tag is the image name tests use for a ScyllaDB version ("2025.1").
+func Tag(version string) string {
+	repo := DefaultRepo
+	if r := os.Getenv("ELASTICITY_EMULATOR_IMAGE"); r != "" {
+		repo, _, _ = strings.Cut(r, ":")
 	}
-	return DefaultTag
+	return repo + ":" + version
 }
 
 func init() {
@@ -91,8 +97,9 @@ func BuildBinary(ctx context.Context, repoRoot, dir string) (string, error) {
 }
 
 // BuildImage builds Dockerfile.emulator of repoRoot with the given binary
-// as its only context file, tagged tag.
-func BuildImage(ctx context.Context, c *testcontainers.DockerClient, repoRoot, binary, tag string) error {
+// as its only context file, posing as ScyllaDB version (its SCYLLA_VERSION
+// build argument, e.g. "2025.1"), tagged tag.
+func BuildImage(ctx context.Context, c *testcontainers.DockerClient, repoRoot, binary, tag, version string) error {
 	dockerfile, err := os.ReadFile(filepath.Join(repoRoot, "Dockerfile.emulator"))
 	if err != nil {
 		return fmt.Errorf("reading the emulator Dockerfile: %w", err)
@@ -129,8 +136,13 @@ func BuildImage(ctx context.Context, c *testcontainers.DockerClient, repoRoot, b
 	if ins, err := c.ImageInspect(ctx, tag); err == nil {
 		oldID = ins.ID
 	}
+	full := version
+	if strings.Count(full, ".") == 1 {
+		full += ".0"
+	}
 	res, err := c.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{tag}, Dockerfile: "Dockerfile", Remove: true, ForceRemove: true,
-		Labels: map[string]string{"elasticity.image": "emulator"}})
+		BuildArgs: map[string]*string{"SCYLLA_VERSION": &full},
+		Labels:    map[string]string{"elasticity.image": "emulator"}})
 	if err != nil {
 		return fmt.Errorf("building image %s: %w", tag, err)
 	}
@@ -164,26 +176,39 @@ func BuildImage(ctx context.Context, c *testcontainers.DockerClient, repoRoot, b
 	return nil
 }
 
-// EmulatorImage builds the binary and the image in one go (tmp holds the
-// binary). ELASTICITY_EMULATOR_BINARY names a static binary built already
-// (CGO_ENABLED=0), which skips the Go build: on a loaded machine a cold
-// static build takes minutes.
+// EmulatorImage builds the binary and the image posing as DefaultVersion in
+// one go (tmp holds the binary). ELASTICITY_EMULATOR_BINARY names a static
+// binary built already (CGO_ENABLED=0), which skips the Go build: on a
+// loaded machine a cold static build takes minutes.
 func EmulatorImage(ctx context.Context, c *testcontainers.DockerClient, tmp string) (tag, binary string, err error) {
-	root, err := RepoRoot()
+	tags, binary, err := EmulatorImages(ctx, c, tmp, DefaultVersion)
 	if err != nil {
 		return "", "", err
+	}
+	return tags[0], binary, nil
+}
+
+// EmulatorImages builds the binary once and one image per version (the
+// layers but the version's are shared), returning the tags in order.
+func EmulatorImages(ctx context.Context, c *testcontainers.DockerClient, tmp string, versions ...string) (tags []string, binary string, err error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, "", err
 	}
 	if binary = os.Getenv("ELASTICITY_EMULATOR_BINARY"); binary == "" {
 		binary, err = BuildBinary(ctx, root, tmp)
 		if err != nil {
-			return "", "", err
+			return nil, "", err
 		}
 	}
-	tag = Tag()
-	if err := BuildImage(ctx, c, root, binary, tag); err != nil {
-		return "", "", err
+	for _, v := range versions {
+		tag := Tag(v)
+		if err := BuildImage(ctx, c, root, binary, tag, v); err != nil {
+			return nil, "", err
+		}
+		tags = append(tags, tag)
 	}
-	return tag, binary, nil
+	return tags, binary, nil
 }
 
 // Leftovers lists containers and networks labelled as ours (optionally of

@@ -1,0 +1,183 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+)
+
+// Image labels the backend reads.
+const (
+	// LabelImageVersion is set by ScyllaDB's image build
+	// (dist/docker/*/build_docker.sh: bconfig --label
+	// org.opencontainers.image.version="$version-$release").
+	LabelImageVersion = "org.opencontainers.image.version"
+	// LabelEmulator marks this repository's image double (Dockerfile.emulator).
+	LabelEmulator = "elasticity.emulator"
+)
+
+// DefaultVersion is the ScyllaDB version of DefaultImage.
+const DefaultVersion = "2025.1"
+
+// Version is a ScyllaDB release (year.minor): the image's flags depend on it.
+type Version struct{ Year, Minor int }
+
+// ParseVersion reads "2025.1", "2025.1.3" or a label's "2025.1.3-0.20250115.abc".
+func ParseVersion(s string) (Version, error) {
+	core := s
+	if i := strings.IndexAny(core, "-~"); i >= 0 {
+		core = core[:i]
+	}
+	parts := strings.Split(core, ".")
+	if len(parts) < 2 || len(parts) > 3 {
+		return Version{}, fmt.Errorf("ScyllaDB version %q: want YEAR.MINOR[.PATCH], e.g. 2025.1", s)
+	}
+	y, err1 := strconv.Atoi(parts[0])
+	m, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil || y < 0 || m < 0 {
+		return Version{}, fmt.Errorf("ScyllaDB version %q: want YEAR.MINOR[.PATCH], e.g. 2025.1", s)
+	}
+	return Version{y, m}, nil
+}
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Year, v.Minor) }
+
+// IsZero: no version known.
+func (v Version) IsZero() bool { return v == Version{} }
+
+func (v Version) atLeast(y, m int) bool { return v.Year > y || v.Year == y && v.Minor >= m }
+
+// StallFlag: the entrypoint takes --blocked-reactor-notify-ms (branch-2025.4
+// dist/docker/commandlineparser.py). Before, scyllasetup.py hard-codes
+// --blocked-reactor-notify-ms 999999999 and a second one makes scylla refuse
+// to start ("option '--blocked-reactor-notify-ms' cannot be specified more
+// than once").
+func (v Version) StallFlag() bool { return v.atLeast(2025, 4) }
+
+// DCRackFlags: the entrypoint takes --dc and --rack (branch-2025.4
+// commandlineparser.py, written to cassandra-rackdc.properties by
+// scyllasetup.py's write_rackdc_properties). Before, they would reach scylla,
+// which does not know them.
+func (v Version) DCRackFlags() bool { return v.atLeast(2025, 4) }
+
+// ImageFor is the image of a docker run: docker.image, else cluster.image,
+// else scylladb/scylla tagged with cluster.version, else DefaultImage.
+func ImageFor(dockerImage, clusterImage, clusterVersion string) string {
+	switch {
+	case dockerImage != "":
+		return dockerImage
+	case clusterImage != "":
+		return clusterImage
+	case clusterVersion != "":
+		return "scylladb/scylla:" + clusterVersion
+	}
+	return DefaultImage
+}
+
+// ImageInfo is what the backend knows of an image before starting it.
+type ImageInfo struct {
+	Ref      string
+	Present  bool // in the local engine
+	Pulled   bool // pulled by ResolveImage
+	Emulated bool // the image double (LabelEmulator)
+	Version  Version
+	// VersionFrom says where Version came from: the image's label,
+	// cluster.version, or the default image's known version.
+	VersionFrom string
+	// Warning is set when cluster.version and the image's label disagree
+	// (the label wins).
+	Warning string
+}
+
+// ErrImageUnavailable: the image is neither in the local engine nor pullable.
+var ErrImageUnavailable = errors.New("image not available")
+
+// ResolveImage finds ref in the local engine (pulling it when pull is set and
+// it is absent) and reads its version label and emulator mark. The version
+// is the label's; without one, configured (cluster.version); without that,
+// DefaultVersion for DefaultImage. It is never guessed from the image's
+// name.
+func ResolveImage(ctx context.Context, ref, configured string, pull bool) (ImageInfo, error) {
+	info := ImageInfo{Ref: ref}
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return info, fmt.Errorf("docker: connecting to the engine: %w", err)
+	}
+	defer cli.Close()
+	ins, err := cli.ImageInspect(ctx, ref)
+	if err != nil && errdefs.IsNotFound(err) && pull {
+		rc, perr := cli.ImagePull(ctx, ref, client.ImagePullOptions{})
+		if perr != nil {
+			return info, fmt.Errorf("docker: image %s is not in the local engine and cannot be pulled: %v: %w", ref, perr, ErrImageUnavailable)
+		}
+		_, perr = io.Copy(io.Discard, rc)
+		rc.Close()
+		if perr != nil {
+			return info, fmt.Errorf("docker: pulling image %s: %v: %w", ref, perr, ErrImageUnavailable)
+		}
+		info.Pulled = true
+		ins, err = cli.ImageInspect(ctx, ref)
+	}
+	if err != nil {
+		if errdefs.IsNotFound(err) {
+			return info, fmt.Errorf("docker: image %s is not in the local engine: %w", ref, ErrImageUnavailable)
+		}
+		return info, fmt.Errorf("docker: inspecting image %s: %w", ref, err)
+	}
+	info.Present = true
+	var labels map[string]string
+	if ins.Config != nil {
+		labels = ins.Config.Labels
+	}
+	info.Emulated = labels[LabelEmulator] == "true"
+	return info, info.setVersion(labels[LabelImageVersion], configured)
+}
+
+func (info *ImageInfo) setVersion(label, configured string) error {
+	if label != "" {
+		v, err := ParseVersion(label)
+		if err != nil {
+			return fmt.Errorf("docker: image %s: label %s: %w", info.Ref, LabelImageVersion, err)
+		}
+		info.Version, info.VersionFrom = v, "image label "+LabelImageVersion+"="+label
+		if configured != "" {
+			if cv, err := ParseVersion(configured); err == nil && cv != v {
+				info.Warning = fmt.Sprintf("cluster.version %s but image %s is ScyllaDB %s (its %s label): the image's flags are used", configured, info.Ref, v, LabelImageVersion)
+			}
+		}
+		return nil
+	}
+	return info.fallbackVersion(configured)
+}
+
+// fallbackVersion: cluster.version, or DefaultVersion for DefaultImage.
+func (info *ImageInfo) fallbackVersion(configured string) error {
+	switch {
+	case configured != "":
+		v, err := ParseVersion(configured)
+		if err != nil {
+			return fmt.Errorf("cluster.version: %w", err)
+		}
+		info.Version, info.VersionFrom = v, "cluster.version"
+	case info.Ref == DefaultImage:
+		info.Version, info.VersionFrom = Version{2025, 1}, "the default image's version"
+	default:
+		return fmt.Errorf("docker: cannot tell the ScyllaDB version of image %s (no %s label): set cluster.version", info.Ref, LabelImageVersion)
+	}
+	return nil
+}
+
+// OfflineImageInfo is what can be said without an engine (e.g. for a plan
+// when the engine is unreachable): the version from cluster.version or the
+// default image, not emulated.
+func OfflineImageInfo(ref, configured string) (ImageInfo, error) {
+	info := ImageInfo{Ref: ref}
+	return info, info.fallbackVersion(configured)
+}
