@@ -55,6 +55,14 @@ type PlanFacts struct {
 	// included) per instance type.
 	InstanceCounts   map[string]int
 	EstimatedSeconds float64
+	// Grown are the nodes the nemesis adds, in order.
+	Grown []NodeGroup
+}
+
+// NodeGroup is Count nodes of one instance type in one rack.
+type NodeGroup struct {
+	Rack, InstanceType string
+	Count              int
 }
 
 // PlanLine is one extra line of a plan.

@@ -223,6 +223,9 @@ func Resolve(s *Scenario) (*Plan, error) {
 		f := provision.PlanFacts{InstanceCounts: map[string]int{}, EstimatedSeconds: p.EstimatedSeconds}
 		for _, n := range p.Nodes {
 			f.InstanceCounts[n.InstanceType] += n.Count
+			if n.AddedBy != "" {
+				f.Grown = append(f.Grown, provision.NodeGroup{Rack: n.Rack, InstanceType: n.InstanceType, Count: n.Count})
+			}
 		}
 		p.Extra = append(p.Extra, be.PlanLines(&p.Provision, f)...)
 	}

@@ -4,61 +4,208 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/elasticity-dev/elasticity/provision"
 )
 
-// isEmulator: a docker run of this repository's emulator image
-// (Dockerfile.emulator), recognised by its name.
-func isEmulator(c *provision.Config) bool { return strings.Contains(c.Docker.Image, "elasticity") }
+// resolveImage finds an image and reads its version and emulator mark
+// (ResolveImage); a variable so that tests can stand in for the engine.
+var resolveImage = ResolveImage
 
-// The docker backend: containers of the database image, or of the emulator
-// image (then emulated, with the local backend's scale model at real durations).
+// imageRef is the image of a docker run: docker.image (or cluster.image,
+// folded into it by the scenario), else scylladb/scylla tagged with
+// cluster.version.
+func imageRef(c *provision.Config) string {
+	return ImageFor(c.Docker.Image, c.Cluster.Image, c.Cluster.Version)
+}
+
+var (
+	localMu    sync.Mutex
+	localCache = map[string]localImage{}
+)
+
+type localImage struct {
+	info ImageInfo
+	err  error
+}
+
+// localImageInfo is what the local engine says of a run's image without
+// pulling it, for the model and the plan: known once per image and
+// version. Without an engine, or with the image still to be pulled, the
+// version is cluster.version's (or the default image's) and the image is
+// taken as real ScyllaDB (only the double carries the emulator label, and
+// it is always built locally).
+func localImageInfo(c *provision.Config) (ImageInfo, error) {
+	ref := imageRef(c)
+	key := ref + "\x00" + c.Cluster.Version
+	localMu.Lock()
+	defer localMu.Unlock()
+	if li, ok := localCache[key]; ok {
+		return li.info, li.err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	info, err := resolveImage(ctx, ref, c.Cluster.Version, false)
+	if err != nil {
+		var oerr error
+		info, oerr = OfflineImageInfo(ref, c.Cluster.Version)
+		if oerr == nil {
+			err = nil
+		} else {
+			err = fmt.Errorf("%v; %w", err, oerr)
+		}
+	}
+	localCache[key] = localImage{info, err}
+	return info, err
+}
+
+// optionsFor are the provider's options for a configuration and its image.
+func optionsFor(c *provision.Config, info ImageInfo, o provision.BuildOptions) Options {
+	opts := Options{
+		Image:    info.Ref,
+		Version:  info.Version,
+		Emulated: info.Emulated,
+		// docker.smp and docker.memory size a node of cluster.instance_type;
+		// larger grow instances get proportionally more, within the host.
+		SMP:              c.Docker.SMP,
+		MemoryGB:         float64(c.Docker.MemoryBytes) / (1 << 30),
+		BaseInstanceType: c.Cluster.InstanceType,
+		Network:          c.Docker.Network,
+		Logf:             o.Logf,
+	}
+	if info.Emulated {
+		// The same scale model as the local backend, so that an emulated
+		// docker run fills and streams as fast as a local one. The stall
+		// threshold is not among them: it is the image's (2025.4's entrypoint
+		// flag, set from the scale model; 999999999 before, scyllasetup.py).
+		opts.StallThresholdMS = c.Emulator.BlockedReactorNotifyMS
+		var args []string
+		all := c.Emulator.NodeArgs()
+		for i := 0; i+1 < len(all); i += 2 {
+			if all[i] != "--blocked-reactor-notify-ms" {
+				args = append(args, all[i], all[i+1])
+			}
+		}
+		opts.NodeArgs = func(n provision.Node, _ provision.InstanceType) []string {
+			if o.FaultArgs != nil {
+				return append(append([]string(nil), args...), o.FaultArgs(n)...)
+			}
+			return args
+		}
+	}
+	return opts
+}
+
+// The docker backend: containers of the database image, or of the image
+// double (then emulated, with the local backend's scale model, time scale
+// included). Which one it is, and its ScyllaDB version, come from the
+// image's labels, never from its name.
 func init() {
 	provision.Register(provision.Backend{
 		Name: "docker",
 		Model: func(c *provision.Config) provision.Model {
-			if !isEmulator(c) {
+			info, _ := localImageInfo(c)
+			if !info.Emulated {
 				return provision.RealModel(60)
 			}
 			e := c.Emulator
-			e.TimeScale = 1
 			m := provision.EmulatedModel(e)
 			m.SetupSeconds = 60
 			m.TimeoutBase = 5 * time.Minute // containers start slower than processes
-			m.Limitations = []string{fmt.Sprintf("Emulated nodes (docker backend, image %s): figures are shapes, not ScyllaDB's. Disks are %.2g MiB per catalog GB, %.0f ops/s per vCPU, %.0f MiB/s streaming per vCPU.",
-				c.Docker.Image, e.StorageScaleMiBPerGB, e.OpsPerVCPU, e.StreamMiBPerVCPU)}
+			m.Limitations = []string{fmt.Sprintf("Emulated nodes (docker backend, image double %s posing as ScyllaDB %s): figures are shapes, not ScyllaDB's. Disks are %.2g MiB per catalog GB, %.0f ops/s per vCPU, %.0f MiB/s streaming per vCPU; scenario durations × %g.",
+				info.Ref, info.Version, e.StorageScaleMiBPerGB, e.OpsPerVCPU, e.StreamMiBPerVCPU, e.TimeScale)}
 			return m
 		},
 		New: func(ctx context.Context, c *provision.Config, o provision.BuildOptions) (provision.Provider, error) {
-			emulator := isEmulator(c)
-			opts := Options{
-				Image:    c.Docker.Image,
-				Emulator: emulator,
-				// docker.smp and docker.memory size a node of cluster.instance_type;
-				// larger grow instances get proportionally more, within the host.
-				SMP:              c.Docker.SMP,
-				MemoryGB:         float64(c.Docker.MemoryBytes) / (1 << 30),
-				BaseInstanceType: c.Cluster.InstanceType,
-				Network:          c.Docker.Network,
-				Logf:             o.Logf,
+			model, _ := localImageInfo(c)
+			info, err := resolveImage(ctx, imageRef(c), c.Cluster.Version, true)
+			if err != nil {
+				return nil, err
 			}
-			if emulator {
-				// The same scale model as the local backend, so that an emulated
-				// docker run fills and streams as fast as a local one.
-				args := c.Emulator.NodeArgs()
-				opts.NodeArgs = func(n provision.Node, _ provision.InstanceType) []string {
-					if o.FaultArgs != nil {
-						return append(append([]string(nil), args...), o.FaultArgs(n)...)
-					}
-					return args
-				}
+			if info.Emulated != model.Emulated {
+				return nil, fmt.Errorf("docker: image %s changed while the run was planned (image double: %v, then %v): run again", info.Ref, model.Emulated, info.Emulated)
 			}
-			return New(opts), nil
+			if info.Warning != "" && o.Logf != nil {
+				o.Logf("docker: %s", info.Warning)
+			}
+			return New(optionsFor(c, info, o)), nil
 		},
+		PlanLines: planLines,
 		Sweeper: func(ctx context.Context, o provision.SweepOptions) (provision.Sweeper, error) {
 			return New(Options{}), nil
 		},
 	})
+}
+
+// planLines show the image, its version and where that came from, and the
+// exact container command of every node the run starts (addresses are
+// given out at run time: shown as <node-N>).
+func planLines(c *provision.Config, f provision.PlanFacts) []provision.PlanLine {
+	var lines []provision.PlanLine
+	add := func(label, value string) {
+		lines = append(lines, provision.PlanLine{Section: "Docker", Label: label, Value: value})
+	}
+	info, err := localImageInfo(c)
+	if err != nil {
+		add("image", fmt.Sprintf("%s: %v", imageRef(c), err))
+		return lines
+	}
+	kind := "ScyllaDB"
+	if info.Emulated {
+		kind = "image double (emulated ScyllaDB)"
+	}
+	add("image", fmt.Sprintf("%s (%s %s, from %s)", info.Ref, kind, info.Version, info.VersionFrom))
+	if info.Warning != "" {
+		add("warning", info.Warning)
+	}
+	p := New(optionsFor(c, info, provision.BuildOptions{}))
+	p.spec = c.Cluster
+	// As AddNodes gives them: the initial nodes start together with the
+	// first as their seed; later ones get the three oldest.
+	initial := c.Cluster.NodesPerRack * len(c.Cluster.Racks)
+	var oldest []string
+	for k := 1; k <= min(3, initial); k++ {
+		oldest = append(oldest, fmt.Sprintf("<node-%d>", k))
+	}
+	for i, n := range planNodes(c, f) {
+		n.Name = fmt.Sprintf("node-%d", i+1)
+		n.Address = "<" + n.Name + ">"
+		seeds := oldest
+		if i < initial {
+			seeds = oldest[:1]
+		}
+		it, err := provision.LookupInstanceType(n.InstanceType)
+		if err != nil {
+			add(n.Name, err.Error())
+			continue
+		}
+		cmd, files := p.Command(n, it, seeds)
+		smp, memGB := p.Resources(it)
+		line := fmt.Sprintf("(%s, %s) docker run --network <run network> --ip %s --cpus %d --memory %dm %s %s",
+			n.Rack, n.InstanceType, n.Address, smp, int((memGB+1)*1024), info.Ref, strings.Join(cmd, " "))
+		for _, fl := range files {
+			line += "; copies in " + fl.ContainerFilePath
+		}
+		add(n.Name, line)
+	}
+	return lines
+}
+
+// planNodes lists the nodes in the order the provider creates and names
+// them: the initial ones rack by rack, then the grown ones.
+func planNodes(c *provision.Config, f provision.PlanFacts) []provision.Node {
+	var out []provision.Node
+	for i := 0; i < c.Cluster.NodesPerRack; i++ {
+		for _, r := range c.Cluster.Racks {
+			out = append(out, provision.Node{DC: c.Cluster.DC, Rack: r, InstanceType: c.Cluster.InstanceType})
+		}
+	}
+	for _, g := range f.Grown {
+		for i := 0; i < g.Count; i++ {
+			out = append(out, provision.Node{DC: c.Cluster.DC, Rack: g.Rack, InstanceType: g.InstanceType})
+		}
+	}
+	return out
 }
