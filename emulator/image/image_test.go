@@ -225,7 +225,9 @@ func TestSupervisorGivesUpAfterStartRetries(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { s.Run(ctx); close(done) }()
-	waitFor(t, 15*time.Second, "FATAL", func() bool { return strings.Contains(log.String(), "gave up: scylla entered FATAL state, too many start retries too quickly") })
+	waitFor(t, 15*time.Second, "FATAL", func() bool {
+		return strings.Contains(log.String(), "gave up: scylla entered FATAL state, too many start retries too quickly")
+	})
 	if n := strings.Count(log.String(), "exited: scylla (exit status 2; not expected)"); n != 4 {
 		t.Errorf("%d failed starts, want 4 (1 + startretries 3):\n%s", n, log.String())
 	}

@@ -88,8 +88,8 @@ type Options struct {
 	// (docker.network); "" = one network per run. The run picks free
 	// addresses in its subnet and leaves the network in place.
 	Network string
-	Logf func(format string, args ...any)
-	Now         func() time.Time
+	Logf    func(format string, args ...any)
+	Now     func() time.Time
 }
 
 // Provider is the Docker backend.
