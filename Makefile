@@ -52,14 +52,16 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./scenarios/
 
 # The docker backend against the local engine with the emulator image
-# (built by the tests as elasticity-emulator:test; skips with no engine).
+# (built by the tests as elasticity-emulator:VERSION; skips with no engine).
 e2e-docker:
 	$(GO) test -p 1 -v -count 1 -timeout 30m ./provision/docker/... ./e2e/docker/
 
 emulator-image:
 	mkdir -p build/emulator
 	CGO_ENABLED=0 $(GO) build -o build/emulator/elasticity ./cmd/elasticity
-	docker build -f Dockerfile.emulator -t elasticity-emulator:dev build/emulator
+	for v in 2025.1 2025.4; do \
+	  docker build -f Dockerfile.emulator --build-arg SCYLLA_VERSION=$$v.0 -t elasticity-emulator:$$v build/emulator || exit 1; \
+	done
 
 clean:
 	rm -rf bin build

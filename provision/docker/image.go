@@ -11,6 +11,7 @@ import (
 	"github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
 )
 
 // Image labels the backend reads.
@@ -106,6 +107,7 @@ var ErrImageUnavailable = errors.New("image not available")
 // name.
 func ResolveImage(ctx context.Context, ref, configured string, pull bool) (ImageInfo, error) {
 	info := ImageInfo{Ref: ref}
+	tclog.SetDefault(tclog.NewNoopLogger()) // testcontainers' banner is noise on a plan
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
 	if err != nil {
 		return info, fmt.Errorf("docker: connecting to the engine: %w", err)
