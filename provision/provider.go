@@ -111,7 +111,8 @@ type NodeExit struct {
 }
 
 // ExitNotifier is an optional capability of backends that see their nodes'
-// processes end (the local backend): one NodeExit per end, requested or not.
+// processes end (local: the process exits; docker: the image's supervisor
+// says scylla exited, or the container stops): one NodeExit per end.
 // The channel is closed by Destroy.
 type ExitNotifier interface {
 	Exits() <-chan NodeExit

@@ -35,9 +35,10 @@ import (
 )
 
 var (
-	binary    string // static elasticity binary, also the image's
-	image     string
-	skipWhy   string // why every test skips (no engine)
+	binary    string                // static elasticity binary, also the image's
+	image     string                // the double posing as 2025.1
+	images    = map[string]string{} // by the ScyllaDB version the double poses as
+	skipWhy   string                // why every test skips (no engine)
 	setupErr  error
 	dockerCli *testcontainers.DockerClient
 )
@@ -64,8 +65,13 @@ func TestMain(m *testing.M) {
 		defer os.RemoveAll(tmp)
 		// A cold static build takes minutes on a busy machine.
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-		image, binary, setupErr = dockertest.EmulatorImage(ctx, c, tmp)
+		var tags []string
+		tags, binary, setupErr = dockertest.EmulatorImages(ctx, c, tmp, "2025.1", "2025.4")
 		cancel()
+		if setupErr == nil {
+			image = tags[0]
+			images["2025.1"], images["2025.4"] = tags[0], tags[1]
+		}
 		return m.Run()
 	}())
 }
@@ -181,26 +187,31 @@ func watch(ctx context.Context, out string) func() map[string]seen {
 	}
 }
 
-// TestSmokeOnDocker is the acceptance of the docker backend: configs/smoke.yaml
-// on three emulator containers, a grow by one larger node (i4i.xlarge: a
-// larger container), a report, and nothing left afterwards.
+// TestSmokeOnDocker is the acceptance of the docker backend:
+// configs/smoke.yaml on three containers of the image double posing as
+// ScyllaDB 2025.1 and as 2025.4, a grow by one larger node (i4i.xlarge: a
+// larger container), a report, and nothing left afterwards. The double is
+// emulated, so local.time_scale applies as on the local backend.
 func TestSmokeOnDocker(t *testing.T) {
 	need(t)
+	for _, version := range []string{"2025.1", "2025.4"} {
+		t.Run(version, func(t *testing.T) { smokeOnDocker(t, version) })
+	}
+}
+
+func smokeOnDocker(t *testing.T, version string) {
 	out := filepath.Join(t.TempDir(), "smoke-docker")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	wctx, wcancel := context.WithCancel(ctx)
 	containers := watch(wctx, out)
 
-	// Durations are not scaled off the local backend: shrink them here.
 	cmd := exec.CommandContext(ctx, binary, "run", "../../configs/smoke.yaml", "--out", out,
 		"--backend", "docker",
-		"--set", "docker.image="+image,
-		"--set", "steady_state=20s",
-		"--set", "final_hold=10s",
-		"--set", "dataset.fill.0.hold=5s",
+		"--set", "docker.image="+images[version],
 		"--set", "nemesis.0.grow_cluster.instance_type=i4i.xlarge",
 		"--set", "nemesis.0.grow_cluster.name=Add 1 x i4i.xlarge",
+		// Wall-clock ceilings, so that a broken run fails in minutes.
 		"--set", "timeouts.node_ready=2m",
 		"--set", "timeouts.data_balanced=2m",
 		"--set", "timeouts.latency_recovered=1m",
@@ -245,9 +256,14 @@ func TestSmokeOnDocker(t *testing.T) {
 		if s.NanoCPUs != wantCPU || s.Memory != wantMem || !strings.Contains(s.Cmd, wantVCPUs) {
 			t.Errorf("%s: %d nano-CPUs, %d bytes, command %s; want %d, %d, %s", name, s.NanoCPUs, s.Memory, s.Cmd, wantCPU, wantMem, wantVCPUs)
 		}
-		// The local scale model travels with the emulator image.
+		// The local scale model travels with the image double.
 		if !strings.Contains(s.Cmd, "--storage-scale-mib-per-gb 0.5") {
 			t.Errorf("%s: no scale factors in %s", name, s.Cmd)
+		}
+		// dist/docker/commandlineparser.py: only 2025.4's entrypoint takes
+		// the stall threshold; before, scyllasetup.py hard-codes it.
+		if n, want := strings.Count(s.Cmd, "--blocked-reactor-notify-ms"), map[string]int{"2025.1": 0, "2025.4": 1}[version]; n != want {
+			t.Errorf("%s: %d × --blocked-reactor-notify-ms in %s, want %d", name, n, s.Cmd, want)
 		}
 		if !strings.HasPrefix(s.Address, "10.213.") {
 			t.Errorf("%s: address %s", name, s.Address)
@@ -264,6 +280,12 @@ func TestSmokeOnDocker(t *testing.T) {
 		if err != nil || len(b) == 0 {
 			t.Errorf("node-%d log: %v (%d bytes)", i, err, len(b))
 		}
+		// The container's log: supervisord's and node_exporter's lines beside ScyllaDB's.
+		for _, want := range []string{"INFO spawned: 'scylla' with pid", "msg=\"Starting node_exporter\"", "Scylla version " + version + ".0 initialization completed"} {
+			if !bytes.Contains(b, []byte(want)) {
+				t.Errorf("node-%d log lacks %q", i, want)
+			}
+		}
 	}
 	b, err := os.ReadFile(filepath.Join(out, results.FileResult))
 	if err != nil {
@@ -277,7 +299,7 @@ func TestSmokeOnDocker(t *testing.T) {
 		t.Fatalf("status %s: %s\n%s", res.Status, res.Reason, log.String())
 	}
 	if !res.Setup.Emulated {
-		t.Errorf("a run of the emulator image must say it is emulated: %+v", res.Setup)
+		t.Errorf("a run of the image double must say it is emulated: %+v", res.Setup)
 	}
 	var steady, grow int
 	for _, c := range res.Cycles {
@@ -297,6 +319,83 @@ func TestSmokeOnDocker(t *testing.T) {
 	if len(res.Disk) < 3 {
 		t.Errorf("disk usage at %d phases, want 3 or more", len(res.Disk))
 	}
+	if version == "2025.1" {
+		// --blocked-reactor-notify-ms 999999999: no stall is ever reported.
+		stalls := 0
+		_ = results.ReadJSONL(filepath.Join(out, results.FileEvents), func(_ int, e *results.Event) error {
+			if e.Type == results.EventStall {
+				stalls++
+			}
+			return nil
+		})
+		if stalls != 0 {
+			t.Errorf("%d stall events from an image that reports none", stalls)
+		}
+	}
+}
+
+// TestNodeKilledInContainerMidGrow: ScyllaDB killed inside its container
+// while a node joins. The image's supervisor restarts it and the container
+// stays up, so no container exit is ever seen: the run must still fail
+// within 60 s, naming the node, from supervisord's "exited: scylla" line
+// and the node's CQL no longer answering.
+func TestNodeKilledInContainerMidGrow(t *testing.T) {
+	need(t)
+	out := filepath.Join(t.TempDir(), "kill-docker")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd, log := runUntil(t, ctx, out, func(e results.Event) bool { return e.Type == results.EventStepRequested })
+	runID := runIDOf(t, out)
+	defer checkGone(t, runID)
+	killed := time.Now()
+	// supervisorctl signal KILL scylla, as one would in the real image.
+	kill := exec.CommandContext(ctx, "docker", "exec", "elasticity-"+runID+"-node-2", "/elasticity", "image", "supervisorctl", "signal", "KILL", "scylla")
+	if b, err := kill.CombinedOutput(); err != nil || !strings.Contains(string(b), "scylla: signalled") {
+		t.Fatalf("killing scylla in node-2: %v\n%s", err, b)
+	}
+	err := cmd.Wait()
+	took := time.Since(killed)
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() == 0 || ee.ExitCode() == 1 {
+		t.Fatalf("want a failed run, got %v after %s\n%s", err, took.Round(time.Second), log.String())
+	}
+	if took > 60*time.Second {
+		t.Errorf("the run took %s after the kill to fail", took.Round(time.Second))
+	}
+	var runEnd results.Event
+	_ = results.ReadJSONL(filepath.Join(out, results.FileEvents), func(_ int, e *results.Event) error {
+		if e.Type == results.EventRunEnd {
+			runEnd = *e
+		}
+		return nil
+	})
+	if !strings.Contains(runEnd.Message, "node-2") || !strings.Contains(runEnd.Message, "terminated by SIGKILL") {
+		t.Errorf("run_end does not name the killed node and how: %+v\n%s", runEnd, log.String())
+	}
+	t.Logf("failed %s after the kill: %s", took.Round(100*time.Millisecond), runEnd.Message)
+}
+
+// TestPlanOnDocker: `elasticity plan --backend docker` shows each node's
+// image and container command; the stall flag follows the image's version
+// (its label), not its name.
+func TestPlanOnDocker(t *testing.T) {
+	need(t)
+	for version, want := range map[string]int{"2025.1": 0, "2025.4": 4} {
+		out, err := exec.Command(binary, "plan", "../../configs/smoke.yaml", "--backend", "docker", "--set", "docker.image="+images[version]).CombinedOutput()
+		if err != nil {
+			t.Fatalf("plan: %v\n%s", err, out)
+		}
+		txt := string(out)
+		if n := strings.Count(txt, "docker run --network"); n != 4 {
+			t.Errorf("%s: %d node command lines, want 4:\n%s", version, n, txt)
+		}
+		if n := strings.Count(txt, "--blocked-reactor-notify-ms"); n != want {
+			t.Errorf("%s: %d × --blocked-reactor-notify-ms, want %d:\n%s", version, n, want, txt)
+		}
+		if !strings.Contains(txt, "image double (emulated ScyllaDB) "+version) {
+			t.Errorf("%s: the image line:\n%s", version, txt)
+		}
+	}
 }
 
 // TestGrowStartupFailureOnDocker: a node that fails its startup during a
@@ -314,7 +413,8 @@ func TestGrowStartupFailureOnDocker(t *testing.T) {
 		"--backend", "docker", "--set", "docker.image="+image,
 		"--set", "steady_state=10s", "--set", "dataset.fill.0.hold=2s", "--set", "final_hold=5s",
 		"--set", "timeouts.node_ready=2m",
-		"--fault", "node-4=--fail-startup=raft operation [read_barrier] timed out")
+		// One word: scylla-server.sh splits $SCYLLA_DOCKER_ARGS on blanks.
+		"--fault", "node-4=--fail-startup=raft_operation_read_barrier_timed_out")
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
@@ -330,7 +430,7 @@ func TestGrowStartupFailureOnDocker(t *testing.T) {
 	if !ok || ee.ExitCode() != 3 {
 		t.Fatalf("want exit 3 (run error), got %v after %s\n%s", err, time.Since(start).Round(time.Second), log.String())
 	}
-	// Waits fail fast on an exited container rather than at node_ready.
+	// Waits fail fast on supervisord's "exited: scylla" (the container stays up) rather than at node_ready.
 	if d := time.Since(start); d > 100*time.Second {
 		t.Errorf("the run took %s to notice the failed node", d.Round(time.Second))
 	}
@@ -360,7 +460,8 @@ func runUntil(t *testing.T, ctx context.Context, out string, match func(results.
 	t.Helper()
 	cmd := exec.CommandContext(ctx, binary, "run", "../../configs/smoke.yaml", "--out", out,
 		"--backend", "docker", "--set", "docker.image="+image,
-		"--set", "steady_state=30s", "--set", "dataset.fill.0.hold=2s", "--set", "final_hold=30s")
+		// Scaled by local.time_scale (0.01): a 12 s steady state, a 30 s final hold.
+		"--set", "steady_state=20m", "--set", "dataset.fill.0.hold=2s", "--set", "final_hold=50m")
 	log := &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }

@@ -105,6 +105,10 @@ type Provider struct {
 	next    int
 	nodes   map[string]*member // by node name
 	created []testcontainers.Container
+
+	exitMu      sync.Mutex
+	exits       chan provision.NodeExit
+	exitsClosed bool
 }
 
 type member struct {
@@ -112,6 +116,11 @@ type member struct {
 	node provision.Node
 	c    testcontainers.Container
 	logs *logFollower
+	// requested: the provider is stopping it (StopNode, KillNode,
+	// RemoveNode, Destroy); ended: its scylla ended since it was started
+	// (guarded by Provider.mu).
+	requested bool
+	ended     *processEnd
 }
 
 var (
@@ -119,6 +128,7 @@ var (
 	_ provision.Pauser         = (*Provider)(nil)
 	_ provision.Restarter      = (*Provider)(nil)
 	_ provision.ProcessChecker = (*Provider)(nil)
+	_ provision.ExitNotifier   = (*Provider)(nil)
 )
 
 // New builds the provider.
@@ -147,7 +157,7 @@ func New(opts Options) *Provider {
 	if opts.HostMemoryGB <= 0 {
 		opts.HostMemoryGB = hostMemoryGB()
 	}
-	return &Provider{opts: opts, nodes: map[string]*member{}}
+	return &Provider{opts: opts, nodes: map[string]*member{}, exits: make(chan provision.NodeExit, 64)}
 }
 
 // Name implements provision.Provider.
@@ -516,6 +526,12 @@ func (p *Provider) start(ctx context.Context, n *provision.Node, idx int, seeds 
 		return fmt.Errorf("docker: opening %s: %w", n.LogPath, err)
 	}
 	logs := newLogFollower(lf)
+	m := &member{idx: idx, logs: logs}
+	logs.onLine = func(line string) { p.watchLine(m, line) }
+	logs.onEnd = func() { p.containerEnded(m) }
+	p.mu.Lock()
+	m.node = *n
+	p.mu.Unlock()
 	p.logf("starting %s (%s, rack %s) at %s from %s", n.Name, n.InstanceType, n.Rack, n.Address, p.opts.Image)
 	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
 	if c != nil {
@@ -542,7 +558,8 @@ func (p *Provider) start(ctx context.Context, n *provision.Node, idx int, seeds 
 	}
 	n.ID = c.GetContainerID()
 	p.mu.Lock()
-	p.nodes[n.Name] = &member{idx: idx, node: *n, c: c, logs: logs}
+	m.node, m.c = *n, c
+	p.nodes[n.Name] = m
 	p.mu.Unlock()
 	return nil
 }
@@ -565,6 +582,18 @@ func (p *Provider) seedsLocked() []string {
 	return seeds
 }
 
+// requestStop marks a node as being stopped by the provider: its death is
+// not reported on Exits.
+func (p *Provider) requestStop(n provision.Node) (*member, error) {
+	m, err := p.member(n)
+	if err == nil {
+		p.mu.Lock()
+		m.requested = true
+		p.mu.Unlock()
+	}
+	return m, err
+}
+
 func (p *Provider) member(n provision.Node) (*member, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -577,7 +606,7 @@ func (p *Provider) member(n provision.Node) (*member, error) {
 
 // StopNode implements provision.Provider (SIGTERM, then SIGKILL after 30 s).
 func (p *Provider) StopNode(ctx context.Context, n provision.Node) error {
-	m, err := p.member(n)
+	m, err := p.requestStop(n)
 	if err != nil {
 		return err
 	}
@@ -590,7 +619,7 @@ func (p *Provider) StopNode(ctx context.Context, n provision.Node) error {
 
 // KillNode implements provision.Provider.
 func (p *Provider) KillNode(ctx context.Context, n provision.Node) error {
-	m, err := p.member(n)
+	m, err := p.requestStop(n)
 	if err != nil {
 		return err
 	}
@@ -626,6 +655,9 @@ func (p *Provider) StartNode(ctx context.Context, n provision.Node) error {
 		return err
 	}
 	since := time.Now()
+	p.mu.Lock()
+	m.requested, m.ended = false, nil
+	p.mu.Unlock()
 	if err := m.c.Start(ctx); err != nil {
 		return fmt.Errorf("docker: starting %s again: %w", n.Name, err)
 	}
@@ -644,6 +676,13 @@ func (p *Provider) NodeExited(name string) (bool, error) {
 	p.mu.Unlock()
 	if !ok {
 		return false, nil
+	}
+	p.mu.Lock()
+	ended := m.ended
+	p.mu.Unlock()
+	if ended != nil {
+		// The image's supervisor keeps the container up after scylla ends.
+		return true, fmt.Errorf("supervisord: %s", ended.line)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -699,7 +738,7 @@ func (p *Provider) ResumeNode(ctx context.Context, n provision.Node) error {
 
 // RemoveNode implements provision.Provider: the container goes, its log stays.
 func (p *Provider) RemoveNode(ctx context.Context, n provision.Node) error {
-	m, err := p.member(n)
+	m, err := p.requestStop(n)
 	if err != nil {
 		return err
 	}
@@ -743,6 +782,9 @@ func (p *Provider) Destroy(ctx context.Context) error {
 	p.created = nil
 	members := p.nodes
 	p.nodes = map[string]*member{}
+	for _, m := range members {
+		m.requested = true
+	}
 	nw := p.net // nil when the network was not ours (docker.network): it stays
 	p.net, p.netName = nil, ""
 	runID := p.spec.RunID
@@ -763,6 +805,12 @@ func (p *Provider) Destroy(ctx context.Context) error {
 	for _, m := range members {
 		m.logs.close(2 * time.Second) // the last lines, printed while stopping
 	}
+	p.exitMu.Lock()
+	if !p.exitsClosed {
+		p.exitsClosed = true
+		close(p.exits)
+	}
+	p.exitMu.Unlock()
 	// Whatever else carries the run's label goes too: a container whose
 	// creation was interrupted (Ctrl-C during a grow) exists without ever
 	// having been returned to us. This also removes the run's own network.

@@ -1,8 +1,10 @@
 package docker
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -19,6 +21,10 @@ import (
 // nothing afterwards.
 type logFollower struct {
 	f *os.File
+	// onLine sees every line of the container's output; onEnd is called
+	// when the output ends by itself (the container stopped).
+	onLine func(string)
+	onEnd  func()
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -40,8 +46,12 @@ func (lf *logFollower) start(parent context.Context, id string, since time.Time,
 	go func() {
 		defer close(done)
 		defer cancel()
-		if err := lf.copy(ctx, id, since); err != nil && ctx.Err() == nil {
+		err := lf.copy(ctx, id, since)
+		if err != nil && ctx.Err() == nil {
 			logf("docker: following the log of %.12s: %v", id, err)
+		}
+		if err == nil && ctx.Err() == nil && lf.onEnd != nil {
+			lf.onEnd()
 		}
 	}()
 }
@@ -62,8 +72,37 @@ func (lf *logFollower) copy(ctx context.Context, id string, since time.Time) err
 	}
 	defer rc.Close()
 	// A write after close (teardown) fails and ends the copy.
-	_, err = stdcopy.StdCopy(lf.f, lf.f, rc) // ends at EOF, when the container stops
+	var w io.Writer = lf.f
+	if lf.onLine != nil {
+		w = &lineTee{w: lf.f, line: lf.onLine}
+	}
+	_, err = stdcopy.StdCopy(w, w, rc) // ends at EOF, when the container stops
 	return err
+}
+
+// lineTee writes through to w and hands each complete line to line.
+type lineTee struct {
+	w    io.Writer
+	line func(string)
+	buf  []byte
+}
+
+func (t *lineTee) Write(b []byte) (int, error) {
+	n, err := t.w.Write(b)
+	t.buf = append(t.buf, b[:n]...)
+	for {
+		i := bytes.IndexByte(t.buf, '\n')
+		if i < 0 {
+			break
+		}
+		t.line(string(bytes.TrimRight(t.buf[:i], "\r")))
+		t.buf = t.buf[i+1:]
+	}
+	if len(t.buf) > 64<<10 { // a runaway line: hand it over as it is
+		t.line(string(t.buf))
+		t.buf = nil
+	}
+	return n, err
 }
 
 // stop ends the follower, after letting it drain for up to grace (the
