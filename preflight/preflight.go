@@ -30,6 +30,18 @@ type Input struct {
 	Getenv             func(string) string
 	// DockerPing reports whether a Docker engine answers (nil: not checked).
 	DockerPing func(ctx context.Context) error
+	// DockerImage finds the run's image in the engine or pulls it; its error
+	// names the image (nil: not checked).
+	DockerImage func(ctx context.Context) error
+	// DockerSMPs are the --smp of every ScyllaDB container the run starts
+	// (docker with a real image: each shard takes AIO slots of the host's
+	// kernel); empty for the image double, which uses no AIO.
+	DockerSMPs []int
+	// DockerDataDir is where containers' data lands (the engine's root
+	// directory); the disk check looks there too when set.
+	DockerDataDir string
+	// AIOMaxNr and AIONr read /proc/sys/fs/aio-max-nr and aio-nr (nil: the real files).
+	AIOMaxNr, AIONr func() (int64, error)
 }
 
 // Check is one check's outcome.
@@ -66,6 +78,19 @@ func Run(ctx context.Context, in Input) ([]Check, error) {
 		checks = append(checks, binaryCheck(in.Binary), loopbackCheck(in.BaseAddress))
 	case "docker":
 		checks = append(checks, dockerCheck(ctx, in))
+		if in.DockerImage != nil {
+			checks = append(checks, dockerImageCheck(ctx, in))
+		}
+		if len(in.DockerSMPs) > 0 {
+			checks = append(checks, aioCheck(in))
+		}
+		if in.DockerDataDir != "" && in.DockerDataDir != existingParent(in.OutDir) {
+			dd := in
+			dd.OutDir = in.DockerDataDir
+			c := diskCheck(dd)
+			c.Name = "docker-disk"
+			checks = append(checks, c)
+		}
 	case "aws":
 		checks = append(checks, awsCredentialsCheck(in.Getenv))
 	}
@@ -171,6 +196,60 @@ func dockerCheck(ctx context.Context, in Input) Check {
 		return Check{Name: "docker", Detail: "no Docker engine answers: " + err.Error()}
 	}
 	return Check{Name: "docker", OK: true, Detail: "engine answers"}
+}
+
+func dockerImageCheck(ctx context.Context, in Input) Check {
+	// A pull of a real image can take minutes.
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
+	defer cancel()
+	if err := in.DockerImage(ctx); err != nil {
+		return Check{Name: "docker-image", Detail: err.Error()}
+	}
+	return Check{Name: "docker-image", OK: true, Detail: "present"}
+}
+
+// AIOPerShard is what one ScyllaDB shard reserves of the kernel's AIO
+// slots: storage 1024 + preempt 2 + network 50000 iocbs
+// (docs/dev/docker-hub.md: aio_max_nr >= aio_nr + 51026 * ncpus).
+const AIOPerShard = 51026
+
+// aioCheck: fs.aio-max-nr must leave room for every shard of every
+// container (all share the host's kernel) beyond what is in use already.
+func aioCheck(in Input) Check {
+	readMax, readNr := in.AIOMaxNr, in.AIONr
+	if readMax == nil {
+		readMax = func() (int64, error) { return readProcInt("/proc/sys/fs/aio-max-nr") }
+	}
+	if readNr == nil {
+		readNr = func() (int64, error) { return readProcInt("/proc/sys/fs/aio-nr") }
+	}
+	maxNr, err := readMax()
+	if err != nil {
+		return Check{Name: "aio", OK: true, Detail: "not checked: " + err.Error()}
+	}
+	nr, err := readNr()
+	if err != nil {
+		return Check{Name: "aio", OK: true, Detail: "not checked: " + err.Error()}
+	}
+	shards, largest := 0, 0
+	for _, s := range in.DockerSMPs {
+		shards += s
+		largest = max(largest, s)
+	}
+	need := nr + int64(AIOPerShard*shards)
+	if maxNr >= need {
+		return Check{Name: "aio", OK: true, Detail: fmt.Sprintf("fs.aio-max-nr %d ≥ %d (aio-nr %d + %d × %d shards, largest --smp %d)", maxNr, need, nr, AIOPerShard, shards, largest)}
+	}
+	return Check{Name: "aio", Detail: fmt.Sprintf("fs.aio-max-nr is %d, the run's %d shards (%d containers, largest --smp %d) need %d (aio-nr %d + %d per shard, docs/dev/docker-hub.md): raise it with sysctl -w fs.aio-max-nr=%d",
+		maxNr, shards, len(in.DockerSMPs), largest, need, nr, AIOPerShard, need)}
+}
+
+func readProcInt(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }
 
 // awsCredentialsCheck looks for a source of credentials without reading or

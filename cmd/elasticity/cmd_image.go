@@ -18,7 +18,7 @@ func init() {
 			SilenceUsage:       true,
 			RunE: func(c *cobra.Command, args []string) error {
 				if code := image.Main(c.Context(), args, e.Stdout, e.Stderr); code != 0 {
-					return withCode(code, nil) // the program printed its own error
+					return withCode(ExitCode(code), nil) // the program printed its own error
 				}
 				return nil
 			},

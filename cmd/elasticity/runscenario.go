@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/elasticity-dev/elasticity/preflight"
 	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/provision/docker"
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/scenarios"
 	"github.com/elasticity-dev/elasticity/scenarios/runner"
@@ -104,5 +106,30 @@ func preflightInput(p *scenarios.Plan, out, binary string, getenv func(string) s
 		// An emulated node process needs roughly 200 MiB (Pebble caches, buffers).
 		in.PlannedMemoryBytes = int64(nodes)*200<<20 + 512<<20
 	}
+	if p.Backend == "docker" {
+		dockerPreflight(p, &in)
+	}
 	return in
+}
+
+// dockerPreflight: the image (present or pullable), the host's AIO slots
+// for every ScyllaDB shard, and memory and disk for the containers' sizes
+// (the data lands in the engine's root directory).
+func dockerPreflight(p *scenarios.Plan, in *preflight.Input) {
+	counts := map[string]int{}
+	for _, n := range p.Nodes {
+		counts[n.InstanceType] += n.Count
+		in.PlannedDiskBytes += int64(n.DiskBytes) * int64(n.Count)
+	}
+	needs := docker.Needs(&p.Provision, counts)
+	in.PlannedMemoryBytes = needs.MemoryBytes
+	if !needs.Emulated {
+		in.DockerSMPs = needs.SMPs
+	}
+	cfg := p.Provision
+	in.DockerPing = docker.Ping
+	in.DockerImage = func(ctx context.Context) error { return docker.CheckImage(ctx, &cfg) }
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	in.DockerDataDir = docker.DataRoot(ctx)
+	cancel()
 }
