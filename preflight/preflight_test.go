@@ -58,3 +58,25 @@ func TestBackendChecks(t *testing.T) {
 		t.Fatalf("aws with env credentials: %v", err)
 	}
 }
+
+// fs.aio-max-nr headroom (docs/dev/docker-hub.md: aio_max_nr >= aio_nr +
+// 51026 * ncpus), for every shard of every container on the host; and an
+// image that is neither local nor pullable, named.
+func TestDockerAIOAndImageChecks(t *testing.T) {
+	val := func(v int64) func() (int64, error) { return func() (int64, error) { return v, nil } }
+	in := Input{Backend: "docker", OutDir: t.TempDir(), DockerSMPs: []int{1, 1, 1, 2}, AIOMaxNr: val(65536), AIONr: val(0)}
+	_, err := Run(context.Background(), in)
+	if err == nil || !strings.Contains(err.Error(), "fs.aio-max-nr is 65536, the run's 5 shards (4 containers, largest --smp 2) need 255130") {
+		t.Fatalf("aio: %v", err)
+	}
+	in.AIOMaxNr, in.AIONr = val(1048576), val(100)
+	if _, err := Run(context.Background(), in); err != nil {
+		t.Fatalf("aio with room: %v", err)
+	}
+	in.DockerImage = func(context.Context) error {
+		return errors.New("docker: image scylladb/scylla:2099.1 is not in the local engine and cannot be pulled: not found")
+	}
+	if _, err := Run(context.Background(), in); err == nil || !strings.Contains(err.Error(), "docker-image: docker: image scylladb/scylla:2099.1") {
+		t.Fatalf("image: %v", err)
+	}
+}
