@@ -45,7 +45,10 @@ func freeNode(t *testing.T) (provision.Node, net.Listener, net.Listener) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := func(l net.Listener) int { p, _ := strconv.Atoi(l.Addr().(*net.TCPAddr).AddrPort().String()[len("127.0.0.1:"):]); return p }
+	port := func(l net.Listener) int {
+		p, _ := strconv.Atoi(l.Addr().(*net.TCPAddr).AddrPort().String()[len("127.0.0.1:"):])
+		return p
+	}
 	return provision.Node{Name: "node-2", Address: "127.0.0.1", CQLPort: port(cql), RESTPort: port(rest)}, cql, rest
 }
 
