@@ -113,6 +113,9 @@ func ScyllaConfig(vals map[string][]string, version string, readFile func(string
 	c.ClusterName = "Test Cluster"
 	c.DC, c.Rack = "datacenter1", "rack1" // SimpleSnitch
 	c.BlockedReactorNotifyMS = 25         // seastar src/core/reactor.cc default
+	// node_exporter is the image's own supervised program
+	// (scylla-node-exporter.conf, NodeExporterMain), not part of scylla.
+	c.NodeExporterPort = 0
 	one := func(name string) (string, bool) {
 		if v := vals[name]; len(v) > 0 {
 			return v[len(v)-1], true
