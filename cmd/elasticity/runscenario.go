@@ -122,8 +122,13 @@ func dockerPreflight(p *scenarios.Plan, in *preflight.Input) {
 		in.PlannedDiskBytes += int64(n.DiskBytes) * int64(n.Count)
 	}
 	needs := docker.Needs(&p.Provision, counts)
-	in.PlannedMemoryBytes = needs.MemoryBytes
-	if !needs.Emulated {
+	if needs.Emulated {
+		// The double's processes use what an emulated node does, far
+		// below their containers' limits.
+		in.PlannedMemoryBytes = int64(len(needs.SMPs))*200<<20 + 512<<20
+	} else {
+		// Seastar takes all of --memory: the containers' limits are real.
+		in.PlannedMemoryBytes = needs.MemoryBytes
 		in.DockerSMPs = needs.SMPs
 	}
 	cfg := p.Provision
