@@ -250,21 +250,9 @@ func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) (
 		return nil, err
 	}
 	reps, _ := v.replicasOf(ks, t, Token(r.PartitionKey))
-	need := blockFor(cl, len(reps))
-	var alive []string
-	for _, rp := range reps {
-		if n.isUp(rp.Host) {
-			if rp.Host == n.hostID {
-				alive = append([]string{rp.Host}, alive...)
-			} else {
-				alive = append(alive, rp.Host)
-			}
-		}
-	}
-	if len(alive) < need || len(reps) == 0 {
-		n.met.unavailable.Inc()
-		return nil, &engine.Error{Code: engine.CodeUnavailable, Message: fmt.Sprintf("Cannot achieve consistency level for cl %s. Requires %d, alive %d", cl, need, len(alive)),
-			Consistency: cl, Required: need, Alive: len(alive)}
+	alive, need, err := n.liveReplicas(reps, cl)
+	if err != nil {
+		return nil, err
 	}
 	type result struct {
 		rows []engine.Row
@@ -371,4 +359,26 @@ func mergeRows(sets [][]engine.Row, limit int) []engine.Row {
 		out = out[:limit]
 	}
 	return out
+}
+
+// liveReplicas is the live part of reps (this node first, as it answers
+// without a round trip) and how many answers cl needs, or ScyllaDB's
+// Unavailable error when fewer are alive.
+func (n *Node) liveReplicas(reps []Replica, cl engine.Consistency) (alive []string, need int, err error) {
+	need = blockFor(cl, len(reps))
+	for _, rp := range reps {
+		if n.isUp(rp.Host) {
+			if rp.Host == n.hostID {
+				alive = append([]string{rp.Host}, alive...)
+			} else {
+				alive = append(alive, rp.Host)
+			}
+		}
+	}
+	if len(alive) < need || len(reps) == 0 {
+		n.met.unavailable.Inc()
+		return nil, need, &engine.Error{Code: engine.CodeUnavailable, Message: fmt.Sprintf("Cannot achieve consistency level for cl %s. Requires %d, alive %d", cl, need, len(alive)),
+			Consistency: cl, Required: need, Alive: len(alive)}
+	}
+	return alive, need, nil
 }

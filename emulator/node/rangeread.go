@@ -90,21 +90,9 @@ func (v *view) segmentEnd(t *engine.Table, tok int64) int64 {
 // next live one standing in for one that fails) and merges their answers.
 func (n *Node) readSegment(ctx context.Context, v *view, ks *engine.Keyspace, t *engine.Table, req *rangeReq, cl engine.Consistency, counter bool) ([]engine.RangeRow, error) {
 	reps, _ := v.replicasOf(ks, t, req.First)
-	need := blockFor(cl, len(reps))
-	var alive []string
-	for _, rp := range reps {
-		if n.isUp(rp.Host) {
-			if rp.Host == n.hostID {
-				alive = append([]string{rp.Host}, alive...)
-			} else {
-				alive = append(alive, rp.Host)
-			}
-		}
-	}
-	if len(alive) < need || len(reps) == 0 {
-		n.met.unavailable.Inc()
-		return nil, &engine.Error{Code: engine.CodeUnavailable, Message: fmt.Sprintf("Cannot achieve consistency level for cl %s. Requires %d, alive %d", cl, need, len(alive)),
-			Consistency: cl, Required: need, Alive: len(alive)}
+	alive, need, err := n.liveReplicas(reps, cl)
+	if err != nil {
+		return nil, err
 	}
 	type result struct {
 		rows []engine.RangeRow
