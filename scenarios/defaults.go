@@ -173,7 +173,7 @@ func applyDefaults(s *Scenario, d *decoder) {
 			if len(st.Drain.Nodes) == 0 {
 				num(&st.Drain.CountPerRack, p+"count_per_rack", 1)
 			}
-			num(&st.Drain.Workers, p+"workers", 1)
+			str(&st.Drain.Mode, ModeSerial)
 		case st.Hook != nil:
 			dur(&st.Hook.Timeout, p+"timeout", DefaultHookTimeout)
 		}

@@ -152,12 +152,11 @@ type PlanLine = provision.PlanLine
 type PlanStep struct {
 	Name         string
 	Kind         results.StepKind
-	Mode         string // serial | parallel (drain: parallel with more than one worker)
+	Mode         string // serial | parallel
 	InstanceType string
 	CountPerRack int
 	Racks        []string
 	Nodes        []string
-	Workers      int
 	// Duration is a hold's (scaled) length or a hook's wall-clock timeout.
 	Duration      time.Duration
 	Command       []string
@@ -313,11 +312,7 @@ func (s *Scenario) step(st Step, scale func(Duration) time.Duration) PlanStep {
 	case st.Shrink != nil:
 		ps.Mode, ps.CountPerRack, ps.Nodes, ps.Racks = st.Shrink.Mode, st.Shrink.CountPerRack, st.Shrink.Nodes, st.Shrink.Racks
 	case st.Drain != nil:
-		ps.CountPerRack, ps.Nodes, ps.Racks, ps.Workers = st.Drain.CountPerRack, st.Drain.Nodes, st.Drain.Racks, st.Drain.Workers
-		ps.Mode = ModeSerial
-		if st.Drain.Workers > 1 {
-			ps.Mode = ModeParallel
-		}
+		ps.Mode, ps.CountPerRack, ps.Nodes, ps.Racks = st.Drain.Mode, st.Drain.CountPerRack, st.Drain.Nodes, st.Drain.Racks
 	case st.Hold != nil:
 		ps.Duration = scale(st.Hold.Duration)
 	case st.Hook != nil:
@@ -529,11 +524,12 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 					}
 					count = st.Drain.CountPerRack * len(racks)
 				}
-				detail = fmt.Sprintf("drain %d node(s) with %d worker(s)", count, st.Drain.Workers)
+				detail = fmt.Sprintf("drain %d node(s), %s", count, st.Drain.Mode)
 			}
 			// Remove the newest nodes (best effort for named nodes); each holds
 			// about 1/N of the data (tablets balanced by count), which it streams
-			// out at its own bandwidth (times the drain workers).
+			// out at its own bandwidth; the coordinator runs the removals one
+			// at a time, so parallel requests take as long as serial ones.
 			before := len(nodes)
 			var removedCPU int
 			for i := 0; i < count && len(nodes) > 0; i++ {
@@ -544,15 +540,11 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 			if before > 0 {
 				moved = onDisk * float64(before-len(nodes)) / float64(before)
 			}
-			workers := 1.0
-			if st.Drain != nil {
-				workers = float64(st.Drain.Workers)
-			}
 			ph.Cycles = 1
 			if ph.Mode == ModeSerial && count > 1 {
 				ph.Cycles = count
 			}
-			ph.Seconds = float64(ph.Cycles)*m.RecoverySeconds + moved/(streamBytesPerVCPU*float64(max(1, removedCPU))*workers)
+			ph.Seconds = float64(ph.Cycles)*m.RecoverySeconds + moved/(streamBytesPerVCPU*float64(max(1, removedCPU)))
 			ph.Detail = fmt.Sprintf("%s; ≈%s to move", detail, HumanBytes(moved))
 		case st.Hold != nil:
 			ph.Seconds = scaled(st.Hold.Duration)

@@ -236,13 +236,18 @@ type Shrink struct {
 }
 
 // Drain evacuates the data of nodes (by name, or CountPerRack newest first
-// in each of Racks) with parallel streaming workers, then removes them.
+// in each of Racks), then removes them. Mode parallel requests every
+// node's removal at once; ScyllaDB's topology coordinator still executes
+// one node request at a time (service/topology_coordinator.cc), so the
+// requests queue there, as the step's events show.
 type Drain struct {
 	Nodes        []string `yaml:"nodes,omitempty"`
 	CountPerRack int      `yaml:"count_per_rack,omitempty"`
 	Racks        []string `yaml:"racks,omitempty"`
-	// Workers is the number of parallel streaming workers.
-	Workers int `yaml:"workers"`
+	Mode         string   `yaml:"mode"`
+	// Workers was a number of "streaming workers" that mapped to no
+	// ScyllaDB setting; it stays only to be refused with that reason.
+	Workers int `yaml:"workers,omitempty"`
 }
 
 // Hold keeps the workload running for Duration (scaled on local). In YAML

@@ -477,8 +477,9 @@ func validateNemesis(s *Scenario, d *decoder, instanceType func(string, string),
 			remove(p, st.Shrink.Nodes, st.Shrink.CountPerRack, st.Shrink.Racks)
 		case st.Drain != nil:
 			remove(p, st.Drain.Nodes, st.Drain.CountPerRack, st.Drain.Racks)
-			if st.Drain.Workers < 1 || st.Drain.Workers > 64 {
-				d.problem(p+".workers", "must be 1..64")
+			oneOf(p+".mode", st.Drain.Mode, modes)
+			if st.Drain.Workers != 0 {
+				d.problem(p+".workers", "is not a ScyllaDB setting: the topology coordinator executes one node request at a time (scylladb service/topology_coordinator.cc); use mode: parallel to request every removal at once")
 			}
 		case st.Hold != nil:
 			positive(p+".duration", float64(st.Hold.Duration))
