@@ -30,31 +30,9 @@ func benchWrites(b *testing.B, workers int, opsPerVCPU string) {
 	exe, _ := os.Executable()
 	opts := Options{Binary: exe, Env: []string{nodeEnv + "=1"}, Nodes: 3, Racks: 3, Dir: b.TempDir(), BaseAddress: "127.0.0.15",
 		StartTimeout: 30 * time.Second, ExtraNodeArgs: []string{"--initial-tablets", "16", "--ops-per-vcpu", opsPerVCPU, "--disk-gb", "0"}}
-	if p := os.Getenv("BENCH_NODE_PROFILE"); p != "" {
-		opts.ExtraNodeArgs = append(opts.ExtraNodeArgs, "--cpu-profile", p)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := Start(ctx, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	cl := gocql.NewCluster(c.Hosts()...)
-	cl.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
-	cl.Timeout = 10 * time.Second
-	cl.NumConns = 2
-	s, err := cl.CreateSession()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Query(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3} AND tablets = {'enabled': true}`).Exec(); err != nil {
-		b.Fatal(err)
-	}
-	if err := s.Query(ddlTable).Exec(); err != nil {
-		b.Fatal(err)
-	}
+	_, s := startBenchCluster(ctx, b, opts, 2)
 	value := make([]byte, 1024)
 	crand.Read(value)
 	var next atomic.Int64
@@ -84,4 +62,34 @@ func benchWrites(b *testing.B, workers int, opsPerVCPU string) {
 	if f := failed.Load(); f > 0 {
 		b.Fatalf("%d writes failed", f)
 	}
+}
+
+// startBenchCluster starts a benchmark's three nodes (with a CPU profile when
+// BENCH_NODE_PROFILE is set), opens a token-aware session with conns
+// connections per host and creates ks.t at RF=3; both close with b.
+func startBenchCluster(ctx context.Context, b *testing.B, opts Options, conns int) (*Cluster, *gocql.Session) {
+	b.Helper()
+	if p := os.Getenv("BENCH_NODE_PROFILE"); p != "" {
+		opts.ExtraNodeArgs = append(opts.ExtraNodeArgs, "--cpu-profile", p)
+	}
+	c, err := Start(ctx, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	cl := gocql.NewCluster(c.Hosts()...)
+	cl.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
+	cl.Timeout = 10 * time.Second
+	cl.NumConns = conns
+	s, err := cl.CreateSession()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(s.Close)
+	for _, q := range []string{`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3} AND tablets = {'enabled': true}`, ddlTable} {
+		if err := s.Query(q).Exec(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return c, s
 }

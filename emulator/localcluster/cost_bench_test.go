@@ -53,31 +53,9 @@ func BenchmarkNodeCost(b *testing.B) {
 	opts := Options{Binary: exe, Env: []string{nodeEnv + "=1"}, Nodes: 3, Racks: 3, Dir: b.TempDir(), BaseAddress: "127.0.0.25",
 		InstanceType: "i4i.4xlarge", VCPUs: 16, MemoryGB: 128, DiskGB: 3750,
 		StartTimeout: 60 * time.Second, ExtraNodeArgs: []string{"--initial-tablets", "16"}}
-	if p := os.Getenv("BENCH_NODE_PROFILE"); p != "" {
-		opts.ExtraNodeArgs = append(opts.ExtraNodeArgs, "--cpu-profile", p)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	c, err := Start(ctx, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	cl := gocql.NewCluster(c.Hosts()...)
-	cl.PoolConfig.HostSelectionPolicy = gocql.TokenAwareHostPolicy(gocql.RoundRobinHostPolicy())
-	cl.Timeout = 10 * time.Second
-	cl.NumConns = 1
-	s, err := cl.CreateSession()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	if err := s.Query(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3} AND tablets = {'enabled': true}`).Exec(); err != nil {
-		b.Fatal(err)
-	}
-	if err := s.Query(ddlTable).Exec(); err != nil {
-		b.Fatal(err)
-	}
+	c, s := startBenchCluster(ctx, b, opts, 1)
 	value := make([]byte, 1024)
 	crand.Read(value)
 	const keys = 100_000
