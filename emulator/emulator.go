@@ -82,6 +82,20 @@ type Config struct {
 	Pprof bool
 	// Stderr receives the log when LogFile is empty (default os.Stderr).
 	Stderr io.Writer
+	// CommandLine, when set, is printed as the node starts, as ScyllaDB
+	// prints its own (PrintStartingMessage).
+	CommandLine string
+}
+
+// PrintStartingMessage prints what ScyllaDB prints as it starts (scylladb
+// main.cc print_starting_message: raw lines on stdout, no level, no
+// timestamp): the version, "command used" with the whole command line
+// (which tells a reader, and the framework's log watcher, the stall
+// threshold the node really runs with) and the pid.
+func PrintStartingMessage(w io.Writer, version, commandLine string) {
+	fmt.Fprintf(w, "Scylla version %s with build-id 0 starting ...\n", version)
+	fmt.Fprintf(w, "command used: \"%s\"\n", commandLine)
+	fmt.Fprintf(w, "pid: %d\n", os.Getpid())
 }
 
 // DefaultConfig returns the flag defaults.
@@ -133,6 +147,7 @@ func Flags(c *Config) *pflag.FlagSet {
 func Main(ctx context.Context, args []string, stderr io.Writer) int {
 	c := DefaultConfig()
 	c.Stderr = stderr
+	c.CommandLine = strings.Join(append([]string{os.Args[0], "node"}, args...), " ")
 	fs := Flags(&c)
 	fs.SetOutput(stderr)
 	if err := fs.Parse(args); err != nil {
@@ -167,6 +182,9 @@ func Run(ctx context.Context, c Config) error {
 		}
 		defer f.Close()
 		w = f
+	}
+	if c.CommandLine != "" {
+		PrintStartingMessage(w, c.Version, c.CommandLine)
 	}
 	log := scyllalog.New(w)
 	startFail := func(err error) error {

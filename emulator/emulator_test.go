@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -130,4 +131,24 @@ func (s *syncBuf) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// A node prints its command line as ScyllaDB does as it starts (scylladb
+// main.cc print_starting_message: raw lines, before anything can fail), so
+// a reader of its log sees the stall threshold it really runs with.
+func TestStartingMessageShowsTheCommandLine(t *testing.T) {
+	var out bytes.Buffer
+	code := Main(context.Background(), []string{"--fail-startup", "injected", "--blocked-reactor-notify-ms", "40"}, &out)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (startup failed):\n%s", code, out.String())
+	}
+	for _, re := range []string{
+		`(?m)^Scylla version \S+ with build-id 0 starting \.\.\.$`,
+		`(?m)^command used: "\S+ node --fail-startup injected --blocked-reactor-notify-ms 40"$`,
+		`(?m)^pid: \d+$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out.String()) {
+			t.Errorf("no line matching %s in:\n%s", re, out.String())
+		}
+	}
 }

@@ -173,3 +173,36 @@ func TestLogWatcherBacktraceLinesAndTimes(t *testing.T) {
 		t.Errorf("backtrace after an ordinary line: %+v", got)
 	}
 }
+
+// The threshold suppressed reports count at is the one the node was really
+// started with, read from the "command used" line ScyllaDB prints as it
+// starts (scylladb main.cc print_starting_message): 50 from the local
+// backend's flag, 999999999 from the scylladb/scylla 2025.1–2025.3 entrypoint
+// (dist/docker/scyllasetup.py), Seastar's 25 when the line has none.
+func TestLogWatcherThresholdFromCommandLine(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want float64
+	}{
+		{`command used: "/usr/bin/elasticity node --listen-address 127.0.0.2 --blocked-reactor-notify-ms 50 --vcpus 2"`, 50},
+		{`2026-11-30T12:00:00.000000000Z command used: "/usr/bin/scylla --log-to-syslog 0 --developer-mode 1 --blocked-reactor-notify-ms 999999999"`, 999999999},
+		{`command used: "/usr/bin/scylla --blocked-reactor-notify-ms=30 --smp 2"`, 30},
+		{`command used: "/usr/bin/scylla --smp 2"`, DefaultStallThresholdMS},
+	} {
+		var got []results.Event
+		w := &LogWatcher{Node: "node-2", StallThresholdMS: 25, Location: time.UTC, Emit: func(e results.Event) { got = append(got, e) }}
+		w.Line("Scylla version 2025.1.0 with build-id 0 starting ...")
+		w.Line(tc.line)
+		w.Line("pid: 7")
+		w.Line("Rate-limit: suppressed 2 backtraces on shard 1")
+		w.flush(true)
+		if len(got) != 3 || got[0].Type != results.EventStallThreshold || got[0].StallMS != tc.want || got[0].Node != "node-2" {
+			t.Fatalf("%s: events %+v", tc.line, got)
+		}
+		for _, e := range got[1:] {
+			if e.Type != results.EventStall || e.StallMS != tc.want {
+				t.Fatalf("%s: suppressed report counted as %+v, want a stall of %g ms", tc.line, e, tc.want)
+			}
+		}
+	}
+}

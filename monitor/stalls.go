@@ -28,12 +28,32 @@ var (
 	// A stall report's continuation: "Backtrace:", frames ("  0x1234",
 	// "  /opt/scylladb/libreloc/libc.so.6+0x1234"), "kernel callstack: ...".
 	continuationRe = regexp.MustCompile(`^(\s+(\S+\+)?0x[0-9a-f]+\s*$|Backtrace:\s*$|kernel callstack:)`)
+	// commandUsedRe is the line ScyllaDB prints as it starts (scylladb
+	// main.cc print_starting_message: `command used: "/usr/bin/scylla ..."`,
+	// raw on stdout); thresholdArgRe finds the stall threshold in it.
+	commandUsedRe  = regexp.MustCompile(`command used: "([^"]*)"`)
+	thresholdArgRe = regexp.MustCompile(`--blocked-reactor-notify-ms[= ]+(\d+)`)
 	// dockerTime is the prefix `docker logs --timestamps` adds (UTC).
 	dockerTime = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z) `)
 )
 
-// DefaultStallThresholdMS is ScyllaDB's default --blocked-reactor-notify-ms.
+// DefaultStallThresholdMS is Seastar's default --blocked-reactor-notify-ms
+// (seastar src/core/reactor_config / reactor.cc: 25 ms), the threshold of a
+// node whose command line does not set it.
 const DefaultStallThresholdMS = 25
+
+// StallThresholdFromCommand is the --blocked-reactor-notify-ms of a command
+// line (the last one given; Seastar refuses a repeat anyway), else Seastar's
+// default.
+func StallThresholdFromCommand(cmd string) float64 {
+	ms := float64(DefaultStallThresholdMS)
+	for _, m := range thresholdArgRe.FindAllStringSubmatch(cmd, -1) {
+		if v, err := strconv.ParseFloat(m[1], 64); err == nil {
+			ms = v
+		}
+	}
+	return ms
+}
 
 // LogWatcher turns one node's log into events: database errors line by
 // line, and reactor stalls counted once each (its longest report), plus one
@@ -45,7 +65,12 @@ type LogWatcher struct {
 	// Location is the time zone of ScyllaDB's own timestamps (default
 	// time.Local, right for local nodes; containers and machine images log UTC).
 	Location *time.Location
-	// StallThresholdMS is the node's --blocked-reactor-notify-ms (default 25).
+	// StallThresholdMS is the node's --blocked-reactor-notify-ms until its
+	// log says (default 25): the "command used" line ScyllaDB prints as it
+	// starts sets it to what the node was really started with (on the
+	// scylladb/scylla images of 2025.1–2025.3, 999999999:
+	// dist/docker/scyllasetup.py appends it), and emits a stall_threshold
+	// event. Suppressed reports count as stalls of this length.
 	StallThresholdMS float64
 	// Now is the clock for lines without a timestamp (default time.Now).
 	Now func() time.Time
@@ -135,6 +160,11 @@ func (w *LogWatcher) Line(line string) {
 		return // part of the report above: never an error
 	}
 	w.afterStall = false
+	if m := commandUsedRe.FindStringSubmatch(line); m != nil {
+		w.StallThresholdMS = StallThresholdFromCommand(m[1])
+		w.emit(results.Event{Time: ts, Type: results.EventStallThreshold, Node: w.Node, StallMS: w.StallThresholdMS, Line: line})
+		return
+	}
 	if m := suppressedRe.FindStringSubmatch(line); m != nil {
 		k, _ := strconv.Atoi(m[1])
 		thr := w.StallThresholdMS

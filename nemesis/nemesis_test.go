@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,9 @@ type fakeCluster struct {
 	load     map[string]int // polls left before a drained node is empty
 	failAdd  error
 	joinWait time.Duration
+	// coord, when set, admits one join or leave at a time, as the topology
+	// coordinator does (each taking joinWait).
+	coord *sync.Mutex
 }
 
 func newFake(racks ...string) *fakeCluster {
@@ -62,6 +66,10 @@ func (f *fakeCluster) AddNodes(ctx context.Context, step string, specs []provisi
 }
 
 func (f *fakeCluster) WaitNormal(ctx context.Context, nodes []*cluster.Node) error {
+	if f.coord != nil {
+		f.coord.Lock()
+		defer f.coord.Unlock()
+	}
 	select {
 	case <-time.After(f.joinWait):
 		return nil
@@ -71,6 +79,11 @@ func (f *fakeCluster) WaitNormal(ctx context.Context, nodes []*cluster.Node) err
 }
 
 func (f *fakeCluster) Decommission(ctx context.Context, n *cluster.Node) error {
+	if f.coord != nil {
+		f.coord.Lock()
+		defer f.coord.Unlock()
+		time.Sleep(f.joinWait)
+	}
 	for {
 		f.mu.Lock()
 		left := f.load[n.Name]
@@ -135,7 +148,7 @@ func (r *recorder) types() []string {
 	defer r.mu.Unlock()
 	var out []string
 	for _, e := range r.events {
-		if e.Type == results.EventProgress || e.Type == results.EventNodeState {
+		if e.Type == results.EventProgress || e.Type == results.EventNodeState || e.Type == results.EventNodeOp {
 			continue
 		}
 		s := e.Type
@@ -198,6 +211,69 @@ func TestGrowParallelOneCycle(t *testing.T) {
 	for _, e := range r.events {
 		if e.Type == results.EventNodesNormal && len(e.Nodes) != 6 {
 			t.Fatalf("nodes_normal names %v, want 6", e.Nodes)
+		}
+	}
+}
+
+// A parallel step's nodes are requested together and, as the topology
+// coordinator admits one node request at a time, join or leave one after
+// another: each node's moments are node_op events and result.json's
+// node_ops show the queue.
+func TestParallelStepsRecordEachNode(t *testing.T) {
+	c := newFake("a", "b", "c")
+	c.coord, c.joinWait = &sync.Mutex{}, 60*time.Millisecond
+	r := &recorder{}
+	env := newEnv(c, r)
+	if err := Run(context.Background(), env, Step{Name: "grow", Kind: KindGrow, Mode: ModeParallel, InstanceType: "i4i.xlarge", CountPerRack: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Run(context.Background(), env, Step{Name: "shrink", Kind: KindShrink, Mode: ModeParallel, CountPerRack: 1}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	w, err := results.OpenJSONL(filepath.Join(dir, results.FileEvents))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range r.events {
+		if err := w.Write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	res, err := results.Compute(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		step string
+		join bool
+	}{{"grow", true}, {"shrink", false}} {
+		var ops []results.NodeOp
+		for _, s := range res.Steps {
+			if s.Step == want.step {
+				ops = append(ops, s.NodeOps...)
+			}
+		}
+		if len(ops) != 3 {
+			t.Fatalf("%s: node ops %+v, want 3", want.step, ops)
+		}
+		var done []time.Time
+		for _, op := range ops {
+			at := op.LeftAt
+			if want.join {
+				at = op.JoinedAt
+			}
+			if at == nil || !op.RequestedAt.Equal(ops[0].RequestedAt) && want.join {
+				t.Fatalf("%s: %+v: every node requested at once, each done", want.step, ops)
+			}
+			done = append(done, *at)
+		}
+		slices.SortFunc(done, time.Time.Compare)
+		for i := 1; i < len(done); i++ {
+			if gap := done[i].Sub(done[i-1]); gap < 40*time.Millisecond {
+				t.Fatalf("%s: nodes done %v apart, want one after another (%+v)", want.step, gap, ops)
+			}
 		}
 	}
 }

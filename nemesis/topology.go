@@ -156,6 +156,7 @@ func growBatch(ctx context.Context, env *Env, s Step, specs []provision.NodeSpec
 	env.emit(ev)
 
 	var added []*cluster.Node
+	requested := env.now()
 	t := env.Timeouts.For(WaitStart, 0, s.Timeouts)
 	err := wait(ctx, env, what+": starting nodes", t, nil, func(ctx context.Context) error {
 		var err error
@@ -165,10 +166,25 @@ func growBatch(ctx context.Context, env *Env, s Step, specs []provision.NodeSpec
 	if err != nil {
 		return fmt.Errorf("adding nodes: %w", err)
 	}
+	for _, nd := range added {
+		ev := base
+		ev.Type, ev.Node, ev.State, ev.Time = results.EventNodeOp, nd.Name, results.NodeOpRequested, requested
+		env.emit(ev)
+	}
 	env.progress(fmt.Sprintf("%s: waiting for %s to be up and normal", what, strings.Join(names(added), ", ")))
 	t = env.Timeouts.For(WaitJoin, move, s.Timeouts)
 	if err := wait(ctx, env, what+": waiting for nodes to be normal", t, added, func(ctx context.Context) error {
-		return env.Cluster.WaitNormal(ctx, added)
+		// Each node on its own, so that the moment each one joined is
+		// recorded: the coordinator admits one at a time.
+		return eachNode(ctx, added, func(ctx context.Context, nd *cluster.Node) error {
+			if err := env.Cluster.WaitNormal(ctx, []*cluster.Node{nd}); err != nil {
+				return err
+			}
+			ev := base
+			ev.Type, ev.Node, ev.State = results.EventNodeOp, nd.Name, results.NodeOpJoined
+			env.emit(ev)
+			return nil
+		})
 	}); err != nil {
 		return fmt.Errorf("waiting for %s to join: %w", strings.Join(names(added), ", "), err)
 	}
@@ -266,9 +282,9 @@ func shrinkBatch(ctx context.Context, env *Env, s Step, nodes []*cluster.Node, d
 	}
 	err := wait(ctx, env, what, t, watch, func(ctx context.Context) error {
 		if drain {
-			return drainNodes(ctx, env, s, nodes)
+			return drainNodes(ctx, env, s, base, nodes)
 		}
-		return decommissionAll(ctx, env, nodes)
+		return decommissionAll(ctx, env, base, nodes)
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
@@ -285,27 +301,59 @@ func shrinkBatch(ctx context.Context, env *Env, s Step, nodes []*cluster.Node, d
 	return finishTopology(ctx, env, s, base, what, move, nil)
 }
 
-// decommissionAll decommissions the nodes concurrently and waits for all.
-func decommissionAll(ctx context.Context, env *Env, nodes []*cluster.Node) error {
+// decommissionAll decommissions the nodes concurrently and waits for all,
+// recording when each was requested and when each had left (node_op
+// events): the topology coordinator executes one node request at a time
+// (scylladb service/topology_coordinator.cc), so a parallel step's nodes
+// leave one after another.
+func decommissionAll(ctx context.Context, env *Env, base results.Event, nodes []*cluster.Node) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(nodes))
 	for i, nd := range nodes {
+		ev := base
+		ev.Type, ev.Node, ev.State = results.EventNodeOp, nd.Name, results.NodeOpRequested
+		env.emit(ev)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if err := env.Cluster.Decommission(ctx, nd); err != nil {
 				errs[i] = fmt.Errorf("decommissioning %s: %w", nd.Name, err)
+				return
 			}
+			ev := base
+			ev.Type, ev.Node, ev.State = results.EventNodeOp, nd.Name, results.NodeOpLeft
+			env.emit(ev)
 		}()
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
 
+// eachNode runs fn for every node concurrently; the first failure cancels
+// the others and is returned.
+func eachNode(ctx context.Context, nodes []*cluster.Node, fn func(context.Context, *cluster.Node) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for _, nd := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(ctx, nd); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
 // drainNodes evacuates the nodes (decommission) while polling what is left
 // on them, logging every poll, until the decommissions return and nothing
 // is left.
-func drainNodes(ctx context.Context, env *Env, s Step, nodes []*cluster.Node) error {
+func drainNodes(ctx context.Context, env *Env, s Step, base results.Event, nodes []*cluster.Node) error {
 	poll := s.PollInterval
 	if poll <= 0 {
 		poll = 2 * time.Second
@@ -313,7 +361,7 @@ func drainNodes(ctx context.Context, env *Env, s Step, nodes []*cluster.Node) er
 	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- decommissionAll(dctx, env, nodes) }()
+	go func() { done <- decommissionAll(dctx, env, base, nodes) }()
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
 	start := env.now()

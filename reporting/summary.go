@@ -3,6 +3,7 @@ package reporting
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/elasticity-dev/elasticity/results"
@@ -212,6 +213,16 @@ func Limitations(res *results.Result) []string {
 		out = append(out, "The run did not finish: the last cycle ends at the last record written.")
 	}
 	out = append(out, res.Setup.Limitations...)
+	var off []string
+	for _, n := range sortedKeys(res.Stalls.ThresholdMS) {
+		if res.Stalls.ThresholdMS[n] >= results.NoStallReportsMS {
+			off = append(off, n)
+		}
+	}
+	if len(off) > 0 {
+		out = append(out, fmt.Sprintf("No reactor stalls can be counted on %s: started with --blocked-reactor-notify-ms %s (the scylladb/scylla images of 2025.1–2025.3 hard-code it, dist/docker/scyllasetup.py), so Seastar reports none.",
+			strings.Join(off, ", "), strconv.FormatFloat(res.Stalls.ThresholdMS[off[0]], 'f', -1, 64)))
+	}
 	out = append(out, "Latencies are response times measured from each operation's intended start (coordinated omission corrected), merged as HDR histograms per cycle.")
 	return out
 }

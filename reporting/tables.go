@@ -120,6 +120,9 @@ func buildTables(res *results.Result) []Table {
 		id := fmt.Sprintf("step-%d", i+1)
 		out = append(out, latencyTable(id, w+" - "+g.step+" - latencies", g.cycles, res),
 			stallTable(id+"-stalls", w+" - "+g.step+" - stalls - REACTOR_STALLED", g.cycles))
+		if t, ok := nodeOpTable(id+"-nodes", g.step, res); ok {
+			out = append(out, t)
+		}
 	}
 	out = append(out, runStallTable(res), diskTable(res), durationTable(res), stepTable(res), errorTable(res), errorEventTable(res), thresholdTable(res))
 	return out
@@ -267,7 +270,39 @@ func runStallTable(res *results.Result) Table {
 		}
 		t.Note = "Stalls per node: " + strings.Join(parts, ", ") + "."
 	}
+	if n := StallThresholdNote(res.Stalls.ThresholdMS); n != "" {
+		t.Note = strings.TrimSpace(t.Note + " " + n)
+	}
 	return t
+}
+
+// StallThresholdNote says what each node's stall threshold was (from its
+// command line) and which nodes report no stalls at all.
+func StallThresholdNote(th map[string]float64) string {
+	if len(th) == 0 {
+		return ""
+	}
+	byValue := map[float64][]string{}
+	var values []float64
+	for _, n := range sortedKeys(th) {
+		v := th[n]
+		if _, ok := byValue[v]; !ok {
+			values = append(values, v)
+		}
+		byValue[v] = append(byValue[v], n)
+	}
+	var parts, off []string
+	for _, v := range values {
+		parts = append(parts, fmt.Sprintf("%s ms on %s", strconv.FormatFloat(v, 'f', -1, 64), strings.Join(byValue[v], ", ")))
+		if v >= results.NoStallReportsMS {
+			off = append(off, byValue[v]...)
+		}
+	}
+	s := "Stall threshold (--blocked-reactor-notify-ms, from each node's command line): " + strings.Join(parts, "; ") + "; suppressed reports count at it."
+	if len(off) > 0 {
+		s += fmt.Sprintf(" %s report no stalls at all: their threshold is beyond any stall (the scylladb/scylla images of 2025.1–2025.3 hard-code 999999999, dist/docker/scyllasetup.py), so a zero here measures nothing.", strings.Join(off, ", "))
+	}
+	return s
 }
 
 func diskTable(res *results.Result) Table {
@@ -322,6 +357,36 @@ func stepTable(res *results.Result) Table {
 			{Value: s.RequestedAt.UTC().Format("15:04:05")}, {Value: at(s.NormalAt)}, {Value: at(s.BalancedAt)}, {Value: at(s.RecoveredAt)}, {Value: at(s.EndedAt)}})
 	}
 	return t
+}
+
+// nodeOpTable is one topology step's nodes: when each was requested and
+// when it joined or left, as the topology coordinator executed them.
+func nodeOpTable(id, step string, res *results.Result) (Table, bool) {
+	t := Table{ID: id, Name: step + " - nodes", Columns: []string{"cycle", "node", "requested", "joined", "left", "from request [s]"},
+		Note: "The topology coordinator executes one node request at a time (scylladb service/topology_coordinator.cc): nodes requested together join or leave one after another, and the last waits for the others."}
+	at := func(p *time.Time) string {
+		if p == nil {
+			return "—"
+		}
+		return p.UTC().Format("15:04:05.0")
+	}
+	for _, s := range res.Steps {
+		if s.Step != step {
+			continue
+		}
+		for _, op := range s.NodeOps {
+			took := "—"
+			if done := op.JoinedAt; done != nil || op.LeftAt != nil {
+				if done == nil {
+					done = op.LeftAt
+				}
+				took = strconv.FormatFloat(done.Sub(op.RequestedAt).Seconds(), 'f', 1, 64)
+			}
+			t.Rows = append(t.Rows, []Cell{{Value: s.Cycle}, {Value: op.Node}, {Value: op.RequestedAt.UTC().Format("15:04:05.0")},
+				{Value: at(op.JoinedAt)}, {Value: at(op.LeftAt)}, {Value: took}})
+		}
+	}
+	return t, len(t.Rows) > 0
 }
 
 // MaxErrorRows bounds the database errors shown.

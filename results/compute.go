@@ -141,7 +141,9 @@ type reducer struct {
 	nodeMeta map[string]NodeSample
 	recov    recoveryIntervals
 	fallback map[string]bool // nodes whose disk usage came from REST load
-	steal    map[string][]stealSample
+	// thresholds: each node's stall threshold from its command line.
+	thresholds map[string]float64
+	steal      map[string][]stealSample
 }
 
 type cycleAcc struct {
@@ -233,8 +235,15 @@ func (r *reducer) event(ev *Event) {
 		r.step(ev).RecoveredAt = timePtr(ev.Time)
 	case EventStepEnd:
 		r.step(ev).EndedAt = timePtr(ev.Time)
+	case EventNodeOp:
+		r.nodeOp(ev)
 	case EventStall:
 		r.stalls = append(r.stalls, stall{t: ev.Time, node: ev.Node, ms: ev.StallMS})
+	case EventStallThreshold:
+		if r.thresholds == nil {
+			r.thresholds = map[string]float64{}
+		}
+		r.thresholds[ev.Node] = ev.StallMS
 	case EventDBError:
 		r.dbError(ev)
 	}
@@ -343,6 +352,29 @@ func (r *reducer) nodesNormal(ev *Event) {
 			r.addedAt[n] = ev.Time
 			r.addedNodes = append(r.addedNodes, NodeInfo{Name: n, AddedBy: ev.Step})
 		}
+	}
+}
+
+// nodeOp records one node's request, join or leave within its step.
+func (r *reducer) nodeOp(ev *Event) {
+	s := r.step(ev)
+	var op *NodeOp
+	for i := range s.NodeOps {
+		if s.NodeOps[i].Node == ev.Node {
+			op = &s.NodeOps[i]
+		}
+	}
+	if op == nil {
+		s.NodeOps = append(s.NodeOps, NodeOp{Node: ev.Node, RequestedAt: ev.Time})
+		op = &s.NodeOps[len(s.NodeOps)-1]
+	}
+	switch ev.State {
+	case NodeOpRequested:
+		op.RequestedAt = ev.Time
+	case NodeOpJoined:
+		op.JoinedAt = timePtr(ev.Time)
+	case NodeOpLeft:
+		op.LeftAt = timePtr(ev.Time)
 	}
 }
 
@@ -573,6 +605,9 @@ func (r *reducer) finishCycles() {
 		perNode[s.node]++
 	}
 	res.Stalls = stallsOf(all, perNode)
+	if len(r.thresholds) > 0 {
+		res.Stalls.ThresholdMS = r.thresholds
+	}
 }
 
 // finishNodes lists the initial nodes, then those the nemesis added.

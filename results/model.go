@@ -113,12 +113,19 @@ const (
 	EventNodesNormal   = "nodes_normal"   // Step, Nodes: the new nodes are UN / left nodes are gone
 	EventDataBalanced  = "data_balanced"  // Step: quiesce_topology returned, no migrations in flight
 	EventLatencyRecov  = "latency_recovered"
-	EventStepEnd       = "step_end"        // Step
-	EventNodeState     = "node_state"      // Node, State (started|joining|normal|leaving|left|down|up|died|removed), Expected
-	EventStall         = "reactor_stalled" // Node, StallMS, Line
-	EventDBError       = "database_error"  // Node, ErrorType, Severity, Line
-	EventProgress      = "progress"        // Phase, Message (what the run is waiting for)
-	EventWarning       = "warning"         // Message
+	EventStepEnd       = "step_end" // Step
+	// EventNodeOp: Step, Cycle, Kind, Mode, Node, State (requested |
+	// joined | left): one node's part of a topology step, as the topology
+	// coordinator executed it (one node request at a time).
+	EventNodeOp    = "node_op"
+	EventNodeState = "node_state"      // Node, State (started|joining|normal|leaving|left|down|up|died|removed), Expected
+	EventStall     = "reactor_stalled" // Node, StallMS, Line
+	// EventStallThreshold: Node, StallMS = the --blocked-reactor-notify-ms
+	// the node was started with (its "command used" line), Line.
+	EventStallThreshold = "stall_threshold"
+	EventDBError        = "database_error" // Node, ErrorType, Severity, Line
+	EventProgress       = "progress"       // Phase, Message (what the run is waiting for)
+	EventWarning        = "warning"        // Message
 )
 
 // Event is one line of events.jsonl: the run's timeline.
@@ -294,7 +301,16 @@ type Stalls struct {
 	Total   int64            `json:"total"`
 	Buckets []StallBucket    `json:"buckets"`
 	PerNode map[string]int64 `json:"per_node,omitempty"`
+	// ThresholdMS is each node's --blocked-reactor-notify-ms as its
+	// command line gave it (whole-run stalls only): no stall shorter is
+	// reported, and at NoStallReportsMS or more none is.
+	ThresholdMS map[string]float64 `json:"threshold_ms,omitempty"`
 }
+
+// NoStallReportsMS is a stall threshold no stall reaches in a run: the
+// scylladb/scylla images of 2025.1–2025.3 start ScyllaDB with 999999999
+// (dist/docker/scyllasetup.py), which turns stall reports off.
+const NoStallReportsMS = 3_600_000
 
 // StallBucket is the count of stalls shorter than BelowMS (and at least the
 // previous bucket's bound); BelowMS is 0 for the open last bucket "2000ms+".
@@ -359,6 +375,25 @@ type Duration struct {
 	Seconds float64   `json:"seconds"`
 }
 
+// States of node_op events.
+const (
+	NodeOpRequested = "requested"
+	NodeOpJoined    = "joined"
+	NodeOpLeft      = "left"
+)
+
+// NodeOp is one node's part of a topology step: when it was requested and
+// when it joined (grow) or left (shrink, drain). The topology coordinator
+// executes one node request at a time (scylladb
+// service/topology_coordinator.cc), so in a parallel step the nodes are
+// requested together and join or leave one after another.
+type NodeOp struct {
+	Node        string     `json:"node"`
+	RequestedAt time.Time  `json:"requested_at"`
+	JoinedAt    *time.Time `json:"joined_at,omitempty"`
+	LeftAt      *time.Time `json:"left_at,omitempty"`
+}
+
 // StepTiming is the timeline of one topology step.
 type StepTiming struct {
 	Step        string     `json:"step"`
@@ -373,6 +408,8 @@ type StepTiming struct {
 	// NotRecovered: latency did not recover (sustained) before the next step or the end.
 	NotRecovered bool       `json:"not_recovered,omitempty"`
 	EndedAt      *time.Time `json:"ended_at,omitempty"`
+	// NodeOps is each node's request and join or leave, in request order.
+	NodeOps []NodeOp `json:"node_ops,omitempty"`
 }
 
 // ErrorSummary groups database errors by type and node.

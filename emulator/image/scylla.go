@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/elasticity-dev/elasticity/emulator"
-	"github.com/elasticity-dev/elasticity/emulator/scyllalog"
 )
 
 // scyllaOption is one option the double's scylla knows: ScyllaDB's and
@@ -201,9 +200,7 @@ func ScyllaMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if version == "" {
 		version = emulator.DefaultVersion
 	}
-	log := scyllalog.New(stdout)
-	log.Logf(scyllalog.Info, "init", "Scylla version %s with build-id 0 starting ...", version)
-	log.Logf(scyllalog.Info, "init", "command used: \"/usr/bin/scylla %s\"", strings.Join(args, " "))
+	emulator.PrintStartingMessage(stdout, version, strings.Join(append([]string{"/usr/bin/scylla"}, args...), " "))
 	vals, err := ParseScylla(args)
 	if err != nil {
 		// app_template::run: fmt::print("error: {}\n\nTry --help.\n", e.what()); return 2.

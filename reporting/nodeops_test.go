@@ -1,0 +1,46 @@
+package reporting
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/results"
+)
+
+// A parallel step's per-node table shows the queue: requested together,
+// joined one after another. A node started with 2025.1–2025.3's hard-coded
+// threshold is said to report no stalls.
+func TestNodeOpsTableAndStallThresholdNote(t *testing.T) {
+	t0 := time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC)
+	at := func(s float64) *time.Time { v := t0.Add(time.Duration(s * float64(time.Second))); return &v }
+	res := &results.Result{
+		Cycles: []results.Cycle{{Name: "Cycle #1", Step: "Add 3", Start: t0, End: t0.Add(time.Minute)}},
+		Steps: []results.StepTiming{{Step: "Add 3", Cycle: "Cycle #1", Kind: results.KindGrow, Mode: results.ModeParallel, RequestedAt: t0,
+			NodeOps: []results.NodeOp{{Node: "node-4", RequestedAt: t0, JoinedAt: at(10)}, {Node: "node-5", RequestedAt: t0, JoinedAt: at(20)}, {Node: "node-6", RequestedAt: t0, JoinedAt: at(30.5)}}}},
+		Stalls: results.Stalls{ThresholdMS: map[string]float64{"node-1": 999999999, "node-2": 999999999, "node-4": 25}},
+	}
+	var nodes, stalls *Table
+	tables := buildTables(res)
+	for i := range tables {
+		switch tables[i].ID {
+		case "step-1-nodes":
+			nodes = &tables[i]
+		case "stalls":
+			stalls = &tables[i]
+		}
+	}
+	if nodes == nil || nodes.Name != "Add 3 - nodes" || len(nodes.Rows) != 3 {
+		t.Fatalf("per-node table: %+v", nodes)
+	}
+	if got := nodes.Rows[2]; got[1].Value != "node-6" || got[2].Value != "03:00:00.0" || got[3].Value != "03:00:30.5" || got[5].Value != "30.5" {
+		t.Errorf("node-6 row %+v", got)
+	}
+	if stalls == nil || !strings.Contains(stalls.Note, "999999999 ms on node-1, node-2; 25 ms on node-4") ||
+		!strings.Contains(stalls.Note, "node-1, node-2 report no stalls at all") {
+		t.Errorf("stall note: %q", stalls.Note)
+	}
+	if l := strings.Join(Limitations(res), "\n"); !strings.Contains(l, "No reactor stalls can be counted on node-1, node-2") {
+		t.Errorf("limitations:\n%s", l)
+	}
+}
