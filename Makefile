@@ -8,8 +8,11 @@ export TESTCONTAINERS_RYUK_DISABLED = true
 
 all: lint build
 
+# bin/elasticity-loader is the load generator alone (`elasticity-loader stress`):
+# remote loaders get it instead of the whole runner when it is next to it.
 build:
 	$(GO) build -o bin/elasticity ./cmd/elasticity
+	$(GO) build -o bin/elasticity-loader ./cmd/elasticity-loader
 
 # What .ci/run calls.
 test:
@@ -33,7 +36,8 @@ bench:
 
 # The load generator's own cost against nullcql (../shared/tools/nullcql or
 # NULLCQL_SRC): ops per client CPU-second, server CPU per operation, RSS and
-# fixed-rate accuracy at 100..50,000 op/s, concurrency 64 and 1,000 (~2 min).
+# fixed-rate accuracy at 100..50,000 op/s, concurrency 64 and 1,000 (~2 min);
+# elasticity-loader by default, BENCH_CLIENT=elasticity for the whole runner.
 bench-client:
 	bash scripts/bench-client.sh
 

@@ -8,14 +8,24 @@
 # compare: wall-clock rates depend on what else runs on the machine. Compare
 # two builds by running this for each, alternately, and taking medians.
 #
+# The client is `elasticity-loader stress` (what loader machines run);
+# BENCH_CLIENT=elasticity measures `elasticity stress` (the whole runner's
+# executable: same code path, ~3x the resident memory, see cmd/elasticity-loader).
+#
 # Environment: NULLCQL_SRC (default ../shared/tools/nullcql), BENCH_ADDR
-# (default 127.0.18.1), BENCH_DURATION (default 10s), BENCH_VALUE (1024).
+# (default 127.0.18.1), BENCH_DURATION (default 10s), BENCH_VALUE (1024),
+# BENCH_CLIENT (elasticity-loader or elasticity).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 src=${NULLCQL_SRC:-$root/../shared/tools/nullcql}
 addr=${BENCH_ADDR:-127.0.18.1}
 dur=${BENCH_DURATION:-10s}
 value=${BENCH_VALUE:-1024}
+client=${BENCH_CLIENT:-elasticity-loader}
+case $client in
+elasticity | elasticity-loader) ;;
+*) echo "bench-client: BENCH_CLIENT must be elasticity or elasticity-loader" >&2; exit 2 ;;
+esac
 out=$root/build/bench
 mkdir -p "$out"
 if [ ! -f "$src/main.go" ]; then
@@ -24,7 +34,7 @@ if [ ! -f "$src/main.go" ]; then
 fi
 command -v python3 >/dev/null || { echo "bench-client: needs python3" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "bench-client: needs /usr/bin/time (Debian: time)" >&2; exit 2; }
-(cd "$root" && go build -o "$out/elasticity" ./cmd/elasticity)
+(cd "$root" && go build -o "$out/$client" "./cmd/$client")
 (cd "$src" && go build -o "$out/nullcql" .)
 
 pin_srv=() pin_cli=()
@@ -51,9 +61,9 @@ run() {
 	sleep 0.5
 	local c0 c1
 	c0=$(awk '{print $14+$15}' "/proc/$srv_pid/stat")
-	/usr/bin/time -v -o "$out/time.txt" "${pin_cli[@]}" "$out/elasticity" stress --hosts "$addr" \
+	/usr/bin/time -v -o "$out/time.txt" "${pin_cli[@]}" "$out/$client" stress --hosts "$addr" \
 		--duration "$dur" --keys 100000 --value-size "$value" --summary-json "$out/summary.json" "$@" \
-		>"$out/client.txt" 2>&1 || { echo "$label: elasticity stress failed:" >&2; tail -5 "$out/client.txt" >&2; stop_server; return 1; }
+		>"$out/client.txt" 2>&1 || { echo "$label: $client stress failed:" >&2; tail -5 "$out/client.txt" >&2; stop_server; return 1; }
 	c1=$(awk '{print $14+$15}' "/proc/$srv_pid/stat")
 	stop_server
 	python3 - "$label" "$out/summary.json" "$out/time.txt" "$c0" "$c1" "$(getconf CLK_TCK)" <<'PY'
@@ -79,7 +89,7 @@ print(line, flush=True)
 PY
 }
 
-echo "# elasticity stress against nullcql ($addr, ${value}-byte values, $dur per run; client CPU 0, server CPU 1)"
+echo "# $client stress against nullcql ($addr, ${value}-byte values, $dur per run; client CPU 0, server CPU 1)"
 echo "# load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 run "closed write c64" --rate 0 --mix write=1 --concurrency 64
 run "closed read c64" --rate 0 --mix read=1 --concurrency 64

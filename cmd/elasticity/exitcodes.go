@@ -2,41 +2,28 @@ package main
 
 import (
 	"errors"
-	"fmt"
 
+	"github.com/elasticity-dev/elasticity/cmd/internal/command"
 	"github.com/elasticity-dev/elasticity/results"
 )
 
-// ExitCode is the process's exit status (documented in the README). Every
-// command returns one through withCode; run statuses map to codes in
-// exitCodeOf, the one place that does.
-type ExitCode int
+// ExitCode is the process's exit status (documented in the README), shared
+// with elasticity-loader through package command. Every command returns one
+// through withCode; run statuses map to codes in exitCodeOf, the one place
+// that does.
+type ExitCode = command.ExitCode
 
 // Exit codes.
 const (
-	ExitPassed      ExitCode = 0
-	ExitFailed      ExitCode = 1 // thresholds failed
-	ExitInvalid     ExitCode = 2 // invalid input or usage
-	ExitRunError    ExitCode = 3 // infrastructure or database failure
-	ExitInterrupted ExitCode = 130
+	ExitPassed      = command.ExitPassed
+	ExitFailed      = command.ExitFailed
+	ExitInvalid     = command.ExitInvalid
+	ExitRunError    = command.ExitRunError
+	ExitInterrupted = command.ExitInterrupted
 )
 
-// exitError carries an exit code through cobra.
-type exitError struct {
-	code ExitCode
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
-func (e *exitError) Unwrap() error { return e.err }
-
 // withCode wraps err so that the process exits with code.
-func withCode(code ExitCode, err error) error { return &exitError{code: code, err: err} }
+func withCode(code ExitCode, err error) error { return command.WithCode(code, err) }
 
 // exitCodeOf is the exit code of a run that ended with status.
 func exitCodeOf(status string) ExitCode {

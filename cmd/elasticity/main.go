@@ -6,15 +6,13 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/elasticity-dev/elasticity/cmd/internal/command"
 
 	// Every backend registers itself with package provision.
 	_ "github.com/elasticity-dev/elasticity/provision/all"
@@ -56,9 +54,6 @@ Exit codes: 0 passed, 1 thresholds failed, 2 invalid input or usage,
 	root.SetOut(e.Stdout)
 	root.SetErr(e.Stderr)
 	root.SetIn(e.Stdin)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return withCode(ExitInvalid, fmt.Errorf("%s: %w", c.CommandPath(), err))
-	})
 	for _, f := range factories {
 		root.AddCommand(f(e))
 	}
@@ -67,26 +62,7 @@ Exit codes: 0 passed, 1 thresholds failed, 2 invalid input or usage,
 
 // run executes the CLI and returns the process exit code.
 func run(ctx context.Context, e *env, args []string) ExitCode {
-	root := newRootCmd(e)
-	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return ExitPassed
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.err != nil {
-			fmt.Fprintf(e.Stderr, "elasticity: %v\n", ee.err)
-		}
-		return ee.code
-	}
-	if ctx.Err() != nil {
-		fmt.Fprintf(e.Stderr, "elasticity: interrupted: %v\n", err)
-		return ExitInterrupted
-	}
-	// Unclassified errors from cobra (unknown command, bad args) are usage errors.
-	fmt.Fprintf(e.Stderr, "elasticity: %v\n", err)
-	return ExitInvalid
+	return command.Execute(ctx, "elasticity", newRootCmd(e), args, e.Stderr)
 }
 
 // version reports the module version and VCS revision the binary was built from.
@@ -114,14 +90,8 @@ func version() string {
 
 func main() {
 	exe, _ := os.Executable()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		// The first signal cancels ctx: commands stop the load and tear down.
-		// Restoring the default handlers lets a second Ctrl-C quit at once.
-		<-ctx.Done()
-		stop()
-		fmt.Fprintln(os.Stderr, "elasticity: interrupted; cleaning up (Ctrl-C again to quit at once: local nodes are then killed with the runner)")
-	}()
+	// The first signal cancels ctx: commands stop the load and tear down.
+	ctx := command.SignalContext("elasticity: interrupted; cleaning up (Ctrl-C again to quit at once: local nodes are then killed with the runner)")
 	code := run(ctx, &env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Getenv: os.Getenv, Executable: exe}, os.Args[1:])
 	os.Exit(int(code))
 }

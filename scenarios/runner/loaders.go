@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -18,7 +19,9 @@ import (
 	"github.com/elasticity-dev/elasticity/stress/fleet"
 )
 
-// loaderBinary is the elasticity executable the loaders run.
+// loaderBinary is the executable the loaders run `stress` with: the runner
+// itself for local loaders; for remote ones aws.loader_binary, else the slim
+// elasticity-loader built next to the runner (make build), else the runner.
 func loaderBinary(p *scenarios.Plan, runner string, remote bool) (string, error) {
 	if !remote {
 		return runner, nil
@@ -27,7 +30,7 @@ func loaderBinary(p *scenarios.Plan, runner string, remote bool) (string, error)
 		return p.Load.LoaderBinary, nil
 	}
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
-		return "", fmt.Errorf("aws.loader_binary: the runner is %s/%s and cannot copy itself to linux/amd64 loaders; build one with GOOS=linux GOARCH=amd64 go build -o elasticity-linux ./cmd/elasticity and set aws.loader_binary", runtime.GOOS, runtime.GOARCH)
+		return "", fmt.Errorf("aws.loader_binary: the runner is %s/%s and cannot copy itself to linux/amd64 loaders; build one with GOOS=linux GOARCH=amd64 go build -o elasticity-loader-linux ./cmd/elasticity-loader and set aws.loader_binary", runtime.GOOS, runtime.GOARCH)
 	}
 	if runner == "" {
 		exe, err := os.Executable()
@@ -36,7 +39,20 @@ func loaderBinary(p *scenarios.Plan, runner string, remote bool) (string, error)
 		}
 		runner = exe
 	}
+	// The loader binary links only the load generator: a fifth of the
+	// runner's size, a third of its resident memory on the loaders.
+	if slim := filepath.Join(filepath.Dir(runner), slimLoader); isExecutable(slim) {
+		return slim, nil
+	}
 	return runner, nil
+}
+
+// slimLoader is the file name of cmd/elasticity-loader's binary.
+const slimLoader = "elasticity-loader"
+
+func isExecutable(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
 }
 
 // fleetLoad runs the fills, the calibration and the workload on loader
@@ -82,6 +98,7 @@ func newFleetLoad(ctx context.Context, env *Env, lc *liveCluster, base *stressLo
 		closeShell(shell)
 		return nil, err
 	}
+	env.Logf("loaders: running %s stress", bin)
 	f, err := fleet.New(fleet.Options{Loaders: loaders, Shell: shell, Binary: bin, Dir: env.Dir, Logf: env.Logf,
 		RemotePath: "/tmp/elasticity-" + env.RunID + "/elasticity"})
 	if err != nil {
