@@ -55,11 +55,16 @@ type Check struct {
 type Error struct{ Failed []Check }
 
 func (e *Error) Error() string {
+	return "pre-flight failed (use --skip-preflight to bypass): " + e.Checks()
+}
+
+// Checks lists the failed checks: "name: detail; name: detail".
+func (e *Error) Checks() string {
 	parts := make([]string, len(e.Failed))
 	for i, c := range e.Failed {
 		parts[i] = c.Name + ": " + c.Detail
 	}
-	return "pre-flight failed (use --skip-preflight to bypass): " + strings.Join(parts, "; ")
+	return strings.Join(parts, "; ")
 }
 
 // Run performs the checks for in.Backend. It returns every check and an

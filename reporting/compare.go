@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/stats"
 )
 
 // Comparison file names, written into the output directory of Compare.
@@ -37,12 +38,23 @@ func VariantOf(dir string) string {
 	return repeatSuffix.ReplaceAllString(filepath.Base(filepath.Clean(dir)), "")
 }
 
+// Section is a part of a comparison its caller computed (the matrix's
+// passes, groups and expectations), shown before the runs' tables.
+type Section struct {
+	Table Table
+	// SVG is a self-contained chart shown after the table: inline in the
+	// HTML, written to File and linked from the markdown.
+	SVG  string
+	File string
+}
+
 // Compare writes comparison.md and comparison.html into the directory out
-// ("" = the current directory): per-cycle rows of every run side by side
-// with ratios to the first run, and, for variants run more than once,
-// mean ± stddev with a verdict against the first variant.
-func Compare(dirs []string, out string) error {
-	if len(dirs) == 0 {
+// ("" = the current directory): the given sections, then per-cycle rows of
+// every run side by side with ratios to the first run, and, for variants
+// run more than once, mean ± stddev with a verdict against the first
+// variant. Without directories (no cell ran) only the sections are shown.
+func Compare(dirs []string, out string, sections ...Section) error {
+	if len(dirs) == 0 && len(sections) == 0 {
 		return fmt.Errorf("comparing runs: no results directory given")
 	}
 	var runs []run
@@ -53,7 +65,6 @@ func Compare(dirs []string, out string) error {
 		}
 		runs = append(runs, run{dir: d, name: filepath.Base(filepath.Clean(d)), variant: VariantOf(d), res: res})
 	}
-	tables := compareTables(runs)
 	if out == "" {
 		out = "."
 	}
@@ -61,7 +72,11 @@ func Compare(dirs []string, out string) error {
 		return fmt.Errorf("comparing runs: creating %s: %w", out, err)
 	}
 	title := fmt.Sprintf("elasticity comparison of %d runs", len(runs))
-	intro := []string{"Ratios are to the first run (" + runs[0].name + "). Latencies are response times in ms; lower is better. Throughput in op/s; higher is better."}
+	var intro []string
+	if len(runs) > 0 {
+		sections = append(sections, tableSections(compareTables(runs))...)
+		intro = append(intro, "Ratios are to the first run ("+runs[0].name+"). Latencies are response times in ms; lower is better. Throughput in op/s; higher is better.")
+	}
 	if anyEmulated(runs) {
 		intro = append(intro, EmulatedNote)
 	}
@@ -70,7 +85,8 @@ func Compare(dirs []string, out string) error {
 	for _, s := range intro {
 		fmt.Fprintf(&md, "%s\n\n", mdText(s))
 	}
-	for _, t := range tables {
+	for _, sec := range sections {
+		t := sec.Table
 		fmt.Fprintf(&md, "## %s\n\n", mdText(t.Name))
 		if len(t.Rows) > 0 {
 			if err := mdTable(&md, t, MarkdownOptions{}); err != nil {
@@ -81,12 +97,18 @@ func Compare(dirs []string, out string) error {
 		if t.Note != "" {
 			fmt.Fprintf(&md, "%s\n\n", mdText(t.Note))
 		}
+		if sec.SVG != "" && sec.File != "" {
+			if err := writeFile(filepath.Join(out, sec.File), []byte(sec.SVG)); err != nil {
+				return err
+			}
+			fmt.Fprintf(&md, "![%s](%s)\n\n", mdText(t.Name), sec.File)
+		}
 	}
 	if err := writeFile(filepath.Join(out, FileCompareMD), md.Bytes()); err != nil {
 		return err
 	}
 	var h bytes.Buffer
-	if err := tablesPage(&h, title, intro, tables); err != nil {
+	if err := tablesPage(&h, title, intro, sections); err != nil {
 		return err
 	}
 	return writeFile(filepath.Join(out, FileCompareHTML), h.Bytes())
@@ -230,7 +252,7 @@ func compareTables(runs []run) []Table {
 							samples[i] = append(samples[i], m.get(c))
 						}
 					}
-					mean, sd := meanSD(samples[i])
+					mean, sd := stats.Mean(samples[i]), stats.SD(samples[i])
 					cell := "—"
 					switch len(samples[i]) {
 					case 0:
@@ -242,7 +264,7 @@ func compareTables(runs []run) []Table {
 					row = append(row, Cell{Value: cell})
 				}
 				for i := 1; i < len(order); i++ {
-					verdict := Welch(samples[0], samples[i], m.lower)
+					verdict := stats.Welch(samples[0], samples[i], m.lower)
 					c := Cell{Value: verdict}
 					switch verdict {
 					case "better":
@@ -279,84 +301,44 @@ func metricKey(col string) []string {
 	return nil
 }
 
-func meanSD(x []float64) (mean, sd float64) {
-	if len(x) == 0 {
-		return 0, 0
-	}
-	for _, v := range x {
-		mean += v
-	}
-	mean /= float64(len(x))
-	if len(x) < 2 {
-		return mean, 0
-	}
-	for _, v := range x {
-		sd += (v - mean) * (v - mean)
-	}
-	return mean, math.Sqrt(sd / float64(len(x)-1))
-}
-
-// Welch compares sample b against the baseline a with Welch's t-test
-// (two-sided, 95%): "better", "worse" or "inconclusive". lowerBetter says
-// which direction is an improvement.
-func Welch(a, b []float64, lowerBetter bool) string {
-	if len(a) < 2 || len(b) < 2 {
-		return "inconclusive"
-	}
-	ma, sa := meanSD(a)
-	mb, sb := meanSD(b)
-	va, vb := sa*sa/float64(len(a)), sb*sb/float64(len(b))
-	if va+vb == 0 {
-		if ma == mb {
-			return "inconclusive"
-		}
-	} else {
-		t := (mb - ma) / math.Sqrt(va+vb)
-		df := (va + vb) * (va + vb) / (va*va/float64(len(a)-1) + vb*vb/float64(len(b)-1))
-		if math.Abs(t) < tCritical95(df) {
-			return "inconclusive"
-		}
-	}
-	if (mb < ma) == lowerBetter {
-		return "better"
-	}
-	return "worse"
-}
-
-// tCritical95 is the two-sided 95% quantile of Student's t with df degrees of freedom.
-func tCritical95(df float64) float64 {
-	table := []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
-	if math.IsNaN(df) || df < 1 {
-		return table[0]
-	}
-	i := int(math.Floor(df))
-	if i > len(table) {
-		return 1.96
-	}
-	return table[i-1]
-}
-
 var tablesTmpl = template.Must(template.New("tables").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title><style>{{.CSS}}</style></head>
 <body><h1>{{.Title}}</h1>
 {{range .Intro}}<p class="note">{{.}}</p>{{end}}
-{{range .Tables}}<h2 id="{{.ID}}">{{.Name}}</h2>
+{{range .Sections}}{{with .Table}}<h2 id="{{.ID}}">{{.Name}}</h2>
 {{if .Rows}}<table id="t-{{.ID}}"><thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Rows}}<tr>{{range .}}<td{{if .Status}} class="{{.Status}}"{{end}}{{if .Threshold}} title="{{.Threshold}}"{{end}}>{{.Value}}</td>{{end}}</tr>
 {{end}}</tbody></table>{{end}}
-{{if .Note}}<p class="note">{{.Note}}</p>{{end}}
+{{if .Note}}<p class="note">{{.Note}}</p>{{end}}{{end}}
+{{if .SVG}}<div class="chart">{{.SVG}}</div>{{end}}
 {{end}}</body></html>
 `))
 
-func tablesPage(w *bytes.Buffer, title string, intro []string, tables []Table) error {
+// tableSections wraps tables without charts.
+func tableSections(tables []Table) []Section {
+	out := make([]Section, len(tables))
+	for i, t := range tables {
+		out[i] = Section{Table: t}
+	}
+	return out
+}
+
+type htmlSection struct {
+	Table Table
+	SVG   template.HTML // built by this package's chart writers, which escape every text
+}
+
+func tablesPage(w *bytes.Buffer, title string, intro []string, sections []Section) error {
+	hs := make([]htmlSection, len(sections))
+	for i, s := range sections {
+		hs[i] = htmlSection{Table: s.Table, SVG: template.HTML(s.SVG)}
+	}
 	err := tablesTmpl.Execute(w, struct {
-		Title  string
-		Intro  []string
-		Tables []Table
-		CSS    template.CSS
-	}{title, intro, tables, template.CSS(css)})
+		Title    string
+		Intro    []string
+		Sections []htmlSection
+		CSS      template.CSS
+	}{title, intro, hs, template.CSS(css)})
 	if err != nil {
 		return fmt.Errorf("rendering the comparison: %w", err)
 	}

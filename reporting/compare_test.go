@@ -9,27 +9,6 @@ import (
 	"github.com/elasticity-dev/elasticity/results"
 )
 
-func TestWelch(t *testing.T) {
-	base := []float64{10, 11, 9, 10.5, 9.5}
-	cases := []struct {
-		name  string
-		b     []float64
-		lower bool
-		want  string
-	}{
-		{"clearly lower latency", []float64{5, 5.5, 4.5, 5.2, 4.8}, true, "better"},
-		{"clearly higher latency", []float64{20, 21, 19, 20.5, 19.5}, true, "worse"},
-		{"within the noise", []float64{10.2, 9.8, 11, 9.1, 10.4}, true, "inconclusive"},
-		{"higher throughput", []float64{20, 21, 19, 20.5, 19.5}, false, "better"},
-		{"single run", []float64{5}, true, "inconclusive"},
-	}
-	for _, c := range cases {
-		if got := Welch(base, c.b, c.lower); got != c.want {
-			t.Errorf("%s: %s, want %s", c.name, got, c.want)
-		}
-	}
-}
-
 func TestVariantOf(t *testing.T) {
 	for in, want := range map[string]string{"/m/01-load=50-r2": "01-load=50", "/m/02-base": "02-base", "x-r10/": "x"} {
 		if got := VariantOf(in); got != want {

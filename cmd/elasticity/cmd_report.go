@@ -14,9 +14,8 @@ import (
 )
 
 func init() {
-	// The run and matrix commands reach reporting through these hooks.
+	// The run command reaches reporting through this hook.
 	finalizeRun = reporting.Finalize
-	compareRuns = reporting.Compare
 
 	addCommand(func(e *env) *cobra.Command {
 		var check, plain bool

@@ -1,0 +1,172 @@
+package results
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Figures are a run's numbers by one flat name each, so that a matrix can
+// compare and judge any of them (`elasticity matrix --expect`) and record
+// them in one JSON line per pass:
+//   - a derived value by its result.json key: scale_out_seconds, ops_per_vcpu_after ...
+//   - a named duration: "New node(s) ready", "Soft Limit" ... (the total over the
+//     run's steps and batches), or one batch's: "Cycle #2.Add new node(s)";
+//   - a cycle metric: "Cycle #1.read_p99_ms", "Cycle #0.total_ops_per_sec" ...
+
+// Derived figure names (result.json's derived keys).
+const (
+	FigScaleOut         = "scale_out_seconds"
+	FigNodesNormal      = "nodes_normal_seconds"
+	FigDataBalanced     = "data_balanced_seconds"
+	FigLatencyRecovered = "latency_recovered_seconds"
+	FigVCPUsBefore      = "vcpus_before"
+	FigVCPUsAfter       = "vcpus_after"
+	FigOpsPerVCPUBefore = "ops_per_vcpu_before"
+	FigOpsPerVCPUAfter  = "ops_per_vcpu_after"
+)
+
+// DerivedFigures are the derived figure names in report order.
+var DerivedFigures = []string{FigScaleOut, FigNodesNormal, FigDataBalanced, FigLatencyRecovered,
+	FigVCPUsBefore, FigVCPUsAfter, FigOpsPerVCPUBefore, FigOpsPerVCPUAfter}
+
+// Cycle figure metrics besides the threshold metrics (CycleMetrics).
+const (
+	FigCycleDuration = "duration_seconds"
+	FigCycleErrors   = "errors"
+	FigCycleDropped  = "dropped"
+	FigCycleStalls   = "stalls"
+	FigCycleHostLag  = "host_lag_ms_per_sec"
+)
+
+// CycleFigures are the metrics a "Cycle #N.<metric>" figure may name.
+func CycleFigures() []string {
+	out := make([]string, 0, len(CycleMetrics)+5)
+	for _, m := range CycleMetrics {
+		out = append(out, m.Name)
+	}
+	return append(out, FigCycleDuration, FigCycleErrors, FigCycleDropped, FigCycleStalls, FigCycleHostLag)
+}
+
+// FigureLowerBetter says which way a figure improves: durations, latencies,
+// errors and stalls are better lower; throughput and capacity higher.
+func FigureLowerBetter(name string) bool {
+	if _, m, ok := strings.Cut(name, "."); ok && strings.HasPrefix(name, "Cycle #") {
+		name = m
+	}
+	switch name {
+	case FigOpsPerVCPUBefore, FigOpsPerVCPUAfter, FigVCPUsBefore, FigVCPUsAfter, MetricWriteOps, MetricReadOps, MetricTotalOps:
+		return false
+	}
+	return true
+}
+
+func derivedValue(d *Derived, name string) (float64, bool) {
+	switch name {
+	case FigScaleOut:
+		return d.ScaleOutSeconds, true
+	case FigNodesNormal:
+		return d.NodesNormalSeconds, true
+	case FigDataBalanced:
+		return d.DataBalancedSeconds, true
+	case FigLatencyRecovered:
+		return d.LatencyRecoveredSeconds, true
+	case FigVCPUsBefore:
+		return float64(d.VCPUsBefore), true
+	case FigVCPUsAfter:
+		return float64(d.VCPUsAfter), true
+	case FigOpsPerVCPUBefore:
+		return d.OpsPerVCPUBefore, true
+	case FigOpsPerVCPUAfter:
+		return d.OpsPerVCPUAfter, true
+	}
+	return 0, false
+}
+
+func cycleFigure(c *Cycle, name string) (float64, bool) {
+	if v, ok := c.Metric(name); ok {
+		return v, true
+	}
+	switch name {
+	case FigCycleDuration:
+		return c.DurationS, true
+	case FigCycleErrors:
+		return float64(c.Errors), true
+	case FigCycleDropped:
+		return float64(c.Dropped), true
+	case FigCycleStalls:
+		return float64(c.Stalls.Total), true
+	case FigCycleHostLag:
+		return c.HostLagMSPerS, true
+	}
+	return 0, false
+}
+
+// CycleFigure names a cycle's figure: "Cycle #1.read_p99_ms".
+func CycleFigure(cycle, metric string) string { return cycle + "." + metric }
+
+// Figures flattens a result into its figures. A derived value the run did
+// not measure (zero: no topology step, no recovery) is left out, so that a
+// missing figure never counts as a measured 0.
+func Figures(res *Result) map[string]float64 {
+	out := map[string]float64{}
+	if res.Derived != nil {
+		for _, n := range DerivedFigures {
+			if v, _ := derivedValue(res.Derived, n); v != 0 {
+				out[n] = v
+			}
+		}
+	}
+	for _, d := range res.Durations {
+		out[d.Name] += d.Seconds
+		if d.Cycle != "" {
+			out[CycleFigure(d.Cycle, d.Name)] += d.Seconds
+		}
+	}
+	for i := range res.Cycles {
+		c := &res.Cycles[i]
+		for _, m := range CycleFigures() {
+			v, _ := cycleFigure(c, m)
+			out[CycleFigure(c.Name, m)] = v
+		}
+	}
+	return out
+}
+
+// FigureError is a figure name that is not in the vocabulary.
+type FigureError struct {
+	Name string
+	Why  string
+}
+
+func (e *FigureError) Error() string { return fmt.Sprintf("unknown figure %q: %s", e.Name, e.Why) }
+
+// CheckFigureSyntax checks that a name is a figure of the vocabulary: a
+// derived key, "Cycle #N.<metric>" with a cycle metric, or a duration name
+// (the plan decides which durations and cycles a run has: see
+// scenarios.Plan.CheckFigure).
+func CheckFigureSyntax(name string, durations []string) error {
+	for _, n := range DerivedFigures {
+		if name == n {
+			return nil
+		}
+	}
+	for _, n := range durations {
+		if name == n {
+			return nil
+		}
+	}
+	if cyc, m, ok := strings.Cut(name, "."); ok && strings.HasPrefix(cyc, "Cycle #") {
+		for _, n := range CycleFigures() {
+			if m == n {
+				return nil
+			}
+		}
+		for _, n := range durations {
+			if m == n {
+				return nil
+			}
+		}
+		return &FigureError{Name: name, Why: fmt.Sprintf("%q is not a cycle metric (%s) or duration", m, strings.Join(CycleFigures(), ", "))}
+	}
+	return &FigureError{Name: name, Why: "not a derived value (" + strings.Join(DerivedFigures, ", ") + "), a duration (" + strings.Join(durations, ", ") + ") or \"Cycle #N.<metric>\""}
+}
