@@ -1,0 +1,39 @@
+package results
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestFiguresFlattenResult(t *testing.T) {
+	res := &Result{
+		Derived:   &Derived{ScaleOutSeconds: 42, OpsPerVCPUAfter: 900},
+		Durations: []Duration{{Name: DurAddNodes, Cycle: "Cycle #1", Seconds: 10}, {Name: DurAddNodes, Cycle: "Cycle #2", Seconds: 12}, {Name: "Soft Limit", Seconds: 30}},
+		Cycles:    []Cycle{{Name: "Cycle #0", ReadP99MS: 3, WriteOpsPerS: 100, ReadOpsPerS: 100, Stalls: Stalls{Total: 2}}},
+	}
+	f := Figures(res)
+	for name, want := range map[string]float64{
+		FigScaleOut: 42, FigOpsPerVCPUAfter: 900, DurAddNodes: 22, "Cycle #2." + DurAddNodes: 12, "Soft Limit": 30,
+		"Cycle #0.read_p99_ms": 3, "Cycle #0.total_ops_per_sec": 200, "Cycle #0.stalls": 2,
+	} {
+		if f[name] != want {
+			t.Errorf("%s = %g, want %g", name, f[name], want)
+		}
+	}
+	// Not measured is absent, never 0.
+	if _, ok := f[FigLatencyRecovered]; ok {
+		t.Error("an unmeasured derived value is a figure")
+	}
+	// Every flattened name passes the syntax check.
+	for name := range f {
+		if err := CheckFigureSyntax(name, []string{DurAddNodes, "Soft Limit"}); err != nil {
+			t.Error(err)
+		}
+	}
+	if err := CheckFigureSyntax("Cycle #1.p99", nil); err == nil || !strings.Contains(err.Error(), "not a cycle metric") {
+		t.Errorf("bad cycle metric: %v", err)
+	}
+	if FigureLowerBetter("Cycle #1.total_ops_per_sec") || !FigureLowerBetter(DurNodesReady) {
+		t.Error("direction of figures")
+	}
+}

@@ -1,0 +1,34 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestPlanCheckFigure(t *testing.T) {
+	for mode, lastCycle := range map[string]string{"serial": "Cycle #3", "parallel": "Cycle #1"} {
+		sc, err := Load("../configs/smoke.yaml", []string{"nemesis.0.grow_cluster.racks=[rack1,rack2,rack3]", "nemesis.0.grow_cluster.mode=" + mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Resolve(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ok := range []string{"scale_out_seconds", "New node(s) ready", "Soft Limit", "Data balanced", lastCycle + ".read_p99_ms", "Cycle #1.Add new node(s)"} {
+			if err := p.CheckFigure(ok); err != nil {
+				t.Errorf("%s: %s: %v", mode, ok, err)
+			}
+		}
+		for bad, msg := range map[string]string{
+			"scale_out_secs":       `did you mean "scale_out_seconds"`,
+			"Remove node(s)":       "not a derived value",
+			"Cycle #4.read_p99_ms": "measures Cycle #0 to " + lastCycle,
+			"Cycle #1.read_p98_ms": `did you mean "Cycle #1.read_p9`,
+		} {
+			if err := p.CheckFigure(bad); err == nil || !strings.Contains(err.Error(), msg) {
+				t.Errorf("%s: %s: %v, want %q", mode, bad, err, msg)
+			}
+		}
+	}
+}
