@@ -129,8 +129,8 @@ func TestMatrixBenchmark(t *testing.T) {
 	// --collect (the GitHub workflow's last job) judges runs made elsewhere
 	// the same way, running nothing.
 	out2 := filepath.Join(t.TempDir(), "collected")
-	code2, log2 := runMatrix(t, nil, "../configs/smoke.yaml", "--repeat", "2", "--set", "nemesis.0.grow_cluster.mode=serial,parallel",
-		"--expect", `"Add new node(s)": mode=parallel / mode=serial <= 3`, "--collect", out, "--out", out2)
+	code2, log2 := runMatrix(t, nil, append([]string{"../configs/smoke.yaml", "--repeat", "2", "--set", "nemesis.0.grow_cluster.mode=serial,parallel",
+		"--expect", `"Add new node(s)": mode=parallel / mode=serial <= 3`, "--collect", out, "--out", out2}, shrink("127.0.9.2")...)...)
 	sum2, passes2 := readSummary(t, out2, log2)
 	if code2 != code || len(passes2) != 4 || len(sum2.Expectations) != 1 || sum2.Expectations[0].CI != x.CI {
 		t.Fatalf("--collect: exit %d, %d passes, %+v (want %+v):\n%s", code2, len(passes2), sum2.Expectations, x, log2)

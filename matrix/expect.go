@@ -240,7 +240,7 @@ func (e Expectation) Evaluate(passes []Pass) ExpectResult {
 	case len(a) < 2 || len(b) < 2:
 		r.Why = "fewer than 2 measured passes on a side: no interval"
 	case !r.CI.Bounded:
-		r.Why = "the interval is unbounded: " + SideLabel(e.B) + "'s mean is within its noise of 0"
+		r.Why = fmt.Sprintf("the interval is unbounded: %s's mean is within t=%.1f standard errors of 0; more repeats needed", SideLabel(e.B), stats.T975(r.CI.DF))
 	default:
 		lo, hi := r.CI.Lo, r.CI.Hi
 		var pass, fail bool

@@ -85,7 +85,7 @@ func Expand(axes []Axis, repeat int) []Cell {
 	var cells []Cell
 	for r := 1; r <= repeat; r++ {
 		for vi, c := range combos {
-			label := variantLabel(c)
+			label := variantLabel(c, axes)
 			name := fmt.Sprintf("%02d-%s", vi+1, dirSafe(label))
 			if repeat > 1 {
 				name += fmt.Sprintf("-r%d", r)
@@ -96,17 +96,19 @@ func Expand(axes []Axis, repeat int) []Cell {
 	return cells
 }
 
-func variantLabel(sets []string) string {
-	if len(sets) == 0 {
-		return "base"
-	}
-	parts := make([]string, len(sets))
+// variantLabel names a variant by the values of the axes that vary: a
+// single value applies to every cell and tells them nothing apart.
+func variantLabel(sets []string, axes []Axis) string {
+	var parts []string
 	for i, s := range sets {
-		path, v, _ := strings.Cut(s, "=")
-		if i := strings.LastIndex(path, "."); i >= 0 {
-			path = path[i+1:]
+		if len(axes[i].Values) < 2 {
+			continue
 		}
-		parts[i] = path + "=" + v
+		path, v, _ := strings.Cut(s, "=")
+		parts = append(parts, lastPart(path)+"="+v)
+	}
+	if len(parts) == 0 {
+		return "base"
 	}
 	return strings.Join(parts, " ")
 }

@@ -2,10 +2,12 @@
 // mean, median and standard deviation of a group, Welch's t-test between two
 // groups, and a confidence interval of the ratio of two means (Fieller).
 // Samples are small (a benchmark's 2–10 repeats), so every interval uses
-// Student's t, never the normal approximation.
+// Student's t (exact quantiles, fractional degrees of freedom), never the
+// normal approximation.
 package stats
 
 import (
+	"encoding/json"
 	"math"
 	"sort"
 )
@@ -49,23 +51,92 @@ func Median(x []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// tTable975 are the 0.975 quantiles of Student's t for 1..30 degrees of freedom.
-var tTable975 = []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-	2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-	2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
-
 // T975 is the two-sided 95% critical value of Student's t with df degrees
-// of freedom. A fractional df (Welch–Satterthwaite) is rounded down, which
-// widens the interval slightly: the conservative side.
+// of freedom (df may be fractional: Welch–Satterthwaite), found by
+// bisection on the t distribution's CDF; df below 1 counts as 1.
 func T975(df float64) float64 {
 	if math.IsNaN(df) || df < 1 {
-		return tTable975[0]
+		df = 1
 	}
-	i := int(math.Floor(df))
-	if i > len(tTable975) {
-		return 1.96
+	if math.IsInf(df, 1) || df > 1e7 {
+		return 1.959964
 	}
-	return tTable975[i-1]
+	lo, hi := 0.0, 20.0 // t(0.975, 1) = 12.706
+	for range 100 {
+		mid := (lo + hi) / 2
+		if tCDF(mid, df) < 0.975 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// tCDF is P(T <= t) for t >= 0: 1 - I_x(df/2, 1/2)/2 with x = df/(df+t²).
+func tCDF(t, df float64) float64 {
+	return 1 - 0.5*regIncBeta(df/2, 0.5, df/(df+t*t))
+}
+
+// regIncBeta is the regularized incomplete beta function I_x(a, b), by its
+// continued fraction (Lentz's method), as in Numerical Recipes' betai.
+func regIncBeta(a, b, x float64) float64 {
+	switch {
+	case x <= 0:
+		return 0
+	case x >= 1:
+		return 1
+	}
+	la, _ := math.Lgamma(a)
+	lb, _ := math.Lgamma(b)
+	lab, _ := math.Lgamma(a + b)
+	front := math.Exp(lab - la - lb + a*math.Log(x) + b*math.Log(1-x))
+	if x < (a+1)/(a+b+2) {
+		return front * betaCF(a, b, x) / a
+	}
+	return 1 - front*betaCF(b, a, 1-x)/b
+}
+
+func betaCF(a, b, x float64) float64 {
+	const tiny, eps = 1e-300, 1e-15
+	qab, qap, qam := a+b, a+1, a-1
+	c, d := 1.0, 1-qab*x/qap
+	if math.Abs(d) < tiny {
+		d = tiny
+	}
+	d = 1 / d
+	h := d
+	for m := 1; m <= 300; m++ {
+		fm := float64(m)
+		m2 := 2 * fm
+		aa := fm * (b - fm) * x / ((qam + m2) * (a + m2))
+		d = 1 + aa*d
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		c = 1 + aa/c
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		d = 1 / d
+		h *= d * c
+		aa = -(a + fm) * (qab + fm) * x / ((a + m2) * (qap + m2))
+		d = 1 + aa*d
+		if math.Abs(d) < tiny {
+			d = tiny
+		}
+		c = 1 + aa/c
+		if math.Abs(c) < tiny {
+			c = tiny
+		}
+		d = 1 / d
+		del := d * c
+		h *= del
+		if math.Abs(del-1) < eps {
+			break
+		}
+	}
+	return h
 }
 
 // Welch compares sample b against the baseline a with Welch's t-test
@@ -156,4 +227,41 @@ func RatioCI(a, b []float64) (r Ratio, ok bool) {
 	r.Hi = (r.Ratio + half) / (1 - g)
 	r.Bounded = true
 	return r, true
+}
+
+// ratioJSON is Ratio on the wire: an unbounded end is null (JSON has no infinity).
+type ratioJSON struct {
+	Ratio   float64  `json:"ratio"`
+	Lo      *float64 `json:"lo"`
+	Hi      *float64 `json:"hi"`
+	Bounded bool     `json:"bounded"`
+	DF      float64  `json:"df"`
+}
+
+// MarshalJSON writes an unbounded end as null.
+func (r Ratio) MarshalJSON() ([]byte, error) {
+	w := ratioJSON{Ratio: r.Ratio, Bounded: r.Bounded, DF: r.DF}
+	if !math.IsInf(r.Lo, 0) && !math.IsNaN(r.Lo) {
+		w.Lo = &r.Lo
+	}
+	if !math.IsInf(r.Hi, 0) && !math.IsNaN(r.Hi) {
+		w.Hi = &r.Hi
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads a null end as unbounded.
+func (r *Ratio) UnmarshalJSON(b []byte) error {
+	var w ratioJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*r = Ratio{Ratio: w.Ratio, Lo: math.Inf(-1), Hi: math.Inf(1), Bounded: w.Bounded, DF: w.DF}
+	if w.Lo != nil {
+		r.Lo = *w.Lo
+	}
+	if w.Hi != nil {
+		r.Hi = *w.Hi
+	}
+	return nil
 }

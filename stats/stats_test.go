@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 )
@@ -91,5 +92,37 @@ func TestRatioCIUnboundedAndDegenerate(t *testing.T) {
 	}
 	if _, ok := RatioCI([]float64{1, 2}, []float64{0, 0}); ok {
 		t.Error("zero denominator")
+	}
+}
+
+func TestRatioJSONUnbounded(t *testing.T) {
+	for _, r := range []Ratio{{Ratio: 0.9, Lo: math.Inf(-1), Hi: math.Inf(1), DF: 1}, {Ratio: 0.5, Lo: 0.4, Hi: 0.6, Bounded: true, DF: 3}} {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Ratio
+		if err := json.Unmarshal(b, &back); err != nil || back != r {
+			t.Fatalf("%s: %+v %v, want %+v", b, back, err, r)
+		}
+	}
+}
+
+func TestT975(t *testing.T) {
+	// Quantiles from the t table (fractional df: numerical integration of the t density).
+	for df, want := range map[float64]float64{1: 12.706, 2: 4.303, 3: 3.182, 5: 2.571, 10: 2.228, 30: 2.042, 1e9: 1.960, 0.5: 12.706,
+		2.5: 3.575, 45: 2.014, 1.5: 6.017,
+	} {
+		if got := T975(df); math.Abs(got-want) > 0.001*want {
+			t.Errorf("T975(%g) = %.3f, want %.3f", df, got, want)
+		}
+	}
+	prev := math.Inf(1)
+	for df := 1.0; df < 100; df += 0.25 {
+		if v := T975(df); v > prev {
+			t.Fatalf("T975 rises at df %g", df)
+		} else {
+			prev = v
+		}
 	}
 }
