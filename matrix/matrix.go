@@ -163,6 +163,13 @@ type Workflow struct {
 	Expects  []string // --expect
 }
 
+// buildSteps start both jobs of the workflow: the repository and the binary.
+const buildSteps = `      - uses: actions/checkout@v4
+      - uses: actions/setup-go@v5
+        with:
+          go-version-file: go.mod
+      - run: go build -o elasticity ./cmd/elasticity`
+
 // EmitGitHub writes a GitHub Actions workflow: one job per cell (the
 // strategy.matrix of EmitGitHubMatrix) that uploads its run directory, and
 // a collecting job that downloads them all, writes matrix.jsonl, the
@@ -203,34 +210,29 @@ jobs:
       fail-fast: false
       matrix: %s
     steps:
-      - uses: actions/checkout@v4
-      - uses: actions/setup-go@v5
-        with:
-          go-version-file: go.mod
-      - run: go build -o elasticity ./cmd/elasticity
+%s
       - name: run
         run: |
           ./elasticity run %s${{ matrix.set_args }}%s --out runs/${{ matrix.name }}
       - uses: actions/upload-artifact@v4
         if: always()
         with:
-          name: ${{ matrix.name }}
+          name: run-${{ matrix.name }}
           path: runs/${{ matrix.name }}
   collect:
     needs: cell
     if: always()
     runs-on: ubuntu-latest
     steps:
-      - uses: actions/checkout@v4
-      - uses: actions/setup-go@v5
-        with:
-          go-version-file: go.mod
-      - run: go build -o elasticity ./cmd/elasticity
+%s
       - uses: actions/download-artifact@v4
         with:
-          path: runs
+          pattern: run-*
+          path: artifacts
       - name: expectations
         run: |
+          mkdir -p runs
+          for d in artifacts/run-*; do mv "$d" "runs/${d#artifacts/run-}"; done
           ./elasticity matrix %s --collect runs --out matrix
       - uses: actions/upload-artifact@v4
         if: always()
@@ -243,7 +245,7 @@ jobs:
             matrix/%s
             matrix/%s
           if-no-files-found: warn
-`, strings.Join(args, " "), strings.TrimSpace(mj.String()), shellQuote(wf.Scenario)+" ", backend, strings.Join(args, " "),
+`, strings.Join(args, " "), strings.TrimSpace(mj.String()), buildSteps, shellQuote(wf.Scenario)+" ", backend, buildSteps, strings.Join(args, " "),
 		FilePasses, FileSummary, reporting.FileCompareMD, reporting.FileCompareHTML, FileChart)
 	_, err := io.WriteString(w, b.String())
 	return err

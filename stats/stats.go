@@ -98,45 +98,38 @@ func regIncBeta(a, b, x float64) float64 {
 }
 
 func betaCF(a, b, x float64) float64 {
-	const tiny, eps = 1e-300, 1e-15
+	const eps = 1e-15
 	qab, qap, qam := a+b, a+1, a-1
-	c, d := 1.0, 1-qab*x/qap
-	if math.Abs(d) < tiny {
-		d = tiny
-	}
-	d = 1 / d
+	c, d := 1.0, 1/nonZero(1-qab*x/qap)
 	h := d
 	for m := 1; m <= 300; m++ {
 		fm := float64(m)
 		m2 := 2 * fm
-		aa := fm * (b - fm) * x / ((qam + m2) * (a + m2))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		h *= d * c
-		aa = -(a + fm) * (qab + fm) * x / ((a + m2) * (qap + m2))
-		d = 1 + aa*d
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		del := d * c
-		h *= del
-		if math.Abs(del-1) < eps {
+		// Even then odd step of the continued fraction.
+		var f float64
+		c, d, f = lentz(fm*(b-fm)*x/((qam+m2)*(a+m2)), c, d)
+		h *= f
+		c, d, f = lentz(-(a+fm)*(qab+fm)*x/((a+m2)*(qap+m2)), c, d)
+		h *= f
+		if math.Abs(f-1) < eps {
 			break
 		}
 	}
 	return h
+}
+
+// lentz is one step of Lentz's method: the new c and d and the factor c·d.
+func lentz(aa, c, d float64) (float64, float64, float64) {
+	d = 1 / nonZero(1+aa*d)
+	c = nonZero(1 + aa/c)
+	return c, d, c * d
+}
+
+func nonZero(v float64) float64 {
+	if math.Abs(v) < 1e-300 {
+		return 1e-300
+	}
+	return v
 }
 
 // Welch compares sample b against the baseline a with Welch's t-test
