@@ -272,14 +272,24 @@ func (s *Scheduler) Run(ctx context.Context) (Summary, error) {
 	opCtx, cancelOps := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelOps()
 
+	// Workers start on demand, up to Concurrency: a worker is added only
+	// when an operation is due and none is free, so a run needs as many
+	// goroutines (and their stacks, which gocql grows) as operations were
+	// ever in flight at once, not as many as it may have.
 	work := make(chan ticket)
 	var wg sync.WaitGroup
-	for range s.cfg.Concurrency {
+	workers := 0
+	spawn := func(first ticket) bool {
+		if workers >= s.cfg.Concurrency {
+			return false
+		}
+		workers++
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.worker(opCtx, work)
+			s.worker(opCtx, first, work)
 		}()
+		return true
 	}
 
 	stopReport := make(chan struct{})
@@ -287,7 +297,7 @@ func (s *Scheduler) Run(ctx context.Context) (Summary, error) {
 	var sinkErr atomic.Pointer[error]
 	go func() { reportDone <- s.report(start, stopReport, &sinkErr) }()
 
-	s.dispatch(ctx, work)
+	s.dispatch(ctx, work, spawn)
 	close(work)
 	stopped := time.Now()
 
@@ -344,24 +354,31 @@ func (s *Scheduler) summary(start, stopped, end time.Time) Summary {
 	return sum
 }
 
-func (s *Scheduler) worker(ctx context.Context, work <-chan ticket) {
+// worker performs first, then whatever the dispatcher hands it.
+func (s *Scheduler) worker(ctx context.Context, first ticket, work <-chan ticket) {
+	s.perform(ctx, first)
 	for t := range work {
-		start := s.mono()
-		intended := t.intended
-		if t.closed {
-			intended = start
-		}
-		late := start-intended > int64(measure.LateThreshold)
-		err := s.call(ctx, t)
-		end := s.mono()
-		if err != nil {
-			s.rec.Error(t.op, s.cfg.Classify(err), late)
-		} else {
-			s.rec.Success(t.op, time.Duration(end-intended), time.Duration(end-start), late)
-			s.okTotal.Add(1)
-		}
-		s.finished.Add(1)
+		s.perform(ctx, t)
 	}
+}
+
+// perform runs one operation and records its outcome.
+func (s *Scheduler) perform(ctx context.Context, t ticket) {
+	start := s.mono()
+	intended := t.intended
+	if t.closed {
+		intended = start
+	}
+	late := start-intended > int64(measure.LateThreshold)
+	err := s.call(ctx, t)
+	end := s.mono()
+	if err != nil {
+		s.rec.Error(t.op, s.cfg.Classify(err), late)
+	} else {
+		s.rec.Success(t.op, time.Duration(end-intended), time.Duration(end-start), late)
+		s.okTotal.Add(1)
+	}
+	s.finished.Add(1)
 }
 
 // call runs one operation; a panic in it becomes a failed operation rather
@@ -376,8 +393,9 @@ func (s *Scheduler) call(ctx context.Context, t ticket) (err error) {
 }
 
 // dispatch walks the schedule until ctx ends. It owns the mix generator and
-// the schedule state; workers only receive tickets.
-func (s *Scheduler) dispatch(ctx context.Context, work chan<- ticket) {
+// the schedule state; workers only receive tickets. spawn starts a worker
+// with a ticket, unless Concurrency of them run.
+func (s *Scheduler) dispatch(ctx context.Context, work chan<- ticket, spawn func(ticket) bool) {
 	rng := rand.New(rand.NewPCG(s.cfg.Seed, s.cfg.Seed^0x9e3779b97f4a7c15))
 	choose := func() int {
 		if len(s.cum) == 1 {
@@ -413,6 +431,15 @@ func (s *Scheduler) dispatch(ctx context.Context, work chan<- ticket) {
 		s.rec.Drop(cur.op, 1)
 		have = false
 	}
+	// send gives the current ticket to a free worker or a new one.
+	send := func() bool {
+		select {
+		case work <- cur:
+			return true
+		default:
+			return spawn(cur)
+		}
+	}
 	for {
 		if ctx.Err() != nil {
 			break
@@ -440,6 +467,10 @@ func (s *Scheduler) dispatch(ctx context.Context, work chan<- ticket) {
 			have = true
 		}
 		if cur.closed {
+			if send() {
+				hand()
+				continue
+			}
 			select {
 			case work <- cur:
 				hand()
@@ -462,11 +493,9 @@ func (s *Scheduler) dispatch(ctx context.Context, work chan<- ticket) {
 			drop()
 			continue
 		}
-		select {
-		case work <- cur:
+		if send() {
 			hand()
 			continue
-		default:
 		}
 		// The pool is full: wait for a worker until the ticket's deadline.
 		if maxLag >= 0 {
@@ -487,10 +516,9 @@ func (s *Scheduler) dispatch(ctx context.Context, work chan<- ticket) {
 	// full): the current one starts if a worker is free, the rest of the
 	// backlog is dropped, in bulk and shared by the mix weights.
 	if have && !cur.closed && cur.intended <= s.mono() {
-		select {
-		case work <- cur:
+		if send() {
 			hand()
-		default:
+		} else {
 			drop()
 		}
 	}
@@ -507,14 +535,11 @@ func (s *Scheduler) dispatch(ctx context.Context, work chan<- ticket) {
 				break
 			}
 			cur = ticket{seq: next, op: choose(), intended: at(next)}
-			select {
-			case work <- cur:
-				hand()
-				next++
-				continue
-			default:
+			if !send() {
+				break
 			}
-			break
+			hand()
+			next++
 		}
 		if due > next {
 			s.dropBulk(int64(due - next))

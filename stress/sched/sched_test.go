@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -370,4 +371,28 @@ func TestAchievedRateHasNoFencepost(t *testing.T) {
 	if math.Abs(sum.AchievedRate-200) > 0.2 {
 		t.Fatalf("achieved %.3f ops/s at 200/s (%d operations, stopped after %v)", sum.AchievedRate, sum.Succeeded, sum.Stopped.Sub(sum.Start))
 	}
+}
+
+// Workers start on demand: 1 ms operations at 500/s with room for 1,000 in
+// flight need a handful of goroutines, not 1,000 (each with a stack gocql
+// grows: ~20 MiB of resident memory at concurrency 1,000).
+func TestWorkersStartOnDemand(t *testing.T) {
+	var peak atomic.Int64
+	op := func(ctx context.Context, _ int, _ uint64) error {
+		if n := int64(runtime.NumGoroutine()); n > peak.Load() {
+			peak.Store(n)
+		}
+		time.Sleep(time.Millisecond)
+		return nil
+	}
+	base := runtime.NumGoroutine()
+	sum, _ := runFor(t, time.Second, Config{Ops: []string{"write"}, Rate: 500, Concurrency: 1000}, op)
+	checkAccounting(t, sum)
+	if sum.Succeeded < 400 {
+		t.Fatalf("%d operations succeeded at 500/s in 1 s", sum.Succeeded)
+	}
+	if extra := peak.Load() - int64(base); extra > 200 {
+		t.Fatalf("%d goroutines for 1 ms operations at 500/s", extra)
+	}
+	t.Logf("peak goroutines: %d (before the run: %d)", peak.Load(), base)
 }
