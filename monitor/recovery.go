@@ -12,71 +12,42 @@ import (
 	"github.com/elasticity-dev/elasticity/results"
 )
 
-// Recovery watches the workload's latency records and answers "when was
-// P99 back within target?" (the nemesis's latency_recovered wait). The target of an operation is its steady-state
-// P99 threshold when the scenario sets one, else 1.5× the P99 measured in
-// the steady state (never below MinTarget, so that a sub-millisecond
-// baseline does not make recovery unreachable through noise).
+// Recovery watches the workload's latency records and answers "when did
+// latency recover?" (the nemesis's latency_recovered wait) with the rule
+// the offline reduction applies to the recorded run, from results: the
+// start of the first run of N consecutive intervals that all meet the
+// target with under 1% failed or dropped operations
+// (results.SustainedRecovery), the target being the steady state's P99
+// threshold, else 1.5 × the steady state's P99 (results.RecoveryTargets).
 type Recovery struct {
 	mu         sync.Mutex
-	thresholds map[string]float64 // op -> P99 limit in ms
+	thresholds []results.Threshold
+	n          int // consecutive intervals (thresholds.recovery.intervals)
 	collecting bool
 	baseline   map[string]*hdrhistogram.Histogram
-	baseP99    map[string]float64
+	steady     *results.Cycle  // the steady state's P99s, once it ended
 	ops        map[string]bool // ops seen in the steady state
-	intervals  map[int64]*interval
+	series     results.RecoverySeries
+	latest     time.Time // start of the latest interval seen
 	changed    chan struct{}
 }
-
-// MinTarget is the lowest derived target (ms).
-const MinTarget = 1.0
 
 // keep bounds the memory of intervals: recovery is judged on recent ones.
 const keep = 30 * time.Minute
 
-type interval struct {
-	start, end time.Time
-	ops        map[string]results.LatencyRecord
-}
-
-// NewRecovery returns a watcher; thresholds maps op (write, read) to the
-// steady-state P99 limit in ms (empty: derive from the baseline).
-func NewRecovery(thresholds map[string]float64) *Recovery {
+// NewRecovery returns a watcher judging with the run's thresholds and n
+// consecutive intervals (0: results.DefaultRecoveryIntervals).
+func NewRecovery(thresholds []results.Threshold, n int) *Recovery {
+	if n <= 0 {
+		n = results.DefaultRecoveryIntervals
+	}
 	return &Recovery{
 		thresholds: thresholds,
+		n:          n,
 		baseline:   map[string]*hdrhistogram.Histogram{},
 		ops:        map[string]bool{},
-		intervals:  map[int64]*interval{},
 		changed:    make(chan struct{}),
 	}
-}
-
-// ThresholdsFrom picks the P99 limits that apply to the steady state.
-func ThresholdsFrom(ts []results.Threshold) map[string]float64 {
-	out := map[string]float64{}
-	for _, t := range ts {
-		if t.Floor || t.RatioToSteady {
-			continue
-		}
-		switch t.Cycle {
-		case "*", "steady_state", results.SteadyStateCycle:
-		default:
-			continue
-		}
-		op := ""
-		switch t.Metric {
-		case "write_p99_ms":
-			op = results.OpWrite
-		case "read_p99_ms":
-			op = results.OpRead
-		default:
-			continue
-		}
-		if cur, ok := out[op]; !ok || t.Limit < cur {
-			out[op] = t.Limit
-		}
-	}
-	return out
 }
 
 // StartBaseline starts collecting the steady state's records.
@@ -91,15 +62,22 @@ func (r *Recovery) EndBaseline() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.collecting = false
-	r.baseP99 = map[string]float64{}
+	r.steady = &results.Cycle{Name: results.SteadyStateCycle}
 	for op, h := range r.baseline {
-		if h.TotalCount() > 0 {
-			r.baseP99[op] = float64(h.ValueAtQuantile(99)) / 1000
+		if h.TotalCount() == 0 {
+			continue
+		}
+		p := float64(h.ValueAtQuantile(99)) / 1000
+		switch op {
+		case results.OpWrite:
+			r.steady.WriteP99MS = p
+		case results.OpRead:
+			r.steady.ReadP99MS = p
 		}
 	}
 }
 
-// Targets returns the P99 target per op (ms).
+// Targets returns the P99 target per op (ms) of the ops the steady state ran.
 func (r *Recovery) Targets() map[string]float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -107,18 +85,10 @@ func (r *Recovery) Targets() map[string]float64 {
 }
 
 func (r *Recovery) targetsLocked() map[string]float64 {
-	out := map[string]float64{}
-	for op := range r.ops {
-		if lim, ok := r.thresholds[op]; ok {
-			out[op] = lim
-			continue
-		}
-		if p, ok := r.baseP99[op]; ok {
-			t := 1.5 * p
-			if t < MinTarget {
-				t = MinTarget
-			}
-			out[op] = t
+	out := results.RecoveryTargets(r.thresholds, r.steady)
+	for op := range out {
+		if !r.ops[op] {
+			delete(out, op)
 		}
 	}
 	return out
@@ -143,112 +113,47 @@ func (r *Recovery) Observe(rec results.LatencyRecord) {
 			}
 		}
 	}
-	key := rec.Start.Truncate(time.Millisecond).UnixMilli()
-	iv := r.intervals[key]
-	if iv == nil {
-		iv = &interval{start: rec.Start, end: rec.End, ops: map[string]results.LatencyRecord{}}
-		r.intervals[key] = iv
+	var errs int64
+	for _, n := range rec.Errors {
+		errs += n
 	}
-	if prev, ok := iv.ops[rec.Op]; ok {
-		rec = mergeSummary(prev, rec) // several loaders
+	r.series.Add(rec.Op, rec.Start, rec.End, rec.Count, errs+rec.Dropped, rec.Response.P99)
+	if rec.Start.After(r.latest) {
+		r.latest = rec.Start
 	}
-	iv.ops[rec.Op] = rec
-	for k, v := range r.intervals {
-		if rec.End.Sub(v.end) > keep {
-			delete(r.intervals, k)
-		}
-	}
+	r.series.Prune(rec.End.Add(-keep))
 	close(r.changed)
 	r.changed = make(chan struct{})
 }
 
-// mergeSummary combines two loaders' records of one interval: the worse P99
-// stands for the interval (conservative without merging histograms).
-func mergeSummary(a, b results.LatencyRecord) results.LatencyRecord {
-	out := a
-	out.Count += b.Count
-	out.Dropped += b.Dropped
-	if b.Response.P99 > out.Response.P99 {
-		out.Response.P99 = b.Response.P99
-	}
-	if len(b.Errors) > 0 {
-		m := map[string]int64{}
-		for k, v := range a.Errors {
-			m[k] += v
-		}
-		for k, v := range b.Errors {
-			m[k] += v
-		}
-		out.Errors = m
-	}
-	return out
-}
-
-// passes judges one interval against the targets.
-func passes(iv *interval, targets map[string]float64) bool {
-	for op, rec := range iv.ops {
-		var errs int64
-		for _, n := range rec.Errors {
-			errs += n
-		}
-		// More than 1% failed or dropped operations is not a recovered service.
-		if bad := errs + rec.Dropped; bad > 0 && float64(bad) > 0.01*float64(rec.Count+bad) {
-			return false
-		}
-		if rec.Count == 0 {
-			continue
-		}
-		if t, ok := targets[op]; ok && rec.Response.P99 > t {
-			return false
-		}
-	}
-	return true
-}
-
 // complete reports whether an interval has all its records: every steady
 // state op is present, or a later interval has begun.
-func (r *Recovery) complete(iv *interval, latest time.Time) bool {
-	if latest.After(iv.start) {
+func (r *Recovery) complete(iv *results.RecoveryInterval) bool {
+	if r.latest.After(iv.Start) {
 		return true
 	}
 	for op := range r.ops {
-		if _, ok := iv.ops[op]; !ok {
+		if _, ok := iv.Ops[op]; !ok {
 			return false
 		}
 	}
 	return true
 }
 
-// Check returns the end of the first complete interval ending after since
-// whose latencies are within target.
+// Check returns the start of the first run of N consecutive complete
+// intervals, starting at or after since, that meet the targets.
 func (r *Recovery) Check(since time.Time) (time.Time, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	targets := r.targetsLocked()
-	ivs := make([]*interval, 0, len(r.intervals))
-	var latest time.Time
-	for _, iv := range r.intervals {
-		if iv.start.After(latest) {
-			latest = iv.start
-		}
-		if iv.end.After(since) {
-			ivs = append(ivs, iv)
-		}
+	ivs := r.series.Sorted()
+	for len(ivs) > 0 && !r.complete(ivs[len(ivs)-1]) {
+		ivs = ivs[:len(ivs)-1]
 	}
-	sort.Slice(ivs, func(i, j int) bool { return ivs[i].start.Before(ivs[j].start) })
-	for _, iv := range ivs {
-		if !r.complete(iv, latest) {
-			continue
-		}
-		if passes(iv, targets) {
-			return iv.end, true
-		}
-	}
-	return time.Time{}, false
+	return results.SustainedRecovery(ivs, r.targetsLocked(), r.n, since, time.Time{})
 }
 
-// Wait blocks until an interval ending after since is within target, and
-// returns that interval's end.
+// Wait blocks until latency has recovered (Check) after since, and returns
+// the start of the recovered run.
 func (r *Recovery) Wait(ctx context.Context, since time.Time) (time.Time, error) {
 	for {
 		r.mu.Lock()
@@ -259,7 +164,7 @@ func (r *Recovery) Wait(ctx context.Context, since time.Time) (time.Time, error)
 		}
 		select {
 		case <-ctx.Done():
-			return time.Time{}, fmt.Errorf("waiting for P99 within %s: %w", r.describeTargets(), context.Cause(ctx))
+			return time.Time{}, fmt.Errorf("waiting for %d consecutive intervals with P99 within %s: %w", r.n, r.describeTargets(), context.Cause(ctx))
 		case <-ch:
 		}
 	}

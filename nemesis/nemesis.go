@@ -82,6 +82,17 @@ type Step struct {
 	Timeouts map[string]Timeout
 	// PollInterval is how often drain progress is polled (default 2 s).
 	PollInterval time.Duration
+	// Plan holds the plan's estimates of each batch's durations, by
+	// duration name (recorded with the batch's step_requested event).
+	Plan []map[string]float64
+}
+
+// planOf is the plan's estimate of batch i (1-based); nil when there is none.
+func (s Step) planOf(i int) map[string]float64 {
+	if i < 1 || i > len(s.Plan) {
+		return nil
+	}
+	return s.Plan[i-1]
 }
 
 // Info summarises the step for the run_start setup.
@@ -95,8 +106,9 @@ func (s Step) IsTopology() bool { return s.Kind.IsTopology() }
 // Recovery answers when latency was back within target after a moment
 // (monitor.Recovery watches the workload's records).
 type Recovery interface {
-	// Wait returns the end of the first interval after since whose
-	// latencies are within target, blocking until there is one.
+	// Wait returns when latency has recovered after since (a step's
+	// request): the start of the first run of consecutive intervals within
+	// target, as results.SustainedRecovery judges it; it blocks until there is one.
 	Wait(ctx context.Context, since time.Time) (time.Time, error)
 }
 

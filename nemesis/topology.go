@@ -152,11 +152,11 @@ func growBatch(ctx context.Context, env *Env, s Step, specs []provision.NodeSpec
 	env.progress(what)
 
 	ev := base
-	ev.Type = results.EventStepRequested
+	ev.Type, ev.Time, ev.PlanSeconds = results.EventStepRequested, env.now(), s.planOf(i)
+	requested := ev.Time
 	env.emit(ev)
 
 	var added []*cluster.Node
-	requested := env.now()
 	t := env.Timeouts.For(WaitStart, 0, s.Timeouts)
 	err := wait(ctx, env, what+": starting nodes", t, nil, func(ctx context.Context) error {
 		var err error
@@ -191,11 +191,13 @@ func growBatch(ctx context.Context, env *Env, s Step, specs []provision.NodeSpec
 	ev = base
 	ev.Type, ev.Nodes = results.EventNodesNormal, names(added)
 	env.emit(ev)
-	return finishTopology(ctx, env, s, base, what, move, added)
+	return finishTopology(ctx, env, s, base, requested, what, move, added)
 }
 
 // finishTopology waits for balance and latency recovery and ends the step.
-func finishTopology(ctx context.Context, env *Env, s Step, base results.Event, what string, move float64, watch []*cluster.Node) error {
+// Latency recovery is judged from the request, as the offline reduction
+// judges it (results.SustainedRecovery), but awaited only once balanced.
+func finishTopology(ctx context.Context, env *Env, s Step, base results.Event, requested time.Time, what string, move float64, watch []*cluster.Node) error {
 	env.progress(what + ": waiting for data to be balanced (no tablet migrations in flight)")
 	t := env.Timeouts.For(WaitBalance, move, s.Timeouts)
 	if err := wait(ctx, env, what+": waiting for data to be balanced", t, watch, balanced(env, s, watch)); err != nil {
@@ -212,7 +214,7 @@ func finishTopology(ctx context.Context, env *Env, s Step, base results.Event, w
 		var at time.Time
 		err := wait(ctx, env, what+": waiting for latency to recover", t, nil, func(ctx context.Context) error {
 			var err error
-			at, err = env.Recovery.Wait(ctx, balanced)
+			at, err = env.Recovery.Wait(ctx, requested)
 			return err
 		})
 		switch {
@@ -269,7 +271,8 @@ func shrinkBatch(ctx context.Context, env *Env, s Step, nodes []*cluster.Node, d
 	env.progress(what)
 
 	ev := base
-	ev.Type, ev.Nodes = results.EventStepRequested, names(nodes)
+	ev.Type, ev.Nodes, ev.Time, ev.PlanSeconds = results.EventStepRequested, names(nodes), env.now(), s.planOf(i)
+	requested := ev.Time
 	env.emit(ev)
 	// Announce the departures first: a leaving node's exit is not a failure.
 	for _, nd := range nodes {
@@ -298,7 +301,7 @@ func shrinkBatch(ctx context.Context, env *Env, s Step, nodes []*cluster.Node, d
 		}
 		env.emit(results.Event{Type: results.EventNodeState, Node: nd.Name, State: "removed", Expected: true, Step: s.Name})
 	}
-	return finishTopology(ctx, env, s, base, what, move, nil)
+	return finishTopology(ctx, env, s, base, requested, what, move, nil)
 }
 
 // decommissionAll decommissions the nodes concurrently and waits for all,

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -83,14 +84,47 @@ func floatp(v float64) *float64 { return &v }
 
 // argusBuilder collects one table.
 type argusBuilder struct {
-	t     ArgusTable
-	cols  map[string]ArgusColumn
-	rows  map[string]bool
-	rules map[string]float64 // per column: the one limit every row has, NaN when they differ
+	t    ArgusTable
+	cols map[string]ArgusColumn
+	rows map[string]bool
+	// rules holds per column the one validation rule every row has: a
+	// value, ruleNone (no row is judged) or ruleMixed (rows differ, or a
+	// limit Argus cannot express, such as a ratio to the steady state).
+	rules map[string]argusRuleState
+}
+
+type argusRuleState struct {
+	rule  ArgusRule
+	key   string
+	mixed bool
+}
+
+const ruleNone = ""
+
+func ruleKey(r ArgusRule) string {
+	f := func(p *float64) string {
+		if p == nil {
+			return "-"
+		}
+		return strconv.FormatFloat(*p, 'g', -1, 64)
+	}
+	return f(r.BestPct) + "/" + f(r.BestAbs) + "/" + f(r.FixedLimit)
+}
+
+// argusRuleOf is the validation rule a verdict applied, as Argus writes it
+// (false when Argus has no such rule).
+func argusRuleOf(v results.Verdict) (ArgusRule, bool) {
+	switch {
+	case v.Rule != nil:
+		return ArgusRule{BestPct: v.Rule.BestPct, BestAbs: v.Rule.BestAbs, FixedLimit: v.Rule.FixedLimit}, true
+	case v.Threshold.RatioToSteady || v.Threshold.RatioToPlan:
+		return ArgusRule{}, false
+	}
+	return ArgusRule{FixedLimit: floatp(verdictLimit(v))}, true
 }
 
 func newArgusTable(name, description, sut string, cols ...ArgusColumn) *argusBuilder {
-	b := &argusBuilder{cols: map[string]ArgusColumn{}, rows: map[string]bool{}, rules: map[string]float64{}}
+	b := &argusBuilder{cols: map[string]ArgusColumn{}, rows: map[string]bool{}, rules: map[string]argusRuleState{}}
 	b.t.Meta = ArgusMeta{Name: ascii(name), Description: ascii(description), ColumnsMeta: cols, RowsMeta: []string{},
 		ValidationRules: map[string]ArgusRule{}, SUTPackageName: sut}
 	b.t.Results = []ArgusCell{}
@@ -123,7 +157,7 @@ func (b *argusBuilder) num(col, row string, v float64, verdicts []results.Verdic
 		v = math.Round(v)
 	}
 	c := ArgusCell{Value: floatp(v), Column: col, Row: b.row(row), Status: ArgusUnset}
-	limit := math.NaN()
+	st := argusRuleState{key: ruleNone}
 	for _, vd := range verdicts {
 		if c.Status != ArgusError {
 			c.Status = ArgusPass
@@ -131,30 +165,27 @@ func (b *argusBuilder) num(col, row string, v float64, verdicts []results.Verdic
 		if !vd.Passed {
 			c.Status = ArgusError
 		}
-		limit = verdictLimit(vd)
-		if len(verdicts) > 1 {
-			limit = math.NaN()
-		}
+		r, ok := argusRuleOf(vd)
+		st = argusRuleState{rule: r, key: ruleKey(r), mixed: !ok || len(verdicts) > 1}
 	}
-	if len(verdicts) == 0 {
-		limit = math.Inf(1) // no limit on this row
+	if prev, ok := b.rules[col]; ok && (prev.mixed || prev.key != st.key) {
+		st.mixed = true
 	}
-	if prev, ok := b.rules[col]; ok && prev != limit && !(math.IsNaN(prev) && math.IsNaN(limit)) {
-		limit = math.NaN()
-	}
-	b.rules[col] = limit
+	b.rules[col] = st
 	b.t.Results = append(b.t.Results, c)
 }
 
-// done turns a limit shared by every row of a column into the column's
-// fixed_limit and leaves those cells UNSET, for Argus to judge them as SCT's
-// tables are judged; cells of other judged columns keep our verdict.
+// done turns a rule shared by every row of a column into the column's
+// validation rule (fixed_limit, or a baseline rule's best_pct, best_abs and
+// fixed_limit) and leaves those cells UNSET, for Argus to judge them as
+// SCT's tables are judged (a best_* rule against Argus's own best of the
+// test); cells of other judged columns keep our verdict.
 func (b *argusBuilder) done() ArgusTable {
-	for col, l := range b.rules {
-		if math.IsNaN(l) || math.IsInf(l, 0) || b.cols[col].HigherIsBetter == nil {
+	for col, st := range b.rules {
+		if st.mixed || st.key == ruleNone || b.cols[col].HigherIsBetter == nil {
 			continue
 		}
-		b.t.Meta.ValidationRules[col] = ArgusRule{FixedLimit: floatp(l)}
+		b.t.Meta.ValidationRules[col] = st.rule
 		for i := range b.t.Results {
 			if b.t.Results[i].Column == col {
 				b.t.Results[i].Status = ArgusUnset
@@ -326,7 +357,7 @@ func argusDurations(res *results.Result, sut string) ArgusTable {
 	b := newArgusTable("Durations", "fill phases and nemesis step durations", sut,
 		ArgusColumn{Name: "duration", Unit: "HH:MM:SS", Type: ArgusDuration, HigherIsBetter: boolp(false), Visible: true})
 	for _, d := range res.Durations {
-		subj := DurationSubject(d)
+		subj := d.Subject()
 		b.num("duration", subj, d.Seconds, verdictsOn(res, subj, results.MetricDurationSeconds))
 	}
 	return b.done()

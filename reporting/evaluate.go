@@ -13,14 +13,6 @@ import (
 	"github.com/elasticity-dev/elasticity/results"
 )
 
-// DurationSubject names one duration in verdicts and tables.
-func DurationSubject(d results.Duration) string {
-	if d.Cycle != "" {
-		return d.Name + " (" + d.Cycle + ")"
-	}
-	return d.Name
-}
-
 // Evaluate fills res.Verdicts from res.Setup.Thresholds (SCT fixed_limit
 // style) and res.Derived, and turns a passed run into a failed one when a
 // threshold failed. Other statuses (error, interrupted) are kept: they say
@@ -31,9 +23,17 @@ func Evaluate(res *results.Result) {
 		if th.IsDuration() {
 			for i := range res.Durations {
 				d := &res.Durations[i]
-				if th.SelectsDuration(d) {
-					res.Verdicts = append(res.Verdicts, results.Verdict{Threshold: th, Subject: DurationSubject(*d), Value: d.Seconds, Passed: th.Passes(d.Seconds), Limit: th.Limit})
+				if !th.SelectsDuration(d) {
+					continue
 				}
+				var plan float64
+				if th.RatioToPlan {
+					if plan = d.PlanSeconds; plan <= 0 {
+						continue // no estimate to be relative to
+					}
+				}
+				limit, passed := th.Judge(d.Seconds, plan)
+				res.Verdicts = append(res.Verdicts, results.Verdict{Threshold: th, Subject: d.Subject(), Value: d.Seconds, Passed: passed, Limit: limit, Baseline: plan})
 			}
 			continue
 		}
@@ -61,6 +61,7 @@ func Evaluate(res *results.Result) {
 			res.Verdicts = append(res.Verdicts, results.Verdict{Threshold: th, Subject: c.Name, Value: v, Passed: passed, Limit: limit, Baseline: baseline})
 		}
 	}
+	evaluateBaseline(res)
 	// Any ERROR or CRITICAL database event no expected_errors filter
 	// expects fails the run (SCT's tester fails on them the same way).
 	if res.ErrorEvents == nil {
@@ -81,6 +82,45 @@ func Evaluate(res *results.Result) {
 		}
 	}
 	res.Derived = derive(res)
+}
+
+// evaluateBaseline judges the thresholds.baseline rules against the best
+// values of the previous runs (Setup.Baseline), as Argus judges a cell.
+func evaluateBaseline(res *results.Result) {
+	for _, rule := range res.Setup.BaselineRules {
+		th := rule.Threshold()
+		judge := func(subject string, v float64) {
+			vd := results.Verdict{Threshold: th, Subject: subject, Value: v, Rule: &rule}
+			var best *float64
+			if b, ok := res.Setup.Baseline.Lookup(subject, rule.Metric); ok {
+				best, vd.Baseline, vd.BaselineRun = &b.Value, b.Value, b.RunID
+			} else {
+				vd.NoBaseline = true
+			}
+			vd.Limit, vd.Passed = rule.Judge(v, best)
+			if vd.Limit != vd.Limit {
+				vd.Limit = 0 // JSON has no NaN: no limit applied
+			}
+			res.Verdicts = append(res.Verdicts, vd)
+		}
+		if th.IsDuration() {
+			for i := range res.Durations {
+				if d := &res.Durations[i]; th.SelectsDuration(d) {
+					judge(d.Subject(), d.Seconds)
+				}
+			}
+			continue
+		}
+		for i := range res.Cycles {
+			c := &res.Cycles[i]
+			if !th.Selects(c) {
+				continue
+			}
+			if v, ok := c.Metric(rule.Metric); ok && v > 0 {
+				judge(c.Name, v)
+			}
+		}
+	}
 }
 
 // steadyCycle is Cycle #0 (nil when it was not measured).

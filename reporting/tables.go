@@ -146,9 +146,9 @@ func verdictCell(res *results.Result, value, subject string, metrics ...string) 
 			if !v.Passed {
 				c.Status = CellFailed
 			}
-			d := thresholdText(v.Threshold) + " → " + fmtValue(v.Value, v.Threshold.Metric)
-			if v.Threshold.RatioToSteady {
-				d += " (limit " + fmtValue(verdictLimit(v), v.Threshold.Metric) + ")"
+			d := verdictText(v) + " → " + fmtValue(v.Value, v.Threshold.Metric)
+			if v.Threshold.RatioToSteady || v.Threshold.RatioToPlan || v.Rule != nil {
+				d += " (limit " + limitText(v) + ")"
 			}
 			desc = append(desc, d)
 		}
@@ -162,15 +162,27 @@ func thresholdText(th results.Threshold) string {
 	if th.Floor {
 		op = "≥"
 	}
-	if th.RatioToSteady {
+	switch {
+	case th.RatioToSteady:
 		return fmt.Sprintf("%s %s %s× %s (%s)", th.Metric, op, strconv.FormatFloat(th.Limit, 'g', -1, 64), results.SteadyStateCycle, th.Cycle)
+	case th.RatioToPlan:
+		return fmt.Sprintf("%s %s %s× plan (%s)", th.Metric, op, strconv.FormatFloat(th.Limit, 'g', -1, 64), th.Cycle)
 	}
 	return fmt.Sprintf("%s %s %s (%s)", th.Metric, op, fmtValue(th.Limit, th.Metric), th.Cycle)
 }
 
+// verdictText describes what judged a verdict: its threshold, or its
+// baseline rule (Argus's, against the best of the previous runs).
+func verdictText(v results.Verdict) string {
+	if v.Rule == nil {
+		return thresholdText(v.Threshold)
+	}
+	return fmt.Sprintf("%s: %s against the previous runs (%s)", v.Threshold.Metric, v.Rule, v.Threshold.Cycle)
+}
+
 // verdictLimit is the limit a verdict applied (older result.json files carry none).
 func verdictLimit(v results.Verdict) float64 {
-	if v.Limit == 0 && !v.Threshold.RatioToSteady {
+	if v.Limit == 0 && !v.Threshold.RatioToSteady && !v.Threshold.RatioToPlan && v.Rule == nil {
 		return v.Threshold.Limit
 	}
 	return v.Limit
@@ -182,11 +194,35 @@ func limitText(v results.Verdict) string {
 	if v.Threshold.Floor {
 		op = "≥ "
 	}
-	if v.Threshold.RatioToSteady {
+	m := v.Threshold.Metric
+	switch {
+	case v.Rule != nil:
+		return ruleLimitText(v)
+	case v.Threshold.RatioToSteady:
 		return fmt.Sprintf("%s%s× %s (%s) = %s", op, strconv.FormatFloat(v.Threshold.Limit, 'g', -1, 64), results.SteadyStateCycle,
-			fmtValue(v.Baseline, v.Threshold.Metric), fmtValue(verdictLimit(v), v.Threshold.Metric))
+			fmtValue(v.Baseline, m), fmtValue(verdictLimit(v), m))
+	case v.Threshold.RatioToPlan:
+		return fmt.Sprintf("%s%s× plan (%s) = %s", op, strconv.FormatFloat(v.Threshold.Limit, 'g', -1, 64), fmtValue(v.Baseline, m), fmtValue(verdictLimit(v), m))
 	}
-	return op + fmtValue(verdictLimit(v), v.Threshold.Metric)
+	return op + fmtValue(verdictLimit(v), m)
+}
+
+// ruleLimitText shows a baseline rule's verdict: the limit (strict, as
+// Argus's), the rule and the best previous value with its run.
+func ruleLimitText(v results.Verdict) string {
+	m := v.Threshold.Metric
+	op := "< "
+	if v.Rule.HigherIsBetter {
+		op = "> "
+	}
+	limit := "no limit"
+	if len(v.Rule.Limits(nil)) > 0 || !v.NoBaseline {
+		limit = op + fmtValue(v.Limit, m)
+	}
+	if v.NoBaseline {
+		return limit + " (" + v.Rule.String() + "; no previous run has a value)"
+	}
+	return fmt.Sprintf("%s (%s; baseline %s, run %s)", limit, v.Rule, fmtValue(v.Baseline, m), v.BaselineRun)
 }
 
 func fmtValue(v float64, metric string) string {
@@ -330,15 +366,37 @@ func diskTable(res *results.Result) Table {
 
 func durationTable(res *results.Result) Table {
 	t := Table{ID: "durations", Name: "Durations", Columns: []string{"phase", "duration [HH:MM:SS]"},
-		Note: "Add new node(s): requested → new nodes UN; New node(s) ready: UN → data balanced; Data balanced and Latency recovered: from the request. Latency recovered is sustained: the start of the first run of consecutive intervals (10 by default) within target with under 1% failed or dropped operations, begun before the next step."}
+		Note: "Add new node(s): requested → new nodes UN; New node(s) ready: UN → data balanced; Data balanced and Latency recovered: from the request. Latency recovered is sustained: the start of the first run of consecutive intervals (thresholds.recovery.intervals, 10 by default) within target with under 1% failed or dropped operations, begun before the next step."}
+	// The plan's estimates, when the run recorded them, stand beside the
+	// measured durations ("New node(s) ready 00:14:29, plan 00:12:00").
+	withPlan := false
 	for _, d := range res.Durations {
-		subj := DurationSubject(d)
-		t.Rows = append(t.Rows, []Cell{{Value: subj}, verdictCell(res, HMS(d.Seconds), subj, results.MetricDurationSeconds)})
+		withPlan = withPlan || d.PlanSeconds > 0
+	}
+	if withPlan {
+		t.Columns = append(t.Columns, "plan [HH:MM:SS]")
+	}
+	plan := func(secs float64) []Cell {
+		switch {
+		case !withPlan:
+			return nil
+		case secs <= 0:
+			return []Cell{{Value: "—"}}
+		}
+		return []Cell{{Value: HMS(secs)}}
+	}
+	for _, d := range res.Durations {
+		subj := d.Subject()
+		t.Rows = append(t.Rows, append([]Cell{{Value: subj}, verdictCell(res, HMS(d.Seconds), subj, results.MetricDurationSeconds)}, plan(d.PlanSeconds)...))
+	}
+	n := res.Setup.RecoveryIntervals
+	if n <= 0 {
+		n = results.DefaultRecoveryIntervals
 	}
 	for _, s := range res.Steps {
 		if s.NotRecovered {
-			t.Rows = append(t.Rows, []Cell{{Value: DurationSubject(results.Duration{Name: results.DurLatencyRecov, Cycle: s.Cycle})}, {Value: "not recovered", Status: CellFailed,
-				Threshold: fmt.Sprintf("no %d consecutive intervals within target before the next step", max(res.Setup.RecoveryIntervals, results.DefaultRecoveryIntervals))}})
+			t.Rows = append(t.Rows, append([]Cell{{Value: (results.Duration{Name: results.DurLatencyRecov, Cycle: s.Cycle}).Subject()}, {Value: "not recovered", Status: CellFailed,
+				Threshold: fmt.Sprintf("no %d consecutive intervals within target before the next step", n)}}, plan(s.PlanSeconds[results.DurLatencyRecov])...))
 		}
 	}
 	return t
@@ -442,9 +500,22 @@ func thresholdTable(res *results.Result) Table {
 			st, word = CellFailed, "FAIL"
 		}
 		t.Rows = append(t.Rows, []Cell{{Value: v.Subject}, {Value: v.Threshold.Metric}, {Value: limitText(v)},
-			{Value: fmtValue(v.Value, v.Threshold.Metric), Status: st, Threshold: thresholdText(v.Threshold)}, {Value: word, Status: st}})
+			{Value: fmtValue(v.Value, v.Threshold.Metric), Status: st, Threshold: verdictText(v)}, {Value: word, Status: st}})
 	}
-	if len(res.Setup.Thresholds) == 0 {
+	if b := res.Setup.Baseline; b != nil && len(res.Setup.BaselineRules) > 0 {
+		var runs []string
+		for _, r := range b.Runs {
+			runs = append(runs, r.RunID)
+		}
+		switch len(runs) {
+		case 0:
+			t.Note = "Baseline rules: no previous run of this scenario in " + b.Source + "; only their fixed limits apply."
+		default:
+			t.Note = fmt.Sprintf("Baseline rules (Argus best_pct, best_abs, fixed_limit; a value passes when strictly better than every limit) against the best of %d previous run(s) from %s: %s.",
+				len(runs), b.Source, strings.Join(runs, ", "))
+		}
+	}
+	if len(res.Setup.Thresholds) == 0 && len(res.Setup.BaselineRules) == 0 {
 		t.Note = "The scenario sets no thresholds."
 	} else if len(res.Verdicts) == 0 {
 		t.Note = "No threshold applied to anything measured."

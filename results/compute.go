@@ -139,8 +139,10 @@ type reducer struct {
 	anchors  []*anchor
 	final    *anchor
 	nodeMeta map[string]NodeSample
-	recov    recoveryIntervals
-	fallback map[string]bool // nodes whose disk usage came from REST load
+	recov    RecoverySeries
+	// phasePlan holds the plan's estimates of fill phases by name.
+	phasePlan map[string]float64
+	fallback  map[string]bool // nodes whose disk usage came from REST load
 	// thresholds: each node's stall threshold from its command line.
 	thresholds map[string]float64
 	steal      map[string][]stealSample
@@ -270,7 +272,15 @@ func (r *reducer) runEnd(ev *Event) {
 	r.res.Status, r.res.Reason, r.res.EndedAt = ev.Status, ev.Message, ev.Time
 }
 
-func (r *reducer) phaseStart(ev *Event) { r.phaseOpen[phaseKey{ev.Phase, ev.Name}] = ev.Time }
+func (r *reducer) phaseStart(ev *Event) {
+	r.phaseOpen[phaseKey{ev.Phase, ev.Name}] = ev.Time
+	if p, ok := ev.PlanSeconds[ev.Name]; ok && ev.Phase == PhaseFill {
+		if r.phasePlan == nil {
+			r.phasePlan = map[string]float64{}
+		}
+		r.phasePlan[ev.Name] = p
+	}
+}
 
 func (r *reducer) phaseEnd(ev *Event) {
 	k := phaseKey{ev.Phase, ev.Name}
@@ -284,7 +294,7 @@ func (r *reducer) phaseEnd(ev *Event) {
 func (r *reducer) phase(phase Phase, name string, start, end time.Time) {
 	r.phaseSpans = append(r.phaseSpans, phaseSpan{phase, start, end})
 	if phase == PhaseFill {
-		r.res.Durations = append(r.res.Durations, Duration{Name: name, Start: start, End: end, Seconds: end.Sub(start).Seconds()})
+		r.res.Durations = append(r.res.Durations, Duration{Name: name, Start: start, End: end, Seconds: end.Sub(start).Seconds(), PlanSeconds: r.phasePlan[name]})
 	}
 }
 
@@ -333,6 +343,9 @@ func (r *reducer) stepRequested(ev *Event) {
 	s.RequestedAt = ev.Time
 	if len(ev.Nodes) > 0 {
 		s.Nodes = ev.Nodes
+	}
+	if len(ev.PlanSeconds) > 0 {
+		s.PlanSeconds = ev.PlanSeconds
 	}
 }
 
@@ -435,7 +448,7 @@ func (r *reducer) eventsDone() {
 // latency adds a record to the cycle holding its midpoint.
 func (r *reducer) latency(iv *Interval) {
 	r.see(iv.End)
-	r.recov.add(iv)
+	r.recov.Add(iv.Op, iv.Start, iv.End, iv.Count, iv.ErrorCount()+iv.Dropped, iv.Response.P99)
 	mid := iv.Mid()
 	for _, c := range r.cycles {
 		if mid.Before(c.c.Start) || (!c.open && !mid.Before(c.c.End)) {
@@ -643,7 +656,7 @@ func stepDurations(s *StepTiming) []Duration {
 		if to == nil || from.IsZero() {
 			return nil
 		}
-		return []Duration{{Name: name, Step: s.Step, Cycle: s.Cycle, Start: from, End: *to, Seconds: to.Sub(from).Seconds()}}
+		return []Duration{{Name: name, Step: s.Step, Cycle: s.Cycle, Start: from, End: *to, Seconds: to.Sub(from).Seconds(), PlanSeconds: s.PlanSeconds[name]}}
 	}
 	var out []Duration
 	switch s.Kind {

@@ -130,26 +130,29 @@ const (
 
 // Event is one line of events.jsonl: the run's timeline.
 type Event struct {
-	Time      time.Time  `json:"time"`
-	Type      string     `json:"type"`
-	Phase     Phase      `json:"phase,omitempty"`
-	Name      string     `json:"name,omitempty"`
-	Cycle     string     `json:"cycle,omitempty"`
-	Step      string     `json:"step,omitempty"`
-	Kind      StepKind   `json:"kind,omitempty"`
-	Mode      string     `json:"mode,omitempty"`
-	Node      string     `json:"node,omitempty"`
-	Nodes     []string   `json:"nodes,omitempty"`
-	State     string     `json:"state,omitempty"`
-	Expected  bool       `json:"expected,omitempty"`
-	StallMS   float64    `json:"stall_ms,omitempty"`
-	ErrorType string     `json:"error_type,omitempty"` // DATABASE_ERROR, NO_SPACE_ERROR, BAD_ALLOC, BACKTRACE, STARTUP_FAILED ...
-	Severity  string     `json:"severity,omitempty"`   // CRITICAL, ERROR, WARNING, NORMAL
-	Line      string     `json:"line,omitempty"`
-	Message   string     `json:"message,omitempty"`
-	Status    string     `json:"status,omitempty"`
-	Setup     *Setup     `json:"setup,omitempty"`
-	Disk      []NodeDisk `json:"disk,omitempty"`
+	Time     time.Time `json:"time"`
+	Type     string    `json:"type"`
+	Phase    Phase     `json:"phase,omitempty"`
+	Name     string    `json:"name,omitempty"`
+	Cycle    string    `json:"cycle,omitempty"`
+	Step     string    `json:"step,omitempty"`
+	Kind     StepKind  `json:"kind,omitempty"`
+	Mode     string    `json:"mode,omitempty"`
+	Node     string    `json:"node,omitempty"`
+	Nodes    []string  `json:"nodes,omitempty"`
+	State    string    `json:"state,omitempty"`
+	Expected bool      `json:"expected,omitempty"`
+	StallMS  float64   `json:"stall_ms,omitempty"`
+	// PlanSeconds are the plan's estimates of the durations this phase or
+	// step measures, by duration name (step_requested, fill phase_start).
+	PlanSeconds map[string]float64 `json:"plan_seconds,omitempty"`
+	ErrorType   string             `json:"error_type,omitempty"` // DATABASE_ERROR, NO_SPACE_ERROR, BAD_ALLOC, BACKTRACE, STARTUP_FAILED ...
+	Severity    string             `json:"severity,omitempty"`   // CRITICAL, ERROR, WARNING, NORMAL
+	Line        string             `json:"line,omitempty"`
+	Message     string             `json:"message,omitempty"`
+	Status      string             `json:"status,omitempty"`
+	Setup       *Setup             `json:"setup,omitempty"`
+	Disk        []NodeDisk         `json:"disk,omitempty"`
 }
 
 // Setup describes what was run; it is carried by the run_start event.
@@ -183,7 +186,12 @@ type Setup struct {
 	// ExpectedErrors and Severities are the scenario's expected_errors and severities.
 	ExpectedErrors []ErrorFilter     `json:"expected_errors,omitempty"`
 	Severities     map[string]string `json:"severities,omitempty"`
-	Extra          map[string]string `json:"extra,omitempty"`
+	// BaselineRules are the scenario's thresholds.baseline (Argus
+	// ValidationRules); Baseline the best values of the previous runs they
+	// are judged against, looked up when the run started.
+	BaselineRules []BaselineRule    `json:"baseline_rules,omitempty"`
+	Baseline      *Baseline         `json:"baseline,omitempty"`
+	Extra         map[string]string `json:"extra,omitempty"`
 }
 
 // FillTarget is one fill phase of the dataset.
@@ -235,6 +243,9 @@ type Threshold struct {
 	Floor  bool    `json:"floor,omitempty"` // true: value must be >= limit; false: value must be <= limit
 	// RatioToSteady: Limit is a multiple of the steady state's (Cycle #0's) value of Metric.
 	RatioToSteady bool `json:"ratio_to_steady,omitempty"`
+	// RatioToPlan: a duration ceiling that is a multiple of the plan's
+	// estimate of that duration ("1.5x plan").
+	RatioToPlan bool `json:"ratio_to_plan,omitempty"`
 }
 
 // Result is result.json.
@@ -373,6 +384,9 @@ type Duration struct {
 	Start   time.Time `json:"start"`
 	End     time.Time `json:"end"`
 	Seconds float64   `json:"seconds"`
+	// PlanSeconds is the plan's estimate of this duration, recorded when
+	// the run started the phase or step (0: no estimate).
+	PlanSeconds float64 `json:"plan_seconds,omitempty"`
 }
 
 // States of node_op events.
@@ -410,6 +424,8 @@ type StepTiming struct {
 	EndedAt      *time.Time `json:"ended_at,omitempty"`
 	// NodeOps is each node's request and join or leave, in request order.
 	NodeOps []NodeOp `json:"node_ops,omitempty"`
+	// PlanSeconds are the plan's estimates of this step's durations by name.
+	PlanSeconds map[string]float64 `json:"plan_seconds,omitempty"`
 }
 
 // ErrorSummary groups database errors by type and node.
@@ -429,9 +445,16 @@ type Verdict struct {
 	Value     float64   `json:"value"`
 	Passed    bool      `json:"passed"`
 	// Limit is the limit the value was judged against: Threshold.Limit, or
-	// for a ratio the ratio times Baseline (Cycle #0's value).
+	// for a ratio the ratio times Baseline (Cycle #0's value, or the
+	// duration's plan estimate), or for a baseline rule its tightest limit.
 	Limit    float64 `json:"limit"`
 	Baseline float64 `json:"baseline,omitempty"`
+	// Rule is the baseline rule of the verdict; Baseline is then the best
+	// value of the previous runs and BaselineRun the run it came from
+	// (NoBaseline: no previous run had a value, only fixed_limit applied).
+	Rule        *BaselineRule `json:"rule,omitempty"`
+	BaselineRun string        `json:"baseline_run,omitempty"`
+	NoBaseline  bool          `json:"no_baseline,omitempty"`
 }
 
 // Derived holds answers a reviewer would otherwise have to compute by hand.

@@ -106,32 +106,49 @@ func SustainedRecovery(ivs []*RecoveryInterval, targets map[string]float64, n in
 	return time.Time{}, false
 }
 
-// recoveryIntervals collects the workload's intervals for the recovery pass.
-type recoveryIntervals struct {
+// RecoverySeries collects a workload's intervals for the sustained rule:
+// one per interval start, several loaders' records of it merged. The
+// offline reduction and the live watcher (monitor.Recovery) both judge
+// recovery on it, with SustainedRecovery.
+type RecoverySeries struct {
 	by map[int64]*RecoveryInterval
 }
 
-func (r *recoveryIntervals) add(iv *Interval) {
-	if iv.Op != OpWrite && iv.Op != OpRead {
+// Add folds one operation's record of an interval: count successful, bad
+// failed or dropped, p99 its response-time P99 (the worse loader's stands
+// for the interval). Fill records are not the workload and are ignored.
+func (r *RecoverySeries) Add(op string, start, end time.Time, count, bad int64, p99 float64) {
+	if op != OpWrite && op != OpRead {
 		return
 	}
 	if r.by == nil {
 		r.by = map[int64]*RecoveryInterval{}
 	}
-	k := iv.Start.Truncate(time.Millisecond).UnixMilli()
+	k := start.Truncate(time.Millisecond).UnixMilli()
 	ri := r.by[k]
 	if ri == nil {
-		ri = &RecoveryInterval{Start: iv.Start, End: iv.End, Ops: map[string]RecoveryOp{}}
+		ri = &RecoveryInterval{Start: start, End: end, Ops: map[string]RecoveryOp{}}
 		r.by[k] = ri
 	}
-	f := ri.Ops[iv.Op]
-	f.Count += iv.Count
-	f.Bad += iv.ErrorCount() + iv.Dropped
-	f.P99MS = max(f.P99MS, iv.Response.P99)
-	ri.Ops[iv.Op] = f
+	f := ri.Ops[op]
+	f.Count += count
+	f.Bad += bad
+	f.P99MS = max(f.P99MS, p99)
+	ri.Ops[op] = f
 }
 
-func (r *recoveryIntervals) sorted() []*RecoveryInterval {
+// Prune forgets the intervals that ended before t (the live watcher keeps
+// a bounded window).
+func (r *RecoverySeries) Prune(t time.Time) {
+	for k, iv := range r.by {
+		if iv.End.Before(t) {
+			delete(r.by, k)
+		}
+	}
+}
+
+// Sorted returns the intervals in time order.
+func (r *RecoverySeries) Sorted() []*RecoveryInterval {
 	out := make([]*RecoveryInterval, 0, len(r.by))
 	for _, iv := range r.by {
 		out = append(out, iv)
@@ -143,7 +160,7 @@ func (r *recoveryIntervals) sorted() []*RecoveryInterval {
 // recovery re-judges every topology step's latency recovery on the recorded
 // intervals: sustained recovery before the next step, else "not recovered".
 func (r *reducer) recovery() {
-	ivs := r.recov.sorted()
+	ivs := r.recov.Sorted()
 	if len(ivs) == 0 {
 		return // no latency records: keep what the run recorded
 	}

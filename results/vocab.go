@@ -161,11 +161,11 @@ func (t Threshold) SelectsDuration(d *Duration) bool {
 func (t Threshold) Passes(v float64) bool { return passesLimit(v, t.Limit, t.Floor) }
 
 // Judge returns the limit a value is held to — the threshold's, or for a
-// ratio to the steady state that ratio times the baseline (Cycle #0's
-// value) — and whether the value meets it.
+// ratio to the steady state or to the plan that ratio times the baseline
+// (Cycle #0's value, the plan's estimate) — and whether the value meets it.
 func (t Threshold) Judge(v, baseline float64) (limit float64, passed bool) {
 	limit = t.Limit
-	if t.RatioToSteady {
+	if t.RatioToSteady || t.RatioToPlan {
 		limit = t.Limit * baseline
 	}
 	return limit, passesLimit(v, limit, t.Floor)

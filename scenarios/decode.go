@@ -111,6 +111,7 @@ var (
 	typHold      = reflect.TypeFor[Hold]()
 	typStep      = reflect.TypeFor[Step]()
 	typDurLimits = reflect.TypeFor[DurationLimits]()
+	typBaseDurs  = reflect.TypeFor[BaselineDurations]()
 	typStringMap = reflect.TypeFor[map[string]string]()
 )
 
@@ -224,6 +225,9 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		return
 	case typDurLimits:
 		d.decodeDurationLimits(n, v.Addr().Interface().(*DurationLimits), path)
+		return
+	case typBaseDurs:
+		d.decodeBaselineDurations(n, v.Addr().Interface().(*BaselineDurations), path)
 		return
 	}
 	switch v.Kind() {
@@ -506,9 +510,46 @@ func (d *decoder) decodeDurationLimits(n *yaml.Node, dl *DurationLimits, path st
 			continue
 		}
 		seen[name] = true
+		if val.Kind == yaml.ScalarNode {
+			if f, ok, err := parsePlanFactor(val.Value); ok {
+				d.pos[p] = val.Line
+				if err != nil {
+					d.addAt(val.Line, p, "%v", err)
+				}
+				*dl = append(*dl, DurationLimit{Name: name, PlanFactor: f})
+				continue
+			}
+		}
 		var x Duration
 		d.decode(val, reflect.ValueOf(&x).Elem(), p)
 		*dl = append(*dl, DurationLimit{Name: name, Max: x})
+	}
+}
+
+// decodeBaselineDurations reads thresholds.baseline.durations: a mapping of
+// duration names to rules ({best_pct: 50}).
+func (d *decoder) decodeBaselineDurations(n *yaml.Node, bd *BaselineDurations, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.addAt(n.Line, path, "expected a mapping of duration names to rules (\"Data balanced\": {best_pct: 50}), got %s", kindName(n))
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		name, ok := d.scalar(k, path, "a duration name")
+		if !ok {
+			continue
+		}
+		p := join(path, name)
+		if seen[name] {
+			d.addAt(k.Line, p, "duplicate key")
+			continue
+		}
+		seen[name] = true
+		var r Rule
+		d.decode(val, reflect.ValueOf(&r).Elem(), p)
+		d.pos[p] = k.Line
+		*bd = append(*bd, BaselineDuration{Name: name, Rule: r})
 	}
 }
 

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"github.com/elasticity-dev/elasticity/results"
 	"time"
 )
 
@@ -182,6 +183,10 @@ func applyDefaults(s *Scenario, d *decoder) {
 	for i := range s.Thresholds.Cycles {
 		str(&s.Thresholds.Cycles[i].Cycle, "*")
 	}
+	for i := range s.Thresholds.Baseline.Cycles {
+		str(&s.Thresholds.Baseline.Cycles[i].Cycle, "*")
+	}
+	num(&s.Thresholds.Recovery.Intervals, "thresholds.recovery.intervals", results.DefaultRecoveryIntervals)
 	if !d.isSet("report.formats") {
 		s.Report.Formats = append([]string(nil), DefaultReport...)
 	}

@@ -163,9 +163,27 @@ func (st Step) MarshalYAML() (any, error) {
 func (dl DurationLimits) MarshalYAML() (any, error) {
 	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	for _, l := range dl {
+		v := l.Max.String()
+		if l.PlanFactor > 0 {
+			v = formatPlanFactor(l.PlanFactor)
+		}
 		n.Content = append(n.Content,
 			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: l.Name},
-			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: l.Max.String()})
+			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v})
+	}
+	return n, nil
+}
+
+// MarshalYAML writes the rules as an ordered mapping.
+func (bd BaselineDurations) MarshalYAML() (any, error) {
+	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	for _, d := range bd {
+		var v yaml.Node
+		if err := v.Encode(d.Rule); err != nil {
+			return nil, err
+		}
+		v.Style = yaml.FlowStyle
+		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: d.Name}, &v)
 	}
 	return n, nil
 }

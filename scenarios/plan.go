@@ -60,9 +60,13 @@ type Plan struct {
 	// ExpectedErrors and Severities judge the run's database errors.
 	ExpectedErrors []results.ErrorFilter `json:"-"`
 	Severities     map[string]string     `json:"-"`
-	Data           PlanData              `json:"-"`
-	Load           PlanLoad              `json:"-"`
-	Steps          []PlanStep            `json:"-"`
+	// BaselineRules are thresholds.baseline (judged against previous runs).
+	BaselineRules []results.BaselineRule `json:"baseline_rules,omitempty"`
+	// RecoveryIntervals is N of sustained latency recovery.
+	RecoveryIntervals int        `json:"recovery_intervals"`
+	Data              PlanData   `json:"-"`
+	Load              PlanLoad   `json:"-"`
+	Steps             []PlanStep `json:"-"`
 	// SteadyState and FinalHold are scaled.
 	SteadyState time.Duration `json:"-"`
 	FinalHold   time.Duration `json:"-"`
@@ -158,7 +162,12 @@ type PlanStep struct {
 	Racks        []string
 	Nodes        []string
 	// Duration is a hold's (scaled) length or a hook's wall-clock timeout.
-	Duration      time.Duration
+	Duration time.Duration
+	// Estimates are the plan's estimates of each batch's durations (one
+	// per serial node or parallel batch, in order), by duration name: what
+	// the run records beside the step and the report shows beside the
+	// measured durations.
+	Estimates     []map[string]float64
 	Command       []string
 	HookEnv       map[string]string
 	IgnoreFailure bool
@@ -364,6 +373,8 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 	}
 	scaled := func(d Duration) float64 { return scaleD(d).Seconds() }
 	p.Thresholds = s.resultThresholds(scaleD)
+	p.BaselineRules = s.baselineRules(scaleD)
+	p.RecoveryIntervals = s.Thresholds.Recovery.Intervals
 	streamBytesPerVCPU := m.StreamMiBPerVCPU * (1 << 20)
 
 	// Node inventory, tracked through the nemesis for capacity and vCPUs.
@@ -464,7 +475,8 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 	}
 	add(PlanPhase{Phase: "steady_state", Name: "Cycle #0", Cycles: 1, Seconds: scaled(s.SteadyState)})
 
-	for _, st := range s.Nemesis {
+	estimates := make([][]map[string]float64, len(s.Nemesis))
+	for si, st := range s.Nemesis {
 		ph := PlanPhase{Phase: "nemesis", Name: st.Name, Kind: st.Kind(), Estimated: true}
 		capBytes, vcpus = capacity()
 		switch {
@@ -495,8 +507,13 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 				mv := onDisk * float64(batch) / float64(len(nodes))
 				moved += mv
 				slow := float64(max(1, minVCPUs()))
-				ph.Seconds += m.SetupSeconds + m.RecoverySeconds + mv/(streamBytesPerVCPU*slow*float64(batch))
+				stream := mv / (streamBytesPerVCPU * slow * float64(batch))
+				ph.Seconds += m.SetupSeconds + m.RecoverySeconds + stream
 				ph.Cycles++
+				estimates[si] = append(estimates[si], map[string]float64{
+					results.DurAddNodes: m.SetupSeconds, results.DurNodesReady: stream,
+					results.DurDataBalanced: m.SetupSeconds + stream, results.DurLatencyRecov: m.SetupSeconds + stream + m.RecoverySeconds,
+				})
 			}
 			ph.Mode = g.Mode
 			ph.Detail = fmt.Sprintf("add %d × %s (%d per rack, %s); ≈%s to move", n, it.Name, g.CountPerRack, g.Mode, HumanBytes(moved))
@@ -544,7 +561,16 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 			if ph.Mode == ModeSerial && count > 1 {
 				ph.Cycles = count
 			}
-			ph.Seconds = float64(ph.Cycles)*m.RecoverySeconds + moved/(streamBytesPerVCPU*float64(max(1, removedCPU)))
+			stream := moved / (streamBytesPerVCPU * float64(max(1, removedCPU)))
+			ph.Seconds = float64(ph.Cycles)*m.RecoverySeconds + stream
+			leave := results.DurRemoveNodes
+			if st.Drain != nil {
+				leave = results.DurDrainNodes
+			}
+			for c := 0; c < ph.Cycles; c++ {
+				per := stream / float64(ph.Cycles)
+				estimates[si] = append(estimates[si], map[string]float64{leave: per, results.DurDataBalanced: per, results.DurLatencyRecov: per + m.RecoverySeconds})
+			}
 			ph.Detail = fmt.Sprintf("%s; ≈%s to move", detail, HumanBytes(moved))
 		case st.Hold != nil:
 			ph.Seconds = scaled(st.Hold.Duration)
@@ -582,8 +608,10 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 	for i, f := range s.Dataset.Fill {
 		p.Fill[i].Hold = scaleD(f.Hold)
 	}
-	for _, st := range s.Nemesis {
-		p.Steps = append(p.Steps, s.step(st, scaleD))
+	for i, st := range s.Nemesis {
+		ps := s.step(st, scaleD)
+		ps.Estimates = estimates[i]
+		p.Steps = append(p.Steps, ps)
 	}
 	p.SteadyState, p.FinalHold = scaleD(s.SteadyState), scaleD(s.FinalHold)
 	ds := s.Dataset

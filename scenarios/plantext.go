@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"github.com/elasticity-dev/elasticity/results"
+
 	"fmt"
 	"io"
 	"strings"
@@ -96,7 +98,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 	tw.Flush()
 	pf("\n")
 
-	if len(p.Thresholds) > 0 {
+	if len(p.Thresholds) > 0 || len(p.BaselineRules) > 0 {
 		pf("Thresholds\n")
 		tw = tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  cycle\tmetric\tlimit\n")
@@ -106,10 +108,18 @@ func (p *Plan) WriteText(w io.Writer) error {
 				op = ">="
 			}
 			limit := fmt.Sprintf("%s %g", op, t.Limit)
-			if t.Metric == MetricDurationSeconds {
+			switch {
+			case t.RatioToSteady:
+				limit = fmt.Sprintf("%s %gx %s", op, t.Limit, results.SteadyStateCycle)
+			case t.RatioToPlan:
+				limit = fmt.Sprintf("%s %gx plan", op, t.Limit)
+			case t.Metric == MetricDurationSeconds:
 				limit = op + " " + secs(t.Limit)
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Cycle, t.Metric, limit)
+		}
+		for _, b := range p.BaselineRules {
+			fmt.Fprintf(tw, "  %s\t%s\t%s against the best previous run\n", b.Cycle, b.Metric, b)
 		}
 		tw.Flush()
 		pf("\n")

@@ -276,6 +276,55 @@ type Thresholds struct {
 	// a fill phase name, or a nemesis step name for every duration of that
 	// step). Real-world durations: scaled on local.
 	Durations DurationLimits `yaml:"durations,omitempty"`
+	// Recovery tunes the sustained latency-recovery rule.
+	Recovery RecoveryRule `yaml:"recovery"`
+	// Baseline are Argus-style rules against the best value of the previous
+	// runs of the scenario (--baseline DIR, or the runs in --history DIR).
+	Baseline BaselineRules `yaml:"baseline,omitempty"`
+}
+
+// RecoveryRule: latency has recovered at the start of the first run of
+// Intervals consecutive intervals within target (default 10).
+type RecoveryRule struct {
+	Intervals int `yaml:"intervals"`
+}
+
+// BaselineRules are Argus ValidationRules per metric, judged against the
+// best value of the previous runs.
+type BaselineRules struct {
+	Cycles    []BaselineCycle   `yaml:"cycles,omitempty"`
+	Durations BaselineDurations `yaml:"durations,omitempty"`
+}
+
+// BaselineCycle holds the rules on the metrics of the cycles selected by
+// Cycle (as in thresholds.cycles). A nil rule is unset.
+type BaselineCycle struct {
+	Cycle          string `yaml:"cycle"`
+	WriteP90MS     *Rule  `yaml:"write_p90_ms,omitempty"`
+	WriteP99MS     *Rule  `yaml:"write_p99_ms,omitempty"`
+	ReadP90MS      *Rule  `yaml:"read_p90_ms,omitempty"`
+	ReadP99MS      *Rule  `yaml:"read_p99_ms,omitempty"`
+	WriteOpsPerSec *Rule  `yaml:"write_ops_per_sec,omitempty"`
+	ReadOpsPerSec  *Rule  `yaml:"read_ops_per_sec,omitempty"`
+	TotalOpsPerSec *Rule  `yaml:"total_ops_per_sec,omitempty"`
+}
+
+// Rule is one Argus ValidationRule (argus/client/generic_result.py): limits
+// relative to the best previous value in percent or in the metric's unit,
+// and a fixed limit. A nil field is unset.
+type Rule struct {
+	BestPct    *float64 `yaml:"best_pct,omitempty"`
+	BestAbs    *float64 `yaml:"best_abs,omitempty"`
+	FixedLimit *float64 `yaml:"fixed_limit,omitempty"`
+}
+
+// BaselineDurations is an ordered mapping from duration name to rule.
+type BaselineDurations []BaselineDuration
+
+// BaselineDuration is the rule on one named duration (in seconds).
+type BaselineDuration struct {
+	Name string
+	Rule Rule
 }
 
 // CycleThreshold applies to the cycles selected by Cycle. A zero limit is unset.
@@ -302,10 +351,12 @@ type CycleThreshold struct {
 // DurationLimits is an ordered mapping from duration name to ceiling.
 type DurationLimits []DurationLimit
 
-// DurationLimit is one ceiling.
+// DurationLimit is one ceiling: Max, or PlanFactor times the plan's
+// estimate of the duration ("1.5x plan").
 type DurationLimit struct {
-	Name string
-	Max  Duration
+	Name       string
+	Max        Duration
+	PlanFactor float64
 }
 
 // Report lists the report formats written at the end of a run.

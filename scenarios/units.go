@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -255,4 +256,27 @@ func (m Mix) MarshalYAML() (any, error) {
 func (m Mix) String() string {
 	s, _ := m.MarshalYAML()
 	return s.(string)
+}
+
+// rePlanFactor matches a duration ceiling relative to the plan's estimate:
+// "1.5x plan" (also "1.5 x plan", "1.5×plan").
+var rePlanFactor = regexp.MustCompile(`^\s*([^\s×x]*)\s*[x×]\s*plan\s*$`)
+
+// parsePlanFactor reads "1.5x plan"; ok is false when s is not of that
+// form (it is then a plain duration), err set when the factor is bad.
+func parsePlanFactor(s string) (f float64, ok bool, err error) {
+	m := rePlanFactor.FindStringSubmatch(s)
+	if m == nil {
+		return 0, false, nil
+	}
+	f, perr := strconv.ParseFloat(m[1], 64)
+	if perr != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
+		return 0, true, fmt.Errorf("invalid multiple of the plan %q: want a positive number, e.g. \"1.5x plan\"", s)
+	}
+	return f, true, nil
+}
+
+// formatPlanFactor writes "1.5x plan".
+func formatPlanFactor(f float64) string {
+	return strconv.FormatFloat(f, 'g', -1, 64) + "x plan"
 }

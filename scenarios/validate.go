@@ -188,11 +188,19 @@ func validate(s *Scenario, d *decoder) {
 	}
 	for _, l := range s.Thresholds.Durations {
 		p := "thresholds.durations." + l.Name
-		if !validDurationName(s, l.Name) {
-			d.problem(p, "unknown duration %q (known: %s)", l.Name, strings.Join(durationNames(s), ", "))
+		switch {
+		case !validDurationName(s, l.Name):
+			d.problem(p, "unknown duration %q%s", l.Name, suggest(l.Name, durationNames(s)))
+		case l.PlanFactor > 0 && !plannedDuration(s, l.Name):
+			d.problem(p, "%q has no plan estimate (a hook or hold step): give a duration such as 30m", l.Name)
+		case l.PlanFactor == 0:
+			positive(p, float64(l.Max))
 		}
-		positive(p, float64(l.Max))
 	}
+	if n := s.Thresholds.Recovery.Intervals; n < 1 || n > 3600 {
+		d.problem("thresholds.recovery.intervals", "must be within 1..3600 (consecutive intervals within target), got %d", n)
+	}
+	validateBaselineRules(s, d)
 
 	seenFmt := map[string]bool{}
 	for i, f := range s.Report.Formats {
@@ -545,4 +553,83 @@ func durationNames(s *Scenario) []string {
 
 func validDurationName(s *Scenario, name string) bool {
 	return name != "" && slices.Contains(durationNames(s), name)
+}
+
+// plannedDuration reports whether the plan estimates the durations a
+// duration ceiling names (a "1.5x plan" ceiling needs an estimate): fill
+// phases and topology steps have one, holds and hooks do not.
+func plannedDuration(s *Scenario, name string) bool {
+	for _, st := range s.Nemesis {
+		if st.Name == name {
+			return st.ResultKind().IsTopology()
+		}
+	}
+	return true
+}
+
+// validateBaselineRules checks thresholds.baseline: every rule names a
+// known cycle or duration and sets a sound limit.
+func validateBaselineRules(s *Scenario, d *decoder) {
+	rule := func(p string, r *Rule, floor bool) {
+		if r.BestPct == nil && r.BestAbs == nil && r.FixedLimit == nil {
+			d.problem(p, "sets no limit (best_pct, best_abs, fixed_limit)")
+			return
+		}
+		if v := r.BestPct; v != nil {
+			switch {
+			case *v < 0:
+				d.problem(p+".best_pct", "must be >= 0 (percent of the best previous value)")
+			case floor && *v >= 100:
+				d.problem(p+".best_pct", "must be below 100 for a throughput: the limit is best × (1 - best_pct/100)")
+			}
+		}
+		if v := r.BestAbs; v != nil && *v < 0 {
+			d.problem(p+".best_abs", "must be >= 0 (in the metric's unit)")
+		}
+		if v := r.FixedLimit; v != nil && *v <= 0 {
+			d.problem(p+".fixed_limit", "must be > 0")
+		}
+	}
+	for i, c := range s.Thresholds.Baseline.Cycles {
+		p := fmt.Sprintf("thresholds.baseline.cycles.%d", i)
+		if !validCycle(s, c.Cycle) {
+			d.problem(p+".cycle", "%q is not \"*\", steady_state, nemesis, \"Cycle #N\" or a nemesis step name", c.Cycle)
+		}
+		n := 0
+		for _, m := range c.rules() {
+			if m.r != nil {
+				rule(p+"."+m.name, m.r, m.floor)
+				n++
+			}
+		}
+		if n == 0 {
+			d.problem(p, "sets no rule (write_p90_ms, write_p99_ms, read_p90_ms, read_p99_ms, write_ops_per_sec, read_ops_per_sec, total_ops_per_sec: {best_pct, best_abs, fixed_limit})")
+		}
+	}
+	for _, bd := range s.Thresholds.Baseline.Durations {
+		p := "thresholds.baseline.durations." + bd.Name
+		if !validDurationName(s, bd.Name) {
+			d.problem(p, "unknown duration %q%s", bd.Name, suggest(bd.Name, durationNames(s)))
+		}
+		rule(p, &bd.Rule, false)
+	}
+}
+
+type baselineMetric struct {
+	name  string // the results metric (and YAML key)
+	r     *Rule
+	floor bool // higher is better
+}
+
+// rules lists the rules of a baseline entry by results metric name.
+func (c BaselineCycle) rules() []baselineMetric {
+	return []baselineMetric{
+		{results.MetricWriteP90, c.WriteP90MS, false},
+		{results.MetricWriteP99, c.WriteP99MS, false},
+		{results.MetricReadP90, c.ReadP90MS, false},
+		{results.MetricReadP99, c.ReadP99MS, false},
+		{results.MetricWriteOps, c.WriteOpsPerSec, true},
+		{results.MetricReadOps, c.ReadOpsPerSec, true},
+		{results.MetricTotalOps, c.TotalOpsPerSec, true},
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/scenarios"
 	"github.com/elasticity-dev/elasticity/scenarios/runner"
 )
 
@@ -34,7 +35,7 @@ func parseFaults(specs []string) (func(provision.Node) []string, error) {
 func init() {
 	addCommand(func(e *env) *cobra.Command {
 		var sets, faults []string
-		var out, backend, argusURL string
+		var out, backend, argusURL, baselineDir, historyDir string
 		var force, skipPreflight bool
 		c := &cobra.Command{
 			Use:   "run SCENARIO [--set k=v ...] [--out DIR] [--backend local|docker|aws|static] [--force] [--skip-preflight] [--argus-url URL]",
@@ -79,7 +80,14 @@ Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
 				if out == "" {
 					out = runner.DefaultOut(p.Scenario, time.Now())
 				}
-				spec := runSpec{Out: out, Force: force, Preflight: !skipPreflight, FaultArgs: faultArgs}
+				baseline, err := lookupBaseline(p, baselineDir, historyDir, cmd.Flags().Changed("history"), out)
+				if err != nil {
+					return withCode(ExitInvalid, err)
+				}
+				if baseline != nil && len(p.BaselineRules) == 0 {
+					fmt.Fprintf(e.Stderr, "warning: --baseline %s: the scenario sets no thresholds.baseline rules; the baseline judges nothing\n", baselineDir)
+				}
+				spec := runSpec{Out: out, Force: force, Preflight: !skipPreflight, FaultArgs: faultArgs, Baseline: baseline}
 				if argusURL != "" && submitToArgus != nil {
 					spec.After = func(status string) error {
 						// The verdict stays the run's; a submission that could not
@@ -102,11 +110,27 @@ Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
 		c.Flags().StringVar(&backend, "backend", "", "override the scenario's backend: "+strings.Join(provision.Names(), ", "))
 		c.Flags().BoolVar(&force, "force", false, "reuse a non-empty results directory")
 		c.Flags().StringVar(&argusURL, "argus-url", "", "submit the results to this Argus server at the end (token from $"+EnvArgusToken+"; see `elasticity argus submit`)")
+		c.Flags().StringVar(&baselineDir, "baseline", "", "judge thresholds.baseline rules against this previous run's results directory")
+		c.Flags().StringVar(&historyDir, "history", runner.DefaultRunsDir, "without --baseline, judge thresholds.baseline rules against the best of the previous runs of the scenario in this directory")
 		c.Flags().BoolVar(&skipPreflight, "skip-preflight", false, "do not check disk, memory, tools and credentials first")
 		c.Flags().StringArrayVar(&faults, "fault", nil, "inject a fault into a local node: NODE=ARGS (testing; repeatable)")
 		_ = c.Flags().MarkHidden("fault")
 		return c
 	})
+}
+
+// lookupBaseline finds what the plan's baseline rules are judged against:
+// the run in baselineDir, else the previous runs of the scenario in
+// historyDir (which must exist when given explicitly). Nothing is looked up
+// when there are no rules and no --baseline.
+func lookupBaseline(p *scenarios.Plan, baselineDir, historyDir string, historyGiven bool, out string) (*results.Baseline, error) {
+	switch {
+	case baselineDir != "":
+		return results.LoadBaseline(baselineDir, p.Scenario, p.Backend)
+	case len(p.BaselineRules) == 0:
+		return nil, nil
+	}
+	return results.HistoryBaseline(historyDir, p.Scenario, p.Backend, out, historyGiven)
 }
 
 func fileExists(path string) bool {

@@ -26,6 +26,8 @@ type runSpec struct {
 	Force     bool
 	Preflight bool // check the machine first (matrix checks once for every cell)
 	FaultArgs func(n provision.Node) []string
+	// Baseline holds the previous runs' best values for baseline rules.
+	Baseline *results.Baseline
 	// After runs once the run completed (its status known and printed,
 	// e.g. to submit it to Argus); its error fails a run that passed.
 	After func(status string) error
@@ -43,7 +45,7 @@ func runScenario(ctx context.Context, e *env, p *scenarios.Plan, o runSpec) (str
 	}
 	res, err := runner.Run(ctx, p, runner.RunOptions{
 		Out: o.Out, Force: o.Force, Stdout: e.Stdout, Stderr: e.Stderr,
-		Binary: e.Executable, FaultArgs: o.FaultArgs, Finalize: finalizeRun,
+		Binary: e.Executable, FaultArgs: o.FaultArgs, Finalize: finalizeRun, Baseline: o.Baseline,
 	})
 	var ie *runner.InputError
 	if errors.As(err, &ie) {

@@ -124,7 +124,7 @@ func (l *stressLoad) workload(j stress.Job) (stress.Workload, error) {
 // capacity and so a gentler load_percent.
 func (l *stressLoad) calibrationCeiling() time.Duration {
 	ceiling := 50.0
-	for _, lim := range monitor.ThresholdsFrom(l.env.Plan.Thresholds) {
+	for _, lim := range results.RecoveryTargets(l.env.Plan.Thresholds, nil) {
 		ceiling = min(ceiling, lim)
 	}
 	return time.Duration(ceiling * float64(time.Millisecond))

@@ -37,7 +37,7 @@ func TestPlanScaleout(t *testing.T) {
 	if !p.Emulated || len(p.Limitations) == 0 || p.Load.LoadPercent != 50 || p.RF != 3 || p.TabletsInitial != 1024 {
 		t.Fatalf("plan %+v", p)
 	}
-	s := setup(p, "r1", plannedNodes(p))
+	s := setup(p, "r1", plannedNodes(p), nil)
 	if len(s.InitialNodes) != 3 || s.InitialNodes[0].VCPUs != 2 || len(s.Thresholds) == 0 || len(s.Nemesis) != 1 {
 		t.Fatalf("setup %+v", s)
 	}

@@ -27,6 +27,8 @@ type RunOptions struct {
 	FaultArgs func(n provision.Node) []string
 	// Finalize computes result.json and the reports (reporting.Finalize).
 	Finalize func(dir, status, reason string) (*results.Result, error)
+	// Baseline is what the plan's baseline rules are judged against.
+	Baseline *results.Baseline
 }
 
 // Run executes a resolved plan end to end on its backend; see Execute for the results.
@@ -70,8 +72,12 @@ func Run(ctx context.Context, p *scenarios.Plan, o RunOptions) (*results.Result,
 			return fl, nil
 		},
 	}
-	return Execute(ctx, p, Options{Out: o.Out, Force: o.Force, Stdout: o.Stdout, Stderr: o.Stderr, Deps: deps, TeardownTimeout: p.Waits.Teardown})
+	return Execute(ctx, p, Options{Out: o.Out, Force: o.Force, Stdout: o.Stdout, Stderr: o.Stderr, Deps: deps, TeardownTimeout: p.Waits.Teardown, Baseline: o.Baseline})
 }
+
+// DefaultRunsDir holds the run directories by default (and is the history
+// that baseline rules look previous runs up in).
+const DefaultRunsDir = "runs"
 
 // NewRunID returns a short unique id: date, time and random suffix.
 func NewRunID(now time.Time) string {
@@ -82,5 +88,5 @@ func NewRunID(now time.Time) string {
 
 // DefaultOut is the default results directory of a scenario.
 func DefaultOut(name string, now time.Time) string {
-	return filepath.Join("runs", fmt.Sprintf("%s-%s", name, now.Format("20060102-150405")))
+	return filepath.Join(DefaultRunsDir, fmt.Sprintf("%s-%s", name, now.Format("20060102-150405")))
 }

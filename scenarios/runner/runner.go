@@ -49,6 +49,9 @@ type Options struct {
 	TeardownTimeout time.Duration
 	// RunID names the run's resources (default: a new one, see NewRunID).
 	RunID string
+	// Baseline holds the best values of previous runs for the plan's
+	// baseline rules (recorded in run_start's setup).
+	Baseline *results.Baseline
 }
 
 // InputError is a problem with what the user asked for (exit code 2).
@@ -116,14 +119,14 @@ func Execute(ctx context.Context, p *scenarios.Plan, o Options) (*results.Result
 		r.close()
 		return nil, &RunError{Status: results.StatusError, Err: err}
 	}
-	r.recovery = monitor.NewRecovery(monitor.ThresholdsFrom(p.Thresholds))
+	r.recovery = monitor.NewRecovery(p.Thresholds, p.RecoveryIntervals)
 
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r.cancel = cancel
 	r.env = &Env{Plan: p, RunID: r.runID, Dir: r.dir, Emit: r.emit, Logf: r.rep.Logf, Metrics: r.metric, MetricsWriter: r.met, Fail: r.fail}
 
-	r.emit(results.Event{Type: results.EventRunStart, Setup: setup(p, r.runID, plannedNodes(p)), Message: fmt.Sprintf("run %s of %s", r.runID, p.Scenario)})
+	r.emit(results.Event{Type: results.EventRunStart, Setup: setup(p, r.runID, plannedNodes(p), o.Baseline), Message: fmt.Sprintf("run %s of %s", r.runID, p.Scenario)})
 	r.rep.Logf("run %s: scenario %s on %s, results in %s", r.runID, p.Scenario, p.Backend, r.dir)
 
 	err := r.phases(runCtx)
@@ -157,7 +160,7 @@ func Execute(ctx context.Context, p *scenarios.Plan, o Options) (*results.Result
 		if res, cerr = results.Compute(r.dir); cerr != nil {
 			fmt.Fprintf(r.stderr(), "elasticity: computing the result of %s: %v\n", r.dir, cerr)
 			res = &results.Result{FormatVersion: results.FormatVersion, StartedAt: r.started, EndedAt: time.Now().UTC(),
-				Setup: *setup(p, r.runID, plannedNodes(p)), Nodes: []results.NodeInfo{}}
+				Setup: *setup(p, r.runID, plannedNodes(p), o.Baseline), Nodes: []results.NodeInfo{}}
 		}
 		res.Status, res.Reason = status, reason
 		if werr := results.WriteResult(r.dir, res); werr != nil {
@@ -287,7 +290,7 @@ func (r *run) phase(ctx context.Context, phase results.Phase, name string, fn fu
 	}
 	r.rep.Logf("── %s", label)
 	start := time.Now()
-	r.emit(results.Event{Type: results.EventPhaseStart, Phase: phase, Name: name})
+	r.emit(results.Event{Type: results.EventPhaseStart, Phase: phase, Name: name, PlanSeconds: r.planOfPhase(phase, name)})
 	err := fn(ctx)
 	if err != nil && ctx.Err() != nil && !errors.Is(err, context.Cause(ctx)) {
 		err = fmt.Errorf("%w: %v", context.Cause(ctx), err)
@@ -300,6 +303,20 @@ func (r *run) phase(ctx context.Context, phase results.Phase, name string, fn fu
 	r.emit(end)
 	r.rep.Logf("── %s done in %s", label, time.Since(start).Round(100*time.Millisecond))
 	return err
+}
+
+// planOfPhase is the plan's estimate of a fill phase's duration, recorded
+// with its phase_start so that reports show it beside the measured one.
+func (r *run) planOfPhase(phase results.Phase, name string) map[string]float64 {
+	if phase != PhaseFill {
+		return nil
+	}
+	for _, f := range r.p.Fill {
+		if f.Name == name && f.EstimatedSeconds > 0 {
+			return map[string]float64{name: f.EstimatedSeconds}
+		}
+	}
+	return nil
 }
 
 func (r *run) phases(ctx context.Context) error {
@@ -355,7 +372,7 @@ func (r *run) provision(ctx context.Context) error {
 	if info := r.cluster.Info(); len(info) > 0 {
 		// run_start carried the planned nodes; these are the provisioned
 		// ones (addresses, modelled disks), also when no calibration follows.
-		r.emit(results.Event{Type: results.EventProgress, Phase: PhaseProvision, Name: "provisioned", Setup: setup(r.p, r.runID, info),
+		r.emit(results.Event{Type: results.EventProgress, Phase: PhaseProvision, Name: "provisioned", Setup: setup(r.p, r.runID, info, r.o.Baseline),
 			Message: fmt.Sprintf("%d nodes provisioned", len(info))})
 	}
 	if r.disk, err = r.o.Deps.NewDisk(ctx, r.env, r.cluster); err != nil {
@@ -516,7 +533,7 @@ func (r *run) steady(ctx context.Context) error {
 		rate = capacity * r.p.Load.LoadPercent / 100
 		// run_start was written before the capacity was known: this event
 		// carries the setup again with the rate and capacity filled in.
-		s := setup(r.p, r.runID, plannedNodes(r.p))
+		s := setup(r.p, r.runID, plannedNodes(r.p), r.o.Baseline)
 		s.RateOpsPerSec, s.CapacityOps = rate, capacity
 		if r.cluster != nil {
 			if info := r.cluster.Info(); len(info) > 0 {

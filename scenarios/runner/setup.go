@@ -11,7 +11,7 @@ import (
 )
 
 // setup is the run_start description of the plan.
-func setup(p *scenarios.Plan, runID string, nodes []results.NodeInfo) *results.Setup {
+func setup(p *scenarios.Plan, runID string, nodes []results.NodeInfo, baseline *results.Baseline) *results.Setup {
 	spec := p.Provision.Cluster
 	s := &results.Setup{
 		Scenario:        p.Scenario,
@@ -36,6 +36,10 @@ func setup(p *scenarios.Plan, runID string, nodes []results.NodeInfo) *results.S
 		DashboardURL:    p.DashboardURL,
 		ExpectedErrors:  p.ExpectedErrors,
 		Severities:      p.Severities,
+		BaselineRules:   p.BaselineRules,
+		Baseline:        baseline,
+		// RecoveryIntervals: the offline reduction judges recovery as the live watcher did.
+		RecoveryIntervals: p.RecoveryIntervals,
 	}
 	if s.Flavour == "" {
 		s.Flavour = "scylla"
@@ -80,7 +84,7 @@ func nemesisSteps(p *scenarios.Plan) []nemesis.Step {
 	for _, st := range p.Steps {
 		out = append(out, nemesis.Step{Name: st.Name, Kind: st.Kind, Mode: st.Mode, InstanceType: st.InstanceType,
 			CountPerRack: st.CountPerRack, Racks: st.Racks, Nodes: st.Nodes, Duration: st.Duration,
-			Command: st.Command, HookEnv: st.HookEnv, IgnoreFailure: st.IgnoreFailure})
+			Command: st.Command, HookEnv: st.HookEnv, IgnoreFailure: st.IgnoreFailure, Plan: st.Estimates})
 	}
 	return out
 }
