@@ -1,13 +1,13 @@
 package scenarios
 
 import (
-	"github.com/elasticity-dev/elasticity/results"
-
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/elasticity-dev/elasticity/results"
 )
 
 // WriteText prints the plan for a person to check before a run.
