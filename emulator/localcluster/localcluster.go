@@ -7,7 +7,7 @@
 // it, and the emulator imports nothing from the framework, so it cannot live
 // in a framework package. Its other user is `elasticity cluster` (a
 // developer command, cmd/elasticity/cmd_cluster.go). provision/local, the
-// framework's backend, launches nodes itself and does not import it.
+// framework's backend, launches nodes itself and takes only NodeEnv from here.
 package localcluster
 
 import (
@@ -231,7 +231,7 @@ func (c *Cluster) launch(n *Node) error {
 		"--internode-port", strconv.Itoa(InternodePort))
 	args = append(args, o.ExtraNodeArgs...)
 	cmd := exec.Command(o.Binary, args...)
-	cmd.Env = append(os.Environ(), o.Env...)
+	cmd.Env = NodeEnv(append(os.Environ(), o.Env...))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := os.OpenFile(n.LogPath+".out", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -490,4 +490,31 @@ func (c *Cluster) Close() error {
 		all = append(all, e)
 	}
 	return errors.Join(all...)
+}
+
+// NodeEnv returns env (a process environment) for a node process: GODEBUG
+// gains gcshrinkstackoff=1 unless it sets it already. The node's request
+// workers are long-lived so that their stacks, grown deep through Pebble,
+// stay grown; the GC would otherwise shrink them at every cycle and they
+// grew again by copying (copystack: a twentieth of a node's CPU under
+// BenchmarkNodeCost, issue 17). The runtime reads it only at start, so the
+// launcher sets it.
+func NodeEnv(env []string) []string {
+	const opt = "gcshrinkstackoff=1"
+	out := append([]string(nil), env...)
+	for i := len(out) - 1; i >= 0; i-- {
+		v, ok := strings.CutPrefix(out[i], "GODEBUG=")
+		if !ok {
+			continue
+		}
+		if strings.Contains(v, "gcshrinkstackoff=") {
+			return out
+		}
+		if v != "" {
+			v += ","
+		}
+		out[i] = "GODEBUG=" + v + opt
+		return out
+	}
+	return append(out, "GODEBUG="+opt)
 }

@@ -615,3 +615,31 @@ func derefErr(p *error) error {
 	}
 	return *p
 }
+
+func TestNodeEnvKeepsStacksUnlessGODEBUGSaysOtherwise(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"PATH=/bin"}, "GODEBUG=gcshrinkstackoff=1"},
+		{[]string{"GODEBUG=madvdontneed=1", "X=1"}, "GODEBUG=madvdontneed=1,gcshrinkstackoff=1"},
+		{[]string{"GODEBUG=gcshrinkstackoff=0"}, "GODEBUG=gcshrinkstackoff=0"},
+		{[]string{"GODEBUG="}, "GODEBUG=gcshrinkstackoff=1"},
+	} {
+		got := NodeEnv(tc.in)
+		var gd []string
+		for _, kv := range got {
+			if strings.HasPrefix(kv, "GODEBUG=") {
+				gd = append(gd, kv)
+			}
+		}
+		if len(gd) != 1 || gd[0] != tc.want {
+			t.Errorf("NodeEnv(%q) GODEBUG = %q, want [%q]", tc.in, gd, tc.want)
+		}
+	}
+	in := []string{"GODEBUG=a=1"}
+	NodeEnv(in)
+	if in[0] != "GODEBUG=a=1" {
+		t.Errorf("NodeEnv changed its argument: %q", in)
+	}
+}

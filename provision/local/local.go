@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/emulator/localcluster"
 	"github.com/elasticity-dev/elasticity/provision"
 )
 
@@ -435,7 +436,7 @@ func (p *Provider) launch(pr *proc) error {
 	p.mu.Lock()
 	mark := p.markEnv(pr)
 	p.mu.Unlock()
-	cmd.Env = append(append(os.Environ(), mark...), p.opts.Env...)
+	cmd.Env = localcluster.NodeEnv(append(append(os.Environ(), mark...), p.opts.Env...))
 	if err := cmd.Start(); err != nil {
 		out.Close()
 		return fmt.Errorf("local: starting %s (%s %s): %w", pr.node.Name, p.opts.Binary, strings.Join(pr.args, " "), err)
