@@ -231,3 +231,23 @@ func TestEarlyDeath(t *testing.T) {
 		})
 	}
 }
+
+// A cycle whose host lag set its P99 is marked in its latency table, and a
+// cycle below the bound is not.
+func TestHostBoundCycleMarkedInItsTable(t *testing.T) {
+	res := &results.Result{Cycles: []results.Cycle{
+		{Name: results.SteadyStateCycle, HostLagMSPerS: 3},
+		{Name: "Cycle #1", Step: "Add node", HostLagMSPerS: 42.4, HostBound: true},
+	}}
+	var b bytes.Buffer
+	if err := Markdown(&b, res, MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	if !strings.Contains(md, "Host-bound: Cycle #1 (host lag 42 ms/s)") {
+		t.Errorf("no host-bound mark for Cycle #1 in:\n%s", md)
+	}
+	if strings.Contains(md, "Host-bound: Cycle #0") {
+		t.Errorf("Cycle #0 (3 ms/s) marked host-bound in:\n%s", md)
+	}
+}

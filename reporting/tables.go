@@ -261,7 +261,25 @@ func latencyTable(id, name string, cycles []results.Cycle, res *results.Result) 
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	t.Note = hostBoundNote(cycles)
 	return t
+}
+
+// hostBoundNote marks the cycles of a latency table whose host lag (the
+// nodes' scylla_reactor_cpu_steal_time_ms) was high enough to set their P99
+// (results.HostBoundLagMSPerS); "" when none was.
+func hostBoundNote(cycles []results.Cycle) string {
+	var bound []string
+	for _, c := range cycles {
+		if c.HostBound {
+			bound = append(bound, fmt.Sprintf("%s (host lag %.0f ms/s)", c.Name, c.HostLagMSPerS))
+		}
+	}
+	if len(bound) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Host-bound: %s — these latencies are this machine's, not the model's (nodes runnable but not running at least %d ms per second).",
+		strings.Join(bound, ", "), results.HostBoundLagMSPerS)
 }
 
 // stallNote says how stalls are counted.
