@@ -493,23 +493,7 @@ func (d *decoder) decodeStep(n *yaml.Node, st *Step, path string) {
 }
 
 func (d *decoder) decodeDurationLimits(n *yaml.Node, dl *DurationLimits, path string) {
-	if n.Kind != yaml.MappingNode {
-		d.addAt(n.Line, path, "expected a mapping of duration names to ceilings (\"New node(s) ready\": 30m), got %s", kindName(n))
-		return
-	}
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, val := n.Content[i], n.Content[i+1]
-		name, ok := d.scalar(k, path, "a duration name")
-		if !ok {
-			continue
-		}
-		p := join(path, name)
-		if seen[name] {
-			d.addAt(k.Line, p, "duplicate key")
-			continue
-		}
-		seen[name] = true
+	d.namedEntries(n, path, "mapping of duration names to ceilings (\"New node(s) ready\": 30m)", func(name, p string, k, val *yaml.Node) {
 		if val.Kind == yaml.ScalarNode {
 			if f, ok, err := parsePlanFactor(val.Value); ok {
 				d.pos[p] = val.Line
@@ -517,20 +501,32 @@ func (d *decoder) decodeDurationLimits(n *yaml.Node, dl *DurationLimits, path st
 					d.addAt(val.Line, p, "%v", err)
 				}
 				*dl = append(*dl, DurationLimit{Name: name, PlanFactor: f})
-				continue
+				return
 			}
 		}
 		var x Duration
 		d.decode(val, reflect.ValueOf(&x).Elem(), p)
 		*dl = append(*dl, DurationLimit{Name: name, Max: x})
-	}
+	})
 }
 
 // decodeBaselineDurations reads thresholds.baseline.durations: a mapping of
 // duration names to rules ({best_pct: 50}).
 func (d *decoder) decodeBaselineDurations(n *yaml.Node, bd *BaselineDurations, path string) {
+	d.namedEntries(n, path, "mapping of duration names to rules (\"Data balanced\": {best_pct: 50})", func(name, p string, k, val *yaml.Node) {
+		var r Rule
+		d.decode(val, reflect.ValueOf(&r).Elem(), p)
+		d.pos[p] = k.Line
+		*bd = append(*bd, BaselineDuration{Name: name, Rule: r})
+	})
+}
+
+// namedEntries walks a mapping of duration names to values in order,
+// refusing anything else and duplicate names; each is called with its name
+// and field path.
+func (d *decoder) namedEntries(n *yaml.Node, path, want string, each func(name, p string, k, val *yaml.Node)) {
 	if n.Kind != yaml.MappingNode {
-		d.addAt(n.Line, path, "expected a mapping of duration names to rules (\"Data balanced\": {best_pct: 50}), got %s", kindName(n))
+		d.addAt(n.Line, path, "expected a %s, got %s", want, kindName(n))
 		return
 	}
 	seen := map[string]bool{}
@@ -546,10 +542,7 @@ func (d *decoder) decodeBaselineDurations(n *yaml.Node, bd *BaselineDurations, p
 			continue
 		}
 		seen[name] = true
-		var r Rule
-		d.decode(val, reflect.ValueOf(&r).Elem(), p)
-		d.pos[p] = k.Line
-		*bd = append(*bd, BaselineDuration{Name: name, Rule: r})
+		each(name, p, k, val)
 	}
 }
 

@@ -119,24 +119,30 @@ func TestBrokenScenarios(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ps := problemsOf(t, tc.src, tc.sets...)
-			for _, p := range ps {
-				if p.Path == tc.path && strings.Contains(p.Msg, tc.msg) {
-					if p.Line != tc.line {
-						t.Errorf("%q: line %d, want %d", p.String(), p.Line, tc.line)
-					}
-					if len(tc.sets) > 0 && !strings.HasPrefix(p.File, "--set ") {
-						t.Errorf("%q: should name the --set", p.String())
-					}
-					if len(tc.sets) == 0 && p.File != "x.yaml" {
-						t.Errorf("%q: file %q, want x.yaml", p.String(), p.File)
-					}
-					return
-				}
-			}
-			t.Errorf("no problem with path %q and message containing %q; got:\n%v", tc.path, tc.msg, (&ValidationError{ps}).Error())
+			expectProblem(t, problemsOf(t, tc.src, tc.sets...), tc.sets, tc.line, tc.path, tc.msg)
 		})
 	}
+}
+
+// expectProblem checks that ps has a problem at path whose message contains
+// msg, at line of x.yaml (or naming the --set when sets were given).
+func expectProblem(t *testing.T, ps []Problem, sets []string, line int, path, msg string) {
+	t.Helper()
+	for _, p := range ps {
+		if p.Path == path && strings.Contains(p.Msg, msg) {
+			if p.Line != line {
+				t.Errorf("%q: line %d, want %d", p.String(), p.Line, line)
+			}
+			if len(sets) > 0 && !strings.HasPrefix(p.File, "--set ") {
+				t.Errorf("%q: should name the --set", p.String())
+			}
+			if len(sets) == 0 && p.File != "x.yaml" {
+				t.Errorf("%q: file %q, want x.yaml", p.String(), p.File)
+			}
+			return
+		}
+	}
+	t.Errorf("no problem with path %q and message containing %q; got:\n%v", path, msg, (&ValidationError{ps}).Error())
 }
 
 func TestAllProblemsAtOnce(t *testing.T) {

@@ -43,19 +43,7 @@ func TestVerdictKeysBadInput(t *testing.T) {
 		{"plan factor by --set", minimal, []string{`thresholds.durations={"Data balanced": "-1x plan"}`}, 0, "thresholds.durations.Data balanced", "invalid multiple of the plan"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ps := problemsOf(t, tc.src, tc.sets...)
-			for _, p := range ps {
-				if p.Path == tc.path && strings.Contains(p.Msg, tc.msg) {
-					if p.Line != tc.line {
-						t.Errorf("%q: line %d, want %d", p.String(), p.Line, tc.line)
-					}
-					if len(tc.sets) > 0 && !strings.HasPrefix(p.File, "--set ") {
-						t.Errorf("%q: should name the --set", p.String())
-					}
-					return
-				}
-			}
-			t.Errorf("no problem with path %q and message containing %q; got:\n%v", tc.path, tc.msg, (&ValidationError{ps}).Error())
+			expectProblem(t, problemsOf(t, tc.src, tc.sets...), tc.sets, tc.line, tc.path, tc.msg)
 		})
 	}
 }
