@@ -123,9 +123,10 @@ const (
 	// EventStallThreshold: Node, StallMS = the --blocked-reactor-notify-ms
 	// the node was started with (its "command used" line), Line.
 	EventStallThreshold = "stall_threshold"
-	EventDBError        = "database_error" // Node, ErrorType, Severity, Line
-	EventProgress       = "progress"       // Phase, Message (what the run is waiting for)
-	EventWarning        = "warning"        // Message
+	EventDBError        = "database_error"  // Node, ErrorType, Severity, Line
+	EventProgress       = "progress"        // Phase, Message (what the run is waiting for)
+	EventWarning        = "warning"         // Message
+	EventValidation     = "data_validation" // Validation: the rows read back after a step or at the end
 )
 
 // Event is one line of events.jsonl: the run's timeline.
@@ -153,6 +154,8 @@ type Event struct {
 	Status      string             `json:"status,omitempty"`
 	Setup       *Setup             `json:"setup,omitempty"`
 	Disk        []NodeDisk         `json:"disk,omitempty"`
+	// Validation is the outcome of a data validation (data_validation).
+	Validation *Validation `json:"validation,omitempty"`
 }
 
 // Setup describes what was run; it is carried by the run_start event.
@@ -268,6 +271,9 @@ type Result struct {
 	ErrorEvents []ErrorEvent `json:"error_events"`
 	Verdicts    []Verdict    `json:"thresholds"`
 	Derived     *Derived     `json:"derived,omitempty"`
+	// Validations are the data validations in run order (the last one
+	// after the final hold).
+	Validations []Validation `json:"data_validation,omitempty"`
 }
 
 // Cycle is one measured window: Cycle #0 is steady state, then one per serial

@@ -27,6 +27,7 @@ const (
 	PhaseSteady    Phase = "steady_state"
 	PhaseNemesis   Phase = "nemesis"
 	PhaseFinalHold Phase = "final_hold"
+	PhaseValidate  Phase = "validate"
 	PhaseTeardown  Phase = "teardown"
 )
 

@@ -38,6 +38,9 @@ type Fill struct {
 	// default 30 s.
 	GiveUpAfter time.Duration
 	Warn        func(string)
+	// Failed, when set, is told every key whose write failed: such a key
+	// may or may not be stored, so data validation does not count it lost.
+	Failed func(key int64)
 }
 
 // ErrFillStalled is returned when the fill gives up (see Fill.GiveUpAfter).
@@ -72,8 +75,13 @@ func RunFill(ctx context.Context, s *gocql.Session, f Fill, done func() bool, si
 	op := func(ctx context.Context, _ int, seq uint64) error {
 		st := qp.get(ctx)
 		defer qp.pool.Put(st)
-		st.key.v, st.val.b = start+int64(seq)*stride, vals.Value(seq)
-		return st.write.Exec()
+		key := start + int64(seq)*stride
+		st.key.v, st.val.b = key, vals.ForKey(key)
+		err := st.write.Exec()
+		if err != nil && f.Failed != nil {
+			f.Failed(key)
+		}
+		return err
 	}
 	return runFill(ctx, f, op, done, sink, progress)
 }

@@ -246,7 +246,8 @@ func cqlMixOp(s *gocql.Session, w *Workload) (sched.Op, *atomic.Int64, error) {
 		st := qp.get(ctx)
 		defer qp.pool.Put(st)
 		if typ == opWrite {
-			st.key.v, st.val.b = keys.writeKey(seq), vals.Value(seq)
+			k := keys.writeKey(seq)
+			st.key.v, st.val.b = k, vals.ForKey(k) // the key's own value: overwrites keep it valid
 			err := st.write.Exec()
 			if err == nil && keys.n == 0 {
 				keys.written.Add(1)

@@ -116,6 +116,13 @@ func (c *Client) Leaving(ctx context.Context) ([]string, error) {
 	return c.list(ctx, "/storage_service/nodes/leaving")
 }
 
+// NaturalEndpoints are the addresses of the replicas of a partition key
+// given in nodetool style, e.g. "42" for a bigint key
+// (GET /storage_service/natural_endpoints/{keyspace}?cf=&key=).
+func (c *Client) NaturalEndpoints(ctx context.Context, keyspace, table, key string) ([]string, error) {
+	return c.list(ctx, "/storage_service/natural_endpoints/"+url.PathEscape(keyspace)+"?cf="+url.QueryEscape(table)+"&key="+url.QueryEscape(key))
+}
+
 // OperationMode is STARTING, JOINING, NORMAL, LEAVING, DECOMMISSIONED, DRAINING,
 // DRAINED (GET /storage_service/operation_mode).
 func (c *Client) OperationMode(ctx context.Context) (string, error) {

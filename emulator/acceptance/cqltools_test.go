@@ -13,7 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"net/http"
+
 	"github.com/gocql/gocql"
+
+	"github.com/elasticity-dev/elasticity/cluster/scyllarest"
+	"github.com/elasticity-dev/elasticity/emulator/localcluster"
 
 	"github.com/elasticity-dev/elasticity/emulator/murmur3"
 )
@@ -28,6 +33,69 @@ func TestToolsCQL(t *testing.T) {
 	s := c.session(t)
 	t.Run("TokenRangeScans", func(t *testing.T) { testTokenRangeScans(t, c, s) })
 	t.Run("Counters", func(t *testing.T) { testCounters(t, c, s) })
+	t.Run("LostReplicaData", func(t *testing.T) { testLostReplicaData(t, c, s) })
+}
+
+// testLostReplicaData: natural_endpoints names a key's replicas as
+// ScyllaDB's REST API does, and the emulator's drop_local_data fault
+// removes one replica's copy behind the cluster's back: a read at ONE
+// coordinated (and answered locally) by that replica misses the rows, a
+// read at ALL still finds them on the other replicas.
+func testLostReplicaData(t *testing.T, c *tcluster, s *gocql.Session) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const keys = 200
+	mustExec(t, s, `CREATE KEYSPACE lost WITH replication = {'class': 'NetworkTopologyStrategy', 'replication_factor': 3} AND tablets = {'initial': 4}`)
+	mustExec(t, s, `CREATE TABLE lost.kv (key bigint PRIMARY KEY, value blob)`)
+	for k := int64(0); k < keys; k++ {
+		if err := s.Query(`INSERT INTO lost.kv (key, value) VALUES (?, ?)`, k, []byte("v")).Consistency(gocql.All).Exec(); err != nil {
+			t.Fatalf("insert %d: %v", k, err)
+		}
+	}
+	victim := c.Nodes[1].Addr
+	rest := scyllarest.New(victim, localcluster.RESTPort)
+	eps, err := rest.NaturalEndpoints(ctx, "lost", "kv", "42")
+	if err != nil || len(eps) != 3 {
+		t.Fatalf("natural_endpoints of key 42: %v, %v; want the 3 replicas", eps, err)
+	}
+	if _, err := rest.NaturalEndpoints(ctx, "lost", "kv", "forty-two"); err == nil {
+		t.Fatal("natural_endpoints accepted a key that is not a bigint")
+	}
+	resp, err := http.Post(fmt.Sprintf("http://%s:%d/elasticity/fault/drop_local_data?keyspace=lost&table=kv", victim, localcluster.RESTPort), "", nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("drop_local_data: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	// Only the victim coordinates: it reads its own copy first at ONE.
+	cl := gocql.NewCluster(victim)
+	cl.PoolConfig.HostSelectionPolicy = gocql.RoundRobinHostPolicy()
+	cl.HostFilter = gocql.WhiteListHostFilter(victim)
+	cl.Timeout = 10 * time.Second
+	only, err := cl.CreateSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer only.Close()
+	missing := func(cons gocql.Consistency) int {
+		n := 0
+		for k := int64(0); k < keys; k++ {
+			var v []byte
+			err := only.Query(`SELECT value FROM lost.kv WHERE key = ?`, k).Consistency(cons).Scan(&v)
+			switch {
+			case errors.Is(err, gocql.ErrNotFound):
+				n++
+			case err != nil:
+				t.Fatalf("read %d at %v: %v", k, cons, err)
+			}
+		}
+		return n
+	}
+	if m := missing(gocql.One); m != keys {
+		t.Errorf("at ONE through the victim %d of %d keys are missing, want all", m, keys)
+	}
+	if m := missing(gocql.All); m != 0 {
+		t.Errorf("at ALL %d keys are missing, want 0", m)
+	}
 }
 
 func mustExec(t *testing.T, s *gocql.Session, stmt string, args ...any) {

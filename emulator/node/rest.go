@@ -144,6 +144,7 @@ func (n *Node) RESTHandler(nativeTransport func() bool) http.Handler {
 		}
 		js(w, nil)
 	})
+	n.restData(mux, js, fail)
 	return mux
 }
 

@@ -128,9 +128,13 @@ func NewValues(minSize, maxSize int) (*Values, error) {
 	return &Values{min: minSize, max: maxSize, buf: buf}, nil
 }
 
-// Value returns the payload of operation seq.
-func (v *Values) Value(seq uint64) []byte {
-	h := Mix64(seq ^ 0x76a1)
+// ForKey returns key's payload: a function of the key alone, so that every
+// write of a key stores the same bytes and a reader can recompute what a
+// key must hold (data validation tells a wrong value from a right one).
+func (v *Values) ForKey(key int64) []byte { return v.window(Mix64(uint64(key) ^ 0x6b65792d76616c)) }
+
+// window picks a payload's size and offset from the hash h.
+func (v *Values) window(h uint64) []byte {
 	size := v.min
 	if v.max > v.min {
 		size += int(h % uint64(v.max-v.min+1))

@@ -66,18 +66,23 @@ func TestValues(t *testing.T) {
 	}
 	lo, hi := 1000, 0
 	for seq := uint64(0); seq < 5000; seq++ {
-		n := len(v.Value(seq))
+		n := len(v.ForKey(int64(seq)))
 		lo, hi = min(lo, n), max(hi, n)
 	}
 	if lo != 100 || hi != 200 {
 		t.Fatalf("sizes %d..%d, want 100..200", lo, hi)
 	}
 	f, _ := NewValues(1024, 1024)
-	if len(f.Value(7)) != 1024 {
+	if len(f.ForKey(7)) != 1024 {
 		t.Fatal("fixed size")
 	}
-	if a := testing.AllocsPerRun(1000, func() { _ = f.Value(3) }); a != 0 {
+	if a := testing.AllocsPerRun(1000, func() { _ = f.ForKey(3) }); a != 0 {
 		t.Fatalf("%v allocs per value", a)
+	}
+	// A key's value is the same whichever Values computes it.
+	g, _ := NewValues(100, 200)
+	if string(g.ForKey(12345)) != string(v.ForKey(12345)) || string(v.ForKey(1)) == string(v.ForKey(2)) {
+		t.Fatal("ForKey is not a function of the key alone")
 	}
 	if _, err := NewValues(10, 5); err == nil {
 		t.Fatal("inverted range accepted")
