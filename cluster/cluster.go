@@ -684,6 +684,26 @@ func (c *Cluster) Quiesce(ctx context.Context) error {
 	return c.onLive(ctx, "quiescing topology", func(cl *scyllarest.Client) error { return cl.QuiesceTopology(ctx) })
 }
 
+// Replicas names the members that are the natural replicas of a partition
+// key given in nodetool style (REST natural_endpoints, answered by the
+// first normal member; addresses no member has are kept as they are).
+func (c *Cluster) Replicas(ctx context.Context, keyspace, table, key string) ([]string, error) {
+	var addrs []string
+	err := c.onLive(ctx, "looking up the replicas of key "+key, func(cl *scyllarest.Client) error {
+		var err error
+		addrs, err = cl.NaturalEndpoints(ctx, keyspace, table, key)
+		return err
+	})
+	out := make([]string, 0, len(addrs))
+	for _, a := range addrs {
+		if m := c.ByBroadcast(a); m != nil {
+			a = m.Name
+		}
+		out = append(out, a)
+	}
+	return out, err
+}
+
 // onLive runs fn against the first normal member that answers.
 func (c *Cluster) onLive(ctx context.Context, what string, fn func(*scyllarest.Client) error) error {
 	var lastErr error

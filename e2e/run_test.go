@@ -234,6 +234,13 @@ func TestSmokeRun(t *testing.T) {
 	if len(res.Durations) == 0 {
 		t.Error("no durations")
 	}
+	// Nothing lost, checked: the final validation read the default sample
+	// and ranges at ALL and found every row with its value.
+	if len(res.Validations) != 1 {
+		t.Errorf("%d data validations, want 1", len(res.Validations))
+	} else if v := res.Validations[0]; v.Lost() != 0 || v.ReadErrors != 0 || v.SampleKeys == 0 || v.ScannedRanges != 4 || v.ScannedRows == 0 || v.Consistency != "ALL" {
+		t.Errorf("data validation %+v", v)
+	}
 	t.Logf("smoke: %d cycles, disk phases %d, durations %d", len(res.Cycles), len(res.Disk), len(res.Durations))
 }
 

@@ -68,9 +68,13 @@ func Evaluate(res *results.Result) {
 		res.ErrorEvents = []results.ErrorEvent{}
 	}
 	failing := results.JudgeErrors(res.ErrorEvents, res.Setup.Severities, res.Setup.ExpectedErrors)
-	if res.Status == results.StatusPassed && (Failed(res) || len(failing) > 0) {
+	lost := dataLossReason(res.Validations)
+	if res.Status == results.StatusPassed && (Failed(res) || len(failing) > 0 || lost != "") {
 		res.Status = results.StatusFailed
 		var why []string
+		if lost != "" {
+			why = append(why, lost)
+		}
 		if len(failing) > 0 {
 			why = append(why, results.ErrorsReason(failing))
 		}
@@ -217,6 +221,12 @@ func derive(res *results.Result) *results.Derived {
 		}
 		if d.VCPUsAfter > 0 && len(res.Cycles) > 1 {
 			d.OpsPerVCPUAfter = (cl.WriteOpsPerS + cl.ReadOpsPerS) / float64(d.VCPUsAfter)
+		}
+	}
+	if c, rate := res.Setup.CapacityOps, res.Setup.RateOpsPerSec; c > 0 && d.VCPUsBefore > 0 {
+		d.CapacityPerVCPUBefore, d.OfferedPctBefore = c/float64(d.VCPUsBefore), 100*rate/c
+		if a := res.CapacityAfterOps; a > 0 && d.VCPUsAfter > 0 {
+			d.CapacityPerVCPUAfter, d.OfferedPctAfter = a/float64(d.VCPUsAfter), 100*rate/a
 		}
 	}
 	if n := len(res.Disk); n > 0 {

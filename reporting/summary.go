@@ -185,8 +185,14 @@ func Answers(res *results.Result) []string {
 		if d.OpsPerVCPUAfter > 0 {
 			s += fmt.Sprintf(", %s after (last cycle, %d vCPUs)", Thousands(d.OpsPerVCPUAfter), d.VCPUsAfter)
 		}
-		if res.Setup.CapacityOps > 0 && d.VCPUsBefore > 0 {
-			s += fmt.Sprintf("; calibrated capacity %s op/s = %s op/s per vCPU", Thousands(res.Setup.CapacityOps), Thousands(res.Setup.CapacityOps/float64(d.VCPUsBefore)))
+		out = append(out, s+" (the offered rate, not the capacity).")
+	}
+	if d.CapacityPerVCPUBefore > 0 {
+		s := fmt.Sprintf("Capacity per vCPU: %s op/s per vCPU before (calibrated %s op/s on %d vCPUs; the offered %s op/s is %.0f%% of it)",
+			Thousands(d.CapacityPerVCPUBefore), Thousands(res.Setup.CapacityOps), d.VCPUsBefore, Thousands(res.Setup.RateOpsPerSec), d.OfferedPctBefore)
+		if d.CapacityPerVCPUAfter > 0 {
+			s += fmt.Sprintf(", %s after (probed after the last step: %s op/s on %d vCPUs; the offered rate is %.0f%% of it)",
+				Thousands(d.CapacityPerVCPUAfter), Thousands(res.CapacityAfterOps), d.VCPUsAfter, d.OfferedPctAfter)
 		}
 		out = append(out, s+".")
 	}

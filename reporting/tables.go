@@ -124,7 +124,9 @@ func buildTables(res *results.Result) []Table {
 			out = append(out, t)
 		}
 	}
-	out = append(out, runStallTable(res), diskTable(res), durationTable(res), stepTable(res), errorTable(res), errorEventTable(res), thresholdTable(res))
+	out = append(out, runStallTable(res), diskTable(res), durationTable(res), stepTable(res), errorTable(res), errorEventTable(res))
+	out = append(out, validationTables(res)...)
+	out = append(out, thresholdTable(res))
 	return out
 }
 

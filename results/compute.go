@@ -248,6 +248,12 @@ func (r *reducer) event(ev *Event) {
 		r.thresholds[ev.Node] = ev.StallMS
 	case EventDBError:
 		r.dbError(ev)
+	case EventCapacity:
+		r.res.CapacityAfterOps = ev.CapacityOps
+	case EventValidation:
+		if ev.Validation != nil {
+			r.res.Validations = append(r.res.Validations, *ev.Validation)
+		}
 	}
 }
 

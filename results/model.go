@@ -127,6 +127,7 @@ const (
 	EventProgress       = "progress"        // Phase, Message (what the run is waiting for)
 	EventWarning        = "warning"         // Message
 	EventValidation     = "data_validation" // Validation: the rows read back after a step or at the end
+	EventCapacity       = "capacity_probe"  // Name "after", CapacityOps: the capacity probed after the last topology step
 )
 
 // Event is one line of events.jsonl: the run's timeline.
@@ -154,6 +155,8 @@ type Event struct {
 	Status      string             `json:"status,omitempty"`
 	Setup       *Setup             `json:"setup,omitempty"`
 	Disk        []NodeDisk         `json:"disk,omitempty"`
+	// CapacityOps is the capacity a capacity_probe measured (ops/s).
+	CapacityOps float64 `json:"capacity_ops,omitempty"`
 	// Validation is the outcome of a data validation (data_validation).
 	Validation *Validation `json:"validation,omitempty"`
 }
@@ -271,6 +274,9 @@ type Result struct {
 	ErrorEvents []ErrorEvent `json:"error_events"`
 	Verdicts    []Verdict    `json:"thresholds"`
 	Derived     *Derived     `json:"derived,omitempty"`
+	// CapacityAfterOps is the capacity probed after the last topology step
+	// (ops/s; 0 when not probed), as the calibration before the steady state.
+	CapacityAfterOps float64 `json:"capacity_after_ops,omitempty"`
 	// Validations are the data validations in run order (the last one
 	// after the final hold).
 	Validations []Validation `json:"data_validation,omitempty"`
@@ -477,4 +483,10 @@ type Derived struct {
 	OpsPerVCPUBefore        float64            `json:"ops_per_vcpu_before,omitempty"`
 	OpsPerVCPUAfter         float64            `json:"ops_per_vcpu_after,omitempty"`
 	DiskBalancePerRackPct   map[string]float64 `json:"disk_balance_per_rack_pct,omitempty"`
+	// Capacity (calibrated before the steady state, probed again after the
+	// last topology step) per vCPU, and the offered rate's share of each.
+	CapacityPerVCPUBefore float64 `json:"capacity_per_vcpu_before,omitempty"`
+	CapacityPerVCPUAfter  float64 `json:"capacity_per_vcpu_after,omitempty"`
+	OfferedPctBefore      float64 `json:"offered_pct_of_capacity_before,omitempty"`
+	OfferedPctAfter       float64 `json:"offered_pct_of_capacity_after,omitempty"`
 }

@@ -2,6 +2,9 @@ package results
 
 import "time"
 
+// ValidationFinal is the After of the validation that ends a run.
+const ValidationFinal = "final"
+
 // RingParts is the number of equal token ranges a data validation cuts the
 // Murmur3 ring into: the ranges it scans and reports losses by.
 const RingParts = 32

@@ -113,6 +113,7 @@ var (
 	typDurLimits = reflect.TypeFor[DurationLimits]()
 	typBaseDurs  = reflect.TypeFor[BaselineDurations]()
 	typStringMap = reflect.TypeFor[map[string]string]()
+	typCountAll  = reflect.TypeFor[CountOrAll]()
 )
 
 // decode fills v from n; path is the field path of v.
@@ -175,6 +176,20 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			x, err := ParsePercent(s)
 			d.check(n, path, err)
 			v.Set(reflect.ValueOf(x))
+		}
+		return
+	case typCountAll:
+		if s, ok := d.scalar(n, path, `a count or "all"`); ok {
+			if strings.EqualFold(s, "all") {
+				v.Set(reflect.ValueOf(All))
+				return
+			}
+			c, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || c < 0 {
+				d.addAt(n.Line, path, `expected a count >= 0 or "all", got %s`, kindName(n))
+				return
+			}
+			v.Set(reflect.ValueOf(CountOrAll(c)))
 		}
 		return
 	case typRackList:

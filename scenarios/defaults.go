@@ -66,6 +66,11 @@ const (
 	DefaultSteadyState     = Duration(30 * time.Minute)
 	DefaultCalibration     = Duration(10 * time.Minute)
 	DefaultHookTimeout     = Duration(10 * time.Minute)
+	// Data validation: SCT's verification reads use ALL-like strictness;
+	// 10,000 keys and 4 of 32 ranges take seconds on the emulator.
+	DefaultValidateSample      = CountOrAll(10000)
+	DefaultValidateConsistency = "ALL"
+	DefaultValidateTokenRanges = CountOrAll(4)
 )
 
 // applyDefaults fills every field that the file and the overrides left unset.
@@ -190,6 +195,16 @@ func applyDefaults(s *Scenario, d *decoder) {
 	if !d.isSet("report.formats") {
 		s.Report.Formats = append([]string(nil), DefaultReport...)
 	}
+	if !d.isSet("workload.capacity_after") {
+		s.Workload.CapacityAfter = true
+	}
+	if !d.isSet("validate.sample") {
+		s.Validate.Sample = DefaultValidateSample
+	}
+	if !d.isSet("validate.token_ranges") {
+		s.Validate.TokenRanges = DefaultValidateTokenRanges
+	}
+	str(&s.Validate.Consistency, DefaultValidateConsistency)
 
 	tdef := DefaultTimeoutsReal
 	if s.Backend == BackendLocal {

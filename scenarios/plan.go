@@ -41,6 +41,8 @@ type Plan struct {
 	Phases               []PlanPhase         `json:"phases"`
 	Thresholds           []results.Threshold `json:"thresholds"`
 	Timeouts             []PlanTimeout       `json:"timeouts"`
+	// Validate is the data validation (Sample and TokenRanges -1: all).
+	Validate PlanValidate `json:"validate"`
 	// EstimatedSeconds is the estimated wall time of the whole run.
 	EstimatedSeconds float64 `json:"estimated_seconds"`
 	// Extra holds the backend's own lines (e.g. cost estimates), grouped by Section.
@@ -195,6 +197,9 @@ type PlanLoad struct {
 	Concurrency       int
 	WriteCL, ReadCL   string
 	Distribution      string
+	// CapacityAfter probes the capacity again after the last topology
+	// step (when LoadPercent calibrated the rate).
+	CapacityAfter bool
 	// Loaders are separate load generators (Count 0: the runner itself).
 	Loaders provision.LoaderSpec
 	// LoaderBinary is the elasticity executable copied to remote loaders ("" = this one).
@@ -202,6 +207,18 @@ type PlanLoad struct {
 	// SSHUser and SSHKey reach remote loaders.
 	SSHUser, SSHKey string
 }
+
+// PlanValidate is the data validation of a run (validate:); it is off
+// when it reads nothing.
+type PlanValidate struct {
+	Sample        int64  `json:"sample"`       // keys read one by one; -1: all
+	TokenRanges   int    `json:"token_ranges"` // of results.RingParts; -1: all
+	Consistency   string `json:"consistency"`
+	AfterEachStep bool   `json:"after_each_step,omitempty"`
+}
+
+// Enabled reports whether the validation reads anything.
+func (v PlanValidate) Enabled() bool { return v.Sample != 0 || v.TokenRanges != 0 }
 
 // PlanWaits bound the run's waits: wall-clock ceilings (never scaled) and
 // the figures adaptive timeouts derive from.
@@ -614,6 +631,8 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 		p.Steps = append(p.Steps, ps)
 	}
 	p.SteadyState, p.FinalHold = scaleD(s.SteadyState), scaleD(s.FinalHold)
+	p.Validate = PlanValidate{Sample: int64(s.Validate.Sample), TokenRanges: int(s.Validate.TokenRanges),
+		Consistency: strings.ToUpper(s.Validate.Consistency), AfterEachStep: s.Validate.AfterEachStep}
 	ds := s.Dataset
 	p.Data = PlanData{Keyspace: ds.Keyspace, Table: ds.Table, DC: s.Cluster.DC, RF: ds.RF, Tablets: s.Cluster.TabletsInitial,
 		ValueMin: int(ds.ValueSize.Min), ValueMax: int(ds.ValueSize.Max), FillConcurrency: ds.FillConcurrency, FillRate: float64(ds.FillRate)}
@@ -622,7 +641,7 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 	}
 	p.Load = PlanLoad{MixWrite: w.Mix.Write, MixRead: w.Mix.Read, Rate: float64(w.Rate), LoadPercent: float64(w.LoadPercent),
 		Calibration: scaleD(w.Calibration), Concurrency: w.Concurrency, WriteCL: w.Consistency.Write, ReadCL: w.Consistency.Read,
-		Distribution: w.Distribution, Loaders: cfg.Loaders, LoaderBinary: s.AWS.LoaderBinary, SSHUser: s.AWS.SSHUser, SSHKey: s.AWS.SSHKey}
+		Distribution: w.Distribution, CapacityAfter: w.CapacityAfter, Loaders: cfg.Loaders, LoaderBinary: s.AWS.LoaderBinary, SSHUser: s.AWS.SSHUser, SSHKey: s.AWS.SSHKey}
 	// Adaptive timeouts count on the initial instance type's streaming
 	// bandwidth (the model's share of it), capped by the scenario's timeouts.
 	p.Waits = PlanWaits{NodeReady: to.NodeReady.D(), DataBalanced: to.DataBalanced.D(), LatencyRecovered: to.LatencyRecovered.D(),

@@ -81,6 +81,23 @@ func (p *Plan) WriteText(w io.Writer) error {
 		pf("Load generator: the runner itself\n\n")
 	}
 
+	if v := p.Validate; v.Enabled() && len(p.Fill) > 0 {
+		count := func(n int64, all string) string {
+			if n < 0 {
+				return all
+			}
+			return fmt.Sprint(n)
+		}
+		when := "after the final hold"
+		if v.AfterEachStep {
+			when = "after each nemesis step and after the final hold"
+		}
+		pf("Data validation: %s, %s keys read back and %s of %d token ranges scanned at %s; any missing or wrong row fails the run\n\n",
+			when, count(v.Sample, "all"), count(int64(v.TokenRanges), "all"), results.RingParts, v.Consistency)
+	} else {
+		pf("Data validation: off\n\n")
+	}
+
 	pf("Phases (≈ marks estimates)\n")
 	tw = tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  #\tstart\tphase\tname\tduration\tcycles\tdetail\n")

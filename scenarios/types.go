@@ -62,7 +62,10 @@ type Scenario struct {
 	// (SCT's defaults/severities.yaml), e.g. {NO_SPACE_ERROR: WARNING}.
 	Severities map[string]string `yaml:"severities,omitempty"`
 	Report     Report            `yaml:"report"`
-	Timeouts   Timeouts          `yaml:"timeouts"`
+	// Validate reads back the data the run wrote, after the final hold
+	// (and optionally after each step): any lost row fails the run.
+	Validate Validate `yaml:"validate"`
+	Timeouts Timeouts `yaml:"timeouts"`
 	Local      Local             `yaml:"local"`
 	Docker     Docker            `yaml:"docker"`
 	AWS        AWS               `yaml:"aws"`
@@ -157,6 +160,10 @@ type Workload struct {
 	Consistency Consistency `yaml:"consistency"`
 	// Distribution is how keys are picked: uniform (default), gaussian, zipf or sequential.
 	Distribution string `yaml:"distribution"`
+	// CapacityAfter probes the capacity again after the last topology step,
+	// as the calibration did before the steady state (with load_percent
+	// only; default true): capacity per vCPU before and after.
+	CapacityAfter bool `yaml:"capacity_after"`
 }
 
 // Mix is the write:read ratio; only the ratio matters (1:1 == 50:50).
@@ -366,6 +373,38 @@ type Report struct {
 	// DashboardURL is a link template (e.g. a Grafana dashboard of ScyllaDB
 	// Monitoring) with {from_ms} and {to_ms}: each cycle gets a link to it.
 	DashboardURL string `yaml:"dashboard_url,omitempty"`
+}
+
+// Validate is the data validation: the fill's keys are known and each
+// key's value is a function of the key, so Sample keys are read back one
+// by one and TokenRanges of the ring's 32 equal ranges are scanned end to
+// end at Consistency, counting missing rows and rows with another value.
+// Sample 0 and TokenRanges 0 turn it off.
+type Validate struct {
+	// Sample is a number of keys or "all" (default 10000).
+	Sample CountOrAll `yaml:"sample"`
+	// Consistency of the reads (default ALL: a row counts as lost only
+	// when no replica has it; ONE shows what a single replica lost).
+	Consistency string `yaml:"consistency"`
+	// TokenRanges is how many of the ring's 32 equal token ranges are
+	// scanned, spread over the ring, or "all" (default 4).
+	TokenRanges CountOrAll `yaml:"token_ranges"`
+	// AfterEachStep validates after every nemesis step too (under load).
+	AfterEachStep bool `yaml:"after_each_step,omitempty"`
+}
+
+// CountOrAll is a non-negative count or "all" (All).
+type CountOrAll int64
+
+// All is the "all" of a CountOrAll.
+const All CountOrAll = -1
+
+// MarshalYAML writes "all" or the number.
+func (c CountOrAll) MarshalYAML() (any, error) {
+	if c == All {
+		return "all", nil
+	}
+	return int64(c), nil
 }
 
 // Timeouts bound every wait of a run. They are wall-clock limits and are

@@ -24,6 +24,8 @@ var (
 	modes          = []string{ModeSerial, ModeParallel}
 	reportFormats  = []string{"md", "html", "json"}
 	consistencyCLs = []string{"ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"}
+	// validateCLs are the read levels (ANY and EACH_QUORUM are for writes).
+	validateCLs = []string{"ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "LOCAL_ONE"}
 )
 
 // validate checks the resolved scenario and records every problem.
@@ -201,6 +203,13 @@ func validate(s *Scenario, d *decoder) {
 		d.problem("thresholds.recovery.intervals", "must be within 1..3600 (consecutive intervals within target), got %d", n)
 	}
 	validateBaselineRules(s, d)
+
+	if cl := strings.ToUpper(s.Validate.Consistency); !slices.Contains(validateCLs, cl) {
+		d.problem("validate.consistency", "%q is not a read consistency level%s", s.Validate.Consistency, suggest(cl, validateCLs))
+	}
+	if r := s.Validate.TokenRanges; r > results.RingParts {
+		d.problem("validate.token_ranges", "the ring is cut into %d ranges: at most %d, or \"all\"", results.RingParts, results.RingParts)
+	}
 
 	seenFmt := map[string]bool{}
 	for i, f := range s.Report.Formats {

@@ -63,6 +63,8 @@ type stressLoad struct {
 	dc   string // the DC the nodes report, which the keyspace names
 	s    *gocql.Session
 	keys atomic.Int64 // keys written by the fills: the workload reads among them
+	// failed are the fill's keys whose write failed (not lost when missing).
+	failed unacked
 }
 
 func newStressLoad(ctx context.Context, env *Env, c Cluster) (*stressLoad, error) {
@@ -107,6 +109,7 @@ func (l *stressLoad) Fill(ctx context.Context, done func() bool, sink func(resul
 		return start, err
 	}
 	f.Warn = func(s string) { l.env.Logf("fill: %s", s) }
+	f.Failed = l.failed.add
 	n, err := stress.RunFill(ctx, l.s, f, done, stress.Sink(sink), func(k int64) { progress(start + k) })
 	l.keys.Add(n)
 	return start + n, err

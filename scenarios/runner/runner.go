@@ -29,6 +29,7 @@ const (
 	PhaseSteady    = results.PhaseSteady
 	PhaseNemesis   = results.PhaseNemesis
 	PhaseFinalHold = results.PhaseFinalHold
+	PhaseValidate  = results.PhaseValidate
 	PhaseTeardown  = results.PhaseTeardown
 )
 
@@ -356,7 +357,16 @@ func (r *run) phases(ctx context.Context) error {
 	if err := r.snapshot(ctx, SnapshotFinal); err != nil {
 		return err
 	}
-	return r.stopLoad()
+	if err := r.stopLoad(); err != nil {
+		return err
+	}
+	if err := r.probeCapacityAfter(ctx); err != nil {
+		return err
+	}
+	if _, ok := r.load.(Validator); ok && r.p.Validate.Enabled() && len(p.Fill) > 0 {
+		return r.phase(ctx, PhaseValidate, "", func(ctx context.Context) error { return r.validateData(ctx, results.ValidationFinal) })
+	}
+	return nil
 }
 
 func (r *run) provision(ctx context.Context) error {
@@ -559,6 +569,35 @@ func (r *run) steady(ctx context.Context) error {
 	return err
 }
 
+// probeCapacityAfter measures the capacity again once the topology steps
+// are done and the workload stopped, the same way as the calibration
+// before the steady state (only when that calibration set the rate).
+func (r *run) probeCapacityAfter(ctx context.Context) error {
+	topology := false
+	for _, s := range r.steps {
+		topology = topology || s.IsTopology()
+	}
+	if !r.p.Load.CapacityAfter || r.p.Load.Rate > 0 || r.p.Load.LoadPercent <= 0 || !topology {
+		return nil
+	}
+	return r.phase(ctx, results.PhaseCalibrate, "after", func(ctx context.Context) error {
+		r.rep.Progress(results.PhaseCalibrate, "probing the capacity after the last topology step")
+		capacity, err := r.load.Calibrate(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			// A failed probe costs the run an answer, not its verdict.
+			r.emit(results.Event{Type: results.EventWarning, Phase: results.PhaseCalibrate, Message: fmt.Sprintf("capacity probe after the last step: %v", err)})
+			return nil
+		}
+		r.emit(results.Event{Type: results.EventCapacity, Phase: results.PhaseCalibrate, Name: "after", CapacityOps: capacity,
+			Message: fmt.Sprintf("capacity after the last topology step %.0f ops/s", capacity)})
+		r.rep.Logf("capacity after the last topology step: %.0f ops/s", capacity)
+		return nil
+	})
+}
+
 func (r *run) startLoad(ctx context.Context, rate float64) {
 	lctx, cancel := context.WithCancel(ctx)
 	r.loadCancel = cancel
@@ -624,6 +663,11 @@ func (r *run) nemesis(ctx context.Context) error {
 		r.rep.Logf("nemesis %d/%d: %s (%s)", i+1, len(r.steps), s.Name, s.Kind)
 		if err := nemesis.Run(ctx, env, s); err != nil {
 			return err
+		}
+		if r.p.Validate.AfterEachStep {
+			if err := r.validateData(ctx, s.Name); err != nil {
+				return err
+			}
 		}
 		if i == last {
 			if err := r.snapshot(ctx, SnapshotScaleOut); err != nil {
