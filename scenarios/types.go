@@ -66,10 +66,10 @@ type Scenario struct {
 	// (and optionally after each step): any lost row fails the run.
 	Validate Validate `yaml:"validate"`
 	Timeouts Timeouts `yaml:"timeouts"`
-	Local      Local             `yaml:"local"`
-	Docker     Docker            `yaml:"docker"`
-	AWS        AWS               `yaml:"aws"`
-	Static     Static            `yaml:"static"`
+	Local    Local    `yaml:"local"`
+	Docker   Docker   `yaml:"docker"`
+	AWS      AWS      `yaml:"aws"`
+	Static   Static   `yaml:"static"`
 
 	// source is the file the scenario came from ("" when parsed from bytes without a name).
 	source string
