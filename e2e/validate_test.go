@@ -45,7 +45,7 @@ func TestLostReplicaDataFailsRun(t *testing.T) {
 	for _, rc := range v.Ranges {
 		inRanges += rc.Missing
 	}
-	if inRanges < v.Missing {
+	if inRanges != v.Missing {
 		t.Errorf("ranges count %d missing rows, the validation %d", inRanges, v.Missing)
 	}
 	var onVictim int64

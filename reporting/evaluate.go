@@ -68,12 +68,14 @@ func Evaluate(res *results.Result) {
 		res.ErrorEvents = []results.ErrorEvent{}
 	}
 	failing := results.JudgeErrors(res.ErrorEvents, res.Setup.Severities, res.Setup.ExpectedErrors)
-	lost := dataLossReason(res.Validations)
-	if res.Status == results.StatusPassed && (Failed(res) || len(failing) > 0 || lost != "") {
+	lost, unbalanced := dataLossReason(res.Validations), rackBalanceReason(res)
+	if res.Status == results.StatusPassed && (Failed(res) || len(failing) > 0 || lost != "" || unbalanced != "") {
 		res.Status = results.StatusFailed
 		var why []string
-		if lost != "" {
-			why = append(why, lost)
+		for _, w := range []string{lost, unbalanced} {
+			if w != "" {
+				why = append(why, w)
+			}
 		}
 		if len(failing) > 0 {
 			why = append(why, results.ErrorsReason(failing))

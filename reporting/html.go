@@ -21,7 +21,7 @@ h1{font-size:22px;margin:0 0 6px}h2{font-size:17px;margin:26px 0 8px;border-bott
 table{border-collapse:collapse;margin:6px 0 4px;font-variant-numeric:tabular-nums}
 th,td{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f6f8fa;font-weight:600}
-td.passed{background:#dafbe1;color:#116329}td.failed{background:#ffebe9;color:#a40e26;font-weight:600}
+td.passed{background:#dafbe1;color:#116329}td.failed{background:#ffebe9;color:#a40e26;font-weight:600}td.warning{background:#fff8c5;color:#7d4e00}
 td.num{text-align:right}td.line{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px;max-width:620px;word-break:break-all}
 .note{color:#57606a;font-size:13px;margin:4px 0}
 svg.chart{display:block;margin:8px 0 14px;max-width:100%;height:auto;background:#fff}

@@ -116,8 +116,11 @@ func colour(c Cell, opt MarkdownOptions) string {
 		return v
 	}
 	col := "green"
-	if c.Status == CellFailed {
+	switch c.Status {
+	case CellFailed:
 		col = "red"
+	case CellWarning:
+		col = "orange"
 	}
 	// Inside LaTeX only plain values are safe; they are numbers, times or words here.
 	return "$${\\color{" + col + "}" + strings.NewReplacer("\\", "", "{", "", "}", "", "$", "").Replace(v) + "}$$"

@@ -14,6 +14,8 @@ import (
 const (
 	CellPassed = "passed"
 	CellFailed = "failed"
+	// CellWarning marks a value past a limit that only warns (Argus's WARNING).
+	CellWarning = "warning"
 )
 
 // Table is one table of a report, shared by the markdown, HTML and
@@ -125,6 +127,7 @@ func buildTables(res *results.Result) []Table {
 		}
 	}
 	out = append(out, runStallTable(res), diskTable(res), durationTable(res), stepTable(res), errorTable(res), errorEventTable(res))
+	out = append(out, rackBalanceTable(res)...)
 	out = append(out, validationTables(res)...)
 	out = append(out, thresholdTable(res))
 	return out

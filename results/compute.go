@@ -119,6 +119,8 @@ func Reduce(dir string, obs ...Observer) (*Result, error) {
 // reducer folds a run's records into its Result: one method per event type,
 // then one per latency record and metrics sample, then finish.
 type reducer struct {
+	// usage is every node's disk usage over time (the rack balance table).
+	usage map[string][]usagePoint
 	res         *Result
 	first, last time.Time
 	sawRunEnd   bool
@@ -498,6 +500,12 @@ func (r *reducer) sample(s *NodeSample) {
 		r.fallback[s.Node] = true
 	}
 	r.see(s.Time)
+	if r.usage == nil {
+		r.usage = map[string][]usagePoint{}
+	}
+	if pts := r.usage[s.Node]; len(pts) == 0 || !s.Time.Before(pts[len(pts)-1].t) {
+		r.usage[s.Node] = append(pts, usagePoint{t: s.Time, pct: 100 * s.DiskUsedBytes / s.DiskTotalBytes, rack: s.Rack})
+	}
 	if _, ok := r.nodeMeta[s.Node]; !ok {
 		r.nodeMeta[s.Node] = NodeSample{Node: s.Node, Rack: s.Rack, InstanceType: s.InstanceType, Address: s.Address, DiskTotalBytes: s.DiskTotalBytes}
 	}
@@ -545,6 +553,9 @@ func (r *reducer) finish() *Result {
 		res.Durations = append(res.Durations, stepDurations(s)...)
 	}
 	r.finishNodes()
+	if rb := res.Setup.RackBalance; rb != nil {
+		res.RackBalance = rackBalance(r.usage, time.Duration(rb.EverySeconds*float64(time.Second)))
+	}
 	return res
 }
 

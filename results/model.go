@@ -198,6 +198,8 @@ type Setup struct {
 	BaselineRules []BaselineRule    `json:"baseline_rules,omitempty"`
 	Baseline      *Baseline         `json:"baseline,omitempty"`
 	Extra         map[string]string `json:"extra,omitempty"`
+	// RackBalance is how the rack balance table is taken and judged.
+	RackBalance *RackBalanceSpec `json:"rack_balance,omitempty"`
 }
 
 // FillTarget is one fill phase of the dataset.
@@ -277,6 +279,9 @@ type Result struct {
 	// CapacityAfterOps is the capacity probed after the last topology step
 	// (ops/s; 0 when not probed), as the calibration before the steady state.
 	CapacityAfterOps float64 `json:"capacity_after_ops,omitempty"`
+	// RackBalance is the "DISK USAGE - rack balance" table: disk usage per
+	// node and the spread per rack every Setup.RackBalance.EverySeconds.
+	RackBalance []RackBalanceRow `json:"rack_balance,omitempty"`
 	// Validations are the data validations in run order (the last one
 	// after the final hold).
 	Validations []Validation `json:"data_validation,omitempty"`

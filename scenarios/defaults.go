@@ -71,6 +71,11 @@ const (
 	DefaultValidateSample      = CountOrAll(10000)
 	DefaultValidateConsistency = "ALL"
 	DefaultValidateTokenRanges = CountOrAll(4)
+	// Rack balance (SCT's PeriodicDiskUsageToArgus: interval 600, threshold 5).
+	DefaultDiskBalanceEvery = Duration(10 * time.Minute)
+	DefaultRackBalanceSpread = Percent(5)
+	RackBalanceWarn          = "warn"
+	RackBalanceFail          = "fail"
 )
 
 // applyDefaults fills every field that the file and the overrides left unset.
@@ -195,6 +200,11 @@ func applyDefaults(s *Scenario, d *decoder) {
 	if !d.isSet("report.formats") {
 		s.Report.Formats = append([]string(nil), DefaultReport...)
 	}
+	dur(&s.Report.DiskBalanceEvery, "report.disk_balance_every", DefaultDiskBalanceEvery)
+	if !d.isSet("thresholds.rack_balance.max_spread") {
+		s.Thresholds.RackBalance.MaxSpread = DefaultRackBalanceSpread
+	}
+	str(&s.Thresholds.RackBalance.Action, RackBalanceWarn)
 	if !d.isSet("workload.capacity_after") {
 		s.Workload.CapacityAfter = true
 	}

@@ -41,6 +41,8 @@ type Plan struct {
 	Phases               []PlanPhase         `json:"phases"`
 	Thresholds           []results.Threshold `json:"thresholds"`
 	Timeouts             []PlanTimeout       `json:"timeouts"`
+	// RackBalance is the rack balance table's period (scaled) and threshold.
+	RackBalance results.RackBalanceSpec `json:"rack_balance"`
 	// Validate is the data validation (Sample and TokenRanges -1: all).
 	Validate PlanValidate `json:"validate"`
 	// EstimatedSeconds is the estimated wall time of the whole run.
@@ -631,6 +633,8 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 		p.Steps = append(p.Steps, ps)
 	}
 	p.SteadyState, p.FinalHold = scaleD(s.SteadyState), scaleD(s.FinalHold)
+	p.RackBalance = results.RackBalanceSpec{EverySeconds: scaleD(s.Report.DiskBalanceEvery).Seconds(),
+		MaxSpreadPct: float64(s.Thresholds.RackBalance.MaxSpread), Fail: s.Thresholds.RackBalance.Action == RackBalanceFail}
 	p.Validate = PlanValidate{Sample: int64(s.Validate.Sample), TokenRanges: int(s.Validate.TokenRanges),
 		Consistency: strings.ToUpper(s.Validate.Consistency), AfterEachStep: s.Validate.AfterEachStep}
 	ds := s.Dataset

@@ -288,6 +288,18 @@ type Thresholds struct {
 	// Baseline are Argus-style rules against the best value of the previous
 	// runs of the scenario (--baseline DIR, or the runs in --history DIR).
 	Baseline BaselineRules `yaml:"baseline,omitempty"`
+	// RackBalance bounds the spread of disk usage between the nodes of a
+	// rack in each row of the rack balance table.
+	RackBalance RackBalance `yaml:"rack_balance"`
+}
+
+// RackBalance is the rack balance threshold: the most the disk usage of a
+// rack's nodes may differ (max - min, percentage points), and whether a
+// wider spread warns (SCT's default, Status.WARNING) or fails the run
+// (SCT's _enforce_balance, Status.ERROR).
+type RackBalance struct {
+	MaxSpread Percent `yaml:"max_spread"`
+	Action    string  `yaml:"action"`
 }
 
 // RecoveryRule: latency has recovered at the start of the first run of
@@ -373,6 +385,9 @@ type Report struct {
 	// DashboardURL is a link template (e.g. a Grafana dashboard of ScyllaDB
 	// Monitoring) with {from_ms} and {to_ms}: each cycle gets a link to it.
 	DashboardURL string `yaml:"dashboard_url,omitempty"`
+	// DiskBalanceEvery is the period of the "DISK USAGE - rack balance"
+	// table's rows (SCT's PeriodicDiskUsageToArgus interval; scaled on local).
+	DiskBalanceEvery Duration `yaml:"disk_balance_every"`
 }
 
 // Validate is the data validation: the fill's keys are known and each

@@ -204,6 +204,11 @@ func validate(s *Scenario, d *decoder) {
 	}
 	validateBaselineRules(s, d)
 
+	positive("report.disk_balance_every", float64(s.Report.DiskBalanceEvery))
+	positive("thresholds.rack_balance.max_spread", float64(s.Thresholds.RackBalance.MaxSpread))
+	if a := s.Thresholds.RackBalance.Action; a != RackBalanceWarn && a != RackBalanceFail {
+		d.problem("thresholds.rack_balance.action", "%q is not warn or fail%s", a, suggest(a, []string{RackBalanceWarn, RackBalanceFail}))
+	}
 	if cl := strings.ToUpper(s.Validate.Consistency); !slices.Contains(validateCLs, cl) {
 		d.problem("validate.consistency", "%q is not a read consistency level%s", s.Validate.Consistency, suggest(cl, validateCLs))
 	}

@@ -161,7 +161,6 @@ func Validate(ctx context.Context, s *gocql.Session, c Check) (results.Validatio
 				}
 				r.Expected++
 				if !found[k] {
-					r.Missing++
 					ls.add(k, true)
 				}
 			}
@@ -193,10 +192,9 @@ func Validate(ctx context.Context, s *gocql.Session, c Check) (results.Validatio
 	}
 	sort.Slice(lost, func(i, j int) bool { return lost[i] < lost[j] })
 	for _, k := range lost {
+		// Each lost key counts once in its range, whether the sample, the
+		// scan or both found it.
 		r := rangeOf(results.RingPartOf(KeyToken(k)))
-		if r.Scanned {
-			continue // counted by the scan (the sample may have seen it too)
-		}
 		if ls.missing[k] {
 			r.Missing++
 		} else {
@@ -297,7 +295,6 @@ func scanPart(ctx context.Context, s *gocql.Session, c Check, vals *keygen.Value
 		if err = it.Close(); err == nil {
 			r.Found = int64(len(found))
 			for _, k := range wrong {
-				r.Mismatched++
 				ls.add(k, false)
 			}
 			return found, nil

@@ -40,6 +40,7 @@ func setup(p *scenarios.Plan, runID string, nodes []results.NodeInfo, baseline *
 		Baseline:        baseline,
 		// RecoveryIntervals: the offline reduction judges recovery as the live watcher did.
 		RecoveryIntervals: p.RecoveryIntervals,
+		RackBalance:       &p.RackBalance,
 	}
 	if s.Flavour == "" {
 		s.Flavour = "scylla"
