@@ -120,7 +120,7 @@ func Reduce(dir string, obs ...Observer) (*Result, error) {
 // then one per latency record and metrics sample, then finish.
 type reducer struct {
 	// usage is every node's disk usage over time (the rack balance table).
-	usage map[string][]usagePoint
+	usage       map[string][]usagePoint
 	res         *Result
 	first, last time.Time
 	sawRunEnd   bool

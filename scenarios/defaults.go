@@ -72,7 +72,7 @@ const (
 	DefaultValidateConsistency = "ALL"
 	DefaultValidateTokenRanges = CountOrAll(4)
 	// Rack balance (SCT's PeriodicDiskUsageToArgus: interval 600, threshold 5).
-	DefaultDiskBalanceEvery = Duration(10 * time.Minute)
+	DefaultDiskBalanceEvery  = Duration(10 * time.Minute)
 	DefaultRackBalanceSpread = Percent(5)
 	RackBalanceWarn          = "warn"
 	RackBalanceFail          = "fail"
