@@ -1,6 +1,9 @@
 package matrix
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -98,5 +101,56 @@ func TestOutliersLeaveOneOut(t *testing.T) {
 	}
 	if o := Outliers([]float64{10, 30}); o != nil {
 		t.Fatal("two passes cannot flag")
+	}
+}
+
+// An interrupted matrix still reports: matrix.json carries the
+// expectations from the first pass, and Report judges them on the passes
+// matrix.jsonl holds and writes the comparison.
+func TestReportOfInterruptedMatrix(t *testing.T) {
+	axes, _ := ParseAxes([]string{"nemesis.0.grow_cluster.mode=serial,parallel"})
+	cells := Expand(axes, 3)
+	e, _ := ParseExpect("scale_out_seconds: mode=parallel / mode=serial <= 0.8")
+	if err := e.Check(axes, cells); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	figs := map[string]float64{"serial": 600, "parallel": 300}
+	_, err := Run(ctx, cells, Options{Out: out, Expect: []Expectation{e},
+		Run: func(_ context.Context, c Cell, _ string) (string, error) {
+			if c.Index == 3 {
+				cancel() // killed during the fourth pass
+				return "interrupted", nil
+			}
+			return "passed", nil
+		},
+		Figures: func(dir string) (map[string]float64, error) {
+			mode := "serial"
+			if strings.Contains(dir, "parallel") {
+				mode = "parallel"
+			}
+			return map[string]float64{"scale_out_seconds": figs[mode] + float64(len(dir)%7)}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadSummary(out)
+	if err != nil || len(s.Expect) != 1 {
+		t.Fatalf("matrix.json: %+v %v", s, err)
+	}
+	if err := Report(out, s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Verdict != "interrupted" || len(s.Passes) != 4 || len(s.Expectations) != 1 {
+		t.Fatalf("%+v", s)
+	}
+	r := s.Expectations[0]
+	if r.SideA.N != 1 || r.SideB.N != 2 || r.SideA.Pending != 1 || r.Verdict != ExpectInconclusive {
+		t.Fatalf("expectation on the recorded passes: %+v", r)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "comparison.md"))
+	if err != nil || !strings.Contains(string(md), "## Expectations") || !strings.Contains(string(md), "interrupted") {
+		t.Fatalf("comparison: %v\n%s", err, md)
 	}
 }

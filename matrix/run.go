@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/elasticity-dev/elasticity/reporting"
+	"github.com/elasticity-dev/elasticity/results"
 )
 
 // Pass statuses besides a run's (passed, failed, error, interrupted).
@@ -65,6 +68,9 @@ type Options struct {
 	// Figures reads a finished run's figures (nil: none recorded).
 	Figures func(dir string) (map[string]float64, error)
 	Logf    func(string, ...any)
+	// Expect are the matrix's expectations, recorded in matrix.json from
+	// the first pass so that `elasticity report` can judge an interrupted matrix.
+	Expect []Expectation
 }
 
 // Summary is matrix.json.
@@ -79,6 +85,7 @@ type Summary struct {
 	Errored      int            `json:"errored"` // run or hook errors
 	Skipped      int            `json:"skipped"` // pre-flight said the cell cannot run here
 	Verdict      string         `json:"verdict"` // passed | failed | error | interrupted
+	Expect       []Expectation  `json:"expect,omitempty"`
 	Expectations []ExpectResult `json:"expectations,omitempty"`
 }
 
@@ -101,7 +108,7 @@ func Run(ctx context.Context, cells []Cell, o Options) (*Summary, error) {
 	if o.Runs == "" {
 		o.Runs = o.Out
 	}
-	s := &Summary{Scenario: o.Scenario, Started: time.Now().UTC(), Cells: len(cells)}
+	s := &Summary{Scenario: o.Scenario, Started: time.Now().UTC(), Cells: len(cells), Expect: o.Expect}
 	for i, c := range cells {
 		if ctx.Err() != nil {
 			break
@@ -275,6 +282,54 @@ func (s *Summary) Write(out string) error {
 		return fmt.Errorf("matrix: writing summary: %w", err)
 	}
 	return os.Rename(tmp, filepath.Join(out, FileSummary))
+}
+
+// ReadSummary reads out/matrix.json.
+func ReadSummary(out string) (*Summary, error) {
+	b, err := os.ReadFile(filepath.Join(out, FileSummary))
+	if err != nil {
+		return nil, fmt.Errorf("matrix: reading %s: %w", FileSummary, err)
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("matrix: %s: %w", FileSummary, err)
+	}
+	return &s, nil
+}
+
+// Report rebuilds what a matrix reports from out/matrix.jsonl: the passes
+// and tallies of s, the verdicts of s.Expect (into matrix.json) and the
+// comparison (the matrix's sections, then the runs' own tables). It works
+// on an interrupted matrix: whatever passes were recorded.
+func Report(out string, s *Summary) error {
+	passes, err := ReadPasses(out)
+	if err != nil {
+		return err
+	}
+	if len(s.Expect) == 0 {
+		for _, r := range s.Expectations { // a matrix.json written before Expect was recorded
+			s.Expect = append(s.Expect, r.Expectation)
+		}
+	}
+	s.Passes, s.Expectations = passes, nil
+	s.tally()
+	for _, x := range s.Expect {
+		s.Expectations = append(s.Expectations, x.Evaluate(passes))
+	}
+	if err := s.Write(out); err != nil {
+		return err
+	}
+	var dirs []string
+	for _, p := range passes {
+		d := filepath.Join(out, p.Dir)
+		if _, err := os.Stat(filepath.Join(d, results.FileEvents)); err == nil && p.Status != StatusSkipped {
+			dirs = append(dirs, d)
+		}
+	}
+	if err := reporting.Compare(dirs, out, Sections(passes, s.Expectations)...); err != nil {
+		return fmt.Errorf("matrix: writing the comparison report: %w", err)
+	}
+	return nil
 }
 
 // ErrNoCells is returned when nothing would run.

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/elasticity-dev/elasticity/matrix"
 )
 
 // A bad --expect is exit 2 before any cell runs or any directory is made.
@@ -34,5 +37,40 @@ func TestMatrixEmitGitHubWorkflow(t *testing.T) {
 		"--expect", `"New node(s) ready": mode=parallel / mode=serial <= 1`, "--emit", "github")
 	if code != ExitPassed || !strings.Contains(out, `--expect '"New node(s) ready": mode=parallel / mode=serial <= 1'`) || !strings.Contains(out, "--repeat 2") || !strings.Contains(out, "matrix/matrix.jsonl") {
 		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+}
+
+// `report MATRIXDIR` rebuilds a matrix's reports from matrix.jsonl (an
+// interrupted matrix's too); --check takes the matrix's exit code.
+func TestReportMatrixDir(t *testing.T) {
+	axes, _ := matrix.ParseAxes([]string{"nemesis.0.grow_cluster.mode=serial,parallel"})
+	cells := matrix.Expand(axes, 2)
+	x, _ := matrix.ParseExpect("scale_out_seconds: mode=parallel / mode=serial <= 0.8")
+	if err := x.Check(axes, cells); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	_, err := matrix.Run(context.Background(), cells, matrix.Options{Out: dir, Expect: []matrix.Expectation{x},
+		Run: func(context.Context, matrix.Cell, string) (string, error) { return "passed", nil },
+		Figures: func(d string) (map[string]float64, error) {
+			v := 600.0 + float64(len(d)%5)
+			if strings.Contains(d, "parallel") {
+				v = 900 + float64(len(d)%3)
+			}
+			return map[string]float64{"scale_out_seconds": v}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "comparison.md"))
+	code, out, errs := cli(t, "", "report", dir)
+	if code != ExitPassed || !strings.Contains(out, "matrix verdict: FAIL") || !strings.Contains(out, "comparison.md") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "comparison.md")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, _ := cli(t, "", "report", "--check", dir); code != ExitFailed {
+		t.Fatalf("--check: exit %d, want 1 (the expectation FAILed)", code)
 	}
 }

@@ -106,7 +106,7 @@ before anything runs; 130 interrupted.`,
 				if out == "" {
 					out = filepath.Join("runs", "matrix-"+first.Scenario+"-"+time.Now().UTC().Format("20060102-150405"))
 				}
-				o := matrix.Options{Scenario: first.Scenario, Out: out, BeforeEach: beforeEach, AfterEach: afterEach,
+				o := matrix.Options{Scenario: first.Scenario, Out: out, BeforeEach: beforeEach, AfterEach: afterEach, Expect: exps,
 					Figures: runFigures,
 					Logf:    func(format string, args ...any) { fmt.Fprintf(e.Stderr, format+"\n", args...) }}
 				if collect != "" {
@@ -141,24 +141,8 @@ before anything runs; 130 interrupted.`,
 				if err != nil {
 					return withCode(ExitRunError, err)
 				}
-				passes, err := matrix.ReadPasses(out)
-				if err != nil {
-					return withCode(ExitRunError, err)
-				}
-				for _, x := range exps {
-					sum.Expectations = append(sum.Expectations, x.Evaluate(passes))
-				}
-				if err := sum.Write(out); err != nil {
-					return withCode(ExitRunError, err)
-				}
-				var dirs []string
-				for _, p := range passes {
-					if d := filepath.Join(out, p.Dir); p.Status != matrix.StatusSkipped && fileExists(filepath.Join(d, results.FileEvents)) {
-						dirs = append(dirs, d)
-					}
-				}
-				if err := reporting.Compare(dirs, out, matrix.Sections(passes, sum.Expectations)...); err != nil {
-					fmt.Fprintf(e.Stderr, "matrix: writing the comparison report: %v\n", err)
+				if err := matrix.Report(out, sum); err != nil {
+					fmt.Fprintf(e.Stderr, "%v\n", err)
 				} else {
 					fmt.Fprintf(e.Stdout, "comparison: %s\n", filepath.Join(out, reporting.FileCompareMD))
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/elasticity-dev/elasticity/matrix"
 	"github.com/elasticity-dev/elasticity/reporting"
 	"github.com/elasticity-dev/elasticity/results"
 )
@@ -36,7 +37,12 @@ Every run side by side per cycle with ratios to the first run; repeats of
 one variant (directories named <variant>-r1, <variant>-r2 ...) are shown as
 mean ± stddev with a verdict better / worse / inconclusive (Welch's t-test).
 
---check exits 1 when any threshold failed (in any run).
+A matrix directory (with matrix.jsonl) gets its comparison rebuilt from
+matrix.jsonl and its expectations judged again (matrix.json keeps them):
+what an interrupted or killed matrix had measured.
+
+--check exits 1 when any threshold failed (in any run); for a matrix
+directory, the matrix's own exit code (an expectation FAILed: 1).
 --plain writes the markdown without GitHub colour markup.
 
 Exit code: 0 written, 1 thresholds failed (--check), 2 invalid input,
@@ -59,6 +65,9 @@ Exit code: 0 written, 1 thresholds failed (--check), 2 invalid input,
 							return withCode(ExitInvalid, fmt.Errorf("report: --format %q: want md, html or json", p))
 						}
 					}
+				}
+				if len(args) == 1 && fileExists(filepath.Join(args[0], matrix.FilePasses)) {
+					return matrixReport(e, args[0], check)
 				}
 				for _, d := range args {
 					if err := checkRunDir(d); err != nil {
@@ -104,6 +113,23 @@ Exit code: 0 written, 1 thresholds failed (--check), 2 invalid input,
 		c.Flags().StringVar(&out, "out", "", "directory of the comparison (several DIRs; default the first DIR's parent)")
 		return c
 	})
+}
+
+// matrixReport rebuilds a matrix directory's reports from matrix.jsonl.
+func matrixReport(e *env, dir string, check bool) error {
+	sum, err := matrix.ReadSummary(dir)
+	if err != nil {
+		sum = &matrix.Summary{} // killed before its first pass ended: no expectations known
+	}
+	if err := matrix.Report(dir, sum); err != nil {
+		return withCode(ExitRunError, fmt.Errorf("report: %w", err))
+	}
+	fmt.Fprintln(e.Stdout, filepath.Join(dir, reporting.FileCompareMD))
+	fmt.Fprintln(e.Stdout, filepath.Join(dir, reporting.FileCompareHTML))
+	if err := matrixExit(e, sum); err != nil && check {
+		return err
+	}
+	return nil
 }
 
 func checkRunDir(d string) error {
