@@ -47,3 +47,26 @@ func TestLostDataAndRackBalanceDecideRuns(t *testing.T) {
 		t.Fatalf("validation tables %+v", tabs)
 	}
 }
+
+// Capacity per vCPU before (calibrated on the initial nodes) and after
+// (probed after the last step on the nodes left), and the offered rate's
+// share of each.
+func TestCapacityPerVCPUBeforeAndAfter(t *testing.T) {
+	res := &results.Result{Status: results.StatusPassed, CapacityAfterOps: 12000,
+		Setup: results.Setup{CapacityOps: 3000, RateOpsPerSec: 1500, InitialNodes: []results.NodeInfo{{Name: "node-1", VCPUs: 2}, {Name: "node-2", VCPUs: 2}}},
+		Nodes: []results.NodeInfo{{Name: "node-1", VCPUs: 2}, {Name: "node-2", VCPUs: 2}, {Name: "node-3", VCPUs: 16}}}
+	Evaluate(res)
+	d := res.Derived
+	if d.CapacityPerVCPUBefore != 750 || d.CapacityPerVCPUAfter != 600 || d.OfferedPctBefore != 50 || d.OfferedPctAfter != 12.5 {
+		t.Fatalf("derived %+v", d)
+	}
+	var line string
+	for _, a := range Answers(res) {
+		if strings.HasPrefix(a, "Capacity per vCPU") {
+			line = a
+		}
+	}
+	if !strings.Contains(line, "750 op/s per vCPU before") || !strings.Contains(line, "600 after") || !strings.Contains(line, "12,000 op/s on 20 vCPUs") {
+		t.Fatalf("answer %q", line)
+	}
+}
