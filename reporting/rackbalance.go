@@ -11,6 +11,9 @@ import (
 // RackBalanceTableName is SCT's name of the table (PeriodicDiskUsageToArgus).
 const RackBalanceTableName = "DISK USAGE - rack balance"
 
+// maxRackBalanceRows bounds the rows the report shows.
+const maxRackBalanceRows = 40
+
 // rackBalanceTable is SCT's "DISK USAGE - rack balance" table: one row per
 // period, the time, every node's disk usage grouped by rack, and per rack
 // RACK<rack> = max - min usage of its nodes, marked when above the threshold.
@@ -47,7 +50,19 @@ func rackBalanceTable(res *results.Result) []Table {
 	}
 	t.Note = fmt.Sprintf("Disk usage (%%) per node every %s, and per rack the spread between its fullest and emptiest node (percentage points); a spread above %.0f points %s (thresholds.rack_balance).",
 		HMS(spec.EverySeconds), spec.MaxSpreadPct, word)
-	for _, row := range res.RackBalance {
+	// A long run (or a short period) gives many rows: the report shows at
+	// most maxRackBalanceRows, evenly spaced, and always the last.
+	rows := res.RackBalance
+	if n := len(rows); n > maxRackBalanceRows {
+		step := (n + maxRackBalanceRows - 1) / maxRackBalanceRows
+		var shown []results.RackBalanceRow
+		for i := 0; i < n-1; i += step {
+			shown = append(shown, rows[i])
+		}
+		rows = append(shown, rows[n-1])
+		t.Note += fmt.Sprintf(" One row in %d of %d is shown (all are in result.json rack_balance).", step, n)
+	}
+	for _, row := range rows {
 		cells := []Cell{{Value: row.Row}, {Value: row.Time.UTC().Format("15:04:05")}}
 		for _, r := range rackNames {
 			for _, n := range racks[r] {
