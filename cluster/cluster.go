@@ -678,6 +678,25 @@ func (c *Cluster) waitGone(ctx context.Context, n *Node) error {
 	}
 }
 
+// Flush flushes the memtables of every normal member (nodetool flush on
+// each node, as SCT's flush_all_nodes does), all at once.
+func (c *Cluster) Flush(ctx context.Context) error {
+	nodes := c.membersIn(StateNormal)
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Admin(n).Flush(ctx); err != nil {
+				errs[i] = fmt.Errorf("flushing %s: %w", n.Name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // Quiesce blocks until topology work (joins, leaves, tablet migrations) is
 // done: quiesce_topology on a live node.
 func (c *Cluster) Quiesce(ctx context.Context) error {

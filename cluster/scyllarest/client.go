@@ -201,6 +201,12 @@ func (c *Client) RemoveNode(ctx context.Context, hostID string, ignoreNodes ...s
 	return c.do(ctx, http.MethodPost, "/storage_service/remove_node?"+q.Encode(), nil, true)
 }
 
+// Flush writes every memtable of every keyspace to disk, as `nodetool
+// flush` does (POST /storage_service/flush).
+func (c *Client) Flush(ctx context.Context) error {
+	return c.do(ctx, http.MethodPost, "/storage_service/flush", nil, true)
+}
+
 // QuiesceTopology blocks until no topology operation or tablet migration is
 // in flight (POST /storage_service/quiesce_topology).
 func (c *Client) QuiesceTopology(ctx context.Context) error {

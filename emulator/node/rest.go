@@ -137,6 +137,18 @@ func (n *Node) RESTHandler(nativeTransport func() bool) http.Handler {
 		}
 		js(w, nil)
 	})
+	// nodetool flush: "Flush all memtables in all keyspaces" (scylladb
+	// api/storage_service.cc force_flush: apilog.info("flush all tables"),
+	// database::flush_all_tables on every shard; api-doc/storage_service.json).
+	mux.HandleFunc("POST /storage_service/flush", func(w http.ResponseWriter, r *http.Request) {
+		n.log.Logf(scyllalog.Info, "api", "flush all tables")
+		if err := n.store.Flush(); err != nil {
+			fail(w, http.StatusInternalServerError, err)
+			return
+		}
+		n.disk.Refresh()
+		js(w, nil)
+	})
 	mux.HandleFunc("POST /storage_service/quiesce_topology", func(w http.ResponseWriter, r *http.Request) {
 		if err := n.Quiesce(r.Context()); err != nil {
 			fail(w, http.StatusInternalServerError, err)

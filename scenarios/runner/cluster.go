@@ -145,6 +145,8 @@ func (lc *liveCluster) Remove(ctx context.Context, n *cluster.Node) error {
 
 func (lc *liveCluster) Quiesce(ctx context.Context) error { return lc.c.Quiesce(ctx) }
 
+func (lc *liveCluster) Flush(ctx context.Context) error { return lc.c.Flush(ctx) }
+
 // Load is what n still holds: REST load, and the tablets its metrics count.
 func (lc *liveCluster) Load(ctx context.Context, n *cluster.Node) (nemesis.Load, error) {
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)

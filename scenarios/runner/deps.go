@@ -22,6 +22,8 @@ type Cluster interface {
 	Info() []results.NodeInfo
 	// CollectLogs copies every node's log into dir.
 	CollectLogs(ctx context.Context, dir string) error
+	// Flush writes every node's memtables to disk (nodetool flush).
+	Flush(ctx context.Context) error
 	// Destroy tears every node down; safe to call twice and after a failed Create.
 	Destroy(ctx context.Context) error
 }

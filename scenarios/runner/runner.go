@@ -464,38 +464,67 @@ func (r *run) fill(ctx context.Context, f scenarios.PlanFill) error {
 			}
 		}
 	}()
-	// Usage is sampled about once a second and writes land before they
-	// show: stop when the current growth rate would reach the target within
-	// fillLead, so that the fill does not overshoot by seconds of writes.
+	// SCT fills as full_storage_utils.StressUtils.run_stress_until_target
+	// does: write, `nodetool flush` on every node, read every node's df,
+	// and write again while the fullest node is below the target; its
+	// Hard Limit figure is that last reading. Here: write until the target
+	// is in sight, flush, read every node, and top up while still short.
+	var written int64
+	for round := 1; ; round++ {
+		n, err := r.load.Fill(fctx, fillDone(usage, f.TargetPercent), r.sink, func(k int64) {
+			mu.Lock()
+			keys = k
+			mu.Unlock()
+		})
+		written = n
+		if err != nil && ctx.Err() == nil && fctx.Err() != nil {
+			return fmt.Errorf("%s disk usage %.1f%% did not reach %.0f%% within %s", what, usage(), f.TargetPercent, timeout)
+		}
+		if err != nil {
+			return fmt.Errorf("filling to %.0f%%: %w", f.TargetPercent, err)
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		if err := r.cluster.Flush(fctx); err != nil {
+			r.rep.Logf("%s: flushing memtables: %v", f.Name, err)
+		}
+		if _, _, err := r.disk.Snapshot(fctx); err != nil && fctx.Err() == nil {
+			r.rep.Logf("%s: reading disk usage after the flush: %v", f.Name, err)
+		}
+		if u := usage(); u >= f.TargetPercent || round == maxFillRounds {
+			if u < f.TargetPercent {
+				r.rep.Logf("%s: %s disk %.2f%% after %d rounds, short of %.0f%%", f.Name, what, u, round, f.TargetPercent)
+			}
+			break
+		}
+		r.rep.Logf("%s: %s disk %.2f%% after the flush, below %.0f%%: writing more", f.Name, what, usage(), f.TargetPercent)
+	}
+	r.rep.Logf("%s reached: %s disk %.2f%%, cluster %.1f%% after %d keys", f.Name, what, usage(), r.disk.ClusterUsagePercent(), written)
+	return nil
+}
+
+// maxFillRounds bounds the top-ups of one fill phase.
+const maxFillRounds = 8
+
+// fillDone is a fill's stop condition: usage is sampled about once a second
+// and writes land before they show, so stop when the current growth rate
+// would reach the target within fillLead (a round that then falls short is
+// topped up).
+func fillDone(usage func() float64, target float64) func() bool {
 	startAt, startPct := time.Now(), usage()
-	done := func() bool {
+	return func() bool {
 		u := usage()
-		if u >= f.TargetPercent {
+		if u >= target {
 			return true
 		}
 		if el := time.Since(startAt).Seconds(); el >= 5 {
-			if rate := (u - startPct) / el; rate > 0 && u+rate*fillLead.Seconds() >= f.TargetPercent {
+			if rate := (u - startPct) / el; rate > 0 && u+rate*fillLead.Seconds() >= target {
 				return true
 			}
 		}
 		return false
 	}
-	written, err := r.load.Fill(fctx, done, r.sink, func(k int64) {
-		mu.Lock()
-		keys = k
-		mu.Unlock()
-	})
-	if err != nil && ctx.Err() == nil && fctx.Err() != nil {
-		return fmt.Errorf("%s disk usage %.1f%% did not reach %.0f%% within %s", what, usage(), f.TargetPercent, timeout)
-	}
-	if err != nil {
-		return fmt.Errorf("filling to %.0f%%: %w", f.TargetPercent, err)
-	}
-	if ctx.Err() != nil {
-		return context.Cause(ctx)
-	}
-	r.rep.Logf("%s reached: cluster disk %.1f%% after %d keys", f.Name, r.disk.ClusterUsagePercent(), written)
-	return nil
 }
 
 // fillLead is how far ahead the fill stop condition looks.

@@ -32,6 +32,10 @@ type fakeWorld struct {
 	collected atomic.Bool
 	addErr    error
 	fillBlock chan struct{} // when set, Fill blocks until ctx ends
+	// flushDropGB is what the first flush takes off the disk (memtables and
+	// commitlog written out compactly, then compaction); flushes counts them.
+	flushDropGB float64
+	flushes     int
 }
 
 func (w *fakeWorld) Create(ctx context.Context) error {
@@ -83,6 +87,14 @@ func (w *fakeWorld) WaitNormal(ctx context.Context, nodes []*cluster.Node) error
 func (w *fakeWorld) Decommission(ctx context.Context, n *cluster.Node) error     { return nil }
 func (w *fakeWorld) Remove(ctx context.Context, n *cluster.Node) error           { return nil }
 func (w *fakeWorld) Quiesce(ctx context.Context) error                           { return nil }
+func (w *fakeWorld) Flush(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.flushes++
+	w.usedGB -= w.flushDropGB
+	w.flushDropGB = 0
+	return nil
+}
 func (w *fakeWorld) Load(ctx context.Context, n *cluster.Node) (nemesis.Load, error) {
 	return nemesis.Load{}, nil
 }
@@ -273,6 +285,34 @@ func TestExecuteSequence(t *testing.T) {
 	if !errors.As(err, &ie) {
 		t.Fatalf("reusing a results dir: %v", err)
 	}
+}
+
+// A fill that falls short once the memtables are flushed is topped up, as
+// SCT's run_stress_until_target writes again while the fullest node's df
+// after `nodetool flush` is below the target: the Hard Limit snapshot is at
+// or above its target, not the pre-flush figure.
+func TestFillTopsUpAfterTheFlush(t *testing.T) {
+	w := &fakeWorld{}
+	var status string
+	dir := filepath.Join(t.TempDir(), "run")
+	p := testPlan()
+	p.Fill = p.Fill[:1] // Soft Limit, 30%
+	w.flushDropGB = 30  // the first flush takes 10 points off
+	if _, err := Execute(context.Background(), p, Options{Out: dir, Stdout: io.Discard, Deps: fakeDeps(w, &status)}); err != nil {
+		t.Fatal(err)
+	}
+	if w.flushes < 2 {
+		t.Fatalf("%d flushes: the fill was not topped up", w.flushes)
+	}
+	for _, e := range readEvents(t, dir) {
+		if e.Type == results.EventDiskSnapshot && e.Name == "Soft Limit" {
+			if cl := e.Disk[len(e.Disk)-1]; cl.UsagePercent < 30 || cl.UsagePercent > 35 {
+				t.Fatalf("Soft Limit snapshot at %.1f%%, want 30-35%%", cl.UsagePercent)
+			}
+			return
+		}
+	}
+	t.Fatal("no Soft Limit snapshot")
 }
 
 func TestExecuteInterruptedDuringFill(t *testing.T) {
