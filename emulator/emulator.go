@@ -73,8 +73,12 @@ type Config struct {
 	FailStartup                    string
 	// InjectError is AFTER:MESSAGE: MESSAGE ("logger - text") is logged as
 	// an ERROR line AFTER the node finished starting (fault injection).
-	InjectError    string
-	SlowFactor     float64
+	InjectError string
+	SlowFactor  float64
+	// TimeScale multiplies the ScyllaDB timers the emulator mirrors (the
+	// tablet load stats refresh interval, 60 s), as local.time_scale
+	// multiplies a scenario's durations.
+	TimeScale      float64
 	Version        string
 	InitialTablets int
 	CPUProfile     string
@@ -104,7 +108,7 @@ func DefaultConfig() Config {
 	return Config{ListenAddress: "127.0.0.2", ClusterName: "elasticity", DC: "dc1", Rack: "rack1", InstanceType: "i4i.large",
 		VCPUs: 2, MemoryGB: 16, DiskGB: 468, CQLPort: 9042, RESTPort: 10000, MetricsPort: 9180, NodeExporterPort: 9100, InternodePort: 7000,
 		StorageScaleMiBPerGB: DefaultStorageScaleMiBPerGB, OpsPerVCPU: DefaultOpsPerVCPU, StreamMiBPerVCPU: DefaultStreamMiBPerVCPU,
-		BlockedReactorNotifyMS: 25, BlockedReactorReportsPerMinute: 5, SlowFactor: 1, Version: DefaultVersion, InitialTablets: 16}
+		BlockedReactorNotifyMS: 25, BlockedReactorReportsPerMinute: 5, SlowFactor: 1, TimeScale: 1, Version: DefaultVersion, InitialTablets: 16}
 }
 
 // Flags binds the node flags to c (defaults from c's current values).
@@ -135,6 +139,7 @@ func Flags(c *Config) *pflag.FlagSet {
 	fs.StringVar(&c.FailStartup, "fail-startup", c.FailStartup, "fail startup with this message (fault injection)")
 	fs.StringVar(&c.InjectError, "inject-error", c.InjectError, "AFTER:MESSAGE: log MESSAGE (\"logger - text\") as an ERROR line AFTER startup completed (fault injection)")
 	fs.Float64Var(&c.SlowFactor, "slow-factor", c.SlowFactor, "multiplies every service time (a slow node)")
+	fs.Float64Var(&c.TimeScale, "time-scale", c.TimeScale, "multiplies ScyllaDB's own timers (tablet load stats refresh every 60 s), as local.time_scale multiplies scenario durations")
 	fs.StringVar(&c.Version, "version", c.Version, "version reported by the node")
 	fs.IntVar(&c.InitialTablets, "initial-tablets", c.InitialTablets, "tablets per table when the keyspace does not say")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", c.CPUProfile, "write a Go CPU profile of the node to this file")
@@ -240,7 +245,7 @@ func Run(ctx context.Context, c Config) error {
 		StreamBytesPerSec:     c.StreamMiBPerVCPU * float64(c.VCPUs) * (1 << 20),
 		StallThreshold:        time.Duration(c.BlockedReactorNotifyMS) * time.Millisecond,
 		StallReportsPerMinute: c.BlockedReactorReportsPerMinute,
-		SlowFactor:            c.SlowFactor, Version: c.Version, InitialTablets: c.InitialTablets, Log: log,
+		SlowFactor:            c.SlowFactor, TimeScale: c.TimeScale, Version: c.Version, InitialTablets: c.InitialTablets, Log: log,
 	})
 	if err != nil {
 		return startFail(err)
@@ -335,6 +340,9 @@ func validate(c *Config) error {
 	}
 	if c.DataDir == "" {
 		errs = append(errs, "--data-dir is required")
+	}
+	if c.TimeScale <= 0 || c.TimeScale > 1 {
+		errs = append(errs, fmt.Sprintf("--time-scale %g must be in (0, 1]", c.TimeScale))
 	}
 	if c.InjectError != "" {
 		if _, _, _, err := parseInjectError(c.InjectError); err != nil {

@@ -36,7 +36,16 @@ type EmulatorScale struct {
 func (e EmulatorScale) NodeArgs() []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	return []string{"--storage-scale-mib-per-gb", f(e.StorageScaleMiBPerGB), "--ops-per-vcpu", f(e.OpsPerVCPU),
-		"--stream-mib-per-vcpu", f(e.StreamMiBPerVCPU), "--blocked-reactor-notify-ms", strconv.Itoa(e.BlockedReactorNotifyMS)}
+		"--stream-mib-per-vcpu", f(e.StreamMiBPerVCPU), "--blocked-reactor-notify-ms", strconv.Itoa(e.BlockedReactorNotifyMS),
+		"--time-scale", f(timeScale(e.TimeScale))}
+}
+
+// timeScale is 1 for an unset scale.
+func timeScale(s float64) float64 {
+	if s <= 0 {
+		return 1
+	}
+	return s
 }
 
 // LocalConfig configures emulated node processes on loopback addresses.

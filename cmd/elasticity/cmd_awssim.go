@@ -44,7 +44,7 @@ every instance it still has.
 				}
 				f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 				o.NodeArgs = append(o.NodeArgs, "--storage-scale-mib-per-gb", f(l.StorageScaleMiBPerGB), "--ops-per-vcpu", f(l.OpsPerVCPU),
-					"--stream-mib-per-vcpu", f(l.StreamMiBPerVCPU), "--blocked-reactor-notify-ms", strconv.Itoa(l.BlockedReactorNotifyMS))
+					"--stream-mib-per-vcpu", f(l.StreamMiBPerVCPU), "--blocked-reactor-notify-ms", strconv.Itoa(l.BlockedReactorNotifyMS), "--time-scale", f(l.TimeScale))
 				o.Logf = func(format string, args ...any) { fmt.Fprintf(e.Stderr, format+"\n", args...) }
 				r, err := awssim.Start(c.Context(), o)
 				if err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"os"
+	"strings"
 
 	"github.com/elasticity-dev/elasticity/emulator"
 	"github.com/spf13/cobra"
@@ -21,6 +23,7 @@ Capacity model defaults: disk = --disk-gb × 0.5 MiB (i4i.large → 234 MiB),
 			Args: cobra.NoArgs,
 			RunE: func(c *cobra.Command, args []string) error {
 				cfg.Stderr = e.Stderr
+				cfg.CommandLine = strings.Join(os.Args, " ") // printed as ScyllaDB prints its "command used"
 				if err := emulator.Run(c.Context(), cfg); err != nil {
 					if errors.Is(err, emulator.ErrInvalidConfig) {
 						return withCode(ExitInvalid, err)

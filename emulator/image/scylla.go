@@ -51,7 +51,7 @@ var scyllaOptions = func() map[string]scyllaOption {
 // EmulatorFlags are the double's own scylla options (emulator model and
 // fault injection); real ScyllaDB refuses them as unrecognised.
 var EmulatorFlags = []string{"instance-type", "vcpus", "memory-gb", "disk-gb", "storage-scale-mib-per-gb",
-	"ops-per-vcpu", "stream-mib-per-vcpu", "fail-startup", "slow-factor", "initial-tablets"}
+	"ops-per-vcpu", "stream-mib-per-vcpu", "fail-startup", "slow-factor", "initial-tablets", "time-scale"}
 
 // OptionError is a boost::program_options error as Seastar's
 // app_template::run reports it (src/core/app-template.cc):
@@ -185,6 +185,7 @@ func ScyllaConfig(vals map[string][]string, version string, readFile func(string
 	num("ops-per-vcpu", func(f float64) { c.OpsPerVCPU = f })
 	num("stream-mib-per-vcpu", func(f float64) { c.StreamMiBPerVCPU = f })
 	num("slow-factor", func(f float64) { c.SlowFactor = f })
+	num("time-scale", func(f float64) { c.TimeScale = f })
 	num("initial-tablets", func(f float64) { c.InitialTablets = int(f) })
 	if s, ok := one("fail-startup"); ok {
 		c.FailStartup = s

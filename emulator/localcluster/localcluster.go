@@ -228,7 +228,10 @@ func (c *Cluster) launch(n *Node) error {
 		"--seeds", seed, "--log-file", n.LogPath,
 		"--cql-port", strconv.Itoa(CQLPort), "--rest-port", strconv.Itoa(RESTPort),
 		"--metrics-port", strconv.Itoa(MetricsPort), "--node-exporter-port", strconv.Itoa(NodeExporterPort),
-		"--internode-port", strconv.Itoa(InternodePort))
+		"--internode-port", strconv.Itoa(InternodePort),
+		// ScyllaDB's own timers (the 60 s tablet load stats refresh) at the
+		// local backend's default local.time_scale; ExtraNodeArgs may say otherwise.
+		"--time-scale", "0.01")
 	args = append(args, o.ExtraNodeArgs...)
 	cmd := exec.Command(o.Binary, args...)
 	cmd.Env = NodeEnv(append(os.Environ(), o.Env...))

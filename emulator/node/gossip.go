@@ -32,6 +32,7 @@ func (n *Node) markSeen(host string) {
 	n.up[host] = true
 	n.fdMu.Unlock()
 	if !wasUp {
+		n.wakeCoordinator() // topology_coordinator on_up: _topo_sm.event.broadcast()
 		if nm := n.view.Load().m.Nodes[host]; nm != nil && host != n.hostID {
 			n.log.Logf(scyllalog.Info, "gossip", "InetAddress %s is now UP, status = %s", nm.Addr, nm.State)
 			n.emit(engine.Event{Kind: engine.StatusUp, Addr: net.ParseIP(nm.Addr), Port: nm.CQLPort})
@@ -102,6 +103,9 @@ func (n *Node) gossipLoop() {
 			}
 		}
 		n.fdMu.Unlock()
+		if len(down) > 0 {
+			n.wakeCoordinator() // topology_coordinator on_down
+		}
 		for _, id := range down {
 			if nm := v.m.Nodes[id]; nm != nil {
 				n.log.Logf(scyllalog.Info, "gossip", "InetAddress %s is now DOWN, status = %s", nm.Addr, nm.State)

@@ -302,6 +302,9 @@ func (n *Node) installMeta(m *Meta) error {
 	nv := newView(m)
 	n.view.Store(nv)
 	n.afterMetaChange(old, nv)
+	// storage_service::topology_transition and on_update_tablet_metadata
+	// broadcast the topology state machine's event.
+	n.wakeCoordinator()
 	return nil
 }
 

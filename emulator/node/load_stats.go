@@ -19,10 +19,21 @@ import (
 // known the balancer plans nothing (service/tablet_allocator.cc: "Cannot
 // balance because capacity of node {} (or more) is unknown"), so the
 // topology is idle and quiesce_topology returns although the new node holds
-// no tablets yet. (ScyllaDB's coordinator runs the balancer again on its
-// next event; the emulator's balancer polls, so its window is about the
-// refresh's round trip.)
+// no tablets yet. The refresh triggered after a bootstrap does not wake the
+// balancer (only the refresher's own loop broadcasts the event), so an idle
+// coordinator plans again on its next event: the periodic refresh (every
+// tablet_load_stats_refresh_interval after the previous periodic one), a
+// topology or tablet change, a node going up or down (tablet_balancer.go).
 const tabletLoadStatsRefreshInterval = 60 * time.Second
+
+// statsInterval is the refresh interval scaled by the node's time scale.
+func (n *Node) statsInterval() time.Duration {
+	s := n.cfg.TimeScale
+	if s <= 0 {
+		s = 1
+	}
+	return max(time.Duration(float64(tabletLoadStatsRefreshInterval)*s), 20*time.Millisecond)
+}
 
 // capacityUnknown is a normal member whose capacity the coordinator does not
 // know yet (drained nodes need none), or nil.
@@ -80,12 +91,13 @@ func (n *Node) refreshLoadStats(ctx context.Context) {
 	n.statsMu.Unlock()
 }
 
-// statsLoop is the coordinator's refresher: at once when this node becomes
-// coordinator, then every refresh interval (waking the balancer), and when
-// triggered.
+// statsLoop is the coordinator's refresher (topology_coordinator.cc
+// start_tablet_load_stats_refresher): at once when this node becomes
+// coordinator, then every refresh interval after its own previous run,
+// each time waking the balancer; and when triggered, without waking it.
 func (n *Node) statsLoop() {
 	defer n.wg.Done()
-	t := time.NewTicker(time.Second)
+	t := time.NewTicker(min(time.Second, n.statsInterval()/10))
 	defer t.Stop()
 	wasCoordinator := false
 	for {
@@ -97,22 +109,22 @@ func (n *Node) statsLoop() {
 		case <-n.statsTrigger:
 			triggered = true
 		}
-		coord := n.isCoordinator()
-		if !coord {
+		if !n.isCoordinator() {
 			wasCoordinator = false
 			continue
 		}
-		n.statsMu.Lock()
-		due := time.Since(n.statsAt) >= tabletLoadStatsRefreshInterval
-		n.statsMu.Unlock()
-		if !wasCoordinator || due || triggered {
+		if triggered { // a refresh on request: it wakes no one
 			n.refreshLoadStats(n.ctx)
-			if !triggered {
-				select { // _topo_sm.event.broadcast(): wake up load balancer
-				case n.wake <- struct{}{}:
-				default:
-				}
-			}
+		}
+		n.statsMu.Lock()
+		due := time.Since(n.statsPeriodAt) >= n.statsInterval()
+		n.statsMu.Unlock()
+		if !wasCoordinator || due { // the refresher's own loop
+			n.refreshLoadStats(n.ctx)
+			n.statsMu.Lock()
+			n.statsPeriodAt = time.Now()
+			n.statsMu.Unlock()
+			n.wakeCoordinator() // _topo_sm.event.broadcast(): wake up load balancer
 		}
 		wasCoordinator = true
 	}

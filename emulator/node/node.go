@@ -65,7 +65,11 @@ type Config struct {
 	SlowFactor            float64
 	Version               string
 	InitialTablets        int
-	Log                   *scyllalog.Logger
+	// TimeScale multiplies ScyllaDB's own timers the emulator mirrors (the
+	// topology coordinator's tablet load stats refresh interval), as the
+	// scenario's local.time_scale multiplies its durations; 0 means 1.
+	TimeScale float64
+	Log       *scyllalog.Logger
 }
 
 // Node is a running emulated node.
@@ -108,7 +112,8 @@ type Node struct {
 	// Tablet load stats (load_stats.go): hosts whose capacity the coordinator knows.
 	statsMu       sync.Mutex
 	statsKnown    map[string]bool
-	statsAt       time.Time
+	statsAt       time.Time // last refresh, triggered or periodic
+	statsPeriodAt time.Time // last periodic refresh (the refresher's own loop)
 	statsTrigger  chan struct{}
 	statsHold     atomic.Pointer[chan struct{}] // test injection: a refresh waits for it to close (wait_refresh_tablet_load_stats)
 	statsLoggedAt uint64                        // epoch of the last "Cannot balance" line
@@ -132,7 +137,9 @@ type Node struct {
 	migMu      sync.Mutex
 	migrations map[string]bool // "table/index" in flight
 	finished   []*move         // streamed, waiting for the switch of ownership
-	wake       chan struct{}
+	// wake is the topology state machine's event (_topo_sm.event.broadcast):
+	// an idle coordinator sleeps until it (tablet_balancer.go).
+	wake chan struct{}
 
 	// Streaming pace (pacing.go) and cleanup of ranges given away (streaming.go).
 	paceMu   sync.Mutex

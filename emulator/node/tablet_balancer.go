@@ -13,20 +13,43 @@ import (
 // (for joins, drains and imbalance), starts their streaming and switches
 // ownership once streamed. State: migMu.
 
+// balancerLoop is the topology coordinator's fiber (scylladb
+// service/topology_coordinator.cc run()): while it has work (migrations in
+// flight, or a round that changed something) it goes on, here at a 200 ms
+// pace standing in for the migration stages; once a round had nothing to
+// do it sleeps until the topology state machine's event (await_event):
+// metadata changes, a node up or down, a streamed migration, the periodic
+// load stats refresh. A node that is not coordinator checks every 200 ms
+// whether it has become one.
 func (n *Node) balancerLoop() {
 	defer n.wg.Done()
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
+	idle := false
 	for {
-		select {
-		case <-n.ctx.Done():
-			return
-		case <-t.C:
-		case <-n.wake:
+		if idle {
+			select {
+			case <-n.ctx.Done():
+				return
+			case <-n.wake:
+			}
+		} else {
+			select {
+			case <-n.ctx.Done():
+				return
+			case <-t.C:
+			case <-n.wake:
+			}
 		}
-		if n.isCoordinator() {
-			n.balanceOnce()
-		}
+		idle = n.isCoordinator() && !n.balanceOnce()
+	}
+}
+
+// wakeCoordinator is _topo_sm.event.broadcast().
+func (n *Node) wakeCoordinator() {
+	select {
+	case n.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -55,8 +78,10 @@ func migrationLimit(nm *NodeMeta) int {
 // balanceOnce is one round of the topology coordinator: finish streamed
 // migrations, let drained nodes leave, roll back orphaned migrations, then
 // plan and start new ones. Each step is one metadata change, so that
-// thousands of tablets do not mean thousands of publications.
-func (n *Node) balanceOnce() {
+// thousands of tablets do not mean thousands of publications. It reports
+// whether the coordinator had work (handle_topology_transition's answer):
+// false when nothing is in flight and the plan is empty.
+func (n *Node) balanceOnce() bool {
 	n.migMu.Lock()
 	done := n.finished
 	n.finished = nil
@@ -97,7 +122,7 @@ func (n *Node) balanceOnce() {
 		}
 		n.migMu.Unlock()
 		if err != nil {
-			return
+			return true
 		}
 	}
 
@@ -120,7 +145,7 @@ func (n *Node) balanceOnce() {
 			}
 			return c, nil
 		}) != nil {
-			return
+			return true
 		}
 		v = n.view.Load()
 		m = v.m
@@ -149,7 +174,7 @@ func (n *Node) balanceOnce() {
 			}
 			return c, nil
 		})
-		return
+		return true
 	}
 	busy := map[string]int{}
 	for _, tm := range m.Tablets {
@@ -172,11 +197,12 @@ func (n *Node) balanceOnce() {
 	if len(moves) == 0 {
 		// An empty plan ends the tablet_migration transition state.
 		n.migMu.Lock()
-		if len(n.migrations) == 0 && len(n.finished) == 0 {
+		inflight := len(n.migrations) > 0 || len(n.finished) > 0
+		if !inflight {
 			n.tstate.Store(false)
 		}
 		n.migMu.Unlock()
-		return
+		return inflight || len(done) > 0 || len(gone) > 0
 	}
 	var started []*move
 	err := n.mutateMeta(n.ctx, func(m *Meta) (*Meta, error) {
@@ -207,7 +233,7 @@ func (n *Node) balanceOnce() {
 		return c, nil
 	})
 	if err != nil || len(started) == 0 {
-		return
+		return true
 	}
 	n.tstate.Store(true)
 	n.met.migrations.Add(float64(len(started)))
@@ -222,12 +248,10 @@ func (n *Node) balanceOnce() {
 			n.migMu.Lock()
 			n.finished = append(n.finished, mv)
 			n.migMu.Unlock()
-			select {
-			case n.wake <- struct{}{}:
-			default:
-			}
+			n.wakeCoordinator()
 		}()
 	}
+	return true
 }
 
 // plan chooses migrations: drain leaving nodes first, then even out

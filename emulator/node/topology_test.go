@@ -16,7 +16,8 @@ const topoPort = 17931
 func startMember(t *testing.T, addr string, log *syncBuf, tweak func(*Node)) *Node {
 	t.Helper()
 	cfg := Config{ClusterName: "topo", ListenAddress: addr, DC: "dc1", Rack: "rack1", DataDir: t.TempDir(), VCPUs: 1, InternodePort: topoPort,
-		Seeds: []string{"127.0.9.1"}, StreamBytesPerSec: 256 << 10, InitialTablets: 8, Log: scyllalog.New(log)}
+		Seeds: []string{"127.0.9.1"}, StreamBytesPerSec: 256 << 10, InitialTablets: 8, Log: scyllalog.New(log),
+		TimeScale: 0.05} // the load stats refresh every 3 s
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	n, err := New(ctx, cfg)
@@ -60,6 +61,18 @@ func createTable(t *testing.T, n *Node, rows int) {
 
 func tabletsOf(n *Node, host string) int { return sum(shardLoad(n.view.Load().m)[host]) }
 
+// assigned says whether host holds a tablet replica or is a migration's target.
+func assigned(n *Node, host string) bool {
+	for _, tm := range n.view.Load().m.Tablets {
+		for _, t := range tm.Tablets {
+			if hasReplica(t, host) || (t.Pending != nil && t.Pending.Host == host) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // After a join, quiesce_topology returns once the topology is not busy
 // (scylladb service/storage_service.cc await_topology_quiesced →
 // topology_state_machine::await_not_busy), and the balancer plans nothing
@@ -77,6 +90,11 @@ func TestQuiesceWindowAfterJoin(t *testing.T) {
 	// wait_refresh_tablet_load_stats), so that the window stays open.
 	for wait := time.Now().Add(10 * time.Second); a.capacityUnknown(a.view.Load()) != nil && time.Now().Before(wait); {
 		time.Sleep(20 * time.Millisecond) // the coordinator's first refresh
+	}
+	// Past the coordinator's post-start grace, so that it stays coordinator
+	// (and its refresher's loop keeps its pace) while b joins.
+	for time.Since(a.started) < downAfter+heartbeatInterval {
+		time.Sleep(20 * time.Millisecond)
 	}
 	release := make(chan struct{})
 	a.statsHold.Store(&release)
@@ -101,10 +119,36 @@ func TestQuiesceWindowAfterJoin(t *testing.T) {
 	if got := tabletsOf(a, b.HostID()); got != 0 {
 		t.Fatalf("new node holds %d tablets before its capacity is known", got)
 	}
+	// The refresh triggered by the join does not wake the idle
+	// coordinator: the new node gets tablets only after the refresher's
+	// next periodic run broadcasts the event (start_tablet_load_stats_refresher),
+	// every tablet_load_stats_refresh_interval × the time scale.
+	// As if the refresher's periodic run had just happened (the hold
+	// kept it from running), so that the next one is a full interval away.
+	a.statsMu.Lock()
+	a.statsPeriodAt = time.Now()
+	a.statsMu.Unlock()
+	released := time.Now()
 	close(release)
 	deadline := time.Now().Add(20 * time.Second)
+	for !assigned(a, b.HostID()) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if wait := time.Since(released); wait < a.statsInterval()/2 {
+		t.Errorf("the first migration to the new node started %s after its capacity was known, before the periodic refresh (%s)", wait.Round(time.Millisecond), a.statsInterval())
+	}
 	for tabletsOf(a, b.HostID()) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
+	}
+	a.statsMu.Lock()
+	periodic, known := a.statsPeriodAt, a.statsKnown[b.HostID()]
+	a.statsMu.Unlock()
+	if !known || !periodic.After(released) {
+		t.Fatalf("tablets moved to the new node %s after the release, before the periodic refresh (last at %s, capacity known: %v)",
+			time.Since(released).Round(time.Millisecond), periodic.Sub(released).Round(time.Millisecond), known)
+	}
+	if wait := time.Since(released); wait > a.statsInterval()+2*time.Second {
+		t.Errorf("tablets moved %s after the release, refresh interval %s", wait.Round(time.Millisecond), a.statsInterval())
 	}
 	if err := a.Quiesce(ctx); err != nil { // the balancer is running: this one waits for it
 		t.Fatal(err)
