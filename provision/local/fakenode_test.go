@@ -57,7 +57,7 @@ func fakeNode(args []string) int {
 	str := map[string]*string{}
 	for _, name := range []string{"listen-address", "data-dir", "cluster-name", "dc", "rack", "instance-type", "vcpus", "memory-gb",
 		"disk-gb", "seeds", "log-file", "cql-port", "rest-port", "metrics-port", "internode-port", "storage-scale-mib-per-gb",
-		"ops-per-vcpu", "stream-mib-per-vcpu", "blocked-reactor-notify-ms", "fail-startup", "slow-factor"} {
+		"ops-per-vcpu", "stream-mib-per-vcpu", "blocked-reactor-notify-ms", "fail-startup", "slow-factor", "time-scale"} {
 		str[name] = fs.String(name, "", "")
 	}
 	if err := fs.Parse(args[1:]); err != nil {

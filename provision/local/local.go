@@ -58,6 +58,8 @@ type Options struct {
 	StorageScaleMiBPerGB float64
 	OpsPerVCPU           float64
 	StreamMiBPerVCPU     float64
+	// TimeScale multiplies the nodes' own ScyllaDB timers (local.time_scale; 0: the node's default, 1).
+	TimeScale float64
 	// BlockedReactorNotifyMS is the stall report threshold (default 25).
 	BlockedReactorNotifyMS int
 	// ExtraArgs are appended to every node's command line (after the spec's ExtraArgs).
@@ -381,6 +383,9 @@ func (p *Provider) startNew(s provision.NodeSpec, initial bool) (provision.Node,
 	)
 	if p.opts.StorageScaleMiBPerGB > 0 {
 		args = append(args, "--storage-scale-mib-per-gb", f(p.opts.StorageScaleMiBPerGB))
+	}
+	if p.opts.TimeScale > 0 {
+		args = append(args, "--time-scale", f(p.opts.TimeScale))
 	}
 	if p.opts.OpsPerVCPU > 0 {
 		args = append(args, "--ops-per-vcpu", f(p.opts.OpsPerVCPU))

@@ -31,6 +31,7 @@ func init() {
 				OpsPerVCPU:             e.OpsPerVCPU,
 				StreamMiBPerVCPU:       e.StreamMiBPerVCPU,
 				BlockedReactorNotifyMS: e.BlockedReactorNotifyMS,
+				TimeScale:              e.TimeScale,
 				FaultArgs:              o.FaultArgs,
 				Logf:                   o.Logf,
 			}), nil
