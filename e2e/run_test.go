@@ -188,7 +188,8 @@ func TestSmokeRun(t *testing.T) {
 	defer cancel()
 	// node-2 logs a database ERROR line that the scenario expects: it must
 	// not fail the run (thresholds may, on a loaded machine: exit 0 or 1).
-	args := append(shrink("127.0.5.2"), "--fault", "node-2="+injectedError, "--set", `expected_errors=[{regex: "Compaction failed: injected"}]`)
+	args := append(shrink("127.0.5.2"), "--fault", "node-2="+injectedError, "--set", `expected_errors=[{regex: "Compaction failed: injected"}]`,
+		"--set", "validate.after_each_step=true")
 	cmd, log := start(t, ctx, out, args...)
 	err := cmd.Wait()
 	defer checkNoNodes(t)
@@ -234,12 +235,16 @@ func TestSmokeRun(t *testing.T) {
 	if len(res.Durations) == 0 {
 		t.Error("no durations")
 	}
-	// Nothing lost, checked: the final validation read the default sample
-	// and ranges at ALL and found every row with its value.
-	if len(res.Validations) != 1 {
-		t.Errorf("%d data validations, want 1", len(res.Validations))
-	} else if v := res.Validations[0]; v.Lost() != 0 || v.ReadErrors != 0 || v.SampleKeys == 0 || v.ScannedRanges != 4 || v.ScannedRows == 0 || v.Consistency != "ALL" {
-		t.Errorf("data validation %+v", v)
+	// Nothing lost, checked: after the step (under load) and after the
+	// final hold the default sample and ranges read at ALL found every row
+	// with its value.
+	if len(res.Validations) != 2 || res.Validations[0].After != "Add 1 x i4i.large" || res.Validations[1].After != results.ValidationFinal {
+		t.Errorf("data validations %+v, want after the step and final", res.Validations)
+	}
+	for _, v := range res.Validations {
+		if v.Lost() != 0 || v.ReadErrors != 0 || v.SampleKeys == 0 || v.ScannedRanges != 4 || v.ScannedRows == 0 || v.Consistency != "ALL" {
+			t.Errorf("data validation %+v", v)
+		}
 	}
 	t.Logf("smoke: %d cycles, disk phases %d, durations %d", len(res.Cycles), len(res.Disk), len(res.Durations))
 }
