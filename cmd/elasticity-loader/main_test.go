@@ -67,6 +67,11 @@ func TestLoaderLinksOnlyTheLoadGenerator(t *testing.T) {
 		t.Fatalf("go list -deps: %v", err)
 	}
 	for _, pkg := range strings.Fields(string(out)) {
+		// The token function is a pure leaf (no emulator behaviour): data
+		// validation places keys in token ranges with it.
+		if strings.HasSuffix(pkg, "/elasticity/emulator/murmur3") {
+			continue
+		}
 		for _, heavy := range []string{"/elasticity/provision", "/elasticity/emulator", "/elasticity/scenarios", "/elasticity/reporting",
 			"aws-sdk-go", "docker", "testcontainers", "cockroachdb/pebble", "go.opentelemetry.io"} {
 			if strings.Contains(pkg, heavy) {
