@@ -553,8 +553,14 @@ func TestDiskFullAndFailStartup(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Errorf("--fail-startup: %v, want exit status 1", err)
 	}
+	// ScyllaDB logs its starting message first (main.cc
+	// print_starting_message), then the failure as an ERROR line.
 	b, _ := os.ReadFile(logPath)
-	if !strings.Contains(string(b), "] init - Startup failed: injected fault") || !strings.HasPrefix(string(b), "ERROR ") {
+	failed := false
+	for _, line := range strings.Split(string(b), "\n") {
+		failed = failed || (strings.HasPrefix(line, "ERROR ") && strings.Contains(line, "] init - Startup failed: injected fault"))
+	}
+	if !failed || !strings.HasPrefix(string(b), "Scylla version ") {
 		t.Errorf("--fail-startup log: %q", b)
 	}
 }
