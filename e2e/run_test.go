@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -91,6 +92,20 @@ func checkNoNodes(t *testing.T) {
 }
 
 // start runs `elasticity run` with a deadline; output goes to a log file.
+// runExpect runs a scenario to its end and fails the test unless the runner
+// exits with one of want, and returns its output; nodes left behind are
+// checked when the test ends.
+func runExpect(t *testing.T, ctx context.Context, out string, want []int, args ...string) *bytes.Buffer {
+	t.Helper()
+	cmd, log := start(t, ctx, out, args...)
+	err := cmd.Wait()
+	t.Cleanup(func() { checkNoNodes(t) })
+	if code := exitCode(err); !slices.Contains(want, code) {
+		t.Fatalf("exit %d, want %v: %v\n%s", code, want, err, log)
+	}
+	return log
+}
+
 func start(t *testing.T, ctx context.Context, out string, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	full := append([]string{"run", "../configs/smoke.yaml", "--out", out}, args...)
@@ -190,12 +205,7 @@ func TestSmokeRun(t *testing.T) {
 	// not fail the run (thresholds may, on a loaded machine: exit 0 or 1).
 	args := append(shrink("127.0.5.2"), "--fault", "node-2="+injectedError, "--set", `expected_errors=[{regex: "Compaction failed: injected"}]`,
 		"--set", "validate.after_each_step=true")
-	cmd, log := start(t, ctx, out, args...)
-	err := cmd.Wait()
-	defer checkNoNodes(t)
-	if code := exitCode(err); code != 0 && code != 1 {
-		t.Fatalf("exit %d: %v\n%s", code, err, log)
-	}
+	log := runExpect(t, ctx, out, []int{0, 1}, args...)
 	if r := readResult(t, out); strings.Contains(r.Reason, "database error") {
 		t.Errorf("an expected error failed the run: %s", r.Reason)
 	} else if ev := injectedEvent(r); ev == nil || !ev.Expected {
@@ -267,12 +277,7 @@ func TestInjectedErrorFailsRun(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "inject")
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	cmd, log := start(t, ctx, out, append(shrink("127.0.5.80"), "--fault", "node-2="+injectedError)...)
-	err := cmd.Wait()
-	defer checkNoNodes(t)
-	if code := exitCode(err); code != 1 {
-		t.Fatalf("exit %d, want 1: %v\n%s", code, err, log)
-	}
+	runExpect(t, ctx, out, []int{1}, append(shrink("127.0.5.80"), "--fault", "node-2="+injectedError)...)
 	r := readResult(t, out)
 	if r.Status != results.StatusFailed || !strings.Contains(r.Reason, "DATABASE_ERROR on node-2") || !strings.Contains(r.Reason, "Compaction failed: injected") {
 		t.Fatalf("status %s, reason %q", r.Status, r.Reason)
@@ -332,12 +337,7 @@ func TestGrowStartupFailure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	args := append(shrink("127.0.5.60"), "--fault", "node-4=--fail-startup=raft operation [read_barrier] timed out")
-	cmd, log := start(t, ctx, out, args...)
-	err := cmd.Wait()
-	defer checkNoNodes(t)
-	if code := exitCode(err); code != 3 {
-		t.Fatalf("exit %d, want 3\n%s", code, log)
-	}
+	log := runExpect(t, ctx, out, []int{3}, args...)
 	e := lastRunEnd(t, out)
 	if e.Status != results.StatusError || !strings.Contains(e.Message, "node-4") {
 		t.Fatalf("run_end %+v", e)
@@ -375,12 +375,7 @@ func TestSmokeRunWithLoaders(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "loaders")
 	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	defer cancel()
-	cmd, log := start(t, ctx, out, append(shrink("127.0.5.80"), "--set", "local.loaders=2")...)
-	err := cmd.Wait()
-	defer checkNoNodes(t)
-	if code := exitCode(err); code != 0 && code != 1 {
-		t.Fatalf("exit %d: %v\n%s", code, err, log)
-	}
+	log := runExpect(t, ctx, out, []int{0, 1}, append(shrink("127.0.5.80"), "--set", "local.loaders=2")...)
 	if left := processesOf(t, "stress"); len(left) > 0 {
 		t.Fatalf("loader processes left after the run:\n%s", strings.Join(left, "\n"))
 	}

@@ -24,12 +24,7 @@ func TestLostReplicaDataFailsRun(t *testing.T) {
 		`:10000/elasticity/fault/drop_local_data?keyspace=elasticity&table=standard1"]}}`
 	args := append(shrink("127.0.5.140"), "--set", "nemesis.1="+drop, "--set", "validate.consistency=ONE",
 		"--set", "validate.sample=all", "--set", "final_hold=0")
-	cmd, log := start(t, ctx, out, args...)
-	err := cmd.Wait()
-	defer checkNoNodes(t)
-	if code := exitCode(err); code != 1 {
-		t.Fatalf("exit %d, want 1: %v\n%s", code, err, log)
-	}
+	runExpect(t, ctx, out, []int{1}, args...)
 	r := readResult(t, out)
 	if r.Status != results.StatusFailed || !strings.Contains(r.Reason, "data lost after final") || !strings.Contains(r.Reason, "node-2") {
 		t.Fatalf("status %s, reason %q", r.Status, r.Reason)
