@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,8 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/frame"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
+
+	"github.com/elasticity-dev/elasticity/emulator/batchwriter"
 )
 
 const (
@@ -31,8 +32,8 @@ type outFrame struct {
 	closeAfter bool
 }
 
-// conn is one client connection: a reader goroutine (serve), one goroutine
-// per in-flight request and a single writer goroutine.
+// conn is one client connection: a reader goroutine (serve) and request
+// workers that write their responses themselves (batchwriter).
 type conn struct {
 	s     *Server
 	nc    net.Conn
@@ -41,7 +42,7 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	out chan outFrame
+	out *batchwriter.Writer
 	// Requests run on a per-connection pool of worker goroutines that
 	// grows up to MaxInFlight and shrinks when idle: long-lived workers keep
 	// their grown stacks, which a goroutine per request would copy every time.
@@ -65,7 +66,7 @@ func newConn(ctx context.Context, s *Server, nc net.Conn, shard int) *conn {
 		shard:      shard,
 		ctx:        ctx,
 		cancel:     cancel,
-		out:        make(chan outFrame, 256),
+		out:        batchwriter.New(nc),
 		work:       make(chan request),
 		registered: map[primitive.EventType]bool{},
 	}
@@ -74,6 +75,7 @@ func newConn(ctx context.Context, s *Server, nc net.Conn, shard int) *conn {
 func (c *conn) close() {
 	c.closeOnce.Do(func() {
 		c.cancel()
+		c.out.Close()
 		c.nc.Close()
 	})
 }
@@ -97,23 +99,9 @@ func (c *conn) serve() {
 		<-c.ctx.Done()
 		c.nc.Close()
 	}()
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		c.writeLoop()
-	}()
-	fatal := false
 	defer func() {
-		if fatal {
-			// Let the writer put the error on the wire before closing.
-			select {
-			case <-writerDone:
-			case <-time.After(2 * time.Second):
-			}
-		}
 		c.close()
 		c.reqs.Wait()
-		<-writerDone
 	}()
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	var hdr [headerLen]byte
@@ -129,7 +117,6 @@ func (c *conn) serve() {
 				return
 			}
 			c.sendOldVersionError(version, hdr[2])
-			fatal = true
 			return
 		}
 		if _, err := io.ReadFull(br, hdr[1:]); err != nil {
@@ -142,20 +129,17 @@ func (c *conn) serve() {
 		if version > 4 {
 			c.sendFatal(primitive.ProtocolVersion4, stream, &message.ProtocolError{ErrorMessage: fmt.Sprintf(
 				"Invalid or unsupported protocol version (%d); the lowest supported version is 3 and the greatest is 4", version)})
-			fatal = true
 			return
 		}
 		pv := primitive.ProtocolVersion(version)
 		if hdr[0]&0x80 != 0 {
 			c.sendFatal(pv, stream, &message.ProtocolError{ErrorMessage: "Invalid frame: response direction bit set in a request"})
-			fatal = true
 			return
 		}
 		if length < 0 || int64(length) > int64(c.s.opts.MaxFrameBytes) {
 			c.s.logf("WARN", "client %s: request frame of %d bytes exceeds the maximum of %d; closing connection", c.nc.RemoteAddr(), length, c.s.opts.MaxFrameBytes)
 			c.sendFatal(pv, stream, &message.ProtocolError{ErrorMessage: fmt.Sprintf(
 				"Request is too big: length %d exceeds maximum allowed length %d.", length, c.s.opts.MaxFrameBytes)})
-			fatal = true
 			return
 		}
 		body, err := readBody(br, int(length))
@@ -252,41 +236,11 @@ func readBody(r io.Reader, n int) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func (c *conn) writeLoop() {
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
-	for {
-		var f outFrame
-		select {
-		case f = <-c.out:
-		case <-c.ctx.Done():
-			return
-		}
-		if _, err := bw.Write(f.b); err != nil {
-			c.close()
-			return
-		}
-		if !f.closeAfter && len(c.out) == 0 {
-			// Let runnable workers queue their responses first: one
-			// write(2) then carries them all.
-			runtime.Gosched()
-		}
-		if f.closeAfter || len(c.out) == 0 {
-			if err := bw.Flush(); err != nil {
-				c.close()
-				return
-			}
-		}
-		if f.closeAfter {
-			c.close()
-			return
-		}
-	}
-}
-
+// enqueue writes f, or queues it for the write in progress; a frame that
+// closes the connection is written before the close.
 func (c *conn) enqueue(f outFrame) {
-	select {
-	case c.out <- f:
-	case <-c.ctx.Done():
+	if err := c.out.Write(f.b, f.closeAfter); err != nil || f.closeAfter {
+		c.close()
 	}
 }
 
@@ -350,23 +304,27 @@ func (c *conn) sendOldVersionError(version, stream byte) {
 	c.enqueue(outFrame{b: append(b, body.Bytes()...), closeAfter: true})
 }
 
-// handle decodes and executes one request and queues its response.
+// handle decodes and executes one request and writes its response.
 func (c *conn) handle(h *frame.Header, body []byte) {
+	c.send(h.Version, h.StreamId, c.execute(h, body))
+}
+
+// execute decodes and executes one request; it is in flight until its
+// response exists (the response may reach the client before handle returns).
+func (c *conn) execute(h *frame.Header, body []byte) (resp message.Message) {
 	c.s.inFlight.Add(1)
 	defer c.s.inFlight.Add(-1)
 	defer func() {
 		if r := recover(); r != nil {
 			c.s.logf("ERROR", "panic while handling %s on stream %d: %v\n%s", h.OpCode, h.StreamId, r, debug.Stack())
-			c.send(h.Version, h.StreamId, &message.ServerError{ErrorMessage: fmt.Sprintf("internal error: %v", r)})
+			resp = &message.ServerError{ErrorMessage: fmt.Sprintf("internal error: %v", r)}
 		}
 	}()
 	msg, err := decodeRequest(h.OpCode, h.Flags, body)
 	if err != nil {
-		c.send(h.Version, h.StreamId, &message.ProtocolError{ErrorMessage: fmt.Sprintf("Invalid %s message: %v", h.OpCode, err)})
-		return
+		return &message.ProtocolError{ErrorMessage: fmt.Sprintf("Invalid %s message: %v", h.OpCode, err)}
 	}
-	resp := c.dispatch(h, msg)
-	c.send(h.Version, h.StreamId, resp)
+	return c.dispatch(h, msg)
 }
 
 func (c *conn) dispatch(h *frame.Header, msg message.Message) message.Message {

@@ -5,19 +5,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/emulator/batchwriter"
 	"github.com/elasticity-dev/elasticity/emulator/engine"
 )
 
 // Internode RPC: one persistent TCP connection per peer carrying framed
-// messages (rpccodec.go) multiplexed by id. A single writer goroutine per
-// connection encodes queued messages and flushes only when the queue is
-// empty, so concurrent requests share TCP writes; requests are served by
+// messages (rpccodec.go) multiplexed by id. Senders encode and write their
+// messages themselves through a batchwriter (concurrent ones share a
+// write(2), no hand-off to a writer goroutine); requests are served by
 // long-lived workers, not a goroutine each (a fresh goroutine grows its
 // stack through the storage path on every request: 12% of the CPU).
 
@@ -69,7 +70,8 @@ type rpcHandler func(ctx context.Context, m *msg) (*msg, error)
 
 type rpcConn struct {
 	nc      net.Conn
-	sendq   chan *msg
+	out     *batchwriter.Writer
+	fw      *frameWriter // used under out's lock
 	mu      sync.Mutex
 	pending map[uint64]func(*msg)
 	nextID  atomic.Uint64
@@ -85,8 +87,7 @@ type rpcConn struct {
 const rpcWorkerIdle = 10 * time.Second
 
 func newRPCConn(ctx context.Context, nc net.Conn, h rpcHandler) *rpcConn {
-	c := &rpcConn{nc: nc, sendq: make(chan *msg, 1024), pending: map[uint64]func(*msg){}, closed: make(chan struct{}), handler: h, ctx: ctx, work: make(chan *msg)}
-	go c.writeLoop()
+	c := &rpcConn{nc: nc, out: batchwriter.New(nc), fw: newFrameWriter(nil), pending: map[uint64]func(*msg){}, closed: make(chan struct{}), handler: h, ctx: ctx, work: make(chan *msg)}
 	go c.readLoop()
 	return c
 }
@@ -97,35 +98,22 @@ func (c *rpcConn) close(err error) {
 		c.err = err
 		c.mu.Unlock()
 		close(c.closed)
+		c.out.Close()
 		c.nc.Close()
 	})
 }
 
-func (c *rpcConn) writeLoop() {
-	bw := bufio.NewWriterSize(c.nc, 64<<10)
-	fw := newFrameWriter(bw)
-	for {
-		select {
-		case <-c.closed:
-			return
-		case m := <-c.sendq:
-			if err := fw.write(m); err != nil {
-				c.close(fmt.Errorf("encoding message: %w", err))
-				return
-			}
-			if len(c.sendq) == 0 {
-				// Let runnable senders queue theirs first: one write(2)
-				// then carries them all.
-				runtime.Gosched()
-			}
-			if len(c.sendq) == 0 {
-				if err := bw.Flush(); err != nil {
-					c.close(err)
-					return
-				}
-			}
-		}
+// send writes m, or queues it for the write in progress; it does not wait
+// for a write by another goroutine. A failure closes the connection.
+func (c *rpcConn) send(m *msg) error {
+	err := c.out.Encode(func(w io.Writer) error {
+		c.fw.w = w
+		return c.fw.write(m)
+	}, false)
+	if err != nil {
+		c.close(fmt.Errorf("sending %s: %w", m.Op, err))
 	}
+	return err
 }
 
 func (c *rpcConn) readLoop() {
@@ -194,15 +182,13 @@ func (c *rpcConn) serve(m *msg) {
 			resp.ErrCode = -1
 		}
 	}
-	select {
-	case c.sendq <- resp:
-	case <-c.closed:
-	}
+	_ = c.send(resp) // a failed connection fails the caller's call
 }
 
 // start sends a request; done is called exactly once with the response or
 // an error (from the connection's reader or the caller: it must not block).
-// The context bounds only the sending; callers bound the wait themselves.
+// Sending does not wait for the peer (unless this goroutine does the
+// connection's write); callers bound the wait for the answer themselves.
 func (c *rpcConn) start(ctx context.Context, m *msg, done func(*msg, error)) {
 	var once sync.Once
 	finish := func(r *msg, err error) { once.Do(func() { done(r, err) }) }
@@ -230,14 +216,14 @@ func (c *rpcConn) start(ctx context.Context, m *msg, done func(*msg, error)) {
 		finish(r, nil)
 	}
 	c.mu.Unlock()
-	select {
-	case c.sendq <- m:
-	case <-c.closed:
-		c.forget(m.ID)
-		finish(nil, errConnClosed)
-	case <-ctx.Done():
+	if ctx.Err() != nil {
 		c.forget(m.ID)
 		finish(nil, ctx.Err())
+		return
+	}
+	if c.send(m) != nil {
+		c.forget(m.ID)
+		finish(nil, errConnClosed)
 	}
 }
 

@@ -1,0 +1,81 @@
+package batchwriter
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"testing"
+)
+
+// Frames from many goroutines arrive whole and each goroutine's in order.
+func TestConcurrentFramesArriveWholeAndInOrder(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	bw := New(a)
+	const writers, each = 8, 200
+	got := make(chan []byte, 1)
+	go func() {
+		all, _ := io.ReadAll(b)
+		got <- all
+	}()
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if err := bw.Write([]byte{byte(w), byte(i), byte(i >> 8), '\n'}, false); err != nil {
+					t.Errorf("write: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// A waiting write returns once everything queued before it is written.
+	if err := bw.Write([]byte{0xff, 0, 0, '\n'}, true); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	all := <-got
+	if len(all) != (writers*each+1)*4 {
+		t.Fatalf("read %d bytes, want %d", len(all), (writers*each+1)*4)
+	}
+	next := make([]int, writers)
+	for i := 0; i+4 <= len(all)-4; i += 4 {
+		f := all[i : i+4]
+		w, n := int(f[0]), int(f[1])|int(f[2])<<8
+		if f[3] != '\n' || w >= writers || n != next[w] {
+			t.Fatalf("frame %d = %v: torn or out of order (writer %d expected %d)", i/4, f, w, next[min(w, writers-1)])
+		}
+		next[w]++
+	}
+}
+
+// A failed write fails later writes, and a failed encoding leaves nothing behind.
+func TestErrorsStick(t *testing.T) {
+	var buf bytes.Buffer
+	bw := New(&buf)
+	boom := errors.New("boom")
+	if err := bw.Encode(func(w io.Writer) error { w.Write([]byte("half")); return boom }, false); err != boom {
+		t.Fatalf("Encode error = %v, want boom", err)
+	}
+	if err := bw.Write([]byte("ok"), false); err != nil || buf.String() != "ok" {
+		t.Fatalf("after a failed encoding: err %v, wire %q, want ok", err, buf.String())
+	}
+	bw.Close()
+	if err := bw.Write([]byte("late"), false); !errors.Is(err, ErrClosed) || buf.String() != "ok" {
+		t.Fatalf("after Close: err %v, wire %q", err, buf.String())
+	}
+	a, b := net.Pipe()
+	b.Close()
+	bw = New(a)
+	if err := bw.Write([]byte("x"), false); err == nil {
+		t.Fatal("write to a closed pipe succeeded")
+	}
+	if err := bw.Write([]byte("y"), false); err == nil {
+		t.Fatal("write after a failed write succeeded")
+	}
+}
