@@ -102,15 +102,27 @@ func (l *stressLoad) CreateSchema(ctx context.Context) error {
 	return stress.CreateSchema(ctx, l.s, stress.Schema{Keyspace: d.Keyspace, Table: d.Table, RF: d.RF, DC: l.dc, Tablets: d.Tablets})
 }
 
-func (l *stressLoad) Fill(ctx context.Context, done func() bool, sink func(results.LatencyRecord), progress func(int64)) (int64, error) {
+func (l *stressLoad) Fill(ctx context.Context, upTo int64, done func() bool, sink func(results.LatencyRecord), progress func(int64)) (int64, error) {
 	start := l.keys.Load()
+	if upTo > 0 && upTo <= start {
+		return start, nil
+	}
 	f, err := fillJob(l.p, nil, start).FillSpec()
 	if err != nil {
 		return start, err
 	}
 	f.Warn = func(s string) { l.env.Logf("fill: %s", s) }
 	f.Failed = l.failed.add
-	n, err := stress.RunFill(ctx, l.s, f, done, stress.Sink(sink), func(k int64) { progress(start + k) })
+	// Checked often, a round that ends at a key count ends near it (a
+	// tenth of a second at full rate is a fraction of a point of disk on
+	// an emulated node). progress and done are called in turn, never at once.
+	f.CheckEvery = 50 * time.Millisecond
+	var written int64
+	stop := func() bool { return (upTo > 0 && start+written >= upTo) || done() }
+	n, err := stress.RunFill(ctx, l.s, f, stop, stress.Sink(sink), func(k int64) {
+		written = k
+		progress(start + k)
+	})
 	l.keys.Add(n)
 	return start + n, err
 }

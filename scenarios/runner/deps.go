@@ -46,8 +46,10 @@ type Disk interface {
 type Load interface {
 	// CreateSchema creates the keyspace and table (RF, tablets).
 	CreateSchema(ctx context.Context) error
-	// Fill writes until done() is true or ctx ends; progress is called with keys written.
-	Fill(ctx context.Context, done func() bool, sink func(results.LatencyRecord), progress func(keys int64)) (int64, error)
+	// Fill writes new keys until done() is true, the keys written (counted
+	// over every fill, as progress reports them) reach upTo when it is > 0,
+	// or ctx ends. It returns that count.
+	Fill(ctx context.Context, upTo int64, done func() bool, sink func(results.LatencyRecord), progress func(keys int64)) (int64, error)
 	// Calibrate measures the sustainable rate (ops/s).
 	Calibrate(ctx context.Context) (float64, error)
 	// Run applies the mixed workload at rate ops/s until ctx ends.

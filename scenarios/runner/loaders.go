@@ -145,9 +145,12 @@ func (l *fleetLoad) share(job stress.Job, i int, source string) stress.Job {
 	return j
 }
 
-func (l *fleetLoad) Fill(ctx context.Context, done func() bool, sink func(results.LatencyRecord), progress func(int64)) (int64, error) {
+func (l *fleetLoad) Fill(ctx context.Context, upTo int64, done func() bool, sink func(results.LatencyRecord), progress func(int64)) (int64, error) {
 	n := l.f.Len()
 	base := l.keys.Load()
+	if upTo > 0 && upTo <= base {
+		return base, nil
+	}
 	fctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var written atomic.Int64
@@ -170,7 +173,13 @@ func (l *fleetLoad) Fill(ctx context.Context, done func() bool, sink func(result
 	job := fillJob(l.p, l.hosts, base)
 	job.DC = l.dc // the nodes' own DC (Ec2Snitch names it on AWS)
 	totals, err := l.f.Stream(fctx, func(i int) stress.Job {
-		return l.share(job, i, fmt.Sprintf("fill-loader-%d", i+1))
+		j := l.share(job, i, fmt.Sprintf("fill-loader-%d", i+1))
+		if upTo > base {
+			// Each loader stops itself at its part of the keys (it checks
+			// every 50 ms; the merged records arrive a second late).
+			j.Keys = fillShareKeys(upTo-base, i, n)
+		}
+		return j
 	}, func(r results.LatencyRecord) {
 		written.Add(r.Count)
 		sink(r)
@@ -190,6 +199,13 @@ func (l *fleetLoad) Fill(ctx context.Context, done func() bool, sink func(result
 		return keys, nil
 	}
 	return keys, err
+}
+
+// fillShareKeys is loader i of n's part of k keys written together: it
+// writes every n-th key from the i-th, so those below k (at least one, as
+// 0 would mean no limit).
+func fillShareKeys(k int64, i, n int) int64 {
+	return max(1, (k-int64(i)+int64(n)-1)/int64(n))
 }
 
 func (l *fleetLoad) Calibrate(ctx context.Context) (float64, error) {

@@ -46,3 +46,23 @@ func TestLoaderBinaryPrefersTheSlimLoader(t *testing.T) {
 	own.Load.LoaderBinary = "/opt/elasticity-arm64"
 	check("aws.loader_binary", own, true, "/opt/elasticity-arm64")
 }
+
+// Loaders that stop at their part of a fill's key budget write together
+// the keys below it, whatever the remainder (each at least one).
+func TestFillShareKeys(t *testing.T) {
+	for _, k := range []int64{1, 2, 7, 9, 1000} {
+		for n := 1; n <= 4; n++ {
+			var sum int64
+			for i := range n {
+				s := fillShareKeys(k, i, n)
+				if last := int64(i) + (s-1)*int64(n); last >= k && s > 1 {
+					t.Fatalf("k=%d n=%d: loader %d writes key %d", k, n, i, last)
+				}
+				sum += s
+			}
+			if sum < k || sum > k+int64(n) {
+				t.Fatalf("k=%d n=%d: shares add up to %d", k, n, sum)
+			}
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -90,6 +91,12 @@ type run struct {
 	disk    Disk
 	load    Load
 	env     *Env
+
+	// fillKeys are the keys the fills wrote so far; fillPerKey is the
+	// disk usage (points) a key added in the last fill phase, by measure
+	// (fullest node's or cluster).
+	fillKeys   int64
+	fillPerKey map[string]float64
 
 	recovery *monitor.Recovery
 	cycles   *nemesis.Cycles
@@ -467,16 +474,46 @@ func (r *run) fill(ctx context.Context, f scenarios.PlanFill) error {
 	// SCT fills as full_storage_utils.StressUtils.run_stress_until_target
 	// does: write, `nodetool flush` on every node, read every node's df,
 	// and write again while the fullest node is below the target; its
-	// Hard Limit figure is that last reading. Here: write until the target
-	// is in sight, flush, read every node, and top up while still short.
-	var written int64
+	// Hard Limit figure is that last reading. Writes show on disk late
+	// (memtables until the flush, samples a second old), so no round aims
+	// at the target by the live reading: the first stops short of it, and
+	// the later ones write a number of keys, from the usage per key the
+	// flushed readings measured, that lands just above it.
+	if _, _, err := r.disk.Snapshot(fctx); err != nil && fctx.Err() == nil {
+		r.rep.Logf("%s: reading disk usage before filling: %v", f.Name, err)
+	}
+	startPct, startKeys := usage(), r.fillKeys
+	if startPct >= f.TargetPercent {
+		r.rep.Logf("%s: %s disk already %.2f%%, at or above %.0f%%: nothing to write", f.Name, what, startPct, f.TargetPercent)
+		return nil
+	}
+	perKey := r.fillPerKey[what] // from an earlier phase, until this one measures its own
 	for round := 1; ; round++ {
-		n, err := r.load.Fill(fctx, fillDone(usage, f.TargetPercent), r.sink, func(k int64) {
+		u := usage()
+		goal, upTo := fillGoal(f.TargetPercent, u), int64(0)
+		done := func() bool { return usage() >= goal }
+		if perKey > 0 {
+			upTo = r.fillKeys + int64(math.Ceil((goal-u)/perKey))
+		} else {
+			// Nothing measured yet: stop by the live reading, well short
+			// of the target so that what it does not show yet fits.
+			d := f.TargetPercent - u
+			goal = f.TargetPercent - min(max(1, 0.1*d), d/2)
+			done = fillDone(usage, goal)
+		}
+		if round == 1 {
+			if upTo > 0 {
+				r.rep.Logf("%s: %s disk %.2f%%: writing ~%d keys (%.2g points per key measured before), aiming at %.1f%%", f.Name, what, u, upTo-r.fillKeys, perKey, goal)
+			} else {
+				r.rep.Logf("%s: %s disk %.2f%%: writing until it is about to reach %.1f%%, then flushing and topping up by key count", f.Name, what, u, goal)
+			}
+		}
+		n, err := r.load.Fill(fctx, upTo, done, r.sink, func(k int64) {
 			mu.Lock()
 			keys = k
 			mu.Unlock()
 		})
-		written = n
+		r.fillKeys = max(r.fillKeys, n)
 		if err != nil && ctx.Err() == nil && fctx.Err() != nil {
 			return fmt.Errorf("%s disk usage %.1f%% did not reach %.0f%% within %s", what, usage(), f.TargetPercent, timeout)
 		}
@@ -492,34 +529,57 @@ func (r *run) fill(ctx context.Context, f scenarios.PlanFill) error {
 		if _, _, err := r.disk.Snapshot(fctx); err != nil && fctx.Err() == nil {
 			r.rep.Logf("%s: reading disk usage after the flush: %v", f.Name, err)
 		}
-		if u := usage(); u >= f.TargetPercent || round == maxFillRounds {
+		u = usage()
+		// A phase measures its own rate once it has written enough to
+		// see one (the flushed readings hold every key written).
+		if k := r.fillKeys - startKeys; k > 0 && u > startPct && (u-startPct >= 1 || perKey <= 0) {
+			perKey = (u - startPct) / float64(k)
+			if r.fillPerKey == nil {
+				r.fillPerKey = map[string]float64{}
+			}
+			r.fillPerKey[what] = perKey
+		}
+		if u >= f.TargetPercent || round == maxFillRounds {
 			if u < f.TargetPercent {
 				r.rep.Logf("%s: %s disk %.2f%% after %d rounds, short of %.0f%%", f.Name, what, u, round, f.TargetPercent)
 			}
 			break
 		}
-		r.rep.Logf("%s: %s disk %.2f%% after the flush, below %.0f%%: writing more", f.Name, what, usage(), f.TargetPercent)
+		if perKey > 0 {
+			next := fillGoal(f.TargetPercent, u)
+			r.rep.Logf("%s: %s disk %.2f%% after the flush, below %.0f%%: writing ~%d more keys (%.2g points per key), aiming at %.1f%%",
+				f.Name, what, u, f.TargetPercent, int64(math.Ceil((next-u)/perKey)), perKey, next)
+		} else {
+			r.rep.Logf("%s: %s disk %.2f%% after the flush, below %.0f%%: writing more (no usage per key measured yet)", f.Name, what, u, f.TargetPercent)
+		}
 	}
-	r.rep.Logf("%s reached: %s disk %.2f%%, cluster %.1f%% after %d keys", f.Name, what, usage(), r.disk.ClusterUsagePercent(), written)
+	r.rep.Logf("%s reached: %s disk %.2f%%, cluster %.1f%% after %d keys", f.Name, what, usage(), r.disk.ClusterUsagePercent(), r.fillKeys)
 	return nil
 }
 
 // maxFillRounds bounds the top-ups of one fill phase.
 const maxFillRounds = 8
 
-// fillDone is a fill's stop condition: usage is sampled about once a second
-// and writes land before they show, so stop when the current growth rate
-// would reach the target within fillLead (a round that then falls short is
-// topped up).
-func fillDone(usage func() float64, target float64) func() bool {
+// fillGoal is where a round that writes a measured number of keys aims
+// from usage u: half a point above the target, less a tenth of the way
+// still to go, so that a long round (whose estimate errs most) rather ends
+// short, and a short one just above the target.
+func fillGoal(target, u float64) float64 {
+	return target + 0.5 - 0.1*max(0, target-u)
+}
+
+// fillDone is a first round's stop condition: usage is sampled about once a
+// second and writes land before they show, so stop when the current growth
+// rate would reach goal within fillLead.
+func fillDone(usage func() float64, goal float64) func() bool {
 	startAt, startPct := time.Now(), usage()
 	return func() bool {
 		u := usage()
-		if u >= target {
+		if u >= goal {
 			return true
 		}
 		if el := time.Since(startAt).Seconds(); el >= 5 {
-			if rate := (u - startPct) / el; rate > 0 && u+rate*fillLead.Seconds() >= target {
+			if rate := (u - startPct) / el; rate > 0 && u+rate*fillLead.Seconds() >= goal {
 				return true
 			}
 		}

@@ -36,6 +36,7 @@ type fakeWorld struct {
 	// commitlog written out compactly, then compaction); flushes counts them.
 	flushDropGB float64
 	flushes     int
+	keys        int64 // written by the fills
 }
 
 func (w *fakeWorld) Create(ctx context.Context) error {
@@ -120,18 +121,21 @@ func (w *fakeWorld) ClusterUsagePercent() float64 {
 func (w *fakeWorld) DataBytes() float64 { return 1e6 }
 
 func (w *fakeWorld) CreateSchema(ctx context.Context) error { return nil }
-func (w *fakeWorld) Fill(ctx context.Context, done func() bool, sink func(results.LatencyRecord), progress func(int64)) (int64, error) {
+func (w *fakeWorld) Fill(ctx context.Context, upTo int64, done func() bool, sink func(results.LatencyRecord), progress func(int64)) (int64, error) {
 	if w.fillBlock != nil {
 		close(w.fillBlock)
 		<-ctx.Done()
 		return 0, ctx.Err()
 	}
-	var keys int64
-	for !done() {
+	w.mu.Lock()
+	keys := w.keys
+	w.mu.Unlock()
+	for !done() && (upTo <= 0 || keys < upTo) {
 		w.mu.Lock()
 		w.usedGB += 10
+		w.keys += 100
+		keys = w.keys
 		w.mu.Unlock()
-		keys += 100
 		progress(keys)
 		if ctx.Err() != nil {
 			return keys, ctx.Err()
@@ -160,8 +164,8 @@ func (w *fakeWorld) Close() {}
 type loadAdapter struct{ w *fakeWorld }
 
 func (l loadAdapter) CreateSchema(ctx context.Context) error { return l.w.CreateSchema(ctx) }
-func (l loadAdapter) Fill(ctx context.Context, done func() bool, sink func(results.LatencyRecord), p func(int64)) (int64, error) {
-	return l.w.Fill(ctx, done, sink, p)
+func (l loadAdapter) Fill(ctx context.Context, upTo int64, done func() bool, sink func(results.LatencyRecord), p func(int64)) (int64, error) {
+	return l.w.Fill(ctx, upTo, done, sink, p)
 }
 func (l loadAdapter) Calibrate(ctx context.Context) (float64, error) { return l.w.Calibrate(ctx) }
 func (l loadAdapter) Run(ctx context.Context, rate float64, sink func(results.LatencyRecord)) error {
@@ -387,5 +391,123 @@ func TestSetupCarriesProvisionedNodes(t *testing.T) {
 	}
 	if n := res.Setup.InitialNodes; len(n) != 3 || n[0].Address != "127.0.5.1" || n[0].DiskBytes != 1<<30 {
 		t.Fatalf("initial nodes %+v", n)
+	}
+}
+
+// memtableWorld is the fake world with a fill's disk as ScyllaDB shows it:
+// a write sits in a memtable, on disk only once flushed (nodetool flush, or
+// the memtable filling up), and the monitor's reading is refreshed once per
+// sampleKeys keys (a one-second sample at the fill's rate) or on Snapshot.
+// Usage is in points of the cluster average; the fullest node is skew
+// times that.
+type memtableWorld struct {
+	*fakeWorld
+	perKey      float64 // points a key adds once flushed
+	memtableMax float64 // points a memtable holds before it flushes itself
+	sampleKeys  int64
+	checkKeys   int64 // how often Fill checks done and upTo
+	skew        float64
+
+	mu                        sync.Mutex
+	keys, sinceSample         int64
+	flushed, memtable, sample float64
+}
+
+func (w *memtableWorld) Flush(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.flushed, w.memtable = w.flushed+w.memtable, 0
+	return nil
+}
+
+func (w *memtableWorld) Fill(ctx context.Context, upTo int64, done func() bool, sink func(results.LatencyRecord), progress func(int64)) (int64, error) {
+	for {
+		w.mu.Lock()
+		for range w.checkKeys {
+			w.keys++
+			if w.memtable += w.perKey; w.memtable >= w.memtableMax {
+				w.flushed, w.memtable = w.flushed+w.memtable, 0
+			}
+			if w.sinceSample++; w.sinceSample >= w.sampleKeys {
+				w.sample, w.sinceSample = w.flushed, 0
+			}
+		}
+		keys := w.keys
+		w.mu.Unlock()
+		progress(keys)
+		if done() || (upTo > 0 && keys >= upTo) || ctx.Err() != nil {
+			return keys, ctx.Err()
+		}
+	}
+}
+
+func (w *memtableWorld) Snapshot(ctx context.Context) ([]results.NodeDisk, results.NodeDisk, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.sample, w.sinceSample = w.flushed, 0
+	full, other := w.sample*w.skew, w.sample*(3-w.skew)/2
+	nodes := []results.NodeDisk{
+		{Node: "node-1", TotalGB: 100, UsedGB: full, UsagePercent: full},
+		{Node: "node-2", TotalGB: 100, UsedGB: other, UsagePercent: other},
+		{Node: "node-3", TotalGB: 100, UsedGB: other, UsagePercent: other},
+	}
+	return nodes, results.NodeDisk{TotalGB: 300, UsedGB: 3 * w.sample, UsagePercent: w.sample}, nil
+}
+
+func (w *memtableWorld) ClusterUsagePercent() float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sample
+}
+
+func (w *memtableWorld) MaxUsagePercent() float64 { return w.ClusterUsagePercent() * w.skew }
+
+type memtableDisk struct{ *memtableWorld }
+
+func (d memtableDisk) Run(ctx context.Context) { <-ctx.Done() }
+
+type memtableLoad struct{ *memtableWorld }
+
+func (l memtableLoad) Run(ctx context.Context, rate float64, sink func(results.LatencyRecord)) error {
+	return l.fakeWorld.Run(ctx, rate, sink)
+}
+
+// A fill phase's snapshot lands within 2 points above its target on the
+// fullest node (or the cluster, by average), although the writes show on
+// disk only after a flush and the readings lag: stopping on the live
+// reading overshot by the memtable plus a sample's worth of writes.
+func TestFillLandsJustAboveTheTarget(t *testing.T) {
+	for _, by := range []string{scenarios.FillByMax, scenarios.FillByAverage} {
+		t.Run(by, func(t *testing.T) {
+			w := &memtableWorld{fakeWorld: &fakeWorld{}, perKey: 0.001, memtableMax: 1.5, sampleKeys: 2500, checkKeys: 50, skew: 1.04}
+			deps := fakeDeps(w.fakeWorld, new(string))
+			deps.NewCluster = func(ctx context.Context, env *Env) (Cluster, error) { return w, nil }
+			deps.NewDisk = func(ctx context.Context, env *Env, c Cluster) (Disk, error) { return memtableDisk{w}, nil }
+			deps.NewLoad = func(ctx context.Context, env *Env, c Cluster) (Load, error) { return memtableLoad{w}, nil }
+			p := testPlan()
+			p.Fill = []scenarios.PlanFill{{Name: "Soft Limit", TargetPercent: 70, By: by}, {Name: "Hard Limit", TargetPercent: 90, By: by}}
+			p.Steps = nil
+			dir := filepath.Join(t.TempDir(), "run")
+			if _, err := Execute(context.Background(), p, Options{Out: dir, Stdout: io.Discard, Deps: deps}); err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]float64{}
+			for _, e := range readEvents(t, dir) {
+				if e.Type != results.EventDiskSnapshot {
+					continue
+				}
+				for _, d := range e.Disk {
+					if (by == scenarios.FillByAverage) == (d.Node == "cluster") {
+						got[e.Name] = max(got[e.Name], d.UsagePercent)
+					}
+				}
+			}
+			for _, f := range p.Fill {
+				t.Logf("%s: %.2f%%", f.Name, got[f.Name])
+				if u := got[f.Name]; u < f.TargetPercent || u > f.TargetPercent+2 {
+					t.Errorf("%s snapshot at %.2f%%, want %.0f–%.0f%%", f.Name, u, f.TargetPercent, f.TargetPercent+2)
+				}
+			}
+		})
 	}
 }
