@@ -288,14 +288,21 @@ func OpenStore(dir string, capacityBytes int64) (*Store, error) {
 }
 
 // storeSizes picks the memtable (and so WAL file) size, the target sstable
-// size and the base level size for an emulated disk: about 1/64, 1/256 and
+// size and the base level size for an emulated disk: about 1/128, 1/256 and
 // 1/32 of it, within Pebble-sane bounds.
 func storeSizes(capacityBytes int64) (memtable, target, lbase int64) {
 	memtable, target, lbase = 8<<20, 2<<20, 64<<20
 	if capacityBytes <= 0 {
 		return memtable, target, lbase
 	}
-	memtable = clampInt64(capacityBytes/64, 256<<10, 8<<20)
+	// A memtable is a WAL file, and Pebble keeps the live one, one being
+	// flushed and MemTableStopWritesThreshold+1 = 3 recycled ones (open.go):
+	// about four files on disk. ScyllaDB's commitlog, on the same disk,
+	// grows to the shards' memory (db/commitlog/commitlog.cc,
+	// commitlog_total_space_in_mb -1), about 3% of an i4i's disk (16 GiB of
+	// RAM for 468 GB on i4i.large); four WAL files of 1/128 are that 3%.
+	// With 1/64 they were 6.5% of a node at 90% and pushed it out of space.
+	memtable = clampInt64(capacityBytes/128, 256<<10, 8<<20)
 	target = clampInt64(capacityBytes/256, 64<<10, 2<<20)
 	lbase = clampInt64(capacityBytes/32, 512<<10, 64<<20)
 	return memtable, target, lbase
