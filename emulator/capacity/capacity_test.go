@@ -370,3 +370,33 @@ func BenchmarkStreamUnderLoad(b *testing.B) {
 	}
 	b.ReportMetric(total.Seconds()/float64(b.N)/predicted.Seconds(), "actual/predicted")
 }
+
+// An idle process's watchdog reports next to no scheduling lag: its timer
+// firing about a millisecond late on every tick (the Go netpoller sleeps in
+// whole milliseconds) is the timer's granularity, not the host's.
+func TestIdleWatchdogReportsNoLag(t *testing.T) {
+	m := New(Config{Shards: 1, StallThreshold: 25 * time.Millisecond})
+	defer m.Close()
+	// A timer loop beside it tells whether the machine is busy: then real
+	// lag is expected and the test says nothing.
+	period := 12500 * time.Microsecond
+	var late []time.Duration
+	expected := time.Now().Add(period)
+	tm := time.NewTimer(period)
+	for range 160 {
+		<-tm.C
+		now := time.Now()
+		late = append(late, now.Sub(expected))
+		expected = now.Add(period)
+		tm.Reset(period)
+	}
+	slices.Sort(late)
+	if p50 := late[len(late)/2]; p50 > timerSlack {
+		t.Skipf("the machine is busy (a timer fires %v late at the median): lag is real here", p50)
+	}
+	// 160 ticks: a millisecond each would be 160 ms.
+	if lag := m.SchedulingLag(); lag > 40*time.Millisecond {
+		t.Errorf("idle watchdog reported %v of scheduling lag in 2 s (timer lateness p50 %v)", lag, late[len(late)/2])
+	}
+	t.Logf("idle scheduling lag in 2 s: %v (timer lateness p50 %v)", m.SchedulingLag(), late[len(late)/2])
+}
