@@ -526,10 +526,9 @@ func (r *run) fill(ctx context.Context, f scenarios.PlanFill) error {
 		if err := r.cluster.Flush(fctx); err != nil {
 			r.rep.Logf("%s: flushing memtables: %v", f.Name, err)
 		}
-		if _, _, err := r.disk.Snapshot(fctx); err != nil && fctx.Err() == nil {
+		if u, err = r.settledUsage(fctx, usage); err != nil && fctx.Err() == nil {
 			r.rep.Logf("%s: reading disk usage after the flush: %v", f.Name, err)
 		}
-		u = usage()
 		// A phase measures its own rate once it has written enough to
 		// see one (the flushed readings hold every key written).
 		if k := r.fillKeys - startKeys; k > 0 && u > startPct && (u-startPct >= 1 || perKey <= 0) {
@@ -556,6 +555,40 @@ func (r *run) fill(ctx context.Context, f scenarios.PlanFill) error {
 	r.rep.Logf("%s reached: %s disk %.2f%%, cluster %.1f%% after %d keys", f.Name, what, usage(), r.disk.ClusterUsagePercent(), r.fillKeys)
 	return nil
 }
+
+// settledUsage reads every node until usage stops moving, and returns it.
+// Just after a flush, compactions of the new sstables hold their inputs and
+// outputs at once for a moment: on an emulated disk that is points above
+// where usage settles a second later, and where the phase's snapshot and
+// hold would find it.
+func (r *run) settledUsage(ctx context.Context, usage func() float64) (float64, error) {
+	var last []float64
+	var err error
+	for end := time.Now().Add(fillSettleMax); ; {
+		if _, _, err = r.disk.Snapshot(ctx); err != nil && ctx.Err() != nil {
+			return usage(), err
+		}
+		last = append(last, usage())
+		if n := len(last); n >= 3 && max(last[n-1], last[n-2], last[n-3])-min(last[n-1], last[n-2], last[n-3]) < 0.1 {
+			return last[n-1], err
+		}
+		if time.Now().After(end) {
+			return last[len(last)-1], err
+		}
+		select {
+		case <-ctx.Done():
+			return last[len(last)-1], context.Cause(ctx)
+		case <-time.After(fillSettleEvery):
+		}
+	}
+}
+
+// fillSettleEvery and fillSettleMax pace settledUsage: three readings that
+// agree over a second, or what the last one says after 10 s.
+var (
+	fillSettleEvery = 500 * time.Millisecond
+	fillSettleMax   = 10 * time.Second
+)
 
 // maxFillRounds bounds the top-ups of one fill phase.
 const maxFillRounds = 8
