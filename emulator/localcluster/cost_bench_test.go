@@ -31,7 +31,9 @@ import (
 // stalled client or node shows). Run it with `make bench-emulator`;
 // BENCH_EMU_RATES (default "2000,10000") and BENCH_EMU_SECONDS (default 10)
 // change the rates and the time per rate; BENCH_NODE_PROFILE writes a CPU
-// profile per node ("{addr}" in the path is the node's address).
+// profile per node ("{addr}" in the path is the node's address);
+// BENCH_EMU_NODE_ENV adds VAR=value words to the nodes' environment (e.g.
+// GOMAXPROCS=1, to compare runtime settings side by side).
 func BenchmarkNodeCost(b *testing.B) {
 	rates := []int{2000, 10000}
 	if s := os.Getenv("BENCH_EMU_RATES"); s != "" {
