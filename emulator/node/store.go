@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
+	"github.com/cockroachdb/pebble/vfs"
 	"github.com/elasticity-dev/elasticity/emulator/engine"
 )
 
@@ -248,7 +249,7 @@ type Store struct {
 // dropping a moved tablet rewrote large files that still held other tablets,
 // so old nodes briefly ran out of space while they were shedding data.
 func OpenStore(dir string, capacityBytes int64) (*Store, error) {
-	memtable, target, lbase := storeSizes(capacityBytes)
+	sz := storeSizes(capacityBytes)
 	// The block cache holds about an eighth of the emulated disk (8 to 64
 	// MiB): with Pebble's 8 MiB default, point reads of a filled node read
 	// most blocks from the page cache again (pread and a copy: a tenth of
@@ -258,23 +259,46 @@ func OpenStore(dir string, capacityBytes int64) (*Store, error) {
 	opts := &pebble.Options{
 		Cache:        cache,
 		Merger:       rowMergeOperator,
-		MemTableSize: uint64(memtable),
-		// A small base level keeps compactions incremental: L0 is merged into
-		// a base level of at most lbase bytes, deeper levels file by file, so
-		// a compaction never needs room for a second copy of the whole data
-		// set (with one big base level a near-full node ran out of space
-		// while compacting). Real ScyllaDB compacts per tablet, also bounded.
-		LBaseMaxBytes: lbase,
-		Logger:        quietLogger{},
+		MemTableSize: uint64(sz.memtable),
+		// ScyllaDB compacts each tablet's sstables as their own LSM tree
+		// (replica/compaction_group.hh: "each group can be thought of an
+		// isolated LSM tree"), with incremental compaction freeing input
+		// fragments as it goes (compaction/incremental_compaction_strategy.hh),
+		// so a full node's overwrites are reclaimed and a compaction's
+		// transient room is about a tablet. One Pebble tree over all tablets
+		// gets the same bounds from its shape: a base level of 1/24 of the
+		// disk that L0 goes straight into, a bottom level 25 times larger
+		// (overwritten rows wait at most there, ~4% of the data), small
+		// files (one L5 file meets ~1/80 of the bottom level, and small
+		// bottom files keep Pebble's expanded compactions, 25 files, small:
+		// an L5 compaction needs ~2% of the disk, not ~10%), and two
+		// compactions at a time (every shard compacts; one could not keep up).
+		// With Pebble's level multiplier 10 and a base level of 1/32, 60,000
+		// overwrites of a node filled to 82% reached 99%; 40,000 peaked 11
+		// points up with 1/256 bottom files (TestOverwritesOfAFullNodeAreReclaimed).
+		LBaseMaxBytes:            sz.lbase,
+		MaxConcurrentCompactions: func() int { return 2 },
+		// Small upper-level files are many: keep them open.
+		MaxOpenFiles: 4096,
+		Logger:       quietLogger{},
+		FS:           noSyncFS{vfs.Default},
 	}
+	opts.Experimental.LevelMultiplier = 25
 	// No block compression: disk usage then follows the data written, and
 	// the CPU goes to serving requests. Small files let a dropped tablet's
 	// range be deleted file by file (delete-only compactions) instead of
 	// rewritten.
+	// Pebble indexes LevelOptions from the base level, not by level
+	// (compaction_picker.go adjustedOutputLevel): Levels[0] is L0, Levels[1]
+	// the base level, Levels[2] the one under it, the bottom level once the
+	// node holds data (with a multiplier of 25 the base level is L5).
 	opts.Levels = make([]pebble.LevelOptions, 7)
 	for i := range opts.Levels {
 		opts.Levels[i].Compression = pebble.NoCompression
-		opts.Levels[i].TargetFileSize = target
+		opts.Levels[i].TargetFileSize = sz.upperFile
+		if i >= 2 {
+			opts.Levels[i].TargetFileSize = sz.bottomFile
+		}
 		// Bloom filters let a single-row read (ReadRow) skip the files
 		// that do not hold its key (about 1.25 bytes per key).
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
@@ -287,13 +311,18 @@ func OpenStore(dir string, capacityBytes int64) (*Store, error) {
 	return &Store{db: db}, nil
 }
 
+// storeSizing is the Pebble shape for an emulated disk.
+type storeSizing struct {
+	memtable, upperFile, bottomFile, lbase int64
+}
+
 // storeSizes picks the memtable (and so WAL file) size, the target sstable
-// size and the base level size for an emulated disk: about 1/128, 1/256 and
-// 1/32 of it, within Pebble-sane bounds.
-func storeSizes(capacityBytes int64) (memtable, target, lbase int64) {
-	memtable, target, lbase = 8<<20, 2<<20, 64<<20
+// sizes above and at the bottom level, and the base level size for an
+// emulated disk: about 1/128, 1/2048, 1/1024 and 1/24 of it, within
+// Pebble-sane bounds.
+func storeSizes(capacityBytes int64) storeSizing {
 	if capacityBytes <= 0 {
-		return memtable, target, lbase
+		return storeSizing{memtable: 8 << 20, upperFile: 256 << 10, bottomFile: 1 << 20, lbase: 64 << 20}
 	}
 	// A memtable is a WAL file, and Pebble keeps the live one, one being
 	// flushed and MemTableStopWritesThreshold+1 = 3 recycled ones (open.go):
@@ -302,10 +331,12 @@ func storeSizes(capacityBytes int64) (memtable, target, lbase int64) {
 	// commitlog_total_space_in_mb -1), about 3% of an i4i's disk (16 GiB of
 	// RAM for 468 GB on i4i.large); four WAL files of 1/128 are that 3%.
 	// With 1/64 they were 6.5% of a node at 90% and pushed it out of space.
-	memtable = clampInt64(capacityBytes/128, 256<<10, 8<<20)
-	target = clampInt64(capacityBytes/256, 64<<10, 2<<20)
-	lbase = clampInt64(capacityBytes/32, 512<<10, 64<<20)
-	return memtable, target, lbase
+	return storeSizing{
+		memtable:   clampInt64(capacityBytes/128, 256<<10, 8<<20),
+		upperFile:  clampInt64(capacityBytes/2048, 32<<10, 256<<10),
+		bottomFile: clampInt64(capacityBytes/1024, 64<<10, 1<<20),
+		lbase:      clampInt64(capacityBytes/24, 512<<10, 64<<20),
+	}
 }
 
 // blockCacheSize is the Pebble block cache for an emulated disk.
