@@ -12,12 +12,12 @@ import (
 // `elasticity node` defaults in package emulator). With these numbers
 // configs/90pct-scaleout.yaml (3 × i4i.large written to 90%, one
 // i4i.4xlarge added per rack) runs in a few minutes on a laptop: a 468 GB
-// i4i.large becomes a 234 MiB disk and 30 real minutes become 18 s.
+// i4i.large becomes a 117 MiB disk and 30 real minutes become 9 s.
 var DefaultLocal = Local{
-	StorageScaleMiBPerGB:   0.5,
+	StorageScaleMiBPerGB:   0.25,
 	OpsPerVCPU:             2000,
 	StreamMiBPerVCPU:       4,
-	TimeScale:              0.01,
+	TimeScale:              0.005,
 	BaseAddress:            "127.0.0.2",
 	BlockedReactorNotifyMS: 25,
 }
@@ -26,11 +26,16 @@ var DefaultLocal = Local{
 var DefaultTimeoutsLocal = Timeouts{
 	NodeReady:        Duration(3 * time.Minute),
 	DataBalanced:     Duration(15 * time.Minute),
-	LatencyRecovered: Duration(5 * time.Minute),
+	LatencyRecovered: Duration(5 * time.Minute), // unless set: DefaultTimeoutsReal × local.time_scale
 	Fill:             Duration(30 * time.Minute),
 	Step:             Duration(30 * time.Minute),
 	Teardown:         Duration(2 * time.Minute),
 }
+
+// MinLocalLatencyRecovered is the shortest latency recovery wait on the
+// local backend: the sustained rule needs results.DefaultRecoveryIntervals
+// one-second intervals in a row, and a few more to find them.
+const MinLocalLatencyRecovered = 15 * time.Second
 
 // DefaultTimeoutsReal are the waits' limits on docker, aws and static (real-sized data).
 var DefaultTimeoutsReal = Timeouts{
@@ -235,6 +240,12 @@ func applyDefaults(s *Scenario, d *decoder) {
 	flt(&l.TimeScale, "local.time_scale", DefaultLocal.TimeScale)
 	str(&l.BaseAddress, DefaultLocal.BaseAddress)
 	num(&l.BlockedReactorNotifyMS, "local.blocked_reactor_notify_ms", DefaultLocal.BlockedReactorNotifyMS)
+	if s.Backend == BackendLocal && !d.isSet("timeouts.latency_recovered") {
+		// The latency recovery wait is scenario time: the real default
+		// scaled as the scenario's durations are, but long enough for the
+		// sustained rule's intervals.
+		t.LatencyRecovered = Duration(max(MinLocalLatencyRecovered, time.Duration(float64(DefaultTimeoutsReal.LatencyRecovered)*l.TimeScale)))
+	}
 
 	for _, c := range []struct {
 		key string

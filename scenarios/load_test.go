@@ -200,7 +200,10 @@ func TestDefaults(t *testing.T) {
 	if s.Local != DefaultLocal {
 		t.Errorf("local defaults: %+v", s.Local)
 	}
-	if s.Timeouts != DefaultTimeoutsLocal {
+	// The latency recovery wait is scaled like the scenario: 1h × 0.005.
+	want := DefaultTimeoutsLocal
+	want.LatencyRecovered = Duration(18 * time.Second)
+	if s.Timeouts != want {
 		t.Errorf("timeouts: %+v", s.Timeouts)
 	}
 	names := []string{s.Nemesis[0].Name, s.Nemesis[1].Name, s.Nemesis[2].Name}
@@ -224,6 +227,24 @@ func TestDefaults(t *testing.T) {
 	}
 	if s.Cluster.TabletsInitial != 0 || len(s.Dataset.Fill) != 0 {
 		t.Errorf("explicit zeros replaced: tablets %d fill %v", s.Cluster.TabletsInitial, s.Dataset.Fill)
+	}
+	// The local recovery wait follows local.time_scale unless set, with a
+	// floor for the sustained rule's intervals.
+	for _, c := range []struct {
+		sets []string
+		want time.Duration
+	}{
+		{[]string{"local.time_scale=0.01"}, 36 * time.Second},
+		{[]string{"local.time_scale=0.001"}, MinLocalLatencyRecovered},
+		{[]string{"local.time_scale=0.01", "timeouts.latency_recovered=2m"}, 2 * time.Minute},
+	} {
+		s, err = Parse([]byte(minimal), "x.yaml", c.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Timeouts.LatencyRecovered.D(); got != c.want {
+			t.Errorf("%v: latency_recovered %s, want %s", c.sets, got, c.want)
+		}
 	}
 	// Real backends get real timeouts.
 	s, err = Parse([]byte(minimal+"backend: docker\n"), "x.yaml", nil)
@@ -355,12 +376,12 @@ func TestResultThresholdsAndScaling(t *testing.T) {
 		{Cycle: "*", Metric: "write_p99_ms", Limit: 10},
 		{Cycle: "*", Metric: "read_p99_ms", Limit: 12},
 		{Cycle: "steady_state", Metric: "total_ops_per_sec", Limit: 500, Floor: true},
-		{Cycle: "New node(s) ready", Metric: "duration_seconds", Limit: 18}, // 30m × 0.01
+		{Cycle: "New node(s) ready", Metric: "duration_seconds", Limit: 9}, // 30m × 0.005
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
-	if p.SteadyState != 18*time.Second { // 30m × 0.01
+	if p.SteadyState != 9*time.Second { // 30m × 0.005
 		t.Errorf("scaled %v", p.SteadyState)
 	}
 }
