@@ -148,19 +148,24 @@ func Flags(c *Config) *pflag.FlagSet {
 	return fs
 }
 
+// NodeProcess sets up a process that runs one node (`elasticity node`, and
+// the test harnesses through Main): it collects garbage at 4× its live heap
+// instead of 2×. With Go's default, GC marking and the stack shrinking it
+// does (the request workers' stacks then grow again through Pebble) took
+// about a sixth of a node's CPU under load (issue 17). GOGC still wins.
+func NodeProcess() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(300)
+	}
+}
+
 // Main parses node flags from args and runs the node until ctx ends; it
 // returns the process exit code (0 clean shutdown, 1 startup failure, 2 bad flags).
 func Main(ctx context.Context, args []string, stderr io.Writer) int {
 	c := DefaultConfig()
 	c.Stderr = stderr
 	c.CommandLine = strings.Join(append([]string{os.Args[0], "node"}, args...), " ")
-	// A node process collects garbage at 4× its live heap instead of 2×:
-	// with Go's default, GC marking and the stack shrinking it does (the
-	// request workers' stacks then grow again through Pebble) took about
-	// a sixth of a node's CPU under load (issue 17).
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(300)
-	}
+	NodeProcess()
 	fs := Flags(&c)
 	fs.SetOutput(stderr)
 	if err := fs.Parse(args); err != nil {

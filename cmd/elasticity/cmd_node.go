@@ -24,6 +24,7 @@ Capacity model defaults: disk = --disk-gb × 0.25 MiB (i4i.large → 117 MiB),
 			RunE: func(c *cobra.Command, args []string) error {
 				cfg.Stderr = e.Stderr
 				cfg.CommandLine = strings.Join(os.Args, " ") // printed as ScyllaDB prints its "command used"
+				emulator.NodeProcess()
 				if err := emulator.Run(c.Context(), cfg); err != nil {
 					if errors.Is(err, emulator.ErrInvalidConfig) {
 						return withCode(ExitInvalid, err)
