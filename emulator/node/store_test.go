@@ -177,7 +177,7 @@ func TestOverwritesOfAFullNodeAreReclaimed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a store")
 	}
-	const capacity = 234 << 20 // an emulated i4i.large
+	const capacity = 117 << 20 // an emulated i4i.large
 	dir := t.TempDir()
 	s, err := OpenStore(dir, capacity)
 	if err != nil {
@@ -204,7 +204,7 @@ func TestOverwritesOfAFullNodeAreReclaimed(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	const keys = 175_000
+	const keys = 87_500
 	batch := make([]engine.Mutation, 0, 100)
 	for i := range keys {
 		k := binary.BigEndian.AppendUint64(nil, uint64(i))
@@ -218,10 +218,10 @@ func TestOverwritesOfAFullNodeAreReclaimed(t *testing.T) {
 	}
 	settle()
 	filled := used()
-	// A third of the keys overwritten at 2,000 writes/s (a node's share of
+	// A quarter of the keys overwritten at 1,000 writes/s (a node's share of
 	// the workload is a few hundred; faster would measure Pebble's
 	// compaction debt instead).
-	const overwrites, rate = 40_000, 2000
+	const overwrites, rate = 20_000, 1000
 	start, peak := time.Now(), filled
 	for j := 1; j <= overwrites; j++ {
 		put(mrand.IntN(keys))
