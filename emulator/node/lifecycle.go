@@ -57,7 +57,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
 	n := &Node{cfg: cfg, log: cfg.Log, lastSeen: map[string]time.Time{}, up: map[string]bool{}, loads: map[string]int64{},
-		subs: map[chan engine.Event]struct{}{}, migrations: map[string]bool{}, wake: make(chan struct{}, 1), statsTrigger: make(chan struct{}, 1), joined: make(chan struct{}), left: make(chan struct{})}
+		subs: map[chan engine.Event]struct{}{}, migrations: map[string]bool{}, wake: make(chan struct{}, 1), metaDirty: make(chan struct{}, 1), statsTrigger: make(chan struct{}, 1), joined: make(chan struct{}), left: make(chan struct{})}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.started = time.Now()
 	st, err := OpenStore(filepath.Join(cfg.DataDir, "data"), cfg.DiskBytes)
@@ -101,7 +101,8 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		n.view.Store(newView(&Meta{Keyspaces: map[string]*engine.Keyspace{}, Tables: map[string]map[string]*engine.Table{},
 			Nodes: map[string]*NodeMeta{}, Tablets: map[string]*TabletMap{}, Balancing: true}))
 	}
-	n.wg.Add(5)
+	n.wg.Add(6)
+	go n.metaSaver()
 	go n.statsLoop()
 	go n.stallTicker()
 	go n.cleanupLoop()
@@ -278,12 +279,47 @@ func (n *Node) join(ctx context.Context) error {
 	}
 }
 
-// installMeta makes m current if it is newer, persisting it first.
+// installMeta makes m current if it is newer and has it persisted.
 func (n *Node) installMeta(m *Meta) error {
 	n.metaMu.Lock()
 	defer n.metaMu.Unlock()
 	old := n.view.Load()
 	if old != nil && m.Epoch <= old.m.Epoch {
+		return nil
+	}
+	// The first epoch is written at once (a restarted node must know it
+	// was a member); later ones at most every metaSaveInterval, the latest
+	// always: with 1,024 tablets every migration step is a new epoch, and
+	// encoding and writing the whole map each time was a tenth of a node's
+	// CPU while tablets moved (issue 17). ScyllaDB appends each change to
+	// group 0's raft log instead (service/raft); a node killed within the
+	// interval pulls the epochs it lost from its peers when it restarts.
+	if old == nil || old.m.Epoch == 0 || time.Since(n.metaSavedAt) >= metaSaveInterval {
+		if err := n.saveMeta(m); err != nil {
+			return err
+		}
+	} else {
+		select {
+		case n.metaDirty <- struct{}{}:
+		default:
+		}
+	}
+	nv := newView(m)
+	n.view.Store(nv)
+	n.afterMetaChange(old, nv)
+	// storage_service::topology_transition and on_update_tablet_metadata
+	// broadcast the topology state machine's event.
+	n.wakeCoordinator()
+	return nil
+}
+
+// metaSaveInterval bounds how often the cluster metadata file is rewritten.
+const metaSaveInterval = 200 * time.Millisecond
+
+// saveMeta writes m to the metadata file unless a newer epoch is there.
+// Called with metaMu held.
+func (n *Node) saveMeta(m *Meta) error {
+	if m.Epoch <= n.metaSavedEpoch && n.metaSavedEpoch > 0 {
 		return nil
 	}
 	var buf bytes.Buffer
@@ -299,13 +335,37 @@ func (n *Node) installMeta(m *Meta) error {
 	if err := os.Rename(tmp, n.metaPath()); err != nil {
 		return fmt.Errorf("storing cluster metadata: %w", err)
 	}
-	nv := newView(m)
-	n.view.Store(nv)
-	n.afterMetaChange(old, nv)
-	// storage_service::topology_transition and on_update_tablet_metadata
-	// broadcast the topology state machine's event.
-	n.wakeCoordinator()
+	n.metaSavedEpoch, n.metaSavedAt = m.Epoch, time.Now()
 	return nil
+}
+
+// saveLatestMeta writes the current epoch if it is not on disk yet.
+func (n *Node) saveLatestMeta() {
+	n.metaMu.Lock()
+	defer n.metaMu.Unlock()
+	if v := n.view.Load(); v != nil {
+		if err := n.saveMeta(v.m); err != nil {
+			n.log.Logf(scyllalog.Error, "storage_service", "%v", err)
+		}
+	}
+}
+
+// metaSaver writes the latest epoch metaSaveInterval after a deferred one.
+func (n *Node) metaSaver() {
+	defer n.wg.Done()
+	for {
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-n.metaDirty:
+		}
+		select {
+		case <-n.ctx.Done():
+			return
+		case <-time.After(metaSaveInterval):
+		}
+		n.saveLatestMeta()
+	}
 }
 
 // afterMetaChange logs and emits events for the differences, and frees data
@@ -424,6 +484,7 @@ func (n *Node) Close() error {
 		n.tr.closeAll()
 	}
 	n.wg.Wait()
+	n.saveLatestMeta()
 	n.cap.Close()
 	n.subMu.Lock()
 	for ch := range n.subs {

@@ -179,8 +179,40 @@ func TestMetaChangesEmitClientEvents(t *testing.T) {
 	expect(engine.SchemaChanged)
 	next(func(m *Meta) { m.Nodes["b"].State = engine.StateLeft })
 	expect(engine.TopologyRemovedNode)
-	// The metadata survives a restart.
+	// The metadata survives a restart (Close saves the latest epoch).
+	n.saveLatestMeta()
 	if got, err := n.loadMeta(); err != nil || got.Epoch != n.view.Load().m.Epoch {
 		t.Fatalf("stored metadata epoch %v, err %v", got, err)
+	}
+}
+
+// TestMetaEpochsAreSavedCoalesced: epochs installed in quick succession
+// (tablet migration steps) are not each written to the metadata file; the
+// latest is, when the saver or Close gets to it.
+func TestMetaEpochsAreSavedCoalesced(t *testing.T) {
+	n := &Node{cfg: Config{DataDir: t.TempDir()}, hostID: "a", up: map[string]bool{}, lastSeen: map[string]time.Time{},
+		subs: map[chan engine.Event]struct{}{}, migrations: map[string]bool{}, left: make(chan struct{}), metaDirty: make(chan struct{}, 1)}
+	n.log = scyllalog.New(io.Discard)
+	m := testMeta(&NodeMeta{HostID: "a", Addr: "127.0.0.2", DC: "dc1"})
+	for e := uint64(1); e <= 20; e++ {
+		c := m.clone()
+		c.Epoch = e
+		if err := n.installMeta(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	saved, err := n.loadMeta()
+	if err != nil || saved == nil {
+		t.Fatalf("nothing saved: %v", err)
+	}
+	if saved.Epoch == 20 {
+		t.Errorf("every epoch written at once; want the later ones deferred")
+	}
+	if len(n.metaDirty) != 1 {
+		t.Error("no deferred save queued for the saver")
+	}
+	n.saveLatestMeta()
+	if saved, err = n.loadMeta(); err != nil || saved.Epoch != 20 {
+		t.Fatalf("latest epoch not saved: %+v, %v", saved, err)
 	}
 }

@@ -88,15 +88,20 @@ type Node struct {
 	wg     sync.WaitGroup
 
 	// Lifecycle and metadata (lifecycle.go).
-	view     atomic.Pointer[view]
-	metaMu   sync.Mutex // installing metadata
-	serving  atomic.Bool
-	started  time.Time
-	joined   chan struct{}
-	left     chan struct{} // closed once this node has left the cluster
-	leftOnce sync.Once
-	met      *metrics
-	stalls   *capacity.StallDetector
+	view   atomic.Pointer[view]
+	metaMu sync.Mutex // installing metadata
+	// The epoch last written to the metadata file and when (metaMu), and
+	// the saver's wake-up for a deferred write.
+	metaSavedEpoch uint64
+	metaSavedAt    time.Time
+	metaDirty      chan struct{}
+	serving        atomic.Bool
+	started        time.Time
+	joined         chan struct{}
+	left           chan struct{} // closed once this node has left the cluster
+	leftOnce       sync.Once
+	met            *metrics
+	stalls         *capacity.StallDetector
 
 	// Topology coordinator (topology_coordinator.go): coordMu serialises
 	// metadata changes made as topology coordinator; node requests wait in
