@@ -29,13 +29,20 @@ func dirBytes(t *testing.T, dir string) (int64, map[string]int64) {
 	return n, files
 }
 
-func TestStoreMergeReadAndDeleteRangeFreesDisk(t *testing.T) {
+// openTestStore opens a store in a fresh directory, closed when t ends.
+func openTestStore(t *testing.T, capacity int64) (*Store, string) {
+	t.Helper()
 	dir := t.TempDir()
-	s, err := OpenStore(dir, 0)
+	s, err := OpenStore(dir, capacity)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return s, dir
+}
+
+func TestStoreMergeReadAndDeleteRangeFreesDisk(t *testing.T) {
+	s, dir := openTestStore(t, 0)
 	id := [16]byte{1}
 	ids := [][16]byte{id}
 	// Cell-level last write wins, whatever the arrival order.
@@ -87,11 +94,7 @@ func TestStoreMergeReadAndDeleteRangeFreesDisk(t *testing.T) {
 // columns answers as the partition scan does (live, expired, absent,
 // deleted rows), across a flush.
 func TestReadRowMatchesRead(t *testing.T) {
-	s, err := OpenStore(t.TempDir(), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, _ := openTestStore(t, 0)
 	id := [16]byte{7}
 	now := time.Now().UnixMicro()
 	ms := []engine.Mutation{
@@ -131,12 +134,7 @@ func TestReadRowMatchesRead(t *testing.T) {
 // i4i.large disk (234 MiB) they stay within 4% after many memtable flushes.
 func TestWALFilesAreACommitlogShareOfTheDisk(t *testing.T) {
 	const capacity = 234 << 20
-	dir := t.TempDir()
-	s, err := OpenStore(dir, capacity)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, dir := openTestStore(t, capacity)
 	ids := [][16]byte{{2}}
 	v := make([]byte, 1024)
 	var most int64
@@ -178,12 +176,7 @@ func TestOverwritesOfAFullNodeAreReclaimed(t *testing.T) {
 		t.Skip("fills a store")
 	}
 	const capacity = 117 << 20 // an emulated i4i.large
-	dir := t.TempDir()
-	s, err := OpenStore(dir, capacity)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, dir := openTestStore(t, capacity)
 	ids := [][16]byte{{3}}
 	v := make([]byte, 1024)
 	put := func(i int) {
