@@ -287,14 +287,14 @@ func (n *Node) installMeta(m *Meta) error {
 	if old != nil && m.Epoch <= old.m.Epoch {
 		return nil
 	}
-	// The first epoch is written at once (a restarted node must know it
-	// was a member); later ones at most every metaSaveInterval, the latest
-	// always: with 1,024 tablets every migration step is a new epoch, and
+	// An epoch is written at once when none was for metaSaveInterval (so
+	// the first one is: a restarted node must know it was a member), later
+	// ones coalesced, the latest always: with 1,024 tablets every migration step is a new epoch, and
 	// encoding and writing the whole map each time was a tenth of a node's
 	// CPU while tablets moved (issue 17). ScyllaDB appends each change to
 	// group 0's raft log instead (service/raft); a node killed within the
 	// interval pulls the epochs it lost from its peers when it restarts.
-	if old == nil || old.m.Epoch == 0 || time.Since(n.metaSavedAt) >= metaSaveInterval {
+	if time.Since(n.metaSavedAt) >= metaSaveInterval {
 		if err := n.saveMeta(m); err != nil {
 			return err
 		}
@@ -319,7 +319,7 @@ const metaSaveInterval = 200 * time.Millisecond
 // saveMeta writes m to the metadata file unless a newer epoch is there.
 // Called with metaMu held.
 func (n *Node) saveMeta(m *Meta) error {
-	if m.Epoch <= n.metaSavedEpoch && n.metaSavedEpoch > 0 {
+	if m.Epoch <= n.metaSavedEpoch {
 		return nil
 	}
 	var buf bytes.Buffer

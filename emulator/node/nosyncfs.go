@@ -9,6 +9,7 @@ import "github.com/cockroachdb/pebble/vfs"
 // issues per sstable and per 512 KiB written (a tenth of a filled node's
 // CPU under overwrites, issue 17). ScyllaDB's own syncs are not modelled:
 // the capacity model charges for the work, not the host's disk.
+// Preallocation (fallocate of WAL files) is dropped for the same reason.
 type noSyncFS struct{ vfs.FS }
 
 func (fs noSyncFS) Create(name string) (vfs.File, error) { return noSync(fs.FS.Create(name)) }
