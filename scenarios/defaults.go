@@ -26,7 +26,7 @@ var DefaultLocal = Local{
 var DefaultTimeoutsLocal = Timeouts{
 	NodeReady:        Duration(3 * time.Minute),
 	DataBalanced:     Duration(15 * time.Minute),
-	LatencyRecovered: Duration(5 * time.Minute), // unless set: DefaultTimeoutsReal × local.time_scale
+	LatencyRecovered: 0, // scenario time: DefaultTimeoutsReal's × local.time_scale (applyDefaults)
 	Fill:             Duration(30 * time.Minute),
 	Step:             Duration(30 * time.Minute),
 	Teardown:         Duration(2 * time.Minute),
@@ -221,18 +221,6 @@ func applyDefaults(s *Scenario, d *decoder) {
 	}
 	str(&s.Validate.Consistency, DefaultValidateConsistency)
 
-	tdef := DefaultTimeoutsReal
-	if s.Backend == BackendLocal {
-		tdef = DefaultTimeoutsLocal
-	}
-	t := &s.Timeouts
-	dur(&t.NodeReady, "timeouts.node_ready", tdef.NodeReady)
-	dur(&t.DataBalanced, "timeouts.data_balanced", tdef.DataBalanced)
-	dur(&t.LatencyRecovered, "timeouts.latency_recovered", tdef.LatencyRecovered)
-	dur(&t.Fill, "timeouts.fill", tdef.Fill)
-	dur(&t.Step, "timeouts.step", tdef.Step)
-	dur(&t.Teardown, "timeouts.teardown", tdef.Teardown)
-
 	l := &s.Local
 	flt(&l.StorageScaleMiBPerGB, "local.storage_scale_mib_per_gb", DefaultLocal.StorageScaleMiBPerGB)
 	flt(&l.OpsPerVCPU, "local.ops_per_vcpu", DefaultLocal.OpsPerVCPU)
@@ -240,12 +228,25 @@ func applyDefaults(s *Scenario, d *decoder) {
 	flt(&l.TimeScale, "local.time_scale", DefaultLocal.TimeScale)
 	str(&l.BaseAddress, DefaultLocal.BaseAddress)
 	num(&l.BlockedReactorNotifyMS, "local.blocked_reactor_notify_ms", DefaultLocal.BlockedReactorNotifyMS)
-	if s.Backend == BackendLocal && !d.isSet("timeouts.latency_recovered") {
+
+	tdef := DefaultTimeoutsReal
+	if s.Backend == BackendLocal {
+		tdef = DefaultTimeoutsLocal
+	}
+	t := &s.Timeouts
+	dur(&t.NodeReady, "timeouts.node_ready", tdef.NodeReady)
+	dur(&t.DataBalanced, "timeouts.data_balanced", tdef.DataBalanced)
+	recovered := tdef.LatencyRecovered
+	if s.Backend == BackendLocal {
 		// The latency recovery wait is scenario time: the real default
 		// scaled as the scenario's durations are, but long enough for the
 		// sustained rule's intervals.
-		t.LatencyRecovered = Duration(max(MinLocalLatencyRecovered, time.Duration(float64(DefaultTimeoutsReal.LatencyRecovered)*l.TimeScale)))
+		recovered = Duration(max(MinLocalLatencyRecovered, time.Duration(float64(DefaultTimeoutsReal.LatencyRecovered)*l.TimeScale)))
 	}
+	dur(&t.LatencyRecovered, "timeouts.latency_recovered", recovered)
+	dur(&t.Fill, "timeouts.fill", tdef.Fill)
+	dur(&t.Step, "timeouts.step", tdef.Step)
+	dur(&t.Teardown, "timeouts.teardown", tdef.Teardown)
 
 	for _, c := range []struct {
 		key string
