@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/pebble"
@@ -239,7 +241,16 @@ var rowMergeOperator = &pebble.Merger{
 
 // Store is a node's Pebble database.
 type Store struct {
-	db *pebble.DB
+	db   *pebble.DB
+	dir  string
+	opts *pebble.Options // as opened (defaults filled in), for sstable writers
+	size storeSizing
+	tmp  atomic.Uint64 // names streamed sstables being written
+
+	// Tablets being streamed in, whose writes are held back (store_ingest.go).
+	streamMu  sync.RWMutex
+	streams   []*StreamedTablet
+	streaming atomic.Int32 // len(streams), read without the lock
 }
 
 // OpenStore opens (or creates) the database in dir. capacityBytes is the
@@ -305,11 +316,16 @@ func OpenStore(dir string, capacityBytes int64) (*Store, error) {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 		opts.Levels[i].FilterType = pebble.TableFilter
 	}
+	opts.EnsureDefaults()
+	// Streamed sstables a killed node was writing are not the DB's files.
+	if err := removeStreamFiles(dir); err != nil {
+		return nil, err
+	}
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("opening pebble in %s: %w", dir, err)
 	}
-	return &Store{db: db}, nil
+	return &Store{db: db, dir: dir, opts: opts, size: sz}, nil
 }
 
 // storeSizing is the Pebble shape for an emulated disk.
@@ -390,29 +406,38 @@ func (s *Store) Apply(ms []engine.Mutation, tableIDs [][16]byte, counter bool) e
 		m := &ms[i]
 		id := tableIDs[i]
 		tok := Token(m.PartitionKey)
-		if m.Delete {
-			if len(m.Clustering) == 0 {
+		key := rowKey(id, tok, m.PartitionKey, m.Clustering)
+		if !m.Delete {
+			cells := make([]cell, 0, len(m.Cells))
+			var exp int64
+			if m.TTL > 0 {
+				exp = now.Add(m.TTL).Unix()
+			}
+			for name, v := range m.Cells {
+				cells = append(cells, cell{Name: name, TS: m.Timestamp, Expiry: exp, Null: v == nil && !counter, Counter: counter, Value: v})
+			}
+			sort.Slice(cells, func(i, j int) bool { return cells[i].Name < cells[j].Name })
+			buf = encodeRow(buf[:0], cells)
+		}
+		put := func(w pebble.Writer) error {
+			switch {
+			case !m.Delete:
+				return w.Merge(key, buf, nil)
+			case len(m.Clustering) == 0:
 				p := partitionPrefix(id, tok, m.PartitionKey)
-				if err := b.DeleteRange(p, keyUpperBound(p), nil); err != nil {
-					return err
-				}
-			} else if err := b.Delete(rowKey(id, tok, m.PartitionKey, m.Clustering), nil); err != nil {
+				return w.DeleteRange(p, keyUpperBound(p), nil)
+			default:
+				return w.Delete(key, nil)
+			}
+		}
+		held, err := s.holdForStream(key, put)
+		if err != nil {
+			return err
+		}
+		if !held {
+			if err := put(b); err != nil {
 				return err
 			}
-			continue
-		}
-		cells := make([]cell, 0, len(m.Cells))
-		var exp int64
-		if m.TTL > 0 {
-			exp = now.Add(m.TTL).Unix()
-		}
-		for name, v := range m.Cells {
-			cells = append(cells, cell{Name: name, TS: m.Timestamp, Expiry: exp, Null: v == nil && !counter, Counter: counter, Value: v})
-		}
-		sort.Slice(cells, func(i, j int) bool { return cells[i].Name < cells[j].Name })
-		buf = encodeRow(buf[:0], cells)
-		if err := b.Merge(rowKey(id, tok, m.PartitionKey, m.Clustering), buf, nil); err != nil {
-			return err
 		}
 	}
 	return b.Commit(pebble.NoSync)
@@ -562,18 +587,6 @@ func (s *Store) Scan(start, end []byte, maxBytes int) ([]KV, []byte, error) {
 		out = append(out, kv)
 	}
 	return out, nil, it.Error()
-}
-
-// Ingest merges streamed pairs.
-func (s *Store) Ingest(kvs []KV) error {
-	b := s.db.NewBatch()
-	defer b.Close()
-	for _, kv := range kvs {
-		if err := b.Merge(kv.K, kv.V, nil); err != nil {
-			return err
-		}
-	}
-	return b.Commit(pebble.NoSync)
 }
 
 // DeleteRange removes [start, end) and compacts it so that the bytes on

@@ -35,6 +35,11 @@ type scanReq struct {
 }
 
 // streamIn copies a tablet's rows from a source replica into this node.
+// Tablet migrations use file streaming (enable_file_stream, on by default:
+// scylladb db/config.cc, storage_service.cc stream_tablet,
+// streaming/stream_blob.cc): the rows are written into new sstables that are
+// then loaded (store_ingest.go), and stream_manager::update_progress is not
+// called, so scylla_streaming_total_incoming_bytes stays put.
 func (n *Node) streamIn(ctx context.Context, req *streamReq) error {
 	first, last := tabletRange(req.Index, req.Count)
 	start, end := tokenRangeKeys(req.Table, first, last)
@@ -43,38 +48,53 @@ func (n *Node) streamIn(ctx context.Context, req *streamReq) error {
 		if !n.isUp(src) {
 			continue
 		}
-		cur := start
-		var total int64
-		ok := true
-		for cur != nil {
-			r, err := n.call(ctx, src, &msg{Op: opScan, Scan: &scanReq{Table: req.Table, Start: cur, End: end, Max: streamChunkBytes, Rate: req.Rate}})
-			if err != nil {
-				lastErr = err
-				ok = false
-				break
-			}
-			var b int64
-			for _, kv := range r.KVs {
-				b += int64(len(kv.K) + len(kv.V))
-			}
-			if err := n.disk.CheckWrite(b); err != nil {
-				return err
-			}
-			if err := n.store.Ingest(r.KVs); err != nil {
-				return fmt.Errorf("ingesting streamed rows: %w", err)
-			}
-			// Tablet migrations use file streaming (enable_file_stream, on by
-			// default: scylladb db/config.cc, storage_service.cc stream_tablet),
-			// which does not go through stream_manager::update_progress, so
-			// scylla_streaming_total_incoming_bytes stays put.
-			total += b
-			cur = r.Next
-		}
-		if ok {
+		err := n.streamFrom(ctx, src, req, start, end)
+		if err == nil {
 			return nil
 		}
+		var se sourceError
+		if !errors.As(err, &se) {
+			return err
+		}
+		lastErr = se.err
 	}
 	return lastErr
+}
+
+// sourceError is a failure to get a chunk from a source: the next one is tried.
+type sourceError struct{ err error }
+
+func (e sourceError) Error() string { return e.err.Error() }
+
+// streamFrom streams [start, end) of a tablet from src into new sstables.
+func (n *Node) streamFrom(ctx context.Context, src string, req *streamReq, start, end []byte) (err error) {
+	t := n.store.NewStreamedTablet(start, end)
+	defer func() {
+		if aerr := t.Abort(); aerr != nil { // a no-op once loaded
+			err = errors.Join(err, fmt.Errorf("aborting a streamed tablet: %w", aerr))
+		}
+	}()
+	for cur := start; cur != nil; {
+		r, err := n.call(ctx, src, &msg{Op: opScan, Scan: &scanReq{Table: req.Table, Start: cur, End: end, Max: streamChunkBytes, Rate: req.Rate}})
+		if err != nil {
+			return sourceError{err}
+		}
+		var b int64
+		for _, kv := range r.KVs {
+			b += int64(len(kv.K) + len(kv.V))
+		}
+		if err := n.disk.CheckWrite(b); err != nil {
+			return err
+		}
+		if err := t.Add(r.KVs); err != nil {
+			return fmt.Errorf("writing streamed rows: %w", err)
+		}
+		cur = r.Next
+	}
+	if err := t.Load(); err != nil {
+		return fmt.Errorf("loading streamed rows: %w", err)
+	}
+	return nil
 }
 
 // scanOut serves one streaming chunk, paced by the capacity model.
