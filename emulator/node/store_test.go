@@ -1,13 +1,17 @@
 package node
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"io/fs"
 	mrand "math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -233,5 +237,158 @@ func TestOverwritesOfAFullNodeAreReclaimed(t *testing.T) {
 	}
 	if peak > filled+9 {
 		t.Errorf("usage peaked at %.1f%% from %.1f%%: compactions need too much transient room", peak, filled)
+	}
+}
+
+// TestStreamedTabletIsIngestedAndMergesWithWrites: a streamed tablet is
+// loaded as sstables below L0 (file streaming, no WAL or memtable), rolled
+// into several files when large, and converges cell by cell with the
+// writes the pending replica got while it streamed, older or newer.
+func TestStreamedTabletIsIngestedAndMergesWithWrites(t *testing.T) {
+	s, dir := openTestStore(t, 0)
+	id := [16]byte{5}
+	ids := [][16]byte{id}
+	// Other data in the store, flushed.
+	if err := s.Apply([]engine.Mutation{{PartitionKey: []byte("other"), Cells: map[string][]byte{"a": []byte("x")}, Timestamp: 1}}, [][16]byte{{6}}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	// The source's rows: ~3 MiB, more than one file (2 MiB with capacity 0).
+	const rows = 3000
+	big := make([]byte, 1024)
+	var kvs []KV
+	var streamed int
+	for i := range rows {
+		pk := binary.BigEndian.AppendUint32(nil, uint32(i))
+		v := encodeRow(nil, []cell{{Name: "a", TS: 10, Value: []byte("stream")}, {Name: "b", TS: 10, Value: big}})
+		kvs = append(kvs, KV{K: rowKey(id, Token(pk), pk, nil), V: v})
+		streamed += len(kvs[i].K) + len(v)
+	}
+	slices.SortFunc(kvs, func(a, b KV) int { return bytes.Compare(a.K, b.K) })
+	start, end := tokenRangeKeys(id, -1<<63, 1<<63-1)
+	walBefore := s.db.Metrics().WAL.BytesWritten
+
+	st := s.NewStreamedTablet(start, end)
+	// Writes while the tablet streams: newer for rows 0-9, older (and a
+	// new cell) for rows 10-19.
+	for i := range 20 {
+		pk := binary.BigEndian.AppendUint32(nil, uint32(i))
+		m := engine.Mutation{PartitionKey: pk, Cells: map[string][]byte{"a": []byte("newer")}, Timestamp: 20}
+		if i >= 10 {
+			m = engine.Mutation{PartitionKey: pk, Cells: map[string][]byte{"a": []byte("older"), "c": []byte("c")}, Timestamp: 5}
+		}
+		if err := s.Apply([]engine.Mutation{m}, ids, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for c := range slices.Chunk(kvs, 200) {
+		if err := st.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Load(); err != nil {
+		t.Fatal(err)
+	}
+
+	for i := range rows {
+		pk := binary.BigEndian.AppendUint32(nil, uint32(i))
+		got, err := s.ReadRow(id, engine.Read{PartitionKey: pk})
+		if err != nil || len(got) != 1 {
+			t.Fatalf("row %d: %+v, %v", i, got, err)
+		}
+		want := map[string]string{"a": "stream", "b": string(big)}
+		switch {
+		case i < 10:
+			want["a"] = "newer"
+		case i < 20:
+			want["c"] = "c"
+		}
+		if len(got[0].Cells) != len(want) {
+			t.Fatalf("row %d: cells %q, want %q", i, got[0].Cells, want)
+		}
+		for k, v := range want {
+			if string(got[0].Cells[k]) != v {
+				t.Fatalf("row %d: cell %s = %.10q, want %.10q", i, k, got[0].Cells[k], v)
+			}
+		}
+	}
+	m := s.db.Metrics()
+	if wal := m.WAL.BytesWritten - walBefore; wal > uint64(streamed)/10 {
+		t.Errorf("WAL grew by %d bytes for %d streamed: the rows went through the memtable", wal, streamed)
+	}
+	var below uint64
+	var files uint64
+	for l := 1; l < len(m.Levels); l++ {
+		below += m.Levels[l].BytesIngested
+		files += m.Levels[l].TablesIngested
+	}
+	if m.Levels[0].BytesIngested != 0 || below < uint64(streamed)*9/10 || files < 2 {
+		t.Errorf("ingested %d bytes into L0 and %d in %d files below it, for %d streamed in more than one file", m.Levels[0].BytesIngested, below, files, streamed)
+	}
+	if _, files := dirBytes(t, dir); hasStreamFile(files) {
+		t.Errorf("streamed sstables left in the data dir: %v", files)
+	}
+}
+
+func hasStreamFile(files map[string]int64) bool {
+	for name := range files {
+		if strings.HasPrefix(name, streamFilePrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestAbortedStreamedTabletLeavesNoFile: an aborted stream removes its
+// partial file and applies the writes it held; a file a killed process
+// left is removed when the store opens.
+func TestAbortedStreamedTabletLeavesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenStore(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := [16]byte{5}
+	start, end := tokenRangeKeys(id, -1<<63, 1<<63-1)
+	st := s.NewStreamedTablet(start, end)
+	pk := []byte("held")
+	if err := s.Apply([]engine.Mutation{{PartitionKey: pk, Cells: map[string][]byte{"a": []byte("w")}, Timestamp: 1}}, [][16]byte{id}, false); err != nil {
+		t.Fatal(err)
+	}
+	k := []byte("streamed")
+	if err := st.Add([]KV{{K: rowKey(id, Token(k), k, nil), V: encodeRow(nil, []cell{{Name: "a", TS: 1, Value: []byte("s")}})}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, files := dirBytes(t, dir); !hasStreamFile(files) {
+		t.Fatalf("no streamed sstable while streaming: %v", files)
+	}
+	if err := st.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if _, files := dirBytes(t, dir); hasStreamFile(files) {
+		t.Errorf("aborted stream left %v", files)
+	}
+	if rows, err := s.ReadRow(id, engine.Read{PartitionKey: pk}); err != nil || len(rows) != 1 {
+		t.Errorf("write held during the aborted stream: %+v, %v", rows, err)
+	}
+	if rows, _ := s.ReadRow(id, engine.Read{PartitionKey: k}); len(rows) != 0 {
+		t.Errorf("aborted stream's row is readable: %+v", rows)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	left := filepath.Join(dir, streamFilePrefix+"7"+streamFileSuffix)
+	if err := os.WriteFile(left, []byte("partial"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := OpenStore(dir, 0) // the same process's store opens again
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if _, err := os.Stat(left); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("leftover streamed sstable after reopening: %v", err)
 	}
 }
