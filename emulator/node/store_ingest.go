@@ -199,6 +199,12 @@ func (t *StreamedTablet) ingest() error {
 	return err
 }
 
+// The store keeps Pebble's default format major version: with writes held,
+// an ingest rarely overlaps the memtable (only with writes that came before
+// streaming began), and FormatFlushableIngest, which queues such an ingest
+// behind the memtable instead of flushing and waiting, measured the same
+// (BenchmarkStreamTablets) while rotating the memtable anyway.
+
 // writerOptions are those Pebble's own flushes and compactions write with
 // (compaction.go runCompaction): the newest table format the DB's format
 // major version allows, without value blocks (not enabled here), and the
