@@ -1,0 +1,158 @@
+package node
+
+import (
+	"encoding/binary"
+	mrand "math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+// fillTestStore writes keys 1 KiB rows (timestamp 1) into a new store of
+// the given emulated capacity and waits for the flush.
+func fillTestStore(tb testing.TB, capacity int64, keys int) *Store {
+	s, err := OpenStore(tb.TempDir(), capacity)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	ids := [][16]byte{{3}}
+	v := make([]byte, 1024)
+	batch := make([]engine.Mutation, 0, 100)
+	for i := range keys {
+		k := binary.BigEndian.AppendUint64(nil, uint64(i))
+		batch = append(batch, engine.Mutation{PartitionKey: k, Cells: map[string][]byte{"v": v}, Timestamp: 1})
+		if len(batch) == cap(batch) || i == keys-1 {
+			if err := s.Apply(batch, slices.Repeat(ids, len(batch)), false); err != nil {
+				tb.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := s.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// overwrite rewrites random keys of a filled store at rate rows/s in
+// batches until stop closes, and returns the rows written.
+func overwrite(tb testing.TB, s *Store, keys, rate int, stop <-chan struct{}) int {
+	ids := [][16]byte{{3}}
+	v := make([]byte, 1024)
+	start, n := time.Now(), 0
+	for {
+		select {
+		case <-stop:
+			return n
+		default:
+		}
+		batch := make([]engine.Mutation, 10)
+		for i := range batch {
+			k := binary.BigEndian.AppendUint64(nil, uint64(mrand.IntN(keys)))
+			batch[i] = engine.Mutation{PartitionKey: k, Cells: map[string][]byte{"v": v}, Timestamp: time.Now().UnixMicro()}
+		}
+		if err := s.Apply(batch, slices.Repeat(ids, len(batch)), false); err != nil {
+			tb.Error(err)
+			return n
+		}
+		n += len(batch)
+		if d := time.Duration(n)*time.Second/time.Duration(rate) - time.Since(start); d > 0 {
+			time.Sleep(d)
+		}
+	}
+}
+
+// TestSstableWritersYieldAtTheTaskQuota: flushes and compactions give the
+// CPU back every task quota (Seastar's task_quota_ms), WAL writes do not.
+func TestSstableWritersYieldAtTheTaskQuota(t *testing.T) {
+	var yields atomic.Int64
+	yieldHook = func() { yields.Add(1) }
+	t.Cleanup(func() { yieldHook = runtime.Gosched })
+	const capacity, keys = 117 << 20, 40_000
+	s := fillTestStore(t, capacity, keys)
+	afterFill := yields.Load()
+	if afterFill == 0 {
+		t.Fatalf("flushing %d MiB of rows into sstables never yielded", keys>>10)
+	}
+	// A whole-range compaction rewrites every file: it yields too.
+	if err := s.Compact([]byte{0}, []byte{0xff}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100 && s.db.Metrics().Compact.NumInProgress > 0; i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	afterCompact := yields.Load()
+	if afterCompact == afterFill {
+		t.Fatal("a manual compaction of the whole store never yielded")
+	}
+	// Writes (WAL and memtable: 100 KiB, under the memtable's size) never do.
+	ids := [][16]byte{{3}}
+	for i := range 100 {
+		k := binary.BigEndian.AppendUint64(nil, uint64(i))
+		if err := s.Apply([]engine.Mutation{{PartitionKey: k, Cells: map[string][]byte{"v": make([]byte, 1024)}, Timestamp: 2}}, ids, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := yields.Load() - afterCompact; n != 0 {
+		t.Fatalf("100 writes to the WAL and memtable yielded %d times", n)
+	}
+}
+
+// BenchmarkReadDelayDuringCompaction is what background work costs a
+// request on the same process: a filled i4i.large store (117 MiB at 70%)
+// overwritten at 3,000 rows/s, its compactions running, while point reads
+// are issued every 2 ms; each read's delay is measured from its scheduled
+// start. The "no-yield" variant is the store without the task quota. It
+// runs on one P, as a Seastar shard is one thread: with two, the reads
+// mostly found the other P free on this idle 2-core machine, which six
+// node processes sharing it do not.
+func BenchmarkReadDelayDuringCompaction(b *testing.B) {
+	for _, yield := range []bool{true, false} {
+		name := "yield"
+		if !yield {
+			name = "no-yield"
+		}
+		b.Run(name, func(b *testing.B) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+			if !yield {
+				yieldHook = func() {}
+				b.Cleanup(func() { yieldHook = runtime.Gosched })
+			}
+			const capacity, keys = 117 << 20, 80_000
+			s := fillTestStore(b, capacity, keys)
+			for b.Loop() {
+				stop := make(chan struct{})
+				var wg sync.WaitGroup
+				var written int
+				wg.Add(1)
+				go func() { defer wg.Done(); written = overwrite(b, s, keys, 3000, stop) }()
+				var delays []time.Duration
+				start := time.Now()
+				for i := 0; time.Since(start) < 5*time.Second; i++ {
+					at := start.Add(time.Duration(i) * 2 * time.Millisecond)
+					time.Sleep(time.Until(at))
+					k := binary.BigEndian.AppendUint64(nil, uint64(mrand.IntN(keys)))
+					if _, err := s.ReadRow([16]byte{3}, engine.Read{PartitionKey: k}); err != nil {
+						b.Fatal(err)
+					}
+					delays = append(delays, time.Since(at))
+				}
+				close(stop)
+				wg.Wait()
+				slices.Sort(delays)
+				b.ReportMetric(float64(delays[len(delays)*99/100].Microseconds())/1000, "p99-ms")
+				b.ReportMetric(float64(delays[len(delays)*999/1000].Microseconds())/1000, "p999-ms")
+				b.ReportMetric(float64(delays[len(delays)-1].Microseconds())/1000, "max-ms")
+				b.ReportMetric(float64(written)/time.Since(start).Seconds(), "writes/s")
+				m := s.db.Metrics()
+				b.ReportMetric(float64(m.Compact.Count), "compactions")
+			}
+		})
+	}
+}
