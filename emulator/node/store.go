@@ -13,7 +13,6 @@ import (
 
 	"github.com/cockroachdb/pebble"
 	"github.com/cockroachdb/pebble/bloom"
-	"github.com/cockroachdb/pebble/vfs"
 	"github.com/elasticity-dev/elasticity/emulator/engine"
 )
 
@@ -265,6 +264,10 @@ func OpenStore(dir string, capacityBytes int64) (*Store, error) {
 	// MiB): with Pebble's 8 MiB default, point reads of a filled node read
 	// most blocks from the page cache again (pread and a copy: a tenth of
 	// a node's CPU under BenchmarkNodeCost, issue 17).
+	fs, err := newNoSyncFS(dir)
+	if err != nil {
+		return nil, fmt.Errorf("opening the store's file system in %s: %w", dir, err)
+	}
 	cache := pebble.NewCache(blockCacheSize(capacityBytes))
 	defer cache.Unref() // the DB holds its own reference
 	opts := &pebble.Options{
@@ -293,7 +296,7 @@ func OpenStore(dir string, capacityBytes int64) (*Store, error) {
 		// Small upper-level files are many: keep them open.
 		MaxOpenFiles: 4096,
 		Logger:       quietLogger{},
-		FS:           noSyncFS{vfs.Default},
+		FS:           fs,
 	}
 	opts.Experimental.LevelMultiplier = 25
 	// No block compression: disk usage then follows the data written, and

@@ -392,3 +392,72 @@ func TestAbortedStreamedTabletLeavesNoFile(t *testing.T) {
 		t.Errorf("leftover streamed sstable after reopening: %v", err)
 	}
 }
+
+// TestSstableFilesAreRecycled: the sstables compactions make obsolete are
+// emptied and taken over by the next ones (file creation is what costs on
+// this VM), and the store's data and disk usage stay right, also reopened.
+func TestSstableFilesAreRecycled(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenStore(dir, 117<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := [][16]byte{{3}}
+	write := func(from, to int, ts int64) {
+		batch := make([]engine.Mutation, 0, 100)
+		for i := from; i < to; i++ {
+			k := binary.BigEndian.AppendUint64(nil, uint64(i))
+			v := binary.BigEndian.AppendUint64(make([]byte, 1016), uint64(ts))
+			batch = append(batch, engine.Mutation{PartitionKey: k, Cells: map[string][]byte{"v": v}, Timestamp: ts})
+			if len(batch) == cap(batch) || i == to-1 {
+				if err := s.Apply(batch, slices.Repeat(ids, len(batch)), false); err != nil {
+					t.Fatal(err)
+				}
+				batch = batch[:0]
+			}
+		}
+	}
+	const keys = 30_000
+	write(0, keys, 1)
+	write(0, keys/2, 2) // overwrites: compactions make files obsolete
+	if err := s.Compact([]byte{0}, []byte{0xff}); err != nil {
+		t.Fatal(err)
+	}
+	fs := s.opts.FS.(*noSyncFS)
+	created, reused := fs.created.Load(), fs.reused.Load()
+	t.Logf("sstables: %d created, %d recycled", created, reused)
+	if reused == 0 || reused < created {
+		t.Errorf("%d sstables created and %d recycled: want most recycled", created, reused)
+	}
+	// Pooled files are empty, so the disk model's walk counts live data only.
+	pooled, _ := filepath.Glob(filepath.Join(dir, recycledPrefix+"*"))
+	for _, p := range pooled {
+		if st, err := os.Stat(p); err != nil || st.Size() != 0 {
+			t.Fatalf("pooled file %s: %v, %d bytes", p, err, st.Size())
+		}
+	}
+	check := func() {
+		for _, i := range []int{0, keys/2 - 1, keys / 2, keys - 1} {
+			rows, err := s.ReadRow([16]byte{3}, engine.Read{PartitionKey: binary.BigEndian.AppendUint64(nil, uint64(i))})
+			want := int64(1)
+			if i < keys/2 {
+				want = 2
+			}
+			if err != nil || len(rows) != 1 || rows[0].Timestamp != want {
+				t.Fatalf("key %d: %v, %v: want one row at timestamp %d", i, rows, err, want)
+			}
+		}
+	}
+	check()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = OpenStore(dir, 117<<20); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if left, _ := filepath.Glob(filepath.Join(dir, recycledPrefix+"*")); len(left) != 0 {
+		t.Errorf("reopened with %d pooled files left", len(left))
+	}
+	check()
+}
