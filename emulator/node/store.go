@@ -201,13 +201,24 @@ func mergeCells(a, b []cell) []cell {
 	return a
 }
 
-// rowMerger implements pebble.ValueMerger.
+// rowMerger implements pebble.ValueMerger. Pebble merges every MERGE key a
+// compaction or read meets, most of them with a single operand (a row
+// written once): that one is kept as it is, without decoding and encoding
+// it again (decoding, copying and re-encoding every row was most of a
+// compaction's allocations).
 type rowMerger struct {
+	only  []byte // the single operand so far, copied; nil once merged
 	cells []cell
-	err   error
 }
 
 func (m *rowMerger) add(v []byte) error {
+	if m.only != nil {
+		cs, err := decodeRow(m.only)
+		if err != nil {
+			return err
+		}
+		m.cells, m.only = cs, nil // cs alias m.only, which this merger owns
+	}
 	cs, err := decodeRow(v)
 	if err != nil {
 		return err
@@ -223,6 +234,9 @@ func (m *rowMerger) add(v []byte) error {
 func (m *rowMerger) MergeNewer(v []byte) error { return m.add(v) }
 func (m *rowMerger) MergeOlder(v []byte) error { return m.add(v) }
 func (m *rowMerger) Finish(bool) ([]byte, io.Closer, error) {
+	if m.only != nil {
+		return m.only, nil, nil
+	}
 	sort.Slice(m.cells, func(i, j int) bool { return m.cells[i].Name < m.cells[j].Name })
 	return encodeRow(nil, m.cells), nil, nil
 }
@@ -230,11 +244,8 @@ func (m *rowMerger) Finish(bool) ([]byte, io.Closer, error) {
 var rowMergeOperator = &pebble.Merger{
 	Name: mergerName,
 	Merge: func(key, value []byte) (pebble.ValueMerger, error) {
-		m := &rowMerger{}
-		if err := m.add(value); err != nil {
-			return nil, err
-		}
-		return m, nil
+		// Pebble may reuse value after the call: keep a copy.
+		return &rowMerger{only: append(make([]byte, 0, len(value)), value...)}, nil
 	},
 }
 
