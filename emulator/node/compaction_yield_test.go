@@ -1,8 +1,11 @@
 package node
 
 import (
+	"bytes"
 	"encoding/binary"
 	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -154,5 +157,50 @@ func BenchmarkReadDelayDuringCompaction(b *testing.B) {
 				b.ReportMetric(float64(m.Compact.Count), "compactions")
 			}
 		})
+	}
+}
+
+// TestTableFilesGatherWrites: an sstable's 4 KiB block writes reach the
+// file in large writes, and whatever reads the file, its size or syncs it
+// sees every byte written before.
+func TestTableFilesGatherWrites(t *testing.T) {
+	dir := t.TempDir()
+	fs, err := newNoSyncFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fs.Create(filepath.Join(dir, "000001.sst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := bytes.Repeat([]byte{7}, 4096)
+	for range 10 {
+		if _, err := f.Write(block); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(dir, "000001.sst")); err != nil || st.Size() != 0 {
+		t.Fatalf("after 40 KiB of block writes the file holds %d bytes (%v): want them gathered", st.Size(), err)
+	}
+	if st, err := f.Stat(); err != nil || st.Size() != 40960 {
+		t.Fatalf("Stat: %v, %v: want 40960 bytes", st, err)
+	}
+	big := bytes.Repeat([]byte{9}, 200<<10)
+	if _, err := f.Write(big); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 3)
+	if _, err := f.ReadAt(got, 40960-1); err != nil || !bytes.Equal(got, []byte{7, 9, 9}) {
+		t.Fatalf("ReadAt across the boundary: %v, %v", got, err)
+	}
+	if _, err := f.Write(block[:100]); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "000001.sst"))
+	if err != nil || len(b) != 40960+200<<10+100 || b[len(b)-1] != 7 || b[40960] != 9 {
+		t.Fatalf("closed file: %d bytes, %v", len(b), err)
 	}
 }
