@@ -202,17 +202,7 @@ func TestOverwritesOfAFullNodeAreReclaimed(t *testing.T) {
 		}
 	}
 	const keys = 87_500
-	batch := make([]engine.Mutation, 0, 100)
-	for i := range keys {
-		k := binary.BigEndian.AppendUint64(nil, uint64(i))
-		batch = append(batch, engine.Mutation{PartitionKey: k, Cells: map[string][]byte{"v": v}, Timestamp: 1})
-		if len(batch) == cap(batch) || i == keys-1 {
-			if err := s.Apply(batch, slices.Repeat(ids, len(batch)), false); err != nil {
-				t.Fatal(err)
-			}
-			batch = batch[:0]
-		}
-	}
+	writeRows(t, s, keys)
 	settle()
 	filled := used()
 	// A quarter of the keys overwritten at 1,000 writes/s (a node's share of
