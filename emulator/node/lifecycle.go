@@ -289,11 +289,12 @@ func (n *Node) installMeta(m *Meta) error {
 	}
 	// An epoch is written at once when none was for metaSaveInterval (so
 	// the first one is: a restarted node must know it was a member), later
-	// ones coalesced, the latest always: with 1,024 tablets every migration step is a new epoch, and
-	// encoding and writing the whole map each time was a tenth of a node's
-	// CPU while tablets moved (issue 17). ScyllaDB appends each change to
-	// group 0's raft log instead (service/raft); a node killed within the
-	// interval pulls the epochs it lost from its peers when it restarts.
+	// ones coalesced, the latest always: with 1,024 tablets every migration
+	// step is a new epoch, and encoding and writing the whole map each time
+	// was a tenth of a node's CPU while tablets moved (issue 17). ScyllaDB
+	// appends each change to group 0's raft log instead (service/raft); a
+	// node killed within the interval pulls the epochs it lost from its
+	// peers when it restarts.
 	if time.Since(n.metaSavedAt) >= metaSaveInterval {
 		if err := n.saveMeta(m); err != nil {
 			return err

@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -53,17 +54,32 @@ const maxRecycled = 256
 const recycledPrefix = "recycled-"
 
 func newNoSyncFS(dir string) (*noSyncFS, error) {
-	// Pool files a previous process left are empty: remove them.
-	old, err := filepath.Glob(filepath.Join(dir, recycledPrefix+"*"))
-	if err != nil {
+	if err := removeLeftovers(dir); err != nil {
 		return nil, err
 	}
-	for _, f := range old {
-		if err := os.Remove(f); err != nil {
-			return nil, fmt.Errorf("removing a recycled sstable file: %w", err)
+	return &noSyncFS{FS: vfs.Default, dir: dir}, nil
+}
+
+// removeLeftovers removes the files of ours a killed process left beside
+// Pebble's: empty pool files, and streamed sstables it was writing
+// (store_ingest.go), which are not the DB's.
+func removeLeftovers(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("listing %s for leftover files: %w", dir, err)
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if strings.HasPrefix(n, recycledPrefix) || strings.HasPrefix(n, streamFilePrefix) && strings.HasSuffix(n, streamFileSuffix) {
+			if err := os.Remove(filepath.Join(dir, n)); err != nil {
+				return fmt.Errorf("removing leftover file %s: %w", n, err)
+			}
 		}
 	}
-	return &noSyncFS{FS: vfs.Default, dir: dir}, nil
+	return nil
 }
 
 func (fs *noSyncFS) Create(name string) (vfs.File, error) {

@@ -331,10 +331,6 @@ func OpenStore(dir string, capacityBytes int64) (*Store, error) {
 		opts.Levels[i].FilterType = pebble.TableFilter
 	}
 	opts.EnsureDefaults()
-	// Streamed sstables a killed node was writing are not the DB's files.
-	if err := removeStreamFiles(dir); err != nil {
-		return nil, err
-	}
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("opening pebble in %s: %w", dir, err)

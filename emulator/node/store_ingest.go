@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/cockroachdb/pebble"
@@ -221,23 +219,4 @@ func (s *Store) writerOptions() sstable.WriterOptions {
 		o.BlockPropertyCollectors = nil
 	}
 	return o
-}
-
-// removeStreamFiles removes the streamed sstables a killed process left.
-func removeStreamFiles(dir string) error {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("listing %s for leftover streamed sstables: %w", dir, err)
-	}
-	for _, e := range ents {
-		if n := e.Name(); strings.HasPrefix(n, streamFilePrefix) && strings.HasSuffix(n, streamFileSuffix) {
-			if err := os.Remove(filepath.Join(dir, n)); err != nil {
-				return fmt.Errorf("removing leftover streamed sstable: %w", err)
-			}
-		}
-	}
-	return nil
 }

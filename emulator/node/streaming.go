@@ -34,12 +34,10 @@ type scanReq struct {
 	Shard      int
 }
 
-// streamIn copies a tablet's rows from a source replica into this node.
-// Tablet migrations use file streaming (enable_file_stream, on by default:
-// scylladb db/config.cc, storage_service.cc stream_tablet,
-// streaming/stream_blob.cc): the rows are written into new sstables that are
-// then loaded (store_ingest.go), and stream_manager::update_progress is not
-// called, so scylla_streaming_total_incoming_bytes stays put.
+// streamIn copies a tablet's rows from a source replica into this node, as
+// file streaming does (store_ingest.go). File streaming does not call
+// stream_manager::update_progress (storage_service.cc stream_tablet), so
+// scylla_streaming_total_incoming_bytes stays put.
 func (n *Node) streamIn(ctx context.Context, req *streamReq) error {
 	first, last := tabletRange(req.Index, req.Count)
 	start, end := tokenRangeKeys(req.Table, first, last)
