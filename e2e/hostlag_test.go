@@ -15,9 +15,12 @@ import (
 
 // hogPerCPU busy loops per CPU keep every runqueue long, so each node's
 // watchdog wake-up waits behind them. On a 2-core machine 4 per CPU gave
-// 30-406 ms/s of host lag per cycle over 5 runs (threshold 10); without
-// them, 5-7 ms/s. The run takes about 30 s under the hog (19 s idle).
-const hogPerCPU = 4
+// 30-406 ms/s of host lag per cycle over 5 runs (threshold 10); once the
+// nodes used less CPU (issue 17's storage work) they woke ahead of 4 and
+// lagged 5.5-15.7 ms/s, one run of 4 under the threshold. 16 per CPU gave
+// 27-54 ms/s in 4 of 4 runs. Without the hog, 5-7 ms/s. The run takes
+// about 17-27 s under the hog.
+const hogPerCPU = 16
 
 // startCPUHog spins hogPerCPU goroutines per CPU until the test ends.
 // GOMAXPROCS is raised for the test so that each one is its own OS thread
