@@ -3,7 +3,9 @@ package node
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/elasticity-dev/elasticity/emulator/engine"
 	"github.com/prometheus/client_golang/prometheus"
@@ -127,6 +129,7 @@ func newMetrics(n *Node) *metrics {
 				return 0
 			}))
 	}
+	registerCompactionMetrics(reg, n)
 	for _, op := range []string{"bootstrap", "decommission", "removenode"} {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "scylla_streaming_finished_percentage", Help: "progress of the node operation's streaming (percent)", ConstLabels: prometheus.Labels{"ops": op, "shard": "0"}},
 			func() float64 { return n.finishedPercentage(op) }))
@@ -145,6 +148,92 @@ func newMetrics(n *Node) *metrics {
 	mt.exporter.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "node_filesystem_free_bytes", Help: "Filesystem free space in bytes.", ConstLabels: fs},
 		func() float64 { return float64(n.disk.Avail()) }))
 	return mt
+}
+
+// compactionStats are the compaction manager's figures of the node's store.
+type compactionStats struct {
+	running, pending, completed int64
+	backlog                     float64
+}
+
+// compactionStats reads the store's compactions from Pebble: running are
+// compactions in progress (flushes are not compactions, as in ScyllaDB,
+// where memtable flushes do not go through the compaction manager),
+// pending the levels whose score asks for a compaction not yet started,
+// completed every compaction since the store opened, backlog Pebble's
+// estimate of the bytes left to compact.
+func (s *Store) compactionStats() compactionStats {
+	if s.closed.Load() {
+		return compactionStats{}
+	}
+	m := s.db.Metrics()
+	var want int64
+	for _, l := range m.Levels {
+		if l.Score >= 1 {
+			want++
+		}
+	}
+	return compactionStats{running: m.Compact.NumInProgress, pending: max(0, want-m.Compact.NumInProgress),
+		completed: m.Compact.Count, backlog: float64(m.Compact.EstimatedDebt)}
+}
+
+// shareOf is shard s's share of a node-wide count over n shards: the
+// shards take turns, so the shares sum to the count and each only grows
+// with it (a counter stays a counter on every shard).
+func shareOf(count int64, s, n int) float64 {
+	if count <= int64(s) {
+		return 0
+	}
+	return float64((count-int64(s)-1)/int64(n) + 1)
+}
+
+// registerCompactionMetrics exports the compaction manager's metrics per
+// shard, with ScyllaDB's names, types and help texts (scylladb/scylladb
+// compaction/compaction_manager.cc, compaction_manager::register_metrics:
+// group "compaction_manager"; compactions, pending_compactions,
+// postponed_compactions, backlog and normalized_backlog are gauges,
+// completed_compactions and failed_compactions counters; each shard's
+// compaction manager exports its own, labelled shard only).
+// scylla_compaction_manager_compactions is what SCT's
+// wait_no_compactions_running sums (sdcm/tester.py, is_compaction_running).
+// One Pebble store serves every shard here: its figures are split across
+// the shards, so the sums over shards are the store's.
+func registerCompactionMetrics(reg *prometheus.Registry, n *Node) {
+	// One scrape reads every shard's series: Pebble's metrics are read
+	// once for them all.
+	var mu sync.Mutex
+	var at time.Time
+	var last compactionStats
+	stats := func() compactionStats {
+		mu.Lock()
+		defer mu.Unlock()
+		if n.store != nil && time.Since(at) > 100*time.Millisecond {
+			last, at = n.store.compactionStats(), time.Now()
+		}
+		return last
+	}
+	shards := max(1, n.cfg.VCPUs)
+	for s := 0; s < shards; s++ {
+		lab := prometheus.Labels{"shard": strconv.Itoa(s)}
+		gauge := func(name, help string, f func() float64) {
+			reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "scylla_compaction_manager_" + name, Help: help, ConstLabels: lab}, f))
+		}
+		counter := func(name, help string, f func() float64) {
+			reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "scylla_compaction_manager_" + name, Help: help, ConstLabels: lab}, f))
+		}
+		gauge("compactions", "Holds the number of currently active compactions.",
+			func() float64 { return shareOf(stats().running, s, shards) })
+		gauge("pending_compactions", "Holds the number of compaction tasks waiting for an opportunity to run.",
+			func() float64 { return shareOf(stats().pending, s, shards) })
+		counter("completed_compactions", "Holds the number of completed compaction tasks.",
+			func() float64 { return shareOf(stats().completed, s, shards) })
+		counter("failed_compactions", "Holds the number of failed compaction tasks.",
+			func() float64 { return 0 })
+		gauge("postponed_compactions", "Holds the number of tables with postponed compaction.",
+			func() float64 { return 0 })
+		gauge("backlog", "Holds the sum of compaction backlog for all tables in the system.",
+			func() float64 { return stats().backlog / float64(shards) })
+	}
 }
 
 // finishedPercentage is the progress of this node's streaming operation.

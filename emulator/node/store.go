@@ -261,6 +261,8 @@ type Store struct {
 	streamMu  sync.RWMutex
 	streams   []*StreamedTablet
 	streaming atomic.Int32 // len(streams), read without the lock
+
+	closed atomic.Bool // metrics read nothing from a closed store
 }
 
 // OpenStore opens (or creates) the database in dir. capacityBytes is the
@@ -388,6 +390,7 @@ func (quietLogger) Fatalf(format string, args ...any) {
 
 // Close flushes memtables and closes the database.
 func (s *Store) Close() error {
+	s.closed.Store(true)
 	ferr := s.db.Flush()
 	if err := s.db.Close(); err != nil {
 		return err

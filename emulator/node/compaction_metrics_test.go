@@ -1,0 +1,129 @@
+package node
+
+import (
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// sumSeries sums a family's series over shards.
+func sumSeries(f *dto.MetricFamily) float64 {
+	var sum float64
+	for _, m := range f.Metric {
+		sum += m.GetGauge().GetValue() + m.GetCounter().GetValue()
+	}
+	return sum
+}
+
+// The compaction manager's metrics (scylladb/scylladb
+// compaction/compaction_manager.cc, register_metrics) are exported per
+// shard with ScyllaDB's names and types; scylla_compaction_manager_compactions
+// counts the store's running compactions: above 0 while writes keep
+// Pebble compacting, 0 again once they have settled, with the completed
+// ones counted.
+func TestCompactionManagerMetrics(t *testing.T) {
+	n := startTestNode(t, Config{VCPUs: 2, InternodePort: 17913, DiskBytes: 64 << 20})
+	fams := scrapeNode(t, n)
+	types := map[string]dto.MetricType{
+		"scylla_compaction_manager_compactions":           dto.MetricType_GAUGE,
+		"scylla_compaction_manager_pending_compactions":   dto.MetricType_GAUGE,
+		"scylla_compaction_manager_completed_compactions": dto.MetricType_COUNTER,
+		"scylla_compaction_manager_failed_compactions":    dto.MetricType_COUNTER,
+		"scylla_compaction_manager_postponed_compactions": dto.MetricType_GAUGE,
+		"scylla_compaction_manager_backlog":               dto.MetricType_GAUGE,
+	}
+	for name, typ := range types {
+		f := fams[name]
+		if f == nil {
+			t.Fatalf("%s not exported", name)
+		}
+		if f.GetType() != typ {
+			t.Errorf("%s is a %v, want a %v", name, f.GetType(), typ)
+		}
+		if len(f.Metric) != 2 {
+			t.Fatalf("%s: %d series, want one per shard (2)", name, len(f.Metric))
+		}
+		shards := map[string]bool{}
+		for _, m := range f.Metric {
+			if len(m.Label) != 1 || m.Label[0].GetName() != "shard" {
+				t.Errorf("%s labels %v, want shard only", name, m.Label)
+			}
+			shards[m.Label[0].GetValue()] = true
+		}
+		if !shards["0"] || !shards["1"] {
+			t.Errorf("%s shards %v", name, shards)
+		}
+	}
+	if v := sumSeries(fams["scylla_compaction_manager_compactions"]); v != 0 {
+		t.Fatalf("%v compactions running on an empty node", v)
+	}
+
+	// Keep writing 1 KiB rows (a 512 KiB memtable on a 64 MiB disk: a
+	// flush every ~500 rows, L0 compactions soon after) until a scrape
+	// sees a compaction running.
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			writeRows(t, n.store, 2000)
+		}
+	}()
+	var peak float64
+	deadline := time.Now().Add(30 * time.Second)
+	for peak == 0 && time.Now().Before(deadline) {
+		peak = max(peak, sumSeries(scrapeNode(t, n)["scylla_compaction_manager_compactions"]))
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(stop)
+	<-done
+	if peak == 0 {
+		t.Fatal("no running compaction seen in 30 s of writes")
+	}
+	var running float64 = -1
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if running = sumSeries(scrapeNode(t, n)["scylla_compaction_manager_compactions"]); running == 0 {
+			break
+		}
+	}
+	if running != 0 {
+		t.Fatalf("%v compactions still running 30 s after the writes stopped", running)
+	}
+	fams = scrapeNode(t, n)
+	done1 := sumSeries(fams["scylla_compaction_manager_completed_compactions"])
+	if done1 < 1 {
+		t.Fatalf("completed_compactions %v after compactions ran", done1)
+	}
+	if m := n.store.db.Metrics(); done1 > float64(m.Compact.Count) || done1 < float64(m.Compact.Count)-2 {
+		t.Errorf("completed_compactions summed over shards %v, the store's count %d", done1, m.Compact.Count)
+	}
+	t.Logf("peak %v running; %v completed", peak, done1)
+}
+
+// A node-wide count split over shards sums to the count, and each shard's
+// share only grows with it.
+func TestShareOf(t *testing.T) {
+	for _, shards := range []int{1, 2, 3, 16} {
+		prev := make([]float64, shards)
+		for c := int64(0); c < 40; c++ {
+			var sum float64
+			for s := range shards {
+				v := shareOf(c, s, shards)
+				if v < prev[s] {
+					t.Fatalf("shard %d of %d: %v after %v (count %d)", s, shards, v, prev[s], c)
+				}
+				prev[s] = v
+				sum += v
+			}
+			if sum != float64(c) {
+				t.Fatalf("%d shards, count %d: shares sum to %v", shards, c, sum)
+			}
+		}
+	}
+}
