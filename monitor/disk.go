@@ -60,6 +60,9 @@ var ScrapedMetrics = []struct {
 	{"scylla_load_balancer_migrations_produced", false},
 	{"scylla_storage_proxy_coordinator_write_timeouts", false},
 	{"scylla_storage_proxy_coordinator_read_timeouts", false},
+	// Running compactions (a gauge per shard): what the wait before the
+	// steady state watches (Compactions).
+	{CompactionsMetric, false},
 }
 
 // DiskMonitor samples disk usage and a few metrics of every node.
