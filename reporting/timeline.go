@@ -14,6 +14,9 @@ const (
 	SpanHold   = "hold"
 	SpanSteady = "steady"
 	SpanCycle  = "cycle"
+	// SpanCompactions is the wait for compactions before the steady state
+	// (shaded as a hold).
+	SpanCompactions = "compactions"
 )
 
 // defaultMaxPoints bounds every chart series.
@@ -154,6 +157,8 @@ func (b *timelineBuilder) phase(phase results.Phase, name string, start, end tim
 		b.tl.Spans = append(b.tl.Spans, Span{Name: name, Kind: SpanFill, Start: start, End: end})
 	case results.PhaseHold:
 		b.tl.Spans = append(b.tl.Spans, Span{Name: "hold " + name, Kind: SpanHold, Start: start, End: end})
+	case results.PhaseCompactions:
+		b.tl.Spans = append(b.tl.Spans, Span{Name: results.DurCompactions, Kind: SpanCompactions, Start: start, End: end})
 	}
 }
 

@@ -148,6 +148,9 @@ type reducer struct {
 	// thresholds: each node's stall threshold from its command line.
 	thresholds map[string]float64
 	steal      map[string][]stealSample
+	// compactionNotes are the warnings of the compactions phase (not
+	// settled, not exported): limitations of the steady state.
+	compactionNotes []string
 }
 
 type cycleAcc struct {
@@ -252,6 +255,10 @@ func (r *reducer) event(ev *Event) {
 		r.dbError(ev)
 	case EventCapacity:
 		r.res.CapacityAfterOps = ev.CapacityOps
+	case EventWarning:
+		if ev.Phase == PhaseCompactions && ev.Message != "" {
+			r.compactionNotes = append(r.compactionNotes, "Warning: "+ev.Message)
+		}
 	case EventValidation:
 		if ev.Validation != nil {
 			r.res.Validations = append(r.res.Validations, *ev.Validation)
@@ -298,11 +305,15 @@ func (r *reducer) phaseEnd(ev *Event) {
 	}
 }
 
-// phase records a finished phase: a fill phase is a named duration.
+// phase records a finished phase: a fill phase is a named duration, and
+// so is the wait for compactions (DurCompactions).
 func (r *reducer) phase(phase Phase, name string, start, end time.Time) {
 	r.phaseSpans = append(r.phaseSpans, phaseSpan{phase, start, end})
-	if phase == PhaseFill {
+	switch phase {
+	case PhaseFill:
 		r.res.Durations = append(r.res.Durations, Duration{Name: name, Start: start, End: end, Seconds: end.Sub(start).Seconds(), PlanSeconds: r.phasePlan[name]})
+	case PhaseCompactions:
+		r.res.Durations = append(r.res.Durations, Duration{Name: DurCompactions, Start: start, End: end, Seconds: end.Sub(start).Seconds()})
 	}
 }
 
@@ -553,6 +564,8 @@ func (r *reducer) finish() *Result {
 		res.Durations = append(res.Durations, stepDurations(s)...)
 	}
 	r.finishNodes()
+	// After the last setup event (calibrated), which replaces the setup.
+	res.Setup.Limitations = append(res.Setup.Limitations, r.compactionNotes...)
 	if rb := res.Setup.RackBalance; rb != nil {
 		res.RackBalance = rackBalance(r.usage, time.Duration(rb.EverySeconds*float64(time.Second)))
 	}

@@ -42,7 +42,7 @@ var DefaultSeverities = map[string]string{
 }
 
 // Phases lists the phases in run order (what expected_errors[].during may name besides steps and cycles).
-var Phases = []Phase{PhaseProvision, PhaseSchema, PhaseFill, PhaseHold, PhaseCalibrate, PhaseSteady, PhaseNemesis, PhaseFinalHold, PhaseTeardown}
+var Phases = []Phase{PhaseProvision, PhaseSchema, PhaseFill, PhaseHold, PhaseCompactions, PhaseCalibrate, PhaseSteady, PhaseNemesis, PhaseFinalHold, PhaseTeardown}
 
 // ErrorTypes are the error types a filter or severity may name, sorted.
 func ErrorTypes() []string {

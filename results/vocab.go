@@ -23,12 +23,15 @@ const (
 	PhaseSchema    Phase = "schema"
 	PhaseFill      Phase = "fill"
 	PhaseHold      Phase = "hold"
-	PhaseCalibrate Phase = "calibrate"
-	PhaseSteady    Phase = "steady_state"
-	PhaseNemesis   Phase = "nemesis"
-	PhaseFinalHold Phase = "final_hold"
-	PhaseValidate  Phase = "validate"
-	PhaseTeardown  Phase = "teardown"
+	// PhaseCompactions waits for the compactions left by the fills to
+	// settle before the steady state (SCT's wait_no_compactions_running).
+	PhaseCompactions Phase = "compactions"
+	PhaseCalibrate   Phase = "calibrate"
+	PhaseSteady      Phase = "steady_state"
+	PhaseNemesis     Phase = "nemesis"
+	PhaseFinalHold   Phase = "final_hold"
+	PhaseValidate    Phase = "validate"
+	PhaseTeardown    Phase = "teardown"
 )
 
 // StepKind is the kind of a nemesis step as events and results record it.
@@ -62,15 +65,19 @@ const (
 	DurDrainNodes   = "Drain node(s)"     // drain requested → nodes left
 	DurDataBalanced = "Data balanced"     // step requested → no tablet migrations in flight
 	DurLatencyRecov = "Latency recovered" // step requested → P99 back under its target
+	// DurCompactions: the compactions phase, the wait before the steady
+	// state until no compaction had run for the quiet period (or its timeout).
+	DurCompactions = "Compactions settled"
 )
 
 // DurHookPrefix prefixes the duration of a hook step: "Hook <step name>".
 const DurHookPrefix = "Hook "
 
 // StandardDurations are the named durations a run measures for topology
-// steps (besides one per fill phase, named after it, and one per hook step).
-// A duration threshold may name any of them.
-var StandardDurations = []string{DurAddNodes, DurNodesReady, DurRemoveNodes, DurDrainNodes, DurDataBalanced, DurLatencyRecov}
+// steps and the wait for compactions before the steady state (besides one
+// per fill phase, named after it, and one per hook step). A duration
+// threshold may name any of them.
+var StandardDurations = []string{DurAddNodes, DurNodesReady, DurRemoveNodes, DurDrainNodes, DurDataBalanced, DurLatencyRecov, DurCompactions}
 
 // SteadyStateCycle is the name of the steady-state cycle.
 const SteadyStateCycle = "Cycle #0"
