@@ -30,12 +30,23 @@ var DefaultTimeoutsLocal = Timeouts{
 	Fill:             Duration(30 * time.Minute),
 	Step:             Duration(30 * time.Minute),
 	Teardown:         Duration(2 * time.Minute),
+	Compactions:      0, // scenario time: DefaultTimeoutsReal's × local.time_scale (applyDefaults)
 }
 
 // MinLocalLatencyRecovered is the shortest latency recovery wait on the
 // local backend: the sustained rule needs results.DefaultRecoveryIntervals
 // one-second intervals in a row, and a few more to find them.
 const MinLocalLatencyRecovered = 15 * time.Second
+
+// MinLocalCompactions is the shortest wait for compactions on the local
+// backend: a few quiet periods (MinLocalCompactionsQuiet) after the fills'
+// last compactions.
+const MinLocalCompactions = 30 * time.Second
+
+// MinLocalCompactionsQuiet is the shortest quiet period on the local
+// backend: a few scrapes in a row that see no compaction (the emulator's
+// compactions of a scaled disk take milliseconds, between scrapes).
+const MinLocalCompactionsQuiet = 3 * time.Second
 
 // DefaultTimeoutsReal are the waits' limits on docker, aws and static (real-sized data).
 var DefaultTimeoutsReal = Timeouts{
@@ -45,6 +56,8 @@ var DefaultTimeoutsReal = Timeouts{
 	Fill:             Duration(12 * time.Hour),
 	Step:             Duration(6 * time.Hour),
 	Teardown:         Duration(30 * time.Minute),
+	// SCT's wait_no_compactions_running: 80 tries a minute apart.
+	Compactions: Duration(80 * time.Minute),
 }
 
 // Other defaults.
@@ -69,8 +82,10 @@ const (
 	DefaultFillConcurrency = 64
 	DefaultConsistency     = "QUORUM"
 	DefaultSteadyState     = Duration(30 * time.Minute)
-	DefaultCalibration     = Duration(10 * time.Minute)
-	DefaultHookTimeout     = Duration(10 * time.Minute)
+	// SCT's is_compaction_running looks at the last 60 s of the gauge.
+	DefaultCompactionsQuiet = Duration(time.Minute)
+	DefaultCalibration      = Duration(10 * time.Minute)
+	DefaultHookTimeout      = Duration(10 * time.Minute)
 	// Data validation: SCT's verification reads use ALL-like strictness;
 	// 10,000 keys and 4 of 32 ranges take seconds on the emulator.
 	DefaultValidateSample      = CountOrAll(10000)
@@ -160,6 +175,10 @@ func applyDefaults(s *Scenario, d *decoder) {
 	str(&w.Distribution, "uniform")
 
 	dur(&s.SteadyState, "steady_state", DefaultSteadyState)
+	if !d.isSet("compactions.wait") {
+		s.Compactions.Wait = true
+	}
+	dur(&s.Compactions.Quiet, "compactions.quiet", DefaultCompactionsQuiet)
 
 	if s.Nemesis == nil {
 		s.Nemesis = []Step{}
@@ -247,6 +266,12 @@ func applyDefaults(s *Scenario, d *decoder) {
 	dur(&t.Fill, "timeouts.fill", tdef.Fill)
 	dur(&t.Step, "timeouts.step", tdef.Step)
 	dur(&t.Teardown, "timeouts.teardown", tdef.Teardown)
+	compactions := tdef.Compactions
+	if s.Backend == BackendLocal {
+		// Scenario time too: the fills' compactions are scaled down with the disks.
+		compactions = Duration(max(MinLocalCompactions, time.Duration(float64(DefaultTimeoutsReal.Compactions)*l.TimeScale)))
+	}
+	dur(&t.Compactions, "timeouts.compactions", compactions)
 
 	for _, c := range []struct {
 		key string

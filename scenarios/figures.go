@@ -24,6 +24,9 @@ func (p *Plan) FigureDurations() []string {
 	for _, f := range p.Fill {
 		add(f.Name)
 	}
+	if p.Compactions.Wait {
+		add(results.DurCompactions)
+	}
 	for _, st := range p.Steps {
 		switch st.Kind {
 		case results.KindGrow:

@@ -200,9 +200,11 @@ func TestDefaults(t *testing.T) {
 	if s.Local != DefaultLocal {
 		t.Errorf("local defaults: %+v", s.Local)
 	}
-	// The latency recovery wait is scaled like the scenario: 1h × 0.005.
+	// The latency recovery wait is scaled like the scenario: 1h × 0.005;
+	// the wait for compactions too (80m × 0.005 = 24s), at least 30s.
 	want := DefaultTimeoutsLocal
 	want.LatencyRecovered = Duration(18 * time.Second)
+	want.Compactions = Duration(MinLocalCompactions)
 	if s.Timeouts != want {
 		t.Errorf("timeouts: %+v", s.Timeouts)
 	}

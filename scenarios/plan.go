@@ -71,6 +71,8 @@ type Plan struct {
 	Data              PlanData   `json:"-"`
 	Load              PlanLoad   `json:"-"`
 	Steps             []PlanStep `json:"-"`
+	// Compactions is the wait for compactions before the steady state.
+	Compactions PlanCompactions `json:"compactions"`
 	// SteadyState and FinalHold are scaled.
 	SteadyState time.Duration `json:"-"`
 	FinalHold   time.Duration `json:"-"`
@@ -132,7 +134,7 @@ type PlanWorkload struct {
 
 // PlanPhase is one phase of the run in order.
 type PlanPhase struct {
-	Phase string `json:"phase"` // provision, schema, fill, hold, calibrate, steady_state, nemesis, final_hold, teardown
+	Phase string `json:"phase"` // provision, schema, fill, hold, compactions, calibrate, steady_state, nemesis, final_hold, teardown
 	Name  string `json:"name"`
 	Kind  string `json:"kind,omitempty"` // nemesis step kind
 	Mode  string `json:"mode,omitempty"`
@@ -222,10 +224,21 @@ type PlanValidate struct {
 // Enabled reports whether the validation reads anything.
 func (v PlanValidate) Enabled() bool { return v.Sample != 0 || v.TokenRanges != 0 }
 
+// PlanCompactions is the wait for compactions to settle before the
+// calibration and the steady state (compactions:, timeouts.compactions).
+type PlanCompactions struct {
+	Wait bool `json:"wait"`
+	// Quiet is how long no compaction may run (scaled; on local at least
+	// MinLocalCompactionsQuiet); Timeout bounds the wait (wall clock).
+	Quiet          time.Duration `json:"-"`
+	QuietSeconds   float64       `json:"quiet_seconds"`
+	TimeoutSeconds float64       `json:"timeout_seconds"`
+}
+
 // PlanWaits bound the run's waits: wall-clock ceilings (never scaled) and
 // the figures adaptive timeouts derive from.
 type PlanWaits struct {
-	NodeReady, DataBalanced, LatencyRecovered, Fill, Step, Teardown time.Duration
+	NodeReady, DataBalanced, LatencyRecovered, Fill, Step, Teardown, Compactions time.Duration
 	// TimeoutBase and StreamBytesPerSec feed the derived wait timeouts.
 	TimeoutBase       time.Duration
 	StreamBytesPerSec float64
@@ -488,6 +501,15 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 		}
 	}
 
+	if s.Compactions.Wait {
+		q := scaleD(s.Compactions.Quiet)
+		if s.Backend == BackendLocal {
+			q = max(q, MinLocalCompactionsQuiet)
+		}
+		p.Compactions = PlanCompactions{Wait: true, Quiet: q, QuietSeconds: q.Seconds(), TimeoutSeconds: s.Timeouts.Compactions.D().Seconds()}
+		add(PlanPhase{Phase: string(results.PhaseCompactions), Name: results.DurCompactions, Seconds: q.Seconds(), Estimated: true,
+			Detail: fmt.Sprintf("until no compaction has run for %s (up to %s)", q.Round(100*time.Millisecond), s.Timeouts.Compactions)})
+	}
 	if w.Rate == 0 {
 		add(PlanPhase{Phase: "calibrate", Name: "measure capacity", Seconds: scaled(w.Calibration),
 			Detail: fmt.Sprintf("then run at %v of it", w.LoadPercent)})
@@ -611,7 +633,7 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 		n string
 		d Duration
 	}{{"node_ready", to.NodeReady}, {"data_balanced", to.DataBalanced}, {"latency_recovered", to.LatencyRecovered},
-		{"fill", to.Fill}, {"step", to.Step}, {"teardown", to.Teardown}} {
+		{"fill", to.Fill}, {"step", to.Step}, {"teardown", to.Teardown}, {"compactions", to.Compactions}} {
 		p.Timeouts = append(p.Timeouts, PlanTimeout{Name: x.n, Seconds: x.d.D().Seconds()})
 	}
 
@@ -649,7 +671,7 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 	// Adaptive timeouts count on the initial instance type's streaming
 	// bandwidth (the model's share of it), capped by the scenario's timeouts.
 	p.Waits = PlanWaits{NodeReady: to.NodeReady.D(), DataBalanced: to.DataBalanced.D(), LatencyRecovered: to.LatencyRecovered.D(),
-		Fill: to.Fill.D(), Step: to.Step.D(), Teardown: to.Teardown.D(), TimeoutBase: m.TimeoutBase,
+		Fill: to.Fill.D(), Step: to.Step.D(), Teardown: to.Teardown.D(), Compactions: to.Compactions.D(), TimeoutBase: m.TimeoutBase,
 		StreamBytesPerSec: streamBytesPerVCPU * float64(max(it0.VCPUs, 1)) * m.TimeoutStreamShare}
 	return p
 }

@@ -50,6 +50,9 @@ type Scenario struct {
 	Workload Workload `yaml:"workload"`
 	// SteadyState is the length of Cycle #0 (measured before the nemesis).
 	SteadyState Duration `yaml:"steady_state"`
+	// Compactions is the wait for compactions to settle before the steady
+	// state (and its calibration).
+	Compactions Compactions `yaml:"compactions"`
 	// Nemesis is the sequence of topology steps, run in order.
 	Nemesis []Step `yaml:"nemesis"`
 	// FinalHold keeps the workload running after the last step ("Sleep 30 minutes").
@@ -141,6 +144,20 @@ type FillPhase struct {
 	// By is what reaches the target: the fullest node ("max", the default,
 	// as SCT's get_max_disk_usage stops the fill) or the cluster "average".
 	By string `yaml:"by"`
+}
+
+// Compactions: before the calibration and the steady state, wait until no
+// compaction has run on any node (scylla_compaction_manager_compactions
+// summed over the cluster is 0) for Quiet, as SCT's
+// wait_no_compactions_running does after a fill (sdcm/tester.py), so that
+// the fills' compaction debt does not set Cycle #0's latency. The wait is
+// bounded by timeouts.compactions; past it the run goes on with a warning.
+type Compactions struct {
+	// Wait turns the wait on (default true).
+	Wait bool `yaml:"wait"`
+	// Quiet is how long no compaction may run (scaled on local, at least
+	// MinLocalCompactionsQuiet there).
+	Quiet Duration `yaml:"quiet"`
 }
 
 // Workload is the fixed-rate mixed workload: measured alone in Cycle #0
@@ -437,6 +454,9 @@ type Timeouts struct {
 	Step Duration `yaml:"step"`
 	// Teardown: destroying the cluster.
 	Teardown Duration `yaml:"teardown"`
+	// Compactions: compactions settle before the steady state (then the
+	// run goes on with a warning).
+	Compactions Duration `yaml:"compactions"`
 }
 
 // Local configures the embedded emulator backend. Capacities come from the

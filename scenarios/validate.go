@@ -166,6 +166,9 @@ func validate(s *Scenario, d *decoder) {
 	oneOf("workload.distribution", w.Distribution, distributions)
 
 	positive("steady_state", float64(s.SteadyState))
+	if s.Compactions.Wait {
+		positive("compactions.quiet", float64(s.Compactions.Quiet))
+	}
 	nonNegative("final_hold", float64(s.FinalHold))
 
 	validateNemesis(s, d, instanceType, oneOf, positive)
@@ -194,7 +197,7 @@ func validate(s *Scenario, d *decoder) {
 		case !validDurationName(s, l.Name):
 			d.problem(p, "unknown duration %q%s", l.Name, suggest(l.Name, durationNames(s)))
 		case l.PlanFactor > 0 && !plannedDuration(s, l.Name):
-			d.problem(p, "%q has no plan estimate (a hook or hold step): give a duration such as 30m", l.Name)
+			d.problem(p, "%q has no plan estimate (a hook or hold step, the wait for compactions): give a duration such as 30m", l.Name)
 		case l.PlanFactor == 0:
 			positive(p, float64(l.Max))
 		}
@@ -239,6 +242,7 @@ func validate(s *Scenario, d *decoder) {
 	positive("timeouts.fill", float64(t.Fill))
 	positive("timeouts.step", float64(t.Step))
 	positive("timeouts.teardown", float64(t.Teardown))
+	positive("timeouts.compactions", float64(t.Compactions))
 
 	l := s.Local
 	positive("local.storage_scale_mib_per_gb", l.StorageScaleMiBPerGB)
@@ -553,7 +557,8 @@ func validCycle(s *Scenario, c string) bool {
 }
 
 // durationNames lists what a duration ceiling may name: the standard
-// durations, the fill phases and the nemesis steps.
+// durations (the wait for compactions among them), the fill phases and
+// the nemesis steps.
 func durationNames(s *Scenario) []string {
 	names := append([]string(nil), results.StandardDurations...)
 	for _, f := range s.Dataset.Fill {
@@ -571,8 +576,12 @@ func validDurationName(s *Scenario, name string) bool {
 
 // plannedDuration reports whether the plan estimates the durations a
 // duration ceiling names (a "1.5x plan" ceiling needs an estimate): fill
-// phases and topology steps have one, holds and hooks do not.
+// phases and topology steps have one; holds, hooks and the wait for
+// compactions do not.
 func plannedDuration(s *Scenario, name string) bool {
+	if name == results.DurCompactions {
+		return false
+	}
 	for _, st := range s.Nemesis {
 		if st.Name == name {
 			return st.ResultKind().IsTopology()
