@@ -147,6 +147,11 @@ func (lc *liveCluster) Quiesce(ctx context.Context) error { return lc.c.Quiesce(
 
 func (lc *liveCluster) Flush(ctx context.Context) error { return lc.c.Flush(ctx) }
 
+// Compactions reads the running compactions of the normal and joining nodes.
+func (lc *liveCluster) Compactions(ctx context.Context) (map[string]int, error) {
+	return monitor.Compactions(ctx, lc.Nodes())
+}
+
 // Load is what n still holds: REST load, and the tablets its metrics count.
 func (lc *liveCluster) Load(ctx context.Context, n *cluster.Node) (nemesis.Load, error) {
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)

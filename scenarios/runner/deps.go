@@ -24,6 +24,10 @@ type Cluster interface {
 	CollectLogs(ctx context.Context, dir string) error
 	// Flush writes every node's memtables to disk (nodetool flush).
 	Flush(ctx context.Context) error
+	// Compactions reads the running compactions of every node, by name
+	// (monitor.Compactions); errors.Is(err, monitor.ErrNotExported) when
+	// the nodes do not export them.
+	Compactions(ctx context.Context) (map[string]int, error)
 	// Destroy tears every node down; safe to call twice and after a failed Create.
 	Destroy(ctx context.Context) error
 }

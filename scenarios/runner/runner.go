@@ -348,6 +348,11 @@ func (r *run) phases(ctx context.Context) error {
 			return err
 		}
 	}
+	if p.Compactions.Wait {
+		if err := r.phase(ctx, PhaseCompactions, "", r.waitCompactions); err != nil {
+			return err
+		}
+	}
 	if err := r.phase(ctx, PhaseSteady, "", r.steady); err != nil {
 		return err
 	}

@@ -37,6 +37,8 @@ type fakeWorld struct {
 	flushDropGB float64
 	flushes     int
 	keys        int64 // written by the fills
+	// compactions answers Compactions (nil: none running anywhere).
+	compactions func() (map[string]int, error)
 }
 
 func (w *fakeWorld) Create(ctx context.Context) error {
@@ -95,6 +97,16 @@ func (w *fakeWorld) Flush(ctx context.Context) error {
 	w.usedGB -= w.flushDropGB
 	w.flushDropGB = 0
 	return nil
+}
+func (w *fakeWorld) Compactions(ctx context.Context) (map[string]int, error) {
+	if w.compactions != nil {
+		return w.compactions()
+	}
+	out := map[string]int{}
+	for _, n := range w.Nodes() {
+		out[n.Name] = 0
+	}
+	return out, nil
 }
 func (w *fakeWorld) Load(ctx context.Context, n *cluster.Node) (nemesis.Load, error) {
 	return nemesis.Load{}, nil
