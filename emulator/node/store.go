@@ -263,6 +263,8 @@ type Store struct {
 	streaming atomic.Int32 // len(streams), read without the lock
 
 	closed atomic.Bool // metrics read nothing from a closed store
+
+	bg *backgroundPriority // flushes' and compactions' thread priority
 }
 
 // OpenStore opens (or creates) the database in dir. capacityBytes is the
@@ -332,12 +334,18 @@ func OpenStore(dir string, capacityBytes int64) (*Store, error) {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 		opts.Levels[i].FilterType = pebble.TableFilter
 	}
+	// The emulated memory is what the commitlog sizing below assumes:
+	// four memtables (storeSizes).
+	bg := newBackgroundPriority(4 * sz.memtable)
+	opts.EventListener = &pebble.EventListener{}
+	bg.listen(opts.EventListener)
 	opts.EnsureDefaults()
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("opening pebble in %s: %w", dir, err)
 	}
-	return &Store{db: db, dir: dir, opts: opts, size: sz}, nil
+	bg.start(db)
+	return &Store{db: db, dir: dir, opts: opts, size: sz, bg: bg}, nil
 }
 
 // storeSizing is the Pebble shape for an emulated disk.
@@ -392,6 +400,7 @@ func (quietLogger) Fatalf(format string, args ...any) {
 func (s *Store) Close() error {
 	s.closed.Store(true)
 	ferr := s.db.Flush()
+	s.bg.close()
 	if err := s.db.Close(); err != nil {
 		return err
 	}

@@ -46,7 +46,8 @@ func (n *Node) streamIn(ctx context.Context, req *streamReq) error {
 		if !n.isUp(src) {
 			continue
 		}
-		err := n.streamFrom(ctx, src, req, start, end)
+		// Streaming runs in its scheduling group (streamingShares).
+		err := inBackground(streamingShares, func() error { return n.streamFrom(ctx, src, req, start, end) })
 		if err == nil {
 			return nil
 		}

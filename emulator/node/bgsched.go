@@ -1,0 +1,182 @@
+package node
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble"
+)
+
+// Background work runs at ScyllaDB's scheduling-group shares. Seastar's CPU
+// scheduler gives each scheduling group CPU in proportion to its shares
+// when groups compete (scylladb main.cc: "statement" 1000, "streaming"
+// 200; "compaction" and "memtable" 1000, their actual shares set by the
+// backlog controllers below). An emulated node's flushes and compactions
+// are Go goroutines on OS threads that the host's scheduler treats like the
+// request path, so a node's compaction took the CPU from every node's
+// requests on a loaded host: a near-full 3-node cluster at 1,300 op/s had
+// a write P99 of 10.7-16.5 ms, 2.4-3.0 ms with its background work at
+// these shares (issue 17). Each flush, compaction or streamed tablet's
+// goroutine is locked to its own thread, and that thread gets the Linux
+// nice value whose weight stands to a nice-0 thread's as its group's
+// shares to the statement group's 1000. The goroutine ends with its work,
+// and Go ends a thread whose goroutine exits locked, so no other goroutine
+// runs at that priority; threads a locked thread would start are started
+// by Go's template thread instead, at normal priority (runtime/proc.go
+// newm).
+
+// onLowered, when set (tests), gets the nice value a background thread
+// runs at, read back from the kernel.
+var onLowered func(nice int)
+
+// statementShares are the statement group's shares (main.cc), the
+// reference a nice-0 thread stands for.
+const statementShares = 1000
+
+// streamingShares are the streaming group's shares (main.cc,
+// create_scheduling_group("streaming", "strm", 200, ...)).
+const streamingShares = 200
+
+// controlPoint is a backlog_controller control point: backlog in,
+// shares out (scylladb backlog_controller.hh).
+type controlPoint struct{ backlog, shares float64 }
+
+// compactionControl is compaction_controller::default_control_points
+// (backlog_controller.hh): backlog normalized by the shard's memory
+// (compaction_manager.cc: backlog() / available_memory()), 50 shares at
+// none, 100 at 1.5, default_compaction_maximum_shares (1000) at
+// normalization_factor (30).
+var compactionControl = []controlPoint{{0, 50}, {1.5, 100}, {30, 1000}}
+
+// flushControl is flush_controller's (backlog_controller.hh) with the
+// default unspooled_dirty_soft_limit 0.6 (db/config.cc): dirty memory as a
+// share of the hard limit, 10 shares at the soft limit, 200 halfway to the
+// hard limit, 1000 at it.
+var flushControl = []controlPoint{{0, 0}, {0.6, 10}, {0.8, 200}, {1, 1000}}
+
+// sharesAt is backlog_controller::adjust (replica/database.cc): linear
+// between control points, the last point's shares beyond it.
+func sharesAt(points []controlPoint, backlog float64) float64 {
+	if backlog >= points[len(points)-1].backlog {
+		return points[len(points)-1].shares
+	}
+	for i := 1; i < len(points); i++ {
+		if backlog < points[i].backlog {
+			lo, hi := points[i-1], points[i]
+			return lo.shares + (hi.shares-lo.shares)*(backlog-lo.backlog)/(hi.backlog-lo.backlog)
+		}
+	}
+	return points[len(points)-1].shares
+}
+
+// niceWeights is the Linux scheduler's weight of nice 0..19
+// (kernel/sched/core.c sched_prio_to_weight).
+var niceWeights = [20]float64{1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15}
+
+// niceFor is the nice value whose weight is nearest shares/1000 of a
+// nice-0 thread's (19, the lowest, below that).
+func niceFor(shares float64) int {
+	want := niceWeights[0] * shares / statementShares
+	best := len(niceWeights) - 1
+	for n, w := range niceWeights {
+		if d, bd := abs(w-want), abs(niceWeights[best]-want); d < bd {
+			best = n
+		}
+	}
+	return best
+}
+
+func abs(f float64) float64 {
+	if f < 0 {
+		return -f
+	}
+	return f
+}
+
+// backgroundPriority sets the priority of the store's flushes and
+// compactions from their backlog, as ScyllaDB's controllers set their
+// groups' shares. Pebble calls FlushBegin and CompactionBegin on the
+// goroutine that then does the work (compaction.go: go d.flush(), go
+// d.compact(...)), with its mutex held, so the compaction backlog comes
+// from the last reading, refreshed after every flush and compaction.
+type backgroundPriority struct {
+	memory int64        // the emulated shard memory the backlog is normalized by
+	debt   atomic.Int64 // Pebble's compaction debt at the last reading
+
+	refresh chan struct{}
+	stop    chan struct{}
+	done    sync.WaitGroup
+}
+
+// newBackgroundPriority returns the controllers of a store whose emulated
+// memory is memory bytes.
+func newBackgroundPriority(memory int64) *backgroundPriority {
+	return &backgroundPriority{memory: max(memory, 1), refresh: make(chan struct{}, 1), stop: make(chan struct{})}
+}
+
+// compactionShares is the compaction group's shares at the last reading.
+func (b *backgroundPriority) compactionShares() float64 {
+	return sharesAt(compactionControl, float64(b.debt.Load())/float64(b.memory))
+}
+
+// flushShares is the memtable group's shares while bytes of memtables
+// are flushed: ScyllaDB's hard dirty limit is half the memory
+// (replica/database.cc: _dirty_memory_manager, available_memory * 0.50).
+func (b *backgroundPriority) flushShares(bytes uint64) float64 {
+	return sharesAt(flushControl, float64(bytes)/(float64(b.memory)/2))
+}
+
+// listen adds the controllers to Pebble's events; start reads the debt.
+func (b *backgroundPriority) listen(l *pebble.EventListener) {
+	l.FlushBegin = func(i pebble.FlushInfo) {
+		if !i.Ingest {
+			lowerThreadPriority(niceFor(b.flushShares(i.InputBytes)))
+		}
+	}
+	l.CompactionBegin = func(pebble.CompactionInfo) {
+		lowerThreadPriority(niceFor(b.compactionShares()))
+	}
+	poke := func() {
+		select {
+		case b.refresh <- struct{}{}:
+		default:
+		}
+	}
+	l.FlushEnd = func(pebble.FlushInfo) { poke() }
+	l.CompactionEnd = func(pebble.CompactionInfo) { poke() }
+}
+
+// start reads db's compaction debt after every flush and compaction (not
+// in the event: Metrics takes the mutex Pebble holds there) until close.
+func (b *backgroundPriority) start(db *pebble.DB) {
+	b.done.Add(1)
+	go func() {
+		defer b.done.Done()
+		for {
+			select {
+			case <-b.stop:
+				return
+			case <-b.refresh:
+				b.debt.Store(int64(db.Metrics().Compact.EstimatedDebt))
+			}
+		}
+	}()
+}
+
+// close stops the readings (before the database closes).
+func (b *backgroundPriority) close() {
+	close(b.stop)
+	b.done.Wait()
+}
+
+// inBackground runs fn on a goroutine of its own at shares, and waits for
+// it: a streamed tablet is written by a request worker, which must not
+// keep the lower priority.
+func inBackground(shares float64, fn func() error) error {
+	errc := make(chan error, 1)
+	go func() {
+		lowerThreadPriority(niceFor(shares))
+		errc <- fn()
+	}()
+	return <-errc
+}

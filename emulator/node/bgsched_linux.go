@@ -1,0 +1,34 @@
+package node
+
+import (
+	"runtime"
+	"syscall"
+)
+
+// lowerThreadPriority locks the calling goroutine to its thread, for
+// good (the thread ends with the goroutine), and raises the thread's nice
+// value to nice. A thread may always lower its own priority; raising it
+// back would need CAP_SYS_NICE, so a nice already higher stays.
+//
+// Not on the main thread: Go cannot end it, and would park it for good
+// when the goroutine exits (runtime/proc.go mexit), so that one piece of
+// work runs at normal priority instead.
+func lowerThreadPriority(nice int) {
+	runtime.LockOSThread()
+	tid := syscall.Gettid()
+	if tid == syscall.Getpid() {
+		runtime.UnlockOSThread()
+		return
+	}
+	cur, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid)
+	// The raw getpriority system call returns 20 - nice.
+	if err == nil && 20-cur >= nice {
+		return
+	}
+	_ = syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice)
+	if onLowered != nil {
+		if p, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid); err == nil {
+			onLowered(20 - p)
+		}
+	}
+}
