@@ -98,7 +98,13 @@ func (n *Node) streamFrom(ctx context.Context, src string, req *streamReq, start
 
 // scanOut serves one streaming chunk, paced by the capacity model.
 func (n *Node) scanOut(ctx context.Context, req *scanReq) (*msg, error) {
-	kvs, next, err := n.store.Scan(req.Start, req.End, req.Max)
+	// The source's reads are streaming work too (streamingShares).
+	var kvs []KV
+	var next []byte
+	err := inBackground(streamingShares, func() (err error) {
+		kvs, next, err = n.store.Scan(req.Start, req.End, req.Max)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("scanning for streaming: %w", err)
 	}
