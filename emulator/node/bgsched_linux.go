@@ -5,14 +5,19 @@ import (
 	"syscall"
 )
 
+// The main goroutine keeps the main thread (LockOSThread in an init
+// function: package runtime's documentation), so no other goroutine runs
+// there and background work, which locks its thread for good, never
+// starts on the one thread Go cannot end.
+func init() { runtime.LockOSThread() }
+
 // lowerThreadPriority locks the calling goroutine to its thread, for
 // good (the thread ends with the goroutine), and raises the thread's nice
 // value to nice. A thread may always lower its own priority; raising it
 // back would need CAP_SYS_NICE, so a nice already higher stays.
 //
-// Not on the main thread: Go cannot end it, and would park it for good
-// when the goroutine exits (runtime/proc.go mexit), so that one piece of
-// work runs at normal priority instead.
+// Never on the main thread (see init): Go cannot end it, and would park
+// it for good when the goroutine exits (runtime/proc.go mexit).
 func lowerThreadPriority(nice int) {
 	runtime.LockOSThread()
 	tid := syscall.Gettid()
