@@ -46,6 +46,24 @@ type Calibration struct {
 	MaxOpsPerSec float64           `json:"max_ops_per_sec"` // best throughput of an OK level
 	Concurrency  int               `json:"concurrency"`     // the level that reached it
 	Steps        []CalibrationStep `json:"steps"`
+	// Stop says what ended the probe: StopCeiling (a level passed the
+	// ceiling or the error ratio), StopFlat (throughput stopped growing),
+	// StopMaxConcurrency or StopBudget. With the last two the cluster was
+	// not saturated: MaxOpsPerSec is a lower bound of its capacity.
+	Stop string `json:"stop,omitempty"`
+}
+
+// What ended a calibration (Calibration.Stop).
+const (
+	StopCeiling        = "ceiling"
+	StopFlat           = "flat"
+	StopMaxConcurrency = "max_concurrency"
+	StopBudget         = "budget"
+)
+
+// LowerBound says whether the probe ended before the cluster saturated.
+func (c Calibration) LowerBound() bool {
+	return c.Stop == StopBudget || c.Stop == StopMaxConcurrency
 }
 
 // Calibrate finds the maximum throughput the cluster sustains with the mix
@@ -87,8 +105,14 @@ func calibrate(ctx context.Context, w Workload, op sched.Op, o CalibrateOptions)
 	var cal Calibration
 	flat := 0
 	began := time.Now()
+	cal.Stop = StopMaxConcurrency
 	for c := 1; c <= o.MaxConcurrency; c *= 2 {
-		if o.Budget > 0 && time.Since(began)+o.Step > o.Budget && len(cal.Steps) > 0 {
+		// The budget is counted in whole levels, then in time with half a
+		// step of slack: a level's set-up takes a little more than its
+		// step, and by time alone a budget of N steps ran N-1 levels.
+		over := len(cal.Steps) >= max(1, int(o.Budget/o.Step)) || time.Since(began)+o.Step > o.Budget+o.Step/2
+		if o.Budget > 0 && over && len(cal.Steps) > 0 {
+			cal.Stop = StopBudget
 			break
 		}
 		st, err := probeLevel(ctx, w, op, c, o)
@@ -103,6 +127,7 @@ func calibrate(ctx context.Context, w Workload, op sched.Op, o CalibrateOptions)
 			o.Progress(st)
 		}
 		if !st.OK {
+			cal.Stop = StopCeiling
 			break
 		}
 		if st.OpsPerSec < cal.MaxOpsPerSec*1.05 {
@@ -114,6 +139,7 @@ func calibrate(ctx context.Context, w Workload, op sched.Op, o CalibrateOptions)
 			cal.MaxOpsPerSec, cal.Concurrency = st.OpsPerSec, c
 		}
 		if flat >= 2 {
+			cal.Stop = StopFlat
 			break
 		}
 	}

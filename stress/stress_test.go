@@ -116,6 +116,9 @@ func TestCalibrateFindsTheKnee(t *testing.T) {
 	if cal.Concurrency < 4 || cal.Concurrency > 8 || cal.MaxOpsPerSec < 300 || cal.MaxOpsPerSec > 4100 {
 		t.Fatalf("calibrated %.0f ops/s at concurrency %d (%+v)", cal.MaxOpsPerSec, cal.Concurrency, cal.Steps)
 	}
+	if cal.Stop != StopCeiling || cal.LowerBound() {
+		t.Fatalf("stop %q, want %q (saturated)", cal.Stop, StopCeiling)
+	}
 }
 
 func TestCalibrateNeedsACeiling(t *testing.T) {
@@ -228,5 +231,19 @@ func TestCalibrateBudget(t *testing.T) {
 	}
 	if len(cal.Steps) != 3 || time.Since(start) > 600*time.Millisecond || cal.MaxOpsPerSec <= 0 {
 		t.Fatalf("%d levels in %v: %+v", len(cal.Steps), time.Since(start), cal)
+	}
+	if cal.Stop != StopBudget || !cal.LowerBound() {
+		t.Fatalf("stop %q, want %q (a lower bound)", cal.Stop, StopBudget)
+	}
+	// A budget of whole steps runs that many levels: each level's set-up
+	// takes a little more than its step, and with no slack for it a
+	// budget of 4 steps ran 3 (the local main job probed concurrency 1..8
+	// in a budget sized for 1..16).
+	cal, err = calibrate(context.Background(), w, op, CalibrateOptions{Ceiling: time.Second, Step: 100 * time.Millisecond, Budget: 400 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cal.Steps) != 4 || cal.Stop != StopBudget {
+		t.Fatalf("a budget of 4 steps ran %d levels (stop %q): %+v", len(cal.Steps), cal.Stop, cal.Steps)
 	}
 }

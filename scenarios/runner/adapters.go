@@ -173,6 +173,15 @@ func (l *stressLoad) capacity(cals []stress.Calibration, err error) (float64, er
 		}
 		best += top
 	}
+	for _, c := range cals {
+		if c.LowerBound() && c.MaxOpsPerSec > 0 {
+			why := "the calibration budget (workload.calibration) ended"
+			if c.Stop == stress.StopMaxConcurrency {
+				why = "the highest concurrency was reached"
+			}
+			l.env.Logf("calibration: %s at concurrency %d with P99 still under %s: the cluster was not saturated, its capacity is at least %.0f ops/s", why, c.Steps[len(c.Steps)-1].Concurrency, l.calibrationCeiling(), c.MaxOpsPerSec)
+		}
+	}
 	switch {
 	case sum > 0:
 		return sum, nil
