@@ -1,43 +1,25 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/elasticity-dev/elasticity/internal/testutil"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // aws-sim prints export lines (and writes them to --env-file) that reach
 // the region through the SDK, and stops cleanly when interrupted.
 func TestAWSSimPrintsTheEnvironmentAndServes(t *testing.T) {
 	dir := t.TempDir()
 	envFile := filepath.Join(dir, "aws-sim.env")
-	var out, errb syncBuffer
+	var out, errb testutil.SyncBuffer
 	e := &env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }, Executable: "/bin/true"}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan ExitCode, 1)

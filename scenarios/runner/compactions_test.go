@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
 	"strings"
@@ -9,27 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/internal/testutil"
 	"github.com/elasticity-dev/elasticity/monitor"
 	"github.com/elasticity-dev/elasticity/results"
 )
-
-// syncBuffer is the run's terminal output, written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // runCompactions runs the test plan with the wait for compactions and
 // returns the run directory, its events and its terminal output.
@@ -42,7 +24,7 @@ func runCompactions(t *testing.T, w *fakeWorld, quiet, timeout time.Duration) (s
 	p.Steps = nil
 	p.Compactions.Wait, p.Compactions.Quiet, p.Waits.Compactions = true, quiet, timeout
 	dir := filepath.Join(t.TempDir(), "run")
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	if _, err := Execute(context.Background(), p, Options{Out: dir, Stdout: &out, Deps: fakeDeps(w, new(string))}); err != nil {
 		t.Fatal(err)
 	}
