@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	crand "crypto/rand"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -34,6 +35,10 @@ import (
 // profile per node ("{addr}" in the path is the node's address);
 // BENCH_EMU_NODE_ENV adds VAR=value words to the nodes' environment (e.g.
 // GOMAXPROCS=1, to compare runtime settings side by side).
+// BENCH_EMU_INSTANCE=i4i.large and BENCH_EMU_PREFILL=N measure the main
+// job's nodes instead: three i4i.large written with keys 0..N-1 first (the
+// workload then uses those keys); 97000 fills them to about 90%, where
+// their flushes and compactions compete with requests.
 func BenchmarkNodeCost(b *testing.B) {
 	rates := []int{2000, 10000}
 	if s := os.Getenv("BENCH_EMU_RATES"); s != "" {
@@ -66,12 +71,35 @@ func BenchmarkNodeCost(b *testing.B) {
 	opts := Options{Binary: exe, Env: append([]string{nodeEnv + "=1"}, strings.Fields(os.Getenv("BENCH_EMU_NODE_ENV"))...), Nodes: 3, Racks: 3, Dir: b.TempDir(), BaseAddress: "127.0.0.25",
 		InstanceType: "i4i.4xlarge", VCPUs: 16, MemoryGB: 128, DiskGB: 3750,
 		StartTimeout: 60 * time.Second, ExtraNodeArgs: []string{"--initial-tablets", "16"}}
+	switch it := os.Getenv("BENCH_EMU_INSTANCE"); it {
+	case "", "i4i.4xlarge":
+	case "i4i.large":
+		opts.InstanceType, opts.VCPUs, opts.MemoryGB, opts.DiskGB = it, 2, 16, 468
+	default:
+		b.Fatalf("BENCH_EMU_INSTANCE: %q is not i4i.large or i4i.4xlarge", it)
+	}
+	prefill := 0
+	if s := os.Getenv("BENCH_EMU_PREFILL"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 {
+			b.Fatalf("BENCH_EMU_PREFILL: %q is not a key count", s)
+		}
+		prefill = v
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	c, s := startBenchCluster(ctx, b, opts, 1)
 	value := make([]byte, 1024)
 	crand.Read(value)
-	const keys = 100_000
+	keys := 100_000
+	if prefill > 0 {
+		keys = prefill
+		t0 := time.Now()
+		if err := writeKeys(ctx, s, value, keys); err != nil {
+			b.Fatalf("prefilling %d keys: %v", keys, err)
+		}
+		fmt.Printf("prefilled %d keys in %.1fs\n", keys, time.Since(t0).Seconds())
+	}
 	b.ResetTimer()
 	fmt.Printf("load average before: %s\n", loadAvg())
 	for _, rate := range rates {
@@ -148,6 +176,28 @@ func loopbackRoundTripCPU(n int) (time.Duration, error) {
 		time.Sleep(time.Millisecond)
 	}
 	return (cpu() - c0) / time.Duration(n), nil
+}
+
+// writeKeys writes keys 0..n-1 at QUORUM, closed loop with 64 workers.
+func writeKeys(ctx context.Context, s *gocql.Session, value []byte, n int) error {
+	var next atomic.Int64
+	errc := make(chan error, 64)
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := next.Add(1) - 1; k < int64(n) && ctx.Err() == nil; k = next.Add(1) - 1 {
+				if err := s.Query(`INSERT INTO ks.t (k, v) VALUES (?, ?)`, k, value).Consistency(gocql.Quorum).Exec(); err != nil {
+					errc <- fmt.Errorf("key %d: %w", k, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	return errors.Join(<-errc, ctx.Err())
 }
 
 // driveMixed issues rate op/s for d, alternating writes and reads of random
