@@ -1,6 +1,7 @@
 package node
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -79,18 +80,11 @@ func niceFor(shares float64) int {
 	want := niceWeights[0] * shares / statementShares
 	best := len(niceWeights) - 1
 	for n, w := range niceWeights {
-		if d, bd := abs(w-want), abs(niceWeights[best]-want); d < bd {
+		if math.Abs(w-want) < math.Abs(niceWeights[best]-want) {
 			best = n
 		}
 	}
 	return best
-}
-
-func abs(f float64) float64 {
-	if f < 0 {
-		return -f
-	}
-	return f
 }
 
 // backgroundPriority sets the priority of the store's flushes and

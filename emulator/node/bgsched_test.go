@@ -1,6 +1,7 @@
 package node
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -24,7 +25,7 @@ func TestBackgroundSharesAreScyllaDBControllers(t *testing.T) {
 		{flushControl, 0, 0}, {flushControl, 0.3, 5}, {flushControl, 0.6, 10}, {flushControl, 0.7, 105},
 		{flushControl, 0.9, 600}, {flushControl, 1, 1000}, {flushControl, 2, 1000},
 	} {
-		if got := sharesAt(c.points, c.backlog); abs(got-c.shares) > 1e-9 {
+		if got := sharesAt(c.points, c.backlog); math.Abs(got-c.shares) > 1e-9 {
 			t.Errorf("shares at backlog %v of %v: %v, want %v", c.backlog, c.points, got, c.shares)
 		}
 	}
