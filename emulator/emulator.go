@@ -6,7 +6,7 @@
 // bottleneck and so that a 3 × i4i.large cluster fills to 90% at RF=3 in
 // well under a minute:
 //
-//   - disk: disk-gb × 0.25 MiB (i4i.large, 468 GB → 117 MiB of real bytes);
+//   - disk: disk-gb × 0.2 MiB (i4i.large, 468 GB → 93.6 MiB of real bytes);
 //   - requests: 2,000 one-unit replica operations per second per vCPU;
 //   - streaming: 4 MiB/s per vCPU of the slower end of a migration.
 package emulator
@@ -35,7 +35,7 @@ import (
 
 // Defaults of the capacity model (see the package comment).
 const (
-	DefaultStorageScaleMiBPerGB = 0.25
+	DefaultStorageScaleMiBPerGB = 0.2
 	DefaultOpsPerVCPU           = 2000
 	DefaultStreamMiBPerVCPU     = 4
 	DefaultVersion              = "2025.1.0-emulated"
@@ -131,7 +131,7 @@ func Flags(c *Config) *pflag.FlagSet {
 	fs.IntVar(&c.MetricsPort, "metrics-port", c.MetricsPort, "Prometheus metrics port")
 	fs.IntVar(&c.NodeExporterPort, "node-exporter-port", c.NodeExporterPort, "port of the emulated node_exporter (node_filesystem_* of the data directory; 0 = none)")
 	fs.IntVar(&c.InternodePort, "internode-port", c.InternodePort, "internode RPC port")
-	fs.Float64Var(&c.StorageScaleMiBPerGB, "storage-scale-mib-per-gb", c.StorageScaleMiBPerGB, "emulated disk capacity in MiB per GB of --disk-gb (0.25: i4i.large 468 GB → 117 MiB)")
+	fs.Float64Var(&c.StorageScaleMiBPerGB, "storage-scale-mib-per-gb", c.StorageScaleMiBPerGB, "emulated disk capacity in MiB per GB of --disk-gb (0.2: i4i.large 468 GB → 93.6 MiB)")
 	fs.Float64Var(&c.OpsPerVCPU, "ops-per-vcpu", c.OpsPerVCPU, "modelled replica operations per second per vCPU")
 	fs.Float64Var(&c.StreamMiBPerVCPU, "stream-mib-per-vcpu", c.StreamMiBPerVCPU, "modelled streaming bandwidth in MiB/s per vCPU (a migration runs at the slower end's)")
 	fs.IntVar(&c.BlockedReactorNotifyMS, "blocked-reactor-notify-ms", c.BlockedReactorNotifyMS, "stall threshold in milliseconds")

@@ -85,8 +85,8 @@ func TestCompactionsPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.Compactions.Wait || p.Compactions.Quiet != 6*time.Second || p.Compactions.TimeoutSeconds != 30 {
-		t.Errorf("plan compactions %+v, want quiet 20m × 0.005 = 6s, timeout 30s", p.Compactions)
+	if !p.Compactions.Wait || p.Compactions.Quiet != MinLocalCompactionsQuiet || p.Compactions.TimeoutSeconds != 30 {
+		t.Errorf("plan compactions %+v, want quiet 20m × 0.0025 = 3s, timeout 30s", p.Compactions)
 	}
 	if p.Waits.Compactions != 30*time.Second {
 		t.Errorf("waits %+v", p.Waits)
@@ -103,13 +103,13 @@ func TestCompactionsPlan(t *testing.T) {
 	}
 	var text strings.Builder
 	p.WriteText(&text)
-	for _, want := range []string{"compactions   Compactions settled", "until no compaction has run for 6s (up to 30s)", "compactions 30s"} {
+	for _, want := range []string{"compactions   Compactions settled", "until no compaction has run for 3s (up to 30s)", "compactions 30s"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("plan text lacks %q:\n%s", want, text.String())
 		}
 	}
 
-	// The floor: 1m × 0.005 = 0.3 s is raised to 3 s.
+	// The floor: 1m × 0.0025 = 0.15 s is raised to 3 s.
 	s, _ = Parse([]byte(minimal), "x.yaml", nil)
 	if p, _ = Resolve(s); p.Compactions.Quiet != MinLocalCompactionsQuiet {
 		t.Errorf("default local quiet %v, want the %v floor", p.Compactions.Quiet, MinLocalCompactionsQuiet)

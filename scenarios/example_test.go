@@ -42,9 +42,9 @@ func ExampleResolve() {
 	}
 	fmt.Println(p.SteadyState)
 	// Output:
-	// Soft Limit: 70% = 245.70 MiB on disk
-	// Hard Limit: 90% = 315.90 MiB on disk
+	// Soft Limit: 70% = 196.56 MiB on disk
+	// Hard Limit: 90% = 252.72 MiB on disk
 	// steady_state Cycle #0: 1 cycle(s)
 	// nemesis grow_cluster #1: 3 cycle(s)
-	// 9s
+	// 4.5s
 }

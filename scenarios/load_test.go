@@ -200,13 +200,25 @@ func TestDefaults(t *testing.T) {
 	if s.Local != DefaultLocal {
 		t.Errorf("local defaults: %+v", s.Local)
 	}
-	// The latency recovery wait is scaled like the scenario: 1h × 0.005;
-	// the wait for compactions too (80m × 0.005 = 24s), at least 30s.
+	// The latency recovery wait is scaled like the scenario: 1h × 0.0025
+	// = 9s, at least 10s; the wait for compactions too (80m × 0.0025 =
+	// 12s), at least 30s.
 	want := DefaultTimeoutsLocal
-	want.LatencyRecovered = Duration(18 * time.Second)
+	want.LatencyRecovered = Duration(MinLocalLatencyRecovered)
 	want.Compactions = Duration(MinLocalCompactions)
 	if s.Timeouts != want {
 		t.Errorf("timeouts: %+v", s.Timeouts)
+	}
+	// The sustained recovery rule's intervals are 1 s of wall time: 10 of
+	// them on real clusters, 5 on the local backend's scaled phases.
+	if s.Thresholds.Recovery.Intervals != DefaultRecoveryIntervalsLocal {
+		t.Errorf("local recovery intervals %d, want %d", s.Thresholds.Recovery.Intervals, DefaultRecoveryIntervalsLocal)
+	}
+	if d, err := Parse([]byte(minimal+"backend: docker\n"), "x.yaml", nil); err != nil || d.Thresholds.Recovery.Intervals != results.DefaultRecoveryIntervals {
+		t.Errorf("docker recovery intervals: %v %v, want %d", d, err, results.DefaultRecoveryIntervals)
+	}
+	if d, err := Parse([]byte(minimal+"thresholds: {recovery: {intervals: 7}}\n"), "x.yaml", nil); err != nil || d.Thresholds.Recovery.Intervals != 7 {
+		t.Errorf("explicit recovery intervals: %v", err)
 	}
 	names := []string{s.Nemesis[0].Name, s.Nemesis[1].Name, s.Nemesis[2].Name}
 	if !reflect.DeepEqual(names, []string{"grow_cluster #1", "hold #1", "grow_cluster #2"}) {
@@ -378,12 +390,12 @@ func TestResultThresholdsAndScaling(t *testing.T) {
 		{Cycle: "*", Metric: "write_p99_ms", Limit: 10},
 		{Cycle: "*", Metric: "read_p99_ms", Limit: 12},
 		{Cycle: "steady_state", Metric: "total_ops_per_sec", Limit: 500, Floor: true},
-		{Cycle: "New node(s) ready", Metric: "duration_seconds", Limit: 9}, // 30m × 0.005
+		{Cycle: "New node(s) ready", Metric: "duration_seconds", Limit: 4.5}, // 30m × 0.0025
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}
-	if p.SteadyState != 9*time.Second { // 30m × 0.005
+	if p.SteadyState != 4500*time.Millisecond { // 30m × 0.0025
 		t.Errorf("scaled %v", p.SteadyState)
 	}
 }

@@ -91,7 +91,7 @@ func TestPlanYAMLShowsDefaults(t *testing.T) {
 	if code != ExitPassed {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
-	for _, want := range []string{"name: minimal", "backend: local", "instance_type: i4i.large", "rate: 100/s", "name: Hard Limit", "time_scale: 0.005", "node_ready: 3m"} {
+	for _, want := range []string{"name: minimal", "backend: local", "instance_type: i4i.large", "rate: 100/s", "name: Hard Limit", "time_scale: 0.0025", "node_ready: 3m"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("resolved scenario lacks %q:\n%s", want, out)
 		}

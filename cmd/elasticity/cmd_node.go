@@ -18,7 +18,7 @@ func init() {
 			Long: `node runs one emulated ScyllaDB-like node: CQL, REST API, Prometheus metrics and
 internode RPC, all on --listen-address. SIGTERM flushes and stops it.
 
-Capacity model defaults: disk = --disk-gb × 0.25 MiB (i4i.large → 117 MiB),
+Capacity model defaults: disk = --disk-gb × 0.2 MiB (i4i.large → 93.6 MiB),
 2,000 replica operations/s per vCPU, streaming 4 MiB/s per vCPU.`,
 			Args: cobra.NoArgs,
 			RunE: func(c *cobra.Command, args []string) error {

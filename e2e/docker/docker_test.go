@@ -257,7 +257,7 @@ func smokeOnDocker(t *testing.T, version string) {
 			t.Errorf("%s: %d nano-CPUs, %d bytes, command %s; want %d, %d, %s", name, s.NanoCPUs, s.Memory, s.Cmd, wantCPU, wantMem, wantVCPUs)
 		}
 		// The local scale model travels with the image double.
-		if !strings.Contains(s.Cmd, "--storage-scale-mib-per-gb 0.25") {
+		if !strings.Contains(s.Cmd, "--storage-scale-mib-per-gb 0.2") {
 			t.Errorf("%s: no scale factors in %s", name, s.Cmd)
 		}
 		// dist/docker/commandlineparser.py: only 2025.4's entrypoint takes
@@ -460,8 +460,8 @@ func runUntil(t *testing.T, ctx context.Context, out string, match func(results.
 	t.Helper()
 	cmd := exec.CommandContext(ctx, binary, "run", "../../configs/smoke.yaml", "--out", out,
 		"--backend", "docker", "--set", "docker.image="+image,
-		// Scaled by local.time_scale (0.005): a 12 s steady state, a 30 s final hold.
-		"--set", "steady_state=40m", "--set", "dataset.fill.0.hold=2s", "--set", "final_hold=100m")
+		// Scaled by local.time_scale (0.0025): a 12 s steady state, a 30 s final hold.
+		"--set", "steady_state=80m", "--set", "dataset.fill.0.hold=4s", "--set", "final_hold=200m")
 	log := &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }

@@ -231,7 +231,7 @@ func (c *Cluster) launch(n *Node) error {
 		"--internode-port", strconv.Itoa(InternodePort),
 		// ScyllaDB's own timers (the 60 s tablet load stats refresh) at the
 		// local backend's default local.time_scale; ExtraNodeArgs may say otherwise.
-		"--time-scale", "0.005")
+		"--time-scale", "0.0025")
 	args = append(args, o.ExtraNodeArgs...)
 	cmd := exec.Command(o.Binary, args...)
 	cmd.Env = NodeEnv(append(os.Environ(), o.Env...))

@@ -87,7 +87,7 @@ func TestDoubleByLabelVersionFromLabel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cmd := strings.Join(req.Cmd, " "); strings.Count(cmd, "--blocked-reactor-notify-ms") != 1 || !strings.HasSuffix(cmd, "--ops-per-vcpu 2000 --stream-mib-per-vcpu 4 --time-scale 0.005 --fail-startup=boom") {
+	if cmd := strings.Join(req.Cmd, " "); strings.Count(cmd, "--blocked-reactor-notify-ms") != 1 || !strings.HasSuffix(cmd, "--ops-per-vcpu 2000 --stream-mib-per-vcpu 4 --time-scale 0.0025 --fail-startup=boom") {
 		t.Errorf("run command: %s", cmd)
 	}
 }

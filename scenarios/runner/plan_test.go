@@ -27,8 +27,8 @@ func TestPlanScaleout(t *testing.T) {
 	if len(p.Fill) != 2 || p.Fill[1].Name != "Hard Limit" || p.Fill[1].TargetPercent != 90 {
 		t.Fatalf("fills %+v", p.Fill)
 	}
-	if p.SteadyState != 9*time.Second {
-		t.Fatalf("steady state %s is not scaled (30m × 0.005)", p.SteadyState)
+	if p.SteadyState != 4500*time.Millisecond {
+		t.Fatalf("steady state %s is not scaled (30m × 0.0025)", p.SteadyState)
 	}
 	steps := nemesisSteps(p)
 	if len(steps) != 1 || steps[0].Kind != nemesis.KindGrow || steps[0].InstanceType != "i4i.4xlarge" || steps[0].Mode != nemesis.ModeSerial {
