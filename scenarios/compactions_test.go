@@ -125,3 +125,44 @@ func TestCompactionsPlan(t *testing.T) {
 		t.Errorf("wait: false still plans the wait: %+v", p.Compactions)
 	}
 }
+
+// The plan shows both capacity probes at the length the runner gives them
+// (CalibrationSchedule: at least five 3 s levels), the second one only
+// when a topology step changes what it would measure.
+func TestPlanShowsBothCalibrations(t *testing.T) {
+	calibrations := func(src string) []PlanPhase {
+		t.Helper()
+		s, err := Parse([]byte(src), "x.yaml", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Resolve(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []PlanPhase
+		for _, ph := range p.Phases {
+			if ph.Phase == string(results.PhaseCalibrate) {
+				out = append(out, ph)
+			}
+		}
+		return out
+	}
+	grow := minimal + "nemesis: [{grow_cluster: {instance_type: i4i.xlarge}}]\n"
+	got := calibrations(grow)
+	if len(got) != 2 || got[0].Name != "measure capacity" || got[1].Name != "after" || got[0].Seconds != 15 || got[1].Seconds != 15 {
+		t.Errorf("calibrations %+v, want two of 15s", got)
+	}
+	if got := calibrations(grow + "workload: {capacity_after: false}\n"); len(got) != 1 {
+		t.Errorf("capacity_after false: %+v", got)
+	}
+	if got := calibrations(minimal + "nemesis: [{hold: {duration: 1m}}]\n"); len(got) != 1 {
+		t.Errorf("no topology step: %+v", got)
+	}
+	if got := calibrations(grow + "workload: {rate: 100}\n"); len(got) != 0 {
+		t.Errorf("fixed rate: %+v", got)
+	}
+	if step, budget := CalibrationSchedule(time.Minute); step != 15*time.Second || budget != 75*time.Second {
+		t.Errorf("1m calibration: steps %v, budget %v", step, budget)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/elasticity-dev/elasticity/emulator"
+	"github.com/elasticity-dev/elasticity/emulator/localcluster"
 )
 
 // The local backend passes its scale model to every node; a bare
@@ -15,5 +16,9 @@ func TestLocalDefaultsMatchEmulator(t *testing.T) {
 		DefaultLocal.StreamMiBPerVCPU != c.StreamMiBPerVCPU || DefaultLocal.BlockedReactorNotifyMS != c.BlockedReactorNotifyMS {
 		t.Errorf("scenarios.DefaultLocal %+v differs from the emulator's defaults (storage %g MiB/GB, %g ops/vCPU, %g MiB/s/vCPU, %d ms)",
 			DefaultLocal, c.StorageScaleMiBPerGB, c.OpsPerVCPU, c.StreamMiBPerVCPU, c.BlockedReactorNotifyMS)
+	}
+	// `elasticity cluster up` and the benchmarks start nodes as the local backend does.
+	if localcluster.DefaultTimeScale != DefaultLocal.TimeScale {
+		t.Errorf("localcluster.DefaultTimeScale %g, local.time_scale default %g", localcluster.DefaultTimeScale, DefaultLocal.TimeScale)
 	}
 }

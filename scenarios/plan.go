@@ -510,8 +510,9 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 		add(PlanPhase{Phase: string(results.PhaseCompactions), Name: results.DurCompactions, Seconds: q.Seconds(), Estimated: true,
 			Detail: fmt.Sprintf("until no compaction has run for %s (up to %s)", q.Round(100*time.Millisecond), s.Timeouts.Compactions)})
 	}
+	_, calibration := CalibrationSchedule(scaleD(w.Calibration))
 	if w.Rate == 0 {
-		add(PlanPhase{Phase: "calibrate", Name: "measure capacity", Seconds: scaled(w.Calibration),
+		add(PlanPhase{Phase: "calibrate", Name: "measure capacity", Seconds: calibration.Seconds(), Estimated: true,
 			Detail: fmt.Sprintf("then run at %v of it", w.LoadPercent)})
 	}
 	add(PlanPhase{Phase: "steady_state", Name: "Cycle #0", Cycles: 1, Seconds: scaled(s.SteadyState)})
@@ -625,6 +626,14 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 	if s.FinalHold > 0 {
 		add(PlanPhase{Phase: "final_hold", Name: "final hold", Seconds: scaled(s.FinalHold), Detail: "workload running"})
 	}
+	topology := false
+	for _, st := range s.Nemesis {
+		topology = topology || st.ResultKind().IsTopology()
+	}
+	if w.Rate == 0 && w.CapacityAfter && topology {
+		add(PlanPhase{Phase: "calibrate", Name: "after", Seconds: calibration.Seconds(), Estimated: true,
+			Detail: "capacity after the last topology step, workload stopped"})
+	}
 	add(PlanPhase{Phase: "teardown", Name: "destroy cluster", Seconds: m.SetupSeconds / 2, Estimated: true})
 	p.EstimatedSeconds = t
 
@@ -679,4 +688,13 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 // Estimated is the estimated wall time as a duration.
 func (p *Plan) Estimated() time.Duration {
 	return time.Duration(p.EstimatedSeconds * float64(time.Second))
+}
+
+// CalibrationSchedule is how a capacity probe of a (scaled) calibration
+// time runs: levels of step each, a few of which fit the time, and levels
+// shorter than a few seconds measure bursts, not a sustainable rate; the
+// budget is at least five levels (concurrency 1 to 16).
+func CalibrationSchedule(total time.Duration) (step, budget time.Duration) {
+	step = max(total/4, 3*time.Second)
+	return step, max(total, 5*step)
 }

@@ -28,6 +28,10 @@ import (
 )
 
 // Default ports (every node uses the same ports on its own address).
+// DefaultTimeScale is the nodes' --time-scale: the local backend's default
+// local.time_scale (scenarios.DefaultLocal; a test keeps them equal).
+const DefaultTimeScale = 0.0025
+
 const (
 	CQLPort     = 9042
 	RESTPort    = 10000
@@ -231,7 +235,7 @@ func (c *Cluster) launch(n *Node) error {
 		"--internode-port", strconv.Itoa(InternodePort),
 		// ScyllaDB's own timers (the 60 s tablet load stats refresh) at the
 		// local backend's default local.time_scale; ExtraNodeArgs may say otherwise.
-		"--time-scale", "0.0025")
+		"--time-scale", strconv.FormatFloat(DefaultTimeScale, 'g', -1, 64))
 	args = append(args, o.ExtraNodeArgs...)
 	cmd := exec.Command(o.Binary, args...)
 	cmd.Env = NodeEnv(append(os.Environ(), o.Env...))

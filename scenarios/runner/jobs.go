@@ -53,10 +53,8 @@ const calibrationMaxConcurrency = 512
 func calibrationJob(p *scenarios.Plan, hosts []string, keys int64, ceiling time.Duration) stress.Job {
 	j := baseJob(p, hosts, keys)
 	j.Rate = 0
-	total := p.Load.Calibration
 	j.CalibrateCeiling = ceiling
-	j.CalibrateStep = max(total/4, 3*time.Second)
-	j.CalibrateBudget = max(total, 5*j.CalibrateStep)
+	j.CalibrateStep, j.CalibrateBudget = scenarios.CalibrationSchedule(p.Load.Calibration)
 	j.CalibrateMaxConcurrency = calibrationMaxConcurrency
 	j.Source = "calibration"
 	return j
