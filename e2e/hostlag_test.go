@@ -86,7 +86,7 @@ func TestHostBoundUnderCPUHog(t *testing.T) {
 	if !ok {
 		t.Fatalf("report.md has no Limitations:\n%s", md)
 	}
-	for _, want := range append([]string{"Host lag (", "Host-bound (lag ≥ "}, bound...) {
+	for _, want := range append([]string{"Host lag (", "Host-bound (the nodes' or the load generator's lag ≥ "}, bound...) {
 		if !strings.Contains(lim, want) {
 			t.Errorf("report.md's limitations do not mention %q:\n%s", want, lim)
 		}

@@ -271,19 +271,24 @@ func latencyTable(id, name string, cycles []results.Cycle, res *results.Result) 
 }
 
 // hostBoundNote marks the cycles of a latency table whose host lag (the
-// nodes' scylla_reactor_cpu_steal_time_ms) was high enough to set their P99
-// (results.HostBoundLagMSPerS); "" when none was.
+// nodes' scylla_reactor_cpu_steal_time_ms, or the load generator's own) was
+// high enough to set their P99 (results.HostBoundLagMSPerS); "" when none was.
 func hostBoundNote(cycles []results.Cycle) string {
 	var bound []string
 	for _, c := range cycles {
-		if c.HostBound {
-			bound = append(bound, fmt.Sprintf("%s (host lag %.0f ms/s)", c.Name, c.HostLagMSPerS))
+		if !c.HostBound {
+			continue
 		}
+		lag := fmt.Sprintf("host lag %.0f ms/s", c.HostLagMSPerS)
+		if c.LoaderLagMSPerS >= results.HostBoundLagMSPerS {
+			lag += fmt.Sprintf(", load generator lag %.0f ms/s", c.LoaderLagMSPerS)
+		}
+		bound = append(bound, fmt.Sprintf("%s (%s)", c.Name, lag))
 	}
 	if len(bound) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Host-bound: %s — these latencies are this machine's, not the model's (nodes runnable but not running at least %d ms per second).",
+	return fmt.Sprintf("Host-bound: %s — these latencies are this machine's, not the model's (nodes or load generator runnable but not running at least %d ms per second).",
 		strings.Join(bound, ", "), results.HostBoundLagMSPerS)
 }
 

@@ -36,6 +36,8 @@ type Interval struct {
 	Errors     map[string]int64
 	Dropped    int64
 	Response   Summary
+	Source     string
+	LoaderLag  float64 // ms (LatencyRecord.LoaderLagMS)
 	pairs      []packedCount
 }
 
@@ -93,7 +95,7 @@ func Reduce(dir string, obs ...Observer) (*Result, error) {
 	}
 	err = readLatency(filepath.Join(dir, FileLatency), func(line int, d *decodedLine) error {
 		iv := Interval{Start: d.rec.Start, End: d.rec.End, Op: d.rec.Op, Count: d.rec.Count, Errors: d.rec.Errors,
-			Dropped: d.rec.Dropped, Response: d.rec.Response, pairs: d.pairs}
+			Dropped: d.rec.Dropped, Response: d.rec.Response, Source: d.rec.Source, LoaderLag: d.rec.LoaderLagMS, pairs: d.pairs}
 		r.latency(&iv)
 		for _, o := range obs {
 			o.Latency(&iv)
@@ -159,6 +161,7 @@ type cycleAcc struct {
 	write, read *Counts
 	wCount      int64
 	rCount      int64
+	loaderLag   map[loaderInterval]float64 // ms per loader interval
 }
 
 type stall struct {
@@ -485,8 +488,38 @@ func (r *reducer) latency(iv *Interval) {
 		}
 		c.c.Errors += iv.ErrorCount()
 		c.c.Dropped += iv.Dropped
+		if iv.LoaderLag > 0 {
+			// One figure per loader and interval, on each op's record.
+			if c.loaderLag == nil {
+				c.loaderLag = map[loaderInterval]float64{}
+			}
+			k := loaderInterval{iv.Source, iv.Start.UnixNano()}
+			c.loaderLag[k] = max(c.loaderLag[k], iv.LoaderLag)
+		}
 		break
 	}
+}
+
+// loaderInterval is one loader's interval (LatencyRecord.LoaderLagMS).
+type loaderInterval struct {
+	source string
+	start  int64
+}
+
+// loaderLagRate is the most-lagged loader's lag over the cycle, ms per second.
+func loaderLagRate(lags map[loaderInterval]float64, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	per := map[string]float64{}
+	for k, ms := range lags {
+		per[k.source] += ms
+	}
+	var worst float64
+	for _, ms := range per {
+		worst = max(worst, ms/seconds)
+	}
+	return worst
 }
 
 // sample keeps, for every disk phase read from metrics, each node's sample
@@ -634,7 +667,8 @@ func (r *reducer) finishCycles() {
 		}
 		c.c.Stalls = stallsOf(ms, perNode)
 		c.c.HostLagMSPerS = hostLag(r.steal, c.c.Start, c.c.End)
-		c.c.HostBound = c.c.HostLagMSPerS >= HostBoundLagMSPerS
+		c.c.LoaderLagMSPerS = loaderLagRate(c.loaderLag, c.c.DurationS)
+		c.c.HostBound = max(c.c.HostLagMSPerS, c.c.LoaderLagMSPerS) >= HostBoundLagMSPerS
 		res.Cycles = append(res.Cycles, c.c)
 	}
 	sort.SliceStable(res.Cycles, func(i, j int) bool { return res.Cycles[i].Start.Before(res.Cycles[j].Start) })
@@ -852,28 +886,35 @@ func hostLag(steal map[string][]stealSample, start, end time.Time) float64 {
 	return best
 }
 
-// hostLagNote says how much host lag each cycle had and which cycles are
-// host-bound; "" when no node exported its lag.
+// hostLagNote says how much host lag each cycle had, on the nodes and in
+// the load generator, and which cycles are host-bound; "" when neither
+// measured any.
 func hostLagNote(cycles []Cycle) string {
-	var parts, bound []string
-	seen := false
+	var nodes, loaders, bound []string
+	seenNodes, seenLoaders := false, false
 	for _, c := range cycles {
-		if c.HostLagMSPerS > 0 {
-			seen = true
-		}
-		parts = append(parts, fmt.Sprintf("%s %.1f ms/s", c.Name, c.HostLagMSPerS))
+		seenNodes = seenNodes || c.HostLagMSPerS > 0
+		seenLoaders = seenLoaders || c.LoaderLagMSPerS > 0
+		nodes = append(nodes, fmt.Sprintf("%s %.1f ms/s", c.Name, c.HostLagMSPerS))
+		loaders = append(loaders, fmt.Sprintf("%s %.1f ms/s", c.Name, c.LoaderLagMSPerS))
 		if c.HostBound {
 			bound = append(bound, c.Name)
 		}
 	}
-	if !seen {
+	var parts []string
+	if seenNodes {
+		parts = append(parts, "Host lag (the most-lagged node's scheduling lag, scylla_reactor_cpu_steal_time_ms: time it was runnable but did not run): "+strings.Join(nodes, ", ")+".")
+	}
+	if seenLoaders {
+		parts = append(parts, "Load generator lag (the most-lagged loader process's own scheduling lag: operations due while it did not run were sent late, and their latency counts it): "+strings.Join(loaders, ", ")+".")
+	}
+	if len(parts) == 0 {
 		return ""
 	}
-	note := "Host lag (the most-lagged node's scheduling lag, scylla_reactor_cpu_steal_time_ms: time it was runnable but did not run): " + strings.Join(parts, ", ") + "."
 	if len(bound) > 0 {
-		note += fmt.Sprintf(" Host-bound (lag ≥ %d ms/s, 1%% of the time: enough delayed operations to set P99): %s — these latencies are this machine's, not the model's.", HostBoundLagMSPerS, strings.Join(bound, ", "))
+		parts = append(parts, fmt.Sprintf("Host-bound (the nodes' or the load generator's lag ≥ %d ms/s, 1%% of the time: enough delayed operations to set P99): %s — these latencies are this machine's, not the model's.", HostBoundLagMSPerS, strings.Join(bound, ", ")))
 	}
-	return note
+	return strings.Join(parts, " ")
 }
 
 // placeErrors puts every database error in the phase, cycle and nemesis

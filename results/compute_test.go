@@ -234,4 +234,58 @@ func TestHostLagPerCycle(t *testing.T) {
 	if !strings.Contains(l, "Cycle #0 3.0 ms/s, Cycle #1 30.0 ms/s") || !strings.Contains(l, "Host-bound") || !strings.Contains(l, ": Cycle #1 —") {
 		t.Errorf("limitations %q", l)
 	}
+	if strings.Contains(l, "Load generator lag") {
+		t.Errorf("no loader lag was recorded, yet the limitations name one: %q", l)
+	}
+}
+
+// TestLoaderLagPerCycle: the load generator's own lag (each record's
+// loader_lag_ms, one figure per loader and interval whatever the number of
+// operation types) is a cycle's too: the most-lagged loader's rate over the
+// cycle, and enough of it makes the cycle host-bound even when the nodes ran
+// on time.
+func TestLoaderLagPerCycle(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	events := []Event{
+		{Time: at(0), Type: EventRunStart, Setup: &Setup{Scenario: "s"}},
+		{Time: at(0), Type: EventCycleStart, Cycle: "Cycle #0"},
+		{Time: at(10), Type: EventCycleEnd, Cycle: "Cycle #0"},
+		{Time: at(10), Type: EventCycleStart, Cycle: "Cycle #1"},
+		{Time: at(20), Type: EventCycleEnd, Cycle: "Cycle #1"},
+		{Time: at(20), Type: EventRunEnd},
+	}
+	rec := func(op string, sec int, source string, lag float64) LatencyRecord {
+		r := latRec(t, op, at(sec), 1000)
+		r.Source, r.LoaderLagMS = source, lag
+		return r
+	}
+	var lat []LatencyRecord
+	for sec := 0; sec < 20; sec++ {
+		lag := 2.0 // Cycle #0: 2 ms/s
+		if sec >= 10 {
+			lag = 15 // Cycle #1: 15 ms/s on loader-1, 1 ms/s on loader-2
+		}
+		lat = append(lat, rec(OpWrite, sec, "loader-1", lag), rec(OpRead, sec, "loader-1", lag), rec(OpWrite, sec, "loader-2", 1), rec(OpRead, sec, "loader-2", 1))
+	}
+	met := []NodeSample{
+		{Time: at(0), Node: "n1", DiskTotalBytes: 1e9, Metrics: map[string]float64{"reactor_cpu_steal_time_ms": 0}},
+		{Time: at(20), Node: "n1", DiskTotalBytes: 1e9, Metrics: map[string]float64{"reactor_cpu_steal_time_ms": 20}},
+	}
+	res, err := Compute(runDir(t, events, lat, met))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cycles) != 2 {
+		t.Fatalf("cycles %+v", res.Cycles)
+	}
+	c0, c1 := res.Cycles[0], res.Cycles[1]
+	if c0.LoaderLagMSPerS != 2 || c0.HostBound || c1.LoaderLagMSPerS != 15 || !c1.HostBound || c1.HostLagMSPerS != 1 {
+		t.Errorf("loader lag %v (bound %v), %v (bound %v, nodes %v ms/s), want 2 ms/s not bound, 15 ms/s bound with the nodes at 1 ms/s",
+			c0.LoaderLagMSPerS, c0.HostBound, c1.LoaderLagMSPerS, c1.HostBound, c1.HostLagMSPerS)
+	}
+	l := strings.Join(res.Setup.Limitations, "\n")
+	if !strings.Contains(l, "Load generator lag") || !strings.Contains(l, "Cycle #0 2.0 ms/s, Cycle #1 15.0 ms/s") || !strings.Contains(l, ": Cycle #1 —") {
+		t.Errorf("limitations %q", l)
+	}
 }

@@ -36,15 +36,16 @@ const (
 	FigCycleDropped  = "dropped"
 	FigCycleStalls   = "stalls"
 	FigCycleHostLag  = "host_lag_ms_per_sec"
+	FigCycleLoadLag  = "loader_lag_ms_per_sec"
 )
 
 // CycleFigures are the metrics a "Cycle #N.<metric>" figure may name.
 func CycleFigures() []string {
-	out := make([]string, 0, len(CycleMetrics)+5)
+	out := make([]string, 0, len(CycleMetrics)+6)
 	for _, m := range CycleMetrics {
 		out = append(out, m.Name)
 	}
-	return append(out, FigCycleDuration, FigCycleErrors, FigCycleDropped, FigCycleStalls, FigCycleHostLag)
+	return append(out, FigCycleDuration, FigCycleErrors, FigCycleDropped, FigCycleStalls, FigCycleHostLag, FigCycleLoadLag)
 }
 
 // FigureLowerBetter says which way a figure improves: durations, latencies,
@@ -97,6 +98,8 @@ func cycleFigure(c *Cycle, name string) (float64, bool) {
 		return float64(c.Stalls.Total), true
 	case FigCycleHostLag:
 		return c.HostLagMSPerS, true
+	case FigCycleLoadLag:
+		return c.LoaderLagMSPerS, true
 	}
 	return 0, false
 }

@@ -39,12 +39,22 @@ func parseLatencyLine(b []byte, d *latencyLine) bool {
 			} else {
 				d.End = t
 			}
-		case "op":
+		case "op", "source":
 			v, ok := s.str()
 			if !ok {
 				return false
 			}
-			d.Op = string(v)
+			if key[0] == 'o' {
+				d.Op = string(v)
+			} else {
+				d.Source = string(v)
+			}
+		case "loader_lag_ms":
+			f, ok := s.float()
+			if !ok {
+				return false
+			}
+			d.LoaderLagMS = f
 		case "count", "dropped":
 			n, ok := s.int()
 			if !ok {
@@ -125,7 +135,7 @@ func parseLatencyLine(b []byte, d *latencyLine) bool {
 			d.hdr, d.ResponseHDR = v, ""
 		default:
 			// encoding/json matches keys case-insensitively: leave those to it.
-			for _, k := range []string{"start", "end", "op", "count", "dropped", "errors", "response", "response_hdr"} {
+			for _, k := range []string{"start", "end", "op", "source", "count", "dropped", "errors", "response", "response_hdr", "loader_lag_ms"} {
 				if bytes.EqualFold(key, []byte(k)) {
 					return false
 				}

@@ -14,6 +14,8 @@ func TestParseLatencyLineMatchesJSON(t *testing.T) {
 	lines := []string{
 		`{"start":"2026-03-02T23:42:23Z","end":"2026-03-02T23:42:33.5+01:00","op":"write","count":10000,"errors":{"timeout":3,"other":1},"dropped":2,"late":5,"response":{"p50_ms":1.1,"p90_ms":2.5,"p99_ms":7.25,"p999_ms":9,"max_ms":12,"mean_ms":1.3},"service":{"p50_ms":1},"response_hdr":"HISTFAAAA","service_hdr":"HISTFBBB","source":"loader-1"}`,
 		`{"op":"read","count":0,"dropped":0,"response":{},"errors":{},"response_hdr":""}`,
+		`{"op":"read","count":3,"source":"workload","loader_lag_ms":12.75}`,
+		`{"loader_lag_ms":"1"}`, // wrong type
 		` { "op" : "read" , "extra" : [1, {"a": [true, false, null]}, "x"] } `,
 		`{}`,
 		`{"Start":"2026-03-02T23:42:23Z"}`, // case-insensitive key: json's job

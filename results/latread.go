@@ -23,6 +23,8 @@ type latencyLine struct {
 	Dropped     int64            `json:"dropped"`
 	Response    Summary          `json:"response"`
 	ResponseHDR string           `json:"response_hdr"`
+	Source      string           `json:"source,omitempty"`
+	LoaderLagMS float64          `json:"loader_lag_ms,omitempty"`
 	// hdr is the response histogram as a slice of the line (fast path),
 	// which saves copying it into a string.
 	hdr []byte

@@ -33,6 +33,7 @@ func MergeLoaders(inputs [][]LatencyRecord, interval time.Duration) ([]LatencyRe
 			g.Count += r.Count
 			g.Dropped += r.Dropped
 			g.Late += r.Late
+			g.LoaderLagMS = max(g.LoaderLagMS, r.LoaderLagMS)
 			for class, n := range r.Errors {
 				if g.Errors == nil {
 					g.Errors = map[string]int64{}

@@ -46,3 +46,18 @@ func TestMergeLoadersReproducesCombinedPercentiles(t *testing.T) {
 		t.Fatalf("second record: %+v", merged[1])
 	}
 }
+
+// Loaders lag independently: a merged interval keeps the worst loader's
+// lag (the operations it was due to send were late by it), not a sum.
+func TestMergeLoadersKeepsTheWorstLoaderLag(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a, b := latRec(t, OpWrite, t0, 100), latRec(t, OpWrite, t0.Add(10*time.Millisecond), 100)
+	a.LoaderLagMS, b.LoaderLagMS = 4, 12
+	out, err := MergeLoaders([][]LatencyRecord{{a}, {b}}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 1 || out[0].LoaderLagMS != 12 || out[0].Count != a.Count+b.Count {
+		t.Errorf("merged %+v, want one record with loader lag 12 ms", out)
+	}
+}

@@ -66,6 +66,13 @@ type LatencyRecord struct {
 	ServiceHDR  string `json:"service_hdr"`
 	// Source names the loader that produced the record (several loaders may write one file).
 	Source string `json:"source,omitempty"`
+	// LoaderLagMS is the loader process's own scheduling lag in the
+	// interval, in ms (internal/schedlag): time it was runnable but did not
+	// run, so operations due then were sent late (their response time, from
+	// the intended start, includes it). The process's figure, on every
+	// operation's record of the interval; merged records keep the worst
+	// loader's.
+	LoaderLagMS float64 `json:"loader_lag_ms,omitempty"`
 }
 
 // Summary holds the headline numbers of a histogram, in milliseconds.
@@ -309,8 +316,13 @@ type Cycle struct {
 	// time a node was runnable but did not run, i.e. the host's noise);
 	// 0 when the nodes do not export it.
 	HostLagMSPerS float64 `json:"host_lag_ms_per_sec,omitempty"`
-	// HostBound: the host lag was at least HostBoundLagMSPerS, enough
-	// delayed operations to set the cycle's P99 (see Limitations).
+	// LoaderLagMSPerS is the same for the load generator: the scheduling
+	// lag of the most-lagged loader process during the cycle, in ms per
+	// second (LatencyRecord.LoaderLagMS); 0 when its records carry none.
+	LoaderLagMSPerS float64 `json:"loader_lag_ms_per_sec,omitempty"`
+	// HostBound: the nodes' or the loader's lag was at least
+	// HostBoundLagMSPerS, enough delayed operations to set the cycle's P99
+	// (see Limitations).
 	HostBound bool `json:"host_bound,omitempty"`
 }
 

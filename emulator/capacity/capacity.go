@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/elasticity-dev/elasticity/emulator/engine"
+	"github.com/elasticity-dev/elasticity/internal/schedlag"
 )
 
 // Defaults for Config fields left zero.
@@ -34,13 +35,6 @@ const (
 	// measured here at 1.1 ms for a 100 µs timer. Sleeping a one-unit
 	// request (100 µs) turned it into 1.1 ms and cost a wake-up each.
 	minSleep = time.Millisecond
-	// timerSlack is how late the watchdog's timer fires with nothing else
-	// running: the netpoller sleeps in whole milliseconds (see minSleep),
-	// so a 12.5 ms tick fires about 0.8 ms late (p90 1 ms, p99 2 ms here).
-	// Counted as lag, that granularity alone made 40-80 ms/s of "steal
-	// time" on an idle machine and marked every cycle host-bound; lateness
-	// beyond it is the host's (or the runtime's).
-	timerSlack = 2 * time.Millisecond
 	// utilWindow is the window of Utilization.
 	utilWindow = time.Second
 )
@@ -404,9 +398,7 @@ func (m *Model) watchdog() {
 		case <-t.C:
 			now := time.Now()
 			late := now.Sub(expected)
-			if late > timerSlack {
-				m.lag.Add(int64(late - timerSlack))
-			}
+			m.lag.Add(int64(schedlag.Excess(late)))
 			if late > m.cfg.StallThreshold {
 				if det := m.cfg.Detector; det != nil {
 					det.StartTask(0)
@@ -424,7 +416,7 @@ func (m *Model) watchdog() {
 }
 
 // SchedulingLag is the total time the watchdog's timer fired late (beyond
-// the timer's own granularity, timerSlack): time in
+// the timer's own granularity, schedlag.Slack): time in
 // which this process was runnable but did not run (the host's other
 // processes, the Go runtime). It is what Seastar calls steal time
 // (src/core/reactor.cc, cpu_steal_time_ms); 0 without a watchdog.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/elasticity-dev/elasticity/emulator/engine"
+
+	"github.com/elasticity-dev/elasticity/internal/schedlag"
 )
 
 // openLoop issues requests at a fixed rate for dur, each in its own
@@ -391,7 +393,7 @@ func TestIdleWatchdogReportsNoLag(t *testing.T) {
 		tm.Reset(period)
 	}
 	slices.Sort(late)
-	if p50 := late[len(late)/2]; p50 > timerSlack {
+	if p50 := late[len(late)/2]; p50 > schedlag.Slack {
 		t.Skipf("the machine is busy (a timer fires %v late at the median): lag is real here", p50)
 	}
 	// 160 ticks: a millisecond each would be 160 ms.

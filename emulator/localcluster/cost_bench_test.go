@@ -37,7 +37,7 @@ import (
 // GOMAXPROCS=1, to compare runtime settings side by side).
 // BENCH_EMU_INSTANCE=i4i.large and BENCH_EMU_PREFILL=N measure the main
 // job's nodes instead: three i4i.large written with keys 0..N-1 first (the
-// workload then uses those keys); 97000 fills them to about 90%, where
+// workload then uses those keys); 78000 fills them to about 90%, where
 // their flushes and compactions compete with requests.
 func BenchmarkNodeCost(b *testing.B) {
 	rates := []int{2000, 10000}

@@ -44,6 +44,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/internal/schedlag"
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/stress/measure"
 )
@@ -148,6 +149,11 @@ type Scheduler struct {
 	warnings []string
 	lastWarn time.Time
 	ran      atomic.Bool
+
+	// lag is this process's scheduling lag (results.LatencyRecord.LoaderLagMS);
+	// lagSeen is its total at the last interval cut (flush runs one at a time).
+	lag     *schedlag.Meter
+	lagSeen time.Duration
 }
 
 // New validates cfg and returns a scheduler for fn.
@@ -267,6 +273,8 @@ func (s *Scheduler) Run(ctx context.Context) (Summary, error) {
 	if !s.ran.CompareAndSwap(false, true) {
 		return Summary{}, errors.New("scheduler: Run called twice")
 	}
+	s.lag = schedlag.Start(0)
+	defer s.lag.Stop()
 	s.epoch = time.Now()
 	start := s.epoch
 	opCtx, cancelOps := context.WithCancel(context.WithoutCancel(ctx))
@@ -593,6 +601,11 @@ func (s *Scheduler) flush(from, to time.Time) error {
 	if err != nil {
 		return err
 	}
+	lag := s.lag.Lag()
+	for i := range recs {
+		recs[i].LoaderLagMS = float64(lag-s.lagSeen) / float64(time.Millisecond)
+	}
+	s.lagSeen = lag
 	var ok, dropped, late int64
 	var svcSum float64 // ms
 	for _, r := range recs {

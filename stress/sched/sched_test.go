@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -395,4 +398,48 @@ func TestWorkersStartOnDemand(t *testing.T) {
 		t.Fatalf("%d goroutines for 1 ms operations at 500/s", extra)
 	}
 	t.Logf("peak goroutines: %d (before the run: %d)", peak.Load(), base)
+}
+
+// Every interval carries the loader's own scheduling lag: a process stopped
+// for 300 ms (SIGSTOP, SIGCONT) sent everything due meanwhile late, and its
+// records say so; a database that is slow for 300 ms is not the loader's lag.
+func TestRecordsCarryTheLoadersOwnLag(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("stops itself with kill(1)")
+	}
+	lagOf := func(recs []results.LatencyRecord) float64 {
+		var ms float64
+		for _, r := range recs {
+			if r.Op == "write" { // one figure per interval, on each op's record
+				ms += r.LoaderLagMS
+			}
+		}
+		return ms
+	}
+	cfg := Config{Ops: []string{"write", "read"}, Rate: 1000, Concurrency: 64, Interval: 200 * time.Millisecond}
+
+	stopped := &collect{}
+	cfg.Sink = stopped.sink
+	go func() {
+		time.Sleep(400 * time.Millisecond)
+		pid := strconv.Itoa(os.Getpid())
+		_ = exec.Command("sh", "-c", "kill -STOP "+pid+"; sleep 0.3; kill -CONT "+pid).Run()
+	}()
+	runFor(t, 1500*time.Millisecond, cfg, noop)
+	if ms := lagOf(stopped.all()); ms < 250 || ms > 700 {
+		t.Errorf("loader lag over a 300 ms stop of the process: %.1f ms, want about 300", ms)
+	}
+
+	slow := &collect{}
+	cfg.Sink = slow.sink
+	epoch := time.Now()
+	runFor(t, 1500*time.Millisecond, cfg, func(ctx context.Context, _ int, _ uint64) error {
+		if e := time.Since(epoch); e >= 400*time.Millisecond && e < 700*time.Millisecond {
+			time.Sleep(700*time.Millisecond - e)
+		}
+		return nil
+	})
+	if ms := lagOf(slow.all()); ms > 150 {
+		t.Errorf("loader lag %.1f ms while the database (not the loader) was slow for 300 ms", ms)
+	}
 }
