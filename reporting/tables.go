@@ -280,7 +280,7 @@ func hostBoundNote(cycles []results.Cycle) string {
 			continue
 		}
 		lag := fmt.Sprintf("host lag %.0f ms/s", c.HostLagMSPerS)
-		if c.LoaderLagMSPerS >= results.HostBoundLagMSPerS {
+		if c.LoaderLagMSPerS > 0 {
 			lag += fmt.Sprintf(", load generator lag %.0f ms/s", c.LoaderLagMSPerS)
 		}
 		bound = append(bound, fmt.Sprintf("%s (%s)", c.Name, lag))
@@ -288,7 +288,7 @@ func hostBoundNote(cycles []results.Cycle) string {
 	if len(bound) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Host-bound: %s — these latencies are this machine's, not the model's (nodes or load generator runnable but not running at least %d ms per second).",
+	return fmt.Sprintf("Host-bound: %s — these latencies are this machine's, not the model's (nodes and load generator together runnable but not running at least %d ms per second).",
 		strings.Join(bound, ", "), results.HostBoundLagMSPerS)
 }
 

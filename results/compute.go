@@ -668,7 +668,7 @@ func (r *reducer) finishCycles() {
 		c.c.Stalls = stallsOf(ms, perNode)
 		c.c.HostLagMSPerS = hostLag(r.steal, c.c.Start, c.c.End)
 		c.c.LoaderLagMSPerS = loaderLagRate(c.loaderLag, c.c.DurationS)
-		c.c.HostBound = max(c.c.HostLagMSPerS, c.c.LoaderLagMSPerS) >= HostBoundLagMSPerS
+		c.c.HostBound = c.c.HostLagMSPerS+c.c.LoaderLagMSPerS >= HostBoundLagMSPerS
 		res.Cycles = append(res.Cycles, c.c)
 	}
 	sort.SliceStable(res.Cycles, func(i, j int) bool { return res.Cycles[i].Start.Before(res.Cycles[j].Start) })
@@ -912,7 +912,7 @@ func hostLagNote(cycles []Cycle) string {
 		return ""
 	}
 	if len(bound) > 0 {
-		parts = append(parts, fmt.Sprintf("Host-bound (the nodes' or the load generator's lag ≥ %d ms/s, 1%% of the time: enough delayed operations to set P99): %s — these latencies are this machine's, not the model's.", HostBoundLagMSPerS, strings.Join(bound, ", ")))
+		parts = append(parts, fmt.Sprintf("Host-bound (the nodes' and the load generator's lag together ≥ %d ms/s, 1%% of the time: an operation waits while its loader or its coordinator does not run, and 1%% of them delayed sets P99): %s — these latencies are this machine's, not the model's.", HostBoundLagMSPerS, strings.Join(bound, ", ")))
 	}
 	return strings.Join(parts, " ")
 }

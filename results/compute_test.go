@@ -242,8 +242,10 @@ func TestHostLagPerCycle(t *testing.T) {
 // TestLoaderLagPerCycle: the load generator's own lag (each record's
 // loader_lag_ms, one figure per loader and interval whatever the number of
 // operation types) is a cycle's too: the most-lagged loader's rate over the
-// cycle, and enough of it makes the cycle host-bound even when the nodes ran
-// on time.
+// cycle. An operation waits while its loader or its coordinator does not
+// run, so the two add up: enough of the loader's makes a cycle host-bound
+// even when the nodes ran on time, and neither alone needs to reach the
+// bound.
 func TestLoaderLagPerCycle(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
@@ -253,7 +255,9 @@ func TestLoaderLagPerCycle(t *testing.T) {
 		{Time: at(10), Type: EventCycleEnd, Cycle: "Cycle #0"},
 		{Time: at(10), Type: EventCycleStart, Cycle: "Cycle #1"},
 		{Time: at(20), Type: EventCycleEnd, Cycle: "Cycle #1"},
-		{Time: at(20), Type: EventRunEnd},
+		{Time: at(20), Type: EventCycleStart, Cycle: "Cycle #2"},
+		{Time: at(30), Type: EventCycleEnd, Cycle: "Cycle #2"},
+		{Time: at(30), Type: EventRunEnd},
 	}
 	rec := func(op string, sec int, source string, lag float64) LatencyRecord {
 		r := latRec(t, op, at(sec), 1000)
@@ -261,31 +265,38 @@ func TestLoaderLagPerCycle(t *testing.T) {
 		return r
 	}
 	var lat []LatencyRecord
-	for sec := 0; sec < 20; sec++ {
+	for sec := 0; sec < 30; sec++ {
 		lag := 2.0 // Cycle #0: 2 ms/s
 		if sec >= 10 {
 			lag = 15 // Cycle #1: 15 ms/s on loader-1, 1 ms/s on loader-2
+		}
+		if sec >= 20 {
+			lag = 5 // Cycle #2: 5 ms/s, and the nodes 6 ms/s
 		}
 		lat = append(lat, rec(OpWrite, sec, "loader-1", lag), rec(OpRead, sec, "loader-1", lag), rec(OpWrite, sec, "loader-2", 1), rec(OpRead, sec, "loader-2", 1))
 	}
 	met := []NodeSample{
 		{Time: at(0), Node: "n1", DiskTotalBytes: 1e9, Metrics: map[string]float64{"reactor_cpu_steal_time_ms": 0}},
 		{Time: at(20), Node: "n1", DiskTotalBytes: 1e9, Metrics: map[string]float64{"reactor_cpu_steal_time_ms": 20}},
+		{Time: at(30), Node: "n1", DiskTotalBytes: 1e9, Metrics: map[string]float64{"reactor_cpu_steal_time_ms": 80}},
 	}
 	res, err := Compute(runDir(t, events, lat, met))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Cycles) != 2 {
+	if len(res.Cycles) != 3 {
 		t.Fatalf("cycles %+v", res.Cycles)
 	}
-	c0, c1 := res.Cycles[0], res.Cycles[1]
+	c0, c1, c2 := res.Cycles[0], res.Cycles[1], res.Cycles[2]
+	if c2.LoaderLagMSPerS != 5 || c2.HostLagMSPerS != 6 || !c2.HostBound {
+		t.Errorf("Cycle #2: loader %v + nodes %v ms/s (bound %v), want 5 + 6 = 11 ms/s, bound", c2.LoaderLagMSPerS, c2.HostLagMSPerS, c2.HostBound)
+	}
 	if c0.LoaderLagMSPerS != 2 || c0.HostBound || c1.LoaderLagMSPerS != 15 || !c1.HostBound || c1.HostLagMSPerS != 1 {
 		t.Errorf("loader lag %v (bound %v), %v (bound %v, nodes %v ms/s), want 2 ms/s not bound, 15 ms/s bound with the nodes at 1 ms/s",
 			c0.LoaderLagMSPerS, c0.HostBound, c1.LoaderLagMSPerS, c1.HostBound, c1.HostLagMSPerS)
 	}
 	l := strings.Join(res.Setup.Limitations, "\n")
-	if !strings.Contains(l, "Load generator lag") || !strings.Contains(l, "Cycle #0 2.0 ms/s, Cycle #1 15.0 ms/s") || !strings.Contains(l, ": Cycle #1 —") {
+	if !strings.Contains(l, "Load generator lag") || !strings.Contains(l, "Cycle #0 2.0 ms/s, Cycle #1 15.0 ms/s, Cycle #2 5.0 ms/s") || !strings.Contains(l, ": Cycle #1, Cycle #2 —") {
 		t.Errorf("limitations %q", l)
 	}
 }

@@ -320,15 +320,17 @@ type Cycle struct {
 	// lag of the most-lagged loader process during the cycle, in ms per
 	// second (LatencyRecord.LoaderLagMS); 0 when its records carry none.
 	LoaderLagMSPerS float64 `json:"loader_lag_ms_per_sec,omitempty"`
-	// HostBound: the nodes' or the loader's lag was at least
+	// HostBound: the nodes' and the loader's lag together were at least
 	// HostBoundLagMSPerS, enough delayed operations to set the cycle's P99
 	// (see Limitations).
 	HostBound bool `json:"host_bound,omitempty"`
 }
 
-// HostBoundLagMSPerS: a node runnable but not running 1% of the time
-// delays about 1% of the operations it serves by a pause, which is enough
-// to set a P99.
+// HostBoundLagMSPerS: an operation waits while its loader or its
+// coordinator is runnable but not running, so their lags add up (the
+// most-lagged node's and loader's, per second of the cycle); 1% of the
+// time delays about 1% of the operations by a pause, which is enough to
+// set a P99.
 const HostBoundLagMSPerS = 10
 
 // Stalls counts REACTOR_STALLED events as SCT does: each stall once, in the
