@@ -162,6 +162,10 @@ type cycleAcc struct {
 	wCount      int64
 	rCount      int64
 	loaderLag   map[loaderInterval]float64 // ms per loader interval
+	// from, to span the intervals counted in the cycle: its throughput is
+	// per second of them, since a cycle holds the whole intervals whose
+	// midpoint it holds (4 of them in a 4.5 s cycle), not its wall time.
+	from, to time.Time
 }
 
 type stall struct {
@@ -488,6 +492,12 @@ func (r *reducer) latency(iv *Interval) {
 		}
 		c.c.Errors += iv.ErrorCount()
 		c.c.Dropped += iv.Dropped
+		if c.from.IsZero() || iv.Start.Before(c.from) {
+			c.from = iv.Start
+		}
+		if iv.End.After(c.to) {
+			c.to = iv.End
+		}
 		if iv.LoaderLag > 0 {
 			// One figure per loader and interval, on each op's record.
 			if c.loaderLag == nil {
@@ -651,7 +661,11 @@ func (r *reducer) finishCycles() {
 			c.c.End = r.last
 		}
 		c.c.DurationS = c.c.End.Sub(c.c.Start).Seconds()
-		if d := c.c.DurationS; d > 0 {
+		d := c.c.DurationS
+		if span := c.to.Sub(c.from).Seconds(); span > 0 {
+			d = span
+		}
+		if d > 0 {
 			c.c.WriteOpsPerS = float64(c.wCount) / d
 			c.c.ReadOpsPerS = float64(c.rCount) / d
 		}
@@ -667,7 +681,7 @@ func (r *reducer) finishCycles() {
 		}
 		c.c.Stalls = stallsOf(ms, perNode)
 		c.c.HostLagMSPerS = hostLag(r.steal, c.c.Start, c.c.End)
-		c.c.LoaderLagMSPerS = loaderLagRate(c.loaderLag, c.c.DurationS)
+		c.c.LoaderLagMSPerS = loaderLagRate(c.loaderLag, d)
 		c.c.HostBound = c.c.HostLagMSPerS+c.c.LoaderLagMSPerS >= HostBoundLagMSPerS
 		res.Cycles = append(res.Cycles, c.c)
 	}

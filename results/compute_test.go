@@ -300,3 +300,37 @@ func TestLoaderLagPerCycle(t *testing.T) {
 		t.Errorf("limitations %q", l)
 	}
 }
+
+// A cycle holds the whole intervals whose midpoint it holds: a 4.5 s cycle
+// under 1 s intervals holds four or five of them, and its throughput is per
+// second of those, not of its 4.5 s (which read 11% low or high).
+func TestCycleThroughputIsPerSecondOfItsIntervals(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	events := []Event{
+		{Time: at(0), Type: EventRunStart, Setup: &Setup{Scenario: "s"}},
+		{Time: at(200), Type: EventCycleStart, Cycle: "Cycle #0"},
+		{Time: at(4700), Type: EventCycleEnd, Cycle: "Cycle #0"},
+		{Time: at(6000), Type: EventRunEnd},
+	}
+	var lat []LatencyRecord
+	for s := range 6 {
+		vals := make([]int64, 100) // 100 writes a second
+		for i := range vals {
+			vals[i] = 1000
+		}
+		lat = append(lat, latRec(t, OpWrite, at(s*1000), vals...))
+	}
+	res, err := Compute(runDir(t, events, lat, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cycles) != 1 {
+		t.Fatalf("cycles %+v", res.Cycles)
+	}
+	// Midpoints 0.5 s .. 5.5 s: 0.5 to 4.5 s fall in [0.2, 4.7), five
+	// intervals, 500 writes: 100/s (over the cycle's 4.5 s, 111/s).
+	if c := res.Cycles[0]; c.WriteOpsPerS != 100 || c.DurationS != 4.5 {
+		t.Errorf("Cycle #0: %.1f writes/s over %.1f s, want 100/s over 4.5 s", c.WriteOpsPerS, c.DurationS)
+	}
+}

@@ -76,16 +76,15 @@ type Config struct {
 
 // Model is the capacity model of one node. Safe for concurrent use.
 type Model struct {
-	cfg      Config
-	unit     time.Duration // service time of one unit
-	epoch    time.Time     // virtual time is nanoseconds since epoch (monotonic)
-	shards   []*shard
-	stalls   atomic.Uint64
-	lag      atomic.Int64 // ns: summed lateness of the watchdog's timer
-	timers   sync.Pool
-	stopOnce sync.Once
-	stop     chan struct{}
-	done     chan struct{}
+	cfg    Config
+	unit   time.Duration // service time of one unit
+	epoch  time.Time     // virtual time is nanoseconds since epoch (monotonic)
+	shards []*shard
+	stalls atomic.Uint64
+	timers sync.Pool
+	// meter is the watchdog: the lateness of its timer is the process's
+	// scheduling lag, and past the stall threshold a stall; nil without one.
+	meter *schedlag.Meter
 }
 
 type shard struct {
@@ -132,17 +131,13 @@ func New(cfg Config) *Model {
 		cfg:   cfg,
 		unit:  time.Duration(float64(time.Second) / cfg.OpsPerShard * cfg.SlowFactor),
 		epoch: time.Now(),
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
 	}
 	m.shards = make([]*shard, cfg.Shards)
 	for i := range m.shards {
 		m.shards[i] = &shard{}
 	}
 	if cfg.StallThreshold > 0 && !cfg.NoWatchdog {
-		go m.watchdog()
-	} else {
-		close(m.done)
+		m.meter = schedlag.StartWith(cfg.WatchdogPeriod, m.late)
 	}
 	return m
 }
@@ -382,37 +377,21 @@ func (m *Model) report(shard int, d time.Duration) {
 	}
 }
 
-// watchdog measures how late its timer fires: lateness above the threshold
-// means nothing on this process could run (GC, scheduler, an overloaded
-// machine) — a stall of shard 0, as a blocked reactor would be.
-func (m *Model) watchdog() {
-	defer close(m.done)
-	period := m.cfg.WatchdogPeriod
-	t := time.NewTimer(period)
-	defer t.Stop()
-	expected := time.Now().Add(period)
-	for {
-		select {
-		case <-m.stop:
-			return
-		case <-t.C:
-			now := time.Now()
-			late := now.Sub(expected)
-			m.lag.Add(int64(schedlag.Excess(late)))
-			if late > m.cfg.StallThreshold {
-				if det := m.cfg.Detector; det != nil {
-					det.StartTask(0)
-					for _, off := range StallOffsets(m.cfg.StallThreshold, late) {
-						det.Report(0, "main", off)
-					}
-				}
-				m.report(0, late)
-			}
-			// Restart from the actual wake time, so one pause is reported once.
-			expected = now.Add(period)
-			t.Reset(period)
+// late handles one tick of the watchdog (meter), which measures how late
+// its timer fires: lateness above the threshold means nothing on this
+// process could run (GC, scheduler, an overloaded machine) — a stall of
+// shard 0, as a blocked reactor would be.
+func (m *Model) late(late time.Duration) {
+	if late <= m.cfg.StallThreshold {
+		return
+	}
+	if det := m.cfg.Detector; det != nil {
+		det.StartTask(0)
+		for _, off := range StallOffsets(m.cfg.StallThreshold, late) {
+			det.Report(0, "main", off)
 		}
 	}
+	m.report(0, late)
 }
 
 // SchedulingLag is the total time the watchdog's timer fired late (beyond
@@ -420,10 +399,16 @@ func (m *Model) watchdog() {
 // which this process was runnable but did not run (the host's other
 // processes, the Go runtime). It is what Seastar calls steal time
 // (src/core/reactor.cc, cpu_steal_time_ms); 0 without a watchdog.
-func (m *Model) SchedulingLag() time.Duration { return time.Duration(m.lag.Load()) }
+func (m *Model) SchedulingLag() time.Duration {
+	if m.meter == nil {
+		return 0
+	}
+	return m.meter.Lag()
+}
 
 // Close stops the watchdog. Work in flight still completes.
 func (m *Model) Close() {
-	m.stopOnce.Do(func() { close(m.stop) })
-	<-m.done
+	if m.meter != nil {
+		m.meter.Stop()
+	}
 }

@@ -35,17 +35,23 @@ const DefaultPeriod = 12500 * time.Microsecond
 // Meter sums the lag of its own timer until stopped.
 type Meter struct {
 	lag      atomic.Int64 // ns
+	onLate   func(late time.Duration)
 	stop     chan struct{}
 	done     chan struct{}
 	stopOnce sync.Once
 }
 
 // Start starts a meter ticking every period (DefaultPeriod when <= 0).
-func Start(period time.Duration) *Meter {
+func Start(period time.Duration) *Meter { return StartWith(period, nil) }
+
+// StartWith is Start with onLate, when set, told every tick's whole
+// lateness from the meter's goroutine (the emulated nodes' stall reports:
+// a runtime pause is a stall).
+func StartWith(period time.Duration, onLate func(late time.Duration)) *Meter {
 	if period <= 0 {
 		period = DefaultPeriod
 	}
-	m := &Meter{stop: make(chan struct{}), done: make(chan struct{})}
+	m := &Meter{onLate: onLate, stop: make(chan struct{}), done: make(chan struct{})}
 	go m.run(period)
 	return m
 }
@@ -61,7 +67,11 @@ func (m *Meter) run(period time.Duration) {
 			return
 		case <-t.C:
 			now := time.Now()
-			m.lag.Add(int64(Excess(now.Sub(expected))))
+			late := now.Sub(expected)
+			m.lag.Add(int64(Excess(late)))
+			if m.onLate != nil {
+				m.onLate(late)
+			}
 			// Restart from the actual wake time, so one pause counts once.
 			expected = now.Add(period)
 			t.Reset(period)
