@@ -107,6 +107,12 @@ func PrintSummary(w io.Writer, sum Summary) {
 	for _, m := range sum.Warnings {
 		fmt.Fprintln(w, "  "+m)
 	}
+	lag := sum.LoaderLagPerSecond()
+	fmt.Fprintf(w, "  load generator lag: %.1f ms/s (%.0f ms runnable but not running)\n", lag, sum.LoaderLagMS)
+	if lag >= results.HostBoundLagMSPerS {
+		fmt.Fprintf(w, "  warning: the load generator itself did not run %.0f ms of every second (>= %d): operations due then were sent late, and these latencies are partly this machine's\n",
+			lag, results.HostBoundLagMSPerS)
+	}
 }
 
 func rateString(r float64) string {

@@ -247,3 +247,23 @@ func TestCalibrateBudget(t *testing.T) {
 		t.Fatalf("a budget of 4 steps ran %d levels (stop %q): %+v", len(cal.Steps), cal.Stop, cal.Steps)
 	}
 }
+
+// The summary says how much the load generator itself lagged, and warns
+// when that is enough to set the P99 it reports.
+func TestSummaryShowsTheLoadGeneratorsLag(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		lagMS float64
+		warn  bool
+	}{{20, false}, {150, true}} {
+		var b strings.Builder
+		PrintSummary(&b, Summary{Summary: sched.Summary{Start: start, End: start.Add(10 * time.Second), LoaderLagMS: c.lagMS}})
+		out := b.String()
+		if want := fmt.Sprintf("load generator lag: %.1f ms/s", c.lagMS/10); !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+		if got := strings.Contains(out, "warning: the load generator itself did not run"); got != c.warn {
+			t.Errorf("%.0f ms in 10 s: warning %v, want %v:\n%s", c.lagMS, got, c.warn, out)
+		}
+	}
+}

@@ -106,6 +106,18 @@ type Summary struct {
 	Late         int64       `json:"late"`
 	Ops          []OpSummary `json:"ops"`
 	Warnings     []string    `json:"warnings,omitempty"`
+	// LoaderLagMS is this process's scheduling lag over the run, in ms
+	// (the sum of its records' LoaderLagMS): operations due while it did
+	// not run were sent late.
+	LoaderLagMS float64 `json:"loader_lag_ms"`
+}
+
+// LoaderLagPerSecond is LoaderLagMS per second of the run.
+func (s Summary) LoaderLagPerSecond() float64 {
+	if d := s.End.Sub(s.Start).Seconds(); d > 0 {
+		return s.LoaderLagMS / d
+	}
+	return 0
 }
 
 // Op returns the summary of the named operation type.
@@ -359,6 +371,7 @@ func (s *Scheduler) summary(start, stopped, end time.Time) Summary {
 	s.warnMu.Lock()
 	sum.Warnings = append([]string(nil), s.warnings...)
 	s.warnMu.Unlock()
+	sum.LoaderLagMS = float64(s.lagSeen) / float64(time.Millisecond)
 	return sum
 }
 

@@ -425,9 +425,13 @@ func TestRecordsCarryTheLoadersOwnLag(t *testing.T) {
 		pid := strconv.Itoa(os.Getpid())
 		_ = exec.Command("sh", "-c", "kill -STOP "+pid+"; sleep 0.3; kill -CONT "+pid).Run()
 	}()
-	runFor(t, 1500*time.Millisecond, cfg, noop)
-	if ms := lagOf(stopped.all()); ms < 250 || ms > 700 {
+	sum, _ := runFor(t, 1500*time.Millisecond, cfg, noop)
+	ms := lagOf(stopped.all())
+	if ms < 250 || ms > 700 {
 		t.Errorf("loader lag over a 300 ms stop of the process: %.1f ms, want about 300", ms)
+	}
+	if math.Abs(sum.LoaderLagMS-ms) > 0.001 || sum.LoaderLagPerSecond() < 100 {
+		t.Errorf("summary: loader lag %.3f ms (%.1f ms/s), records %.3f ms", sum.LoaderLagMS, sum.LoaderLagPerSecond(), ms)
 	}
 
 	slow := &collect{}
