@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -196,20 +197,24 @@ func TestStallsCountedAsSCT(t *testing.T) {
 	}
 }
 
+// tenSecondCycles is a run of n back-to-back 10 s cycles (Cycle #0 ...)
+// from a fixed start, and the time at a second of it.
+func tenSecondCycles(n int) (at func(sec int) time.Time, events []Event) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at = func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	events = []Event{{Time: at(0), Type: EventRunStart, Setup: &Setup{Scenario: "s"}}}
+	for i := range n {
+		name := fmt.Sprintf("Cycle #%d", i)
+		events = append(events, Event{Time: at(10 * i), Type: EventCycleStart, Cycle: name}, Event{Time: at(10 * (i + 1)), Type: EventCycleEnd, Cycle: name})
+	}
+	return at, append(events, Event{Time: at(10 * n), Type: EventRunEnd})
+}
+
 // TestHostLagPerCycle: each cycle's host lag is the most-lagged node's
 // steal-time rate over the cycle; a cycle lagging 1% of the time or more is
 // host-bound and the limitations say so, with every cycle's figure.
 func TestHostLagPerCycle(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	events := []Event{
-		{Time: at(0), Type: EventRunStart, Setup: &Setup{Scenario: "s"}},
-		{Time: at(0), Type: EventCycleStart, Cycle: "Cycle #0"},
-		{Time: at(10), Type: EventCycleEnd, Cycle: "Cycle #0"},
-		{Time: at(10), Type: EventCycleStart, Cycle: "Cycle #1"},
-		{Time: at(20), Type: EventCycleEnd, Cycle: "Cycle #1"},
-		{Time: at(20), Type: EventRunEnd},
-	}
+	at, events := tenSecondCycles(2)
 	lat := []LatencyRecord{latRec(t, OpWrite, at(1), 1000), latRec(t, OpWrite, at(11), 1000)}
 	s := func(sec int, node string, steal float64) NodeSample {
 		return NodeSample{Time: at(sec), Node: node, DiskTotalBytes: 1e9, Metrics: map[string]float64{"reactor_cpu_steal_time_ms": steal}}
@@ -247,18 +252,7 @@ func TestHostLagPerCycle(t *testing.T) {
 // even when the nodes ran on time, and neither alone needs to reach the
 // bound.
 func TestLoaderLagPerCycle(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	events := []Event{
-		{Time: at(0), Type: EventRunStart, Setup: &Setup{Scenario: "s"}},
-		{Time: at(0), Type: EventCycleStart, Cycle: "Cycle #0"},
-		{Time: at(10), Type: EventCycleEnd, Cycle: "Cycle #0"},
-		{Time: at(10), Type: EventCycleStart, Cycle: "Cycle #1"},
-		{Time: at(20), Type: EventCycleEnd, Cycle: "Cycle #1"},
-		{Time: at(20), Type: EventCycleStart, Cycle: "Cycle #2"},
-		{Time: at(30), Type: EventCycleEnd, Cycle: "Cycle #2"},
-		{Time: at(30), Type: EventRunEnd},
-	}
+	at, events := tenSecondCycles(3)
 	rec := func(op string, sec int, source string, lag float64) LatencyRecord {
 		r := latRec(t, op, at(sec), 1000)
 		r.Source, r.LoaderLagMS = source, lag

@@ -132,14 +132,7 @@ func TestCompactionsPlan(t *testing.T) {
 func TestPlanShowsBothCalibrations(t *testing.T) {
 	calibrations := func(src string) []PlanPhase {
 		t.Helper()
-		s, err := Parse([]byte(src), "x.yaml", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := Resolve(s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := planOf(t, src)
 		var out []PlanPhase
 		for _, ph := range p.Phases {
 			if ph.Phase == string(results.PhaseCalibrate) {

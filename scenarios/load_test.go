@@ -15,6 +15,20 @@ import (
 
 const minimal = "name: t\n"
 
+// planOf parses and resolves src (failing the test if either fails).
+func planOf(t *testing.T, src string) *Plan {
+	t.Helper()
+	s, err := Parse([]byte(src), "x.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Resolve(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // problemsOf parses src and returns its problems (failing the test if it parsed).
 func problemsOf(t *testing.T, src string, sets ...string) []Problem {
 	t.Helper()

@@ -65,14 +65,7 @@ func TestVerdictKeysResolve(t *testing.T) {
     durations:
       "Data balanced": {best_pct: 50, fixed_limit: 600}
 `
-	s, err := Parse([]byte(src), "x.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Resolve(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planOf(t, src)
 	if p.RecoveryIntervals != 4 {
 		t.Errorf("recovery intervals %d", p.RecoveryIntervals)
 	}
