@@ -164,7 +164,7 @@ type cycleAcc struct {
 	loaderLag   map[loaderInterval]float64 // ms per loader interval
 	// from, to span the intervals counted in the cycle: its throughput is
 	// per second of them, since a cycle holds the whole intervals whose
-	// midpoint it holds (4 of them in a 4.5 s cycle), not its wall time.
+	// midpoint it holds (four or five in a 4.5 s cycle), not its wall time.
 	from, to time.Time
 }
 
