@@ -202,7 +202,8 @@ type PlanLoad struct {
 	WriteCL, ReadCL   string
 	Distribution      string
 	// CapacityAfter probes the capacity again after the last topology
-	// step (when LoadPercent calibrated the rate).
+	// step: workload.capacity_after, LoadPercent calibrated the rate, and
+	// a topology step changes what it would measure (probesCapacityAfter).
 	CapacityAfter bool
 	// Loaders are separate load generators (Count 0: the runner itself).
 	Loaders provision.LoaderSpec
@@ -626,11 +627,7 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 	if s.FinalHold > 0 {
 		add(PlanPhase{Phase: "final_hold", Name: "final hold", Seconds: scaled(s.FinalHold), Detail: "workload running"})
 	}
-	topology := false
-	for _, st := range s.Nemesis {
-		topology = topology || st.ResultKind().IsTopology()
-	}
-	if w.Rate == 0 && w.CapacityAfter && topology {
+	if s.probesCapacityAfter() {
 		add(PlanPhase{Phase: "calibrate", Name: "after", Seconds: calibration.Seconds(), Estimated: true,
 			Detail: "capacity after the last topology step, workload stopped"})
 	}
@@ -676,7 +673,7 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 	}
 	p.Load = PlanLoad{MixWrite: w.Mix.Write, MixRead: w.Mix.Read, Rate: float64(w.Rate), LoadPercent: float64(w.LoadPercent),
 		Calibration: scaleD(w.Calibration), Concurrency: w.Concurrency, WriteCL: w.Consistency.Write, ReadCL: w.Consistency.Read,
-		Distribution: w.Distribution, CapacityAfter: w.CapacityAfter, Loaders: cfg.Loaders, LoaderBinary: s.AWS.LoaderBinary, SSHUser: s.AWS.SSHUser, SSHKey: s.AWS.SSHKey}
+		Distribution: w.Distribution, CapacityAfter: s.probesCapacityAfter(), Loaders: cfg.Loaders, LoaderBinary: s.AWS.LoaderBinary, SSHUser: s.AWS.SSHUser, SSHKey: s.AWS.SSHKey}
 	// Adaptive timeouts count on the initial instance type's streaming
 	// bandwidth (the model's share of it), capped by the scenario's timeouts.
 	p.Waits = PlanWaits{NodeReady: to.NodeReady.D(), DataBalanced: to.DataBalanced.D(), LatencyRecovered: to.LatencyRecovered.D(),
@@ -697,4 +694,19 @@ func (p *Plan) Estimated() time.Duration {
 func CalibrationSchedule(total time.Duration) (step, budget time.Duration) {
 	step = max(total/4, 3*time.Second)
 	return step, max(total, 5*step)
+}
+
+// probesCapacityAfter says whether the run probes the capacity again after
+// its last topology step: the plan's phase and the runner both follow it.
+func (s *Scenario) probesCapacityAfter() bool {
+	w := s.Workload
+	if !w.CapacityAfter || w.Rate > 0 || w.LoadPercent <= 0 {
+		return false
+	}
+	for _, st := range s.Nemesis {
+		if st.ResultKind().IsTopology() {
+			return true
+		}
+	}
+	return false
 }

@@ -27,11 +27,11 @@ import (
 	"time"
 )
 
-// Default ports (every node uses the same ports on its own address).
 // DefaultTimeScale is the nodes' --time-scale: the local backend's default
 // local.time_scale (scenarios.DefaultLocal; a test keeps them equal).
 const DefaultTimeScale = 0.0025
 
+// Default ports (every node uses the same ports on its own address).
 const (
 	CQLPort     = 9042
 	RESTPort    = 10000

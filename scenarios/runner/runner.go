@@ -700,11 +700,7 @@ func (r *run) steady(ctx context.Context) error {
 // are done and the workload stopped, the same way as the calibration
 // before the steady state (only when that calibration set the rate).
 func (r *run) probeCapacityAfter(ctx context.Context) error {
-	topology := false
-	for _, s := range r.steps {
-		topology = topology || s.IsTopology()
-	}
-	if !r.p.Load.CapacityAfter || r.p.Load.Rate > 0 || r.p.Load.LoadPercent <= 0 || !topology {
+	if !r.p.Load.CapacityAfter {
 		return nil
 	}
 	return r.phase(ctx, results.PhaseCalibrate, "after", func(ctx context.Context) error {
