@@ -511,7 +511,7 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 		add(PlanPhase{Phase: string(results.PhaseCompactions), Name: results.DurCompactions, Seconds: q.Seconds(), Estimated: true,
 			Detail: fmt.Sprintf("until no compaction has run for %s (up to %s)", q.Round(100*time.Millisecond), s.Timeouts.Compactions)})
 	}
-	_, calibration := CalibrationSchedule(scaleD(w.Calibration))
+	calStep, calibration := CalibrationSchedule(scaleD(w.Calibration))
 	if w.Rate == 0 {
 		add(PlanPhase{Phase: "calibrate", Name: "measure capacity", Seconds: calibration.Seconds(), Estimated: true,
 			Detail: fmt.Sprintf("then run at %v of it", w.LoadPercent)})
@@ -628,8 +628,10 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 		add(PlanPhase{Phase: "final_hold", Name: "final hold", Seconds: scaled(s.FinalHold), Detail: "workload running"})
 	}
 	if s.probesCapacityAfter() {
-		add(PlanPhase{Phase: "calibrate", Name: "after", Seconds: calibration.Seconds(), Estimated: true,
-			Detail: "capacity after the last topology step, workload stopped"})
+		// It starts at the concurrency where the first probe peaked: that
+		// level, and usually one or two above it.
+		add(PlanPhase{Phase: "calibrate", Name: "after", Seconds: min(calibration, warmCalibrationLevels*calStep).Seconds(), Estimated: true,
+			Detail: "capacity after the last topology step, workload stopped, from the first probe's best concurrency"})
 	}
 	add(PlanPhase{Phase: "teardown", Name: "destroy cluster", Seconds: m.SetupSeconds / 2, Estimated: true})
 	p.EstimatedSeconds = t
@@ -695,6 +697,10 @@ func CalibrationSchedule(total time.Duration) (step, budget time.Duration) {
 	step = max(total/4, 3*time.Second)
 	return step, max(total, 5*step)
 }
+
+// warmCalibrationLevels is how many levels a probe that starts at a known
+// knee usually measures (the plan's estimate).
+const warmCalibrationLevels = 3
 
 // probesCapacityAfter says whether the run probes the capacity again after
 // its last topology step: the plan's phase and the runner both follow it.

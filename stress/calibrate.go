@@ -21,6 +21,12 @@ type CalibrateOptions struct {
 	Step time.Duration
 	// MaxConcurrency bounds the probe; default 512.
 	MaxConcurrency int
+	// StartConcurrency is the first level (default 1, at most
+	// MaxConcurrency): from a level that passes the probe doubles as from
+	// 1; from one that fails it halves until a level passes. A probe that
+	// knows roughly where the knee is (the same cluster measured before)
+	// skips the levels far below it.
+	StartConcurrency int
 	// MaxErrorRatio above which a level fails like a latency breach; default 0.01.
 	MaxErrorRatio float64
 	// Budget, when set, bounds the whole probe: a level that would not end
@@ -75,9 +81,10 @@ func Calibrate(ctx context.Context, s *gocql.Session, w Workload, ceiling time.D
 }
 
 // CalibrateWith runs the closed-loop saturation probe: the workload mix of w
-// (rate ignored) at concurrency 1, 2, 4 ... until the P99 passes the ceiling,
-// errors pass MaxErrorRatio, throughput stops growing (< 5% for two levels)
-// or MaxConcurrency is reached.
+// (rate ignored) at concurrency 1, 2, 4 ... (from StartConcurrency) until the
+// P99 passes the ceiling, errors pass MaxErrorRatio, throughput stops growing
+// (< 5% for two levels) or MaxConcurrency is reached; when the first level
+// already fails, at half of it, a quarter ... until one passes.
 func CalibrateWith(ctx context.Context, s *gocql.Session, w Workload, o CalibrateOptions) (Calibration, error) {
 	if s == nil {
 		return Calibration{}, errors.New("calibrate: nil session")
@@ -102,11 +109,13 @@ func calibrate(ctx context.Context, w Workload, op sched.Op, o CalibrateOptions)
 	if o.MaxErrorRatio <= 0 {
 		o.MaxErrorRatio = 0.01
 	}
+	start := min(max(o.StartConcurrency, 1), o.MaxConcurrency)
 	var cal Calibration
 	flat := 0
 	began := time.Now()
 	cal.Stop = StopMaxConcurrency
-	for c := 1; c <= o.MaxConcurrency; c *= 2 {
+	down := false // the first level failed: halving towards 1
+	for c := start; c >= 1 && c <= o.MaxConcurrency; {
 		// The budget is counted in whole levels, then in time with half a
 		// step of slack: a level's set-up takes a little more than its
 		// step, and by time alone a budget of N steps ran N-1 levels.
@@ -128,7 +137,14 @@ func calibrate(ctx context.Context, w Workload, op sched.Op, o CalibrateOptions)
 		}
 		if !st.OK {
 			cal.Stop = StopCeiling
-			break
+			if len(cal.Steps) == 1 && c > 1 {
+				down = true
+			}
+			if !down || c == 1 {
+				break
+			}
+			c /= 2
+			continue
 		}
 		if st.OpsPerSec < cal.MaxOpsPerSec*1.05 {
 			flat++
@@ -138,10 +154,14 @@ func calibrate(ctx context.Context, w Workload, op sched.Op, o CalibrateOptions)
 		if st.OpsPerSec > cal.MaxOpsPerSec {
 			cal.MaxOpsPerSec, cal.Concurrency = st.OpsPerSec, c
 		}
+		if down {
+			break // the level above failed: this is the knee
+		}
 		if flat >= 2 {
 			cal.Stop = StopFlat
 			break
 		}
+		c *= 2
 	}
 	if err := ctx.Err(); err != nil {
 		return cal, fmt.Errorf("calibrate: %w", err)

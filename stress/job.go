@@ -53,11 +53,13 @@ type Job struct {
 	CalibrateBudget  time.Duration // 0: no bound on the whole probe
 	// CalibrateMaxConcurrency bounds the probe (0: max(Concurrency, 64)).
 	CalibrateMaxConcurrency int
-	CalibrateOnly           bool
-	LoadPercent             float64
-	Interval                time.Duration
-	Timeout                 time.Duration
-	MaxLag                  time.Duration
+	// CalibrateStartConcurrency is the probe's first level (0: 1).
+	CalibrateStartConcurrency int
+	CalibrateOnly             bool
+	LoadPercent               float64
+	Interval                  time.Duration
+	Timeout                   time.Duration
+	MaxLag                    time.Duration
 }
 
 // DefaultJob is the job of `elasticity stress` without flags.
@@ -93,6 +95,7 @@ func (j *Job) Bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&j.CalibrateStep, "calibrate-step", j.CalibrateStep, "duration of each calibration level")
 	fs.DurationVar(&j.CalibrateBudget, "calibrate-budget", j.CalibrateBudget, "bound the whole calibration (0 = none): a level that would not end within it is not started")
 	fs.IntVar(&j.CalibrateMaxConcurrency, "calibrate-max-concurrency", j.CalibrateMaxConcurrency, "highest concurrency the calibration probes (default: --concurrency, at least 64)")
+	fs.IntVar(&j.CalibrateStartConcurrency, "calibrate-start-concurrency", j.CalibrateStartConcurrency, "first concurrency the calibration probes: it doubles from there while P99 stays under the ceiling, and halves from there until it does (default 1)")
 	fs.BoolVar(&j.CalibrateOnly, "calibrate-only", j.CalibrateOnly, "with --calibrate-ceiling: print the calibration as one JSON line on standard output and exit")
 	fs.BoolVar(&j.Fill, "fill", j.Fill, "only write new keys --start-key, +--key-stride, ... closed loop (or at --rate when given) until --duration passes, at least --keys are written (when given) or it is interrupted")
 	fs.Int64Var(&j.StartKey, "start-key", j.StartKey, "with --fill: the first key")
@@ -235,7 +238,7 @@ func (j Job) CalibrateOptions() CalibrateOptions {
 	if mc <= 0 {
 		mc = max(j.inflight(), 64)
 	}
-	return CalibrateOptions{Ceiling: j.CalibrateCeiling, Step: j.CalibrateStep, Budget: j.CalibrateBudget, MaxConcurrency: mc}
+	return CalibrateOptions{Ceiling: j.CalibrateCeiling, Step: j.CalibrateStep, Budget: j.CalibrateBudget, MaxConcurrency: mc, StartConcurrency: j.CalibrateStartConcurrency}
 }
 
 // ParseCL reads a consistency level; flag names the setting in the error.

@@ -43,7 +43,7 @@ func TestJobRoundTrip(t *testing.T) {
 			Interval: time.Second, Timeout: time.Second, MaxLag: time.Second, CalibrateStep: time.Second},
 		{Hosts: []string{"h"}, Port: 9042, Keyspace: "ks", Table: "t", ValueMin: 1024, ValueMax: 1024, WriteCL: "QUORUM", ReadCL: "QUORUM",
 			WriteRatio: 0.5, ReadRatio: 0.5, Distribution: "uniform", Keys: 1, KeyStride: 1, CalibrateCeiling: 37 * time.Millisecond,
-			CalibrateStep: 2500 * time.Millisecond, CalibrateBudget: 10 * time.Second, CalibrateMaxConcurrency: 512, CalibrateOnly: true,
+			CalibrateStep: 2500 * time.Millisecond, CalibrateBudget: 10 * time.Second, CalibrateMaxConcurrency: 512, CalibrateStartConcurrency: 8, CalibrateOnly: true,
 			Concurrency: 75, Interval: time.Second, Timeout: time.Second, MaxLag: time.Second},
 	}
 	for i, j := range jobs {

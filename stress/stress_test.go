@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -118,6 +119,53 @@ func TestCalibrateFindsTheKnee(t *testing.T) {
 	}
 	if cal.Stop != StopCeiling || cal.LowerBound() {
 		t.Fatalf("stop %q, want %q (saturated)", cal.Stop, StopCeiling)
+	}
+}
+
+// A probe that starts near the knee measures only the levels around it:
+// from 4 it goes up to 8 and stops at 16; from 32 it comes down to 8. It
+// finds the knee a probe from 1 finds, in fewer levels.
+func TestCalibrateFromAStartingConcurrency(t *testing.T) {
+	var inflight atomic.Int64
+	op := func(ctx context.Context, _ int, _ uint64) error {
+		n := inflight.Add(1)
+		defer inflight.Add(-1)
+		d := 2 * time.Millisecond
+		if n > 8 {
+			d = 300 * time.Millisecond
+		}
+		time.Sleep(d)
+		return nil
+	}
+	w := Workload{Keyspace: "ks", Table: "t", WriteRatio: 1, ReadRatio: 1}
+	if err := w.normalise(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		start  int
+		levels []int
+	}{{4, []int{4, 8, 16}}, {32, []int{32, 16, 8}}, {8, []int{8, 16}}} {
+		cal, err := calibrate(context.Background(), w, op, CalibrateOptions{
+			Ceiling: 150 * time.Millisecond, Step: 400 * time.Millisecond, MaxConcurrency: 64, StartConcurrency: c.start})
+		if err != nil {
+			t.Fatalf("from %d: %v", c.start, err)
+		}
+		var levels []int
+		for _, st := range cal.Steps {
+			levels = append(levels, st.Concurrency)
+		}
+		if !slices.Equal(levels, c.levels) {
+			t.Errorf("from %d: levels %v, want %v (%+v)", c.start, levels, c.levels, cal.Steps)
+		}
+		if cal.Concurrency != 8 || cal.Stop != StopCeiling || cal.MaxOpsPerSec < 300 {
+			t.Errorf("from %d: calibrated %.0f ops/s at concurrency %d, stop %q; want the knee at 8", c.start, cal.MaxOpsPerSec, cal.Concurrency, cal.Stop)
+		}
+	}
+	// Nothing passes: it comes down to 1 and fails.
+	slow := func(context.Context, int, uint64) error { time.Sleep(200 * time.Millisecond); return nil }
+	cal, err := calibrate(context.Background(), w, slow, CalibrateOptions{Ceiling: 50 * time.Millisecond, Step: 400 * time.Millisecond, StartConcurrency: 4})
+	if err == nil || len(cal.Steps) != 3 || cal.Steps[2].Concurrency != 1 {
+		t.Errorf("nothing under the ceiling from 4: %v, %+v", err, cal.Steps)
 	}
 }
 

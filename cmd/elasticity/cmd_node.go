@@ -9,11 +9,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// nodeCommand runs a node: the one command that keeps the main thread
+// locked (see newRootCmd).
+const nodeCommand = "node"
+
 func init() {
 	addCommand(func(e *env) *cobra.Command {
 		cfg := emulator.DefaultConfig()
 		cmd := &cobra.Command{
-			Use:   "node",
+			Use:   nodeCommand,
 			Short: "Run one emulated ScyllaDB-like node",
 			Long: `node runs one emulated ScyllaDB-like node: CQL, REST API, Prometheus metrics and
 internode RPC, all on --listen-address. SIGTERM flushes and stops it.

@@ -196,6 +196,18 @@ func (m *Model) Do(ctx context.Context, shard int, units float64) error {
 	return m.sleepUntil(ctx, end)
 }
 
+// Immediate says whether units of request work on shard would be served
+// at once if queued now: Do would return without sleeping, so a caller can
+// run it on its own goroutine instead of handing it to another.
+func (m *Model) Immediate(shard int, units float64) bool {
+	s := m.shard(shard)
+	now := m.now()
+	s.mu.Lock()
+	start := max(now, s.busyUntil)
+	s.mu.Unlock()
+	return start+int64(units*float64(m.unit))-now < int64(minSleep)
+}
+
 // Batch queues a non-preemptible batch of units (a compaction-like task) on
 // shard and returns once it has finished. If it ran longer than the stall
 // threshold while requests waited behind it, a stall is reported.

@@ -402,3 +402,34 @@ func TestIdleWatchdogReportsNoLag(t *testing.T) {
 	}
 	t.Logf("idle scheduling lag in 2 s: %v (timer lateness p50 %v)", m.SchedulingLag(), late[len(late)/2])
 }
+
+// Immediate is true while a request would be served at once and false
+// once the shard has a backlog (here a 20 ms batch ahead of it).
+func TestImmediateOnlyWithoutBacklog(t *testing.T) {
+	m := New(Config{Shards: 2, OpsPerShard: 10000}) // 100 µs per request
+	defer m.Close()
+	if !m.Immediate(0, 1) {
+		t.Fatal("an idle shard: Immediate = false")
+	}
+	if m.Immediate(0, 20) {
+		t.Fatal("2 ms of work: Immediate = true, but Do sleeps for it")
+	}
+	done := make(chan error, 1)
+	go func() { done <- m.Batch(context.Background(), 0, 200) }() // 20 ms
+	deadline := time.Now().Add(time.Second)
+	for m.Immediate(0, 1) {
+		if time.Now().After(deadline) {
+			t.Fatal("shard 0 still immediate 1 s after a 20 ms batch was queued")
+		}
+		runtime.Gosched()
+	}
+	if !m.Immediate(1, 1) {
+		t.Error("shard 1 has no backlog but is not immediate")
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !m.Immediate(0, 1) {
+		t.Error("shard 0 not immediate after its batch finished")
+	}
+}

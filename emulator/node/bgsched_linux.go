@@ -8,7 +8,8 @@ import (
 // The main goroutine keeps the main thread (LockOSThread in an init
 // function: package runtime's documentation), so no other goroutine runs
 // there and background work, which locks its thread for good, never
-// starts on the one thread Go cannot end.
+// starts on the one thread Go cannot end. Commands that run no node give
+// the thread back (cmd/elasticity's root command).
 func init() { runtime.LockOSThread() }
 
 // lowerThreadPriority locks the calling goroutine to its thread, for

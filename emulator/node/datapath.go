@@ -280,9 +280,22 @@ func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) (
 			res <- result{m.Rows, nil}
 		})
 	}
-	sent := 0
+	// The local replica's read runs on this goroutine once the remote
+	// requests are out, when its shard serves it at once: handing it to a
+	// worker cost a wake-up per read (issue 17). A local read that would
+	// queue still goes to a worker, so the speculative retry below runs
+	// while it waits.
+	sent, inline := 0, false
 	for ; sent < need; sent++ {
+		if alive[sent] == n.hostID && n.cap.Immediate(n.shardOf(v, t, Token(r.PartitionKey)), 1) {
+			inline = true
+			continue
+		}
 		send(alive[sent])
+	}
+	if inline {
+		rows, err := n.localRead(ctx, r)
+		res <- result{rows, err}
 	}
 	spec := time.NewTimer(speculativeRetry)
 	defer spec.Stop()

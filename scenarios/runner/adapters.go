@@ -65,6 +65,26 @@ type stressLoad struct {
 	keys atomic.Int64 // keys written by the fills: the workload reads among them
 	// failed are the fill's keys whose write failed (not lost when missing).
 	failed unacked
+	// knee is the concurrency each loader's previous calibration peaked at
+	// (one entry in process): the next probe of the same cluster starts
+	// there instead of at 1, which skips the levels far below it.
+	knee []int
+}
+
+// calibrated remembers where each loader's calibration peaked.
+func (l *stressLoad) calibrated(cals []stress.Calibration) {
+	l.knee = l.knee[:0]
+	for _, c := range cals {
+		l.knee = append(l.knee, c.Concurrency)
+	}
+}
+
+// kneeOf is the concurrency loader i's previous calibration peaked at, or 0.
+func (l *stressLoad) kneeOf(i int) int {
+	if i < len(l.knee) {
+		return l.knee[i]
+	}
+	return 0
 }
 
 func newStressLoad(ctx context.Context, env *Env, c Cluster) (*stressLoad, error) {
@@ -155,7 +175,9 @@ func (l *stressLoad) Calibrate(ctx context.Context) (float64, error) {
 	opts.Progress = func(s stress.CalibrationStep) {
 		l.env.Logf("calibration: concurrency %d → %.0f ops/s, P99 %.2f ms, %d errors (ok=%v)", s.Concurrency, s.OpsPerSec, s.P99MS, s.Errors, s.OK)
 	}
+	opts.StartConcurrency = l.kneeOf(0)
 	c, err := stress.CalibrateWith(ctx, l.s, w, opts)
+	l.calibrated([]stress.Calibration{c})
 	return l.capacity([]stress.Calibration{c}, err)
 }
 

@@ -214,8 +214,11 @@ func (l *fleetLoad) Calibrate(ctx context.Context) (float64, error) {
 	job.DC = l.dc // the nodes' own DC (Ec2Snitch names it on AWS)
 	job.CalibrateMaxConcurrency = max(64, job.CalibrateMaxConcurrency/l.f.Len())
 	cals, err := l.f.Calibrate(ctx, func(i int) stress.Job {
-		return l.share(job, i, fmt.Sprintf("calibration-loader-%d", i+1))
+		j := l.share(job, i, fmt.Sprintf("calibration-loader-%d", i+1))
+		j.CalibrateStartConcurrency = l.kneeOf(i)
+		return j
 	})
+	l.calibrated(cals)
 	for i, c := range cals {
 		l.env.Logf("calibration: loader-%d: %.0f ops/s (concurrency %d)", i+1, c.MaxOpsPerSec, c.Concurrency)
 	}
