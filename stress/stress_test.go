@@ -79,11 +79,12 @@ func TestFillGivesUpWhenNothingSucceeds(t *testing.T) {
 	}
 }
 
-// A fake server that answers in 2 ms up to 8 operations in flight and in
-// 300 ms beyond: the probe must stop at 16 and report the throughput of a
-// level at or below 8. (Latencies are far from the 150 ms ceiling on either
-// side so that a loaded test machine does not move the knee.)
-func TestCalibrateFindsTheKnee(t *testing.T) {
+// kneeAt8 is a fake server that answers in 2 ms up to 8 operations in
+// flight and in 300 ms beyond, and a mixed workload for it. (Latencies are
+// far from a 150 ms ceiling on either side so that a loaded test machine
+// does not move the knee.)
+func kneeAt8(t *testing.T) (sched.Op, Workload) {
+	t.Helper()
 	var inflight atomic.Int64
 	op := func(ctx context.Context, _ int, _ uint64) error {
 		n := inflight.Add(1)
@@ -99,6 +100,13 @@ func TestCalibrateFindsTheKnee(t *testing.T) {
 	if err := w.normalise(); err != nil {
 		t.Fatal(err)
 	}
+	return op, w
+}
+
+// The probe must stop at 16 and report the throughput of a level at or
+// below 8.
+func TestCalibrateFindsTheKnee(t *testing.T) {
+	op, w := kneeAt8(t)
 	var steps []CalibrationStep
 	cal, err := calibrate(context.Background(), w, op, CalibrateOptions{
 		Ceiling: 150 * time.Millisecond, Step: 400 * time.Millisecond, MaxConcurrency: 64,
@@ -126,21 +134,7 @@ func TestCalibrateFindsTheKnee(t *testing.T) {
 // from 4 it goes up to 8 and stops at 16; from 32 it comes down to 8. It
 // finds the knee a probe from 1 finds, in fewer levels.
 func TestCalibrateFromAStartingConcurrency(t *testing.T) {
-	var inflight atomic.Int64
-	op := func(ctx context.Context, _ int, _ uint64) error {
-		n := inflight.Add(1)
-		defer inflight.Add(-1)
-		d := 2 * time.Millisecond
-		if n > 8 {
-			d = 300 * time.Millisecond
-		}
-		time.Sleep(d)
-		return nil
-	}
-	w := Workload{Keyspace: "ks", Table: "t", WriteRatio: 1, ReadRatio: 1}
-	if err := w.normalise(); err != nil {
-		t.Fatal(err)
-	}
+	op, w := kneeAt8(t)
 	for _, c := range []struct {
 		start  int
 		levels []int
