@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,12 @@ const topoPort = 17931
 
 func startMember(t *testing.T, addr string, log *syncBuf, tweak func(*Node)) *Node {
 	t.Helper()
-	cfg := Config{ClusterName: "topo", ListenAddress: addr, DC: "dc1", Rack: "rack1", DataDir: t.TempDir(), VCPUs: 1, InternodePort: topoPort,
+	return startMemberIn(t, addr, "rack1", log, tweak)
+}
+
+func startMemberIn(t *testing.T, addr, rack string, log *syncBuf, tweak func(*Node)) *Node {
+	t.Helper()
+	cfg := Config{ClusterName: "topo", ListenAddress: addr, DC: "dc1", Rack: rack, DataDir: t.TempDir(), VCPUs: 1, InternodePort: topoPort,
 		Seeds: []string{"127.0.9.1"}, StreamBytesPerSec: 256 << 10, InitialTablets: 8, Log: scyllalog.New(log),
 		TimeScale: 0.05} // the load stats refresh every 3 s
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -38,9 +44,15 @@ func startMember(t *testing.T, addr string, log *syncBuf, tweak func(*Node)) *No
 // createTable makes ks.t (tablets, RF 1) and writes rows of 1 KiB.
 func createTable(t *testing.T, n *Node, rows int) {
 	t.Helper()
+	createTableRF(t, n, rows, 1)
+}
+
+// createTableRF is createTable with rf replicas, written at ALL.
+func createTableRF(t *testing.T, n *Node, rows, rf int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ks := &engine.Keyspace{Name: "ks", Replication: map[string]string{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "1"},
+	ks := &engine.Keyspace{Name: "ks", Replication: map[string]string{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": strconv.Itoa(rf)},
 		DurableWrites: true, Tablets: 8, TabletsEnabled: true}
 	if _, err := n.ApplySchema(ctx, engine.SchemaChange{Kind: engine.CreateKeyspace, Keyspace: ks}); err != nil {
 		t.Fatal(err)
@@ -53,7 +65,7 @@ func createTable(t *testing.T, n *Node, rows int) {
 	for i := range rows {
 		m := engine.Mutation{Keyspace: "ks", Table: "t", PartitionKey: []byte(fmt.Sprintf("key-%d", i)),
 			Cells: map[string][]byte{"v": make([]byte, 1024)}, Timestamp: time.Now().UnixMicro()}
-		if err := n.Write(ctx, []engine.Mutation{m}, engine.One); err != nil {
+		if err := n.Write(ctx, []engine.Mutation{m}, engine.All); err != nil {
 			t.Fatal(err)
 		}
 	}
