@@ -156,6 +156,8 @@ func (j Job) Validate() error {
 		return errors.New("--concurrency must not be negative")
 	case j.Keys < 0:
 		return errors.New("--keys must not be negative")
+	case j.CalibrateStartConcurrency < 0:
+		return fmt.Errorf("--calibrate-start-concurrency %d: must not be negative", j.CalibrateStartConcurrency)
 	case j.LoadPercent < 0 || j.LoadPercent > 1000:
 		return errors.New("--load-percent must be within 0..1000")
 	case j.LoadPercent > 0 && j.CalibrateCeiling <= 0:

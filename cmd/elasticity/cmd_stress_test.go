@@ -43,6 +43,7 @@ func TestStressInvalidInput(t *testing.T) {
 		"--fill cannot be combined": {"--hosts", "127.0.3.1", "--fill", "--prefill"},
 		"--key-stride must":         {"--hosts", "127.0.3.1", "--fill", "--key-stride", "0"},
 		"--start-key must":          {"--hosts", "127.0.3.1", "--fill", "--start-key", "-5"},
+		"--calibrate-start-concurrency -2: must not be negative": {"--hosts", "127.0.3.1", "--calibrate-ceiling", "10ms", "--calibrate-only", "--calibrate-start-concurrency", "-2"},
 	}
 	for want, args := range cases {
 		code, _, stderr := runStressCLI(t, context.Background(), args...)
