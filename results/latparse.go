@@ -39,16 +39,18 @@ func parseLatencyLine(b []byte, d *latencyLine) bool {
 			} else {
 				d.End = t
 			}
-		case "op", "source":
+		case "op":
 			v, ok := s.str()
 			if !ok {
 				return false
 			}
-			if key[0] == 'o' {
-				d.Op = string(v)
-			} else {
-				d.Source = string(v)
+			d.Op = string(v)
+		case "source":
+			v, ok := s.str()
+			if !ok {
+				return false
 			}
+			d.Source = string(v)
 		case "loader_lag_ms":
 			f, ok := s.float()
 			if !ok {
