@@ -284,7 +284,8 @@ func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) (
 	// requests are out, when its shard serves it at once: handing it to a
 	// worker cost a wake-up per read (issue 17). A local read that would
 	// queue still goes to a worker, so the speculative retry below runs
-	// while it waits.
+	// while it waits (scylladb service/storage_proxy.cc: a speculating read
+	// executor sends one more data request once the retry delay passes).
 	sent, inline := 0, false
 	for ; sent < need; sent++ {
 		if alive[sent] == n.hostID && n.cap.Immediate(n.shardOf(v, t, Token(r.PartitionKey)), 1) {
