@@ -1,6 +1,10 @@
 package provision
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"strconv"
 	"time"
 )
@@ -51,6 +55,40 @@ func timeScale(s float64) float64 {
 // LocalConfig configures emulated node processes on loopback addresses.
 type LocalConfig struct {
 	BaseAddress string
+	// DataDir is where the nodes' data goes (local.data_dir):
+	// LocalDataMemory, LocalDataRun or a directory.
+	DataDir string
+}
+
+// local.data_dir's named places.
+const (
+	// LocalDataMemory: a RAM-backed file system while it has room for a
+	// node's emulated disk, else the run directory.
+	LocalDataMemory = "memory"
+	// LocalDataRun: the run directory (<out>/nodes/<node>/data).
+	LocalDataRun = "run"
+)
+
+// CheckLocalDataDir reports what is wrong with a local.data_dir value: it
+// is LocalDataMemory, LocalDataRun or a directory (one that does not exist
+// yet is created).
+func CheckLocalDataDir(v string) error {
+	switch v {
+	case LocalDataMemory, LocalDataRun:
+		return nil
+	case "":
+		return fmt.Errorf("must be %q, %q or a directory", LocalDataMemory, LocalDataRun)
+	}
+	fi, err := os.Stat(v)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("%q: %w", v, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%q is not a directory", v)
+	}
+	return nil
 }
 
 // DockerConfig configures containers.

@@ -132,7 +132,7 @@ type LogCollector interface {
 
 // Resource is something a backend created that gc may remove.
 type Resource struct {
-	Kind      string // instance, container, network, security-group, process
+	Kind      string // instance, container, network, security-group, process, data (a directory)
 	ID        string
 	Name      string
 	RunID     string

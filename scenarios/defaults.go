@@ -2,8 +2,10 @@ package scenarios
 
 import (
 	"fmt"
-	"github.com/elasticity-dev/elasticity/results"
 	"time"
+
+	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/results"
 )
 
 // The defaults live here, in one place; `elasticity plan` shows them resolved.
@@ -22,6 +24,7 @@ var DefaultLocal = Local{
 	TimeScale:              0.0025,
 	BaseAddress:            "127.0.0.2",
 	BlockedReactorNotifyMS: 25,
+	DataDir:                provision.LocalDataMemory,
 }
 
 // DefaultTimeouts are the waits' limits on the local backend (small scaled data).
@@ -259,6 +262,7 @@ func applyDefaults(s *Scenario, d *decoder) {
 	flt(&l.StreamMiBPerVCPU, "local.stream_mib_per_vcpu", DefaultLocal.StreamMiBPerVCPU)
 	flt(&l.TimeScale, "local.time_scale", DefaultLocal.TimeScale)
 	str(&l.BaseAddress, DefaultLocal.BaseAddress)
+	str(&l.DataDir, DefaultLocal.DataDir)
 	num(&l.BlockedReactorNotifyMS, "local.blocked_reactor_notify_ms", DefaultLocal.BlockedReactorNotifyMS)
 
 	tdef := DefaultTimeoutsReal

@@ -23,15 +23,17 @@ type Plan struct {
 	// TimeScale multiplies scenario durations (1 except on local).
 	TimeScale float64 `json:"time_scale"`
 	// StorageScaleMiBPerGB is set for emulated nodes: a node's disk is catalog GB × this many MiB.
-	StorageScaleMiBPerGB float64  `json:"storage_scale_mib_per_gb,omitempty"`
-	Flavour              string   `json:"flavour"`
-	Version              string   `json:"version,omitempty"`
-	Racks                []string `json:"racks"`
-	RF                   int      `json:"rf"`
-	TabletsInitial       int      `json:"tablets_initial"`
-	Keyspace             string   `json:"keyspace"`
-	Table                string   `json:"table"`
-	ValueSize            string   `json:"value_size"`
+	StorageScaleMiBPerGB float64 `json:"storage_scale_mib_per_gb,omitempty"`
+	// LocalDataDir is where local nodes keep their data (local.data_dir).
+	LocalDataDir   string   `json:"local_data_dir,omitempty"`
+	Flavour        string   `json:"flavour"`
+	Version        string   `json:"version,omitempty"`
+	Racks          []string `json:"racks"`
+	RF             int      `json:"rf"`
+	TabletsInitial int      `json:"tablets_initial"`
+	Keyspace       string   `json:"keyspace"`
+	Table          string   `json:"table"`
+	ValueSize      string   `json:"value_size"`
 	// Nodes are node groups: the initial nodes and those each grow step adds.
 	Nodes []PlanNodes `json:"nodes"`
 	// InitialCapacityBytes is the initial cluster's raw disk capacity.
@@ -294,7 +296,7 @@ func (s *Scenario) backendConfig() provision.Config {
 		},
 		Emulator: provision.EmulatorScale{StorageScaleMiBPerGB: l.StorageScaleMiBPerGB, OpsPerVCPU: l.OpsPerVCPU,
 			StreamMiBPerVCPU: l.StreamMiBPerVCPU, TimeScale: l.TimeScale, BlockedReactorNotifyMS: l.BlockedReactorNotifyMS},
-		Local:  provision.LocalConfig{BaseAddress: l.BaseAddress},
+		Local:  provision.LocalConfig{BaseAddress: l.BaseAddress, DataDir: l.DataDir},
 		Docker: provision.DockerConfig{Image: s.Docker.Image, SMP: s.Docker.SMP, MemoryBytes: int64(s.Docker.Memory), Network: s.Docker.Network},
 		AWS: provision.AWSConfig{Region: s.AWS.Region, AvailabilityZones: s.AWS.AvailabilityZones, SubnetIDs: s.AWS.SubnetIDs,
 			SecurityGroupIDs: s.AWS.SecurityGroupIDs, AMI: s.AWS.AMI, LoaderAMI: s.AWS.LoaderAMI, LoaderBinary: s.AWS.LoaderBinary,
@@ -397,6 +399,9 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 	}
 	if m.Emulated {
 		p.StorageScaleMiBPerGB = m.StorageScaleMiBPerGB
+	}
+	if s.Backend == BackendLocal {
+		p.LocalDataDir = s.Local.DataDir
 	}
 	scaleD := func(d Duration) time.Duration {
 		if m.TimeScale <= 0 || m.TimeScale == 1 {

@@ -25,7 +25,11 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	pf("Backend: %s", p.Backend)
 	if p.Emulated {
-		pf(" (emulated nodes: figures are shapes, not ScyllaDB's; durations × %g, disks %g MiB per catalog GB)", p.TimeScale, p.StorageScaleMiBPerGB)
+		pf(" (emulated nodes: figures are shapes, not ScyllaDB's; durations × %g, disks %g MiB per catalog GB", p.TimeScale, p.StorageScaleMiBPerGB)
+		if p.LocalDataDir != "" {
+			pf("; node data: %s", p.LocalDataDir)
+		}
+		pf(")")
 	}
 	pf("\n")
 	db := p.Flavour

@@ -475,6 +475,12 @@ type Local struct {
 	BaseAddress string `yaml:"base_address"`
 	// BlockedReactorNotifyMS: stalls at least this long are logged ("Reactor stalled for N ms").
 	BlockedReactorNotifyMS int `yaml:"blocked_reactor_notify_ms"`
+	// DataDir is where the emulated nodes keep their data, deleted with
+	// them: "memory" (the default) is a RAM-backed file system (/dev/shm)
+	// while it has room for a node's emulated disk, else the run directory;
+	// "run" is the run directory (<out>/nodes/<node>/data); anything else
+	// is a directory that holds one directory per run.
+	DataDir string `yaml:"data_dir"`
 	// Loaders > 0 runs the workload in that many `elasticity stress`
 	// processes whose records are merged, as aws.loader_count does with
 	// machines; 0 runs it inside the runner.

@@ -256,6 +256,11 @@ func validate(s *Scenario, d *decoder) {
 	} else if s.Backend == BackendLocal && !ip.IsLoopback() {
 		d.problem("local.base_address", "%q is not a loopback address (127.0.0.0/8)", l.BaseAddress)
 	}
+	if s.Backend == BackendLocal {
+		if err := provision.CheckLocalDataDir(l.DataDir); err != nil {
+			d.problem("local.data_dir", "%v", err)
+		}
+	}
 	if l.Loaders < 0 || l.Loaders > 64 {
 		d.problem("local.loaders", "must be within 0..64")
 	}

@@ -16,6 +16,7 @@ func TestPlanText(t *testing.T) {
 	for _, want := range []string{
 		"Plan: 90pct-scaleout",
 		"Backend: local (emulated",
+		"node data: memory)",
 		"rack1  1      i4i.large",
 		"i4i.4xlarge    16",
 		"Soft Limit  70%",
@@ -32,7 +33,7 @@ func TestPlanText(t *testing.T) {
 }
 
 func TestPlanJSONWithSets(t *testing.T) {
-	code, out, errs := cli(t, "", "plan", "--json", "--set", "nemesis.0.grow_cluster.mode=parallel", "--set", "local.time_scale=0.02", "../../configs/90pct-scaleout.yaml")
+	code, out, errs := cli(t, "", "plan", "--json", "--set", "nemesis.0.grow_cluster.mode=parallel", "--set", "local.time_scale=0.02", "--set", "local.data_dir=run", "../../configs/90pct-scaleout.yaml")
 	if code != ExitPassed {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
@@ -40,7 +41,7 @@ func TestPlanJSONWithSets(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if p.Scenario != "90pct-scaleout" || p.TimeScale != 0.02 || len(p.Fill) != 2 || p.RF != 3 {
+	if p.Scenario != "90pct-scaleout" || p.TimeScale != 0.02 || len(p.Fill) != 2 || p.RF != 3 || p.LocalDataDir != "run" {
 		t.Errorf("plan %+v", p)
 	}
 	var grow *scenarios.PlanPhase

@@ -43,6 +43,10 @@ const (
 	killWait                      = 10 * time.Second
 )
 
+// nodeStorageScaleMiBPerGB is an `elasticity node`'s own disk scale, used
+// when Options leave it to the node (emulator.DefaultStorageScaleMiBPerGB).
+const nodeStorageScaleMiBPerGB = 0.2
+
 // Options configure the local backend. Every field is optional.
 type Options struct {
 	// Binary is the elasticity executable (default: this process's executable).
@@ -79,6 +83,14 @@ type Options struct {
 	MaxSeeds int
 	// KeepData keeps the nodes' data directories on Destroy and RemoveNode.
 	KeepData bool
+	// DataRoot holds the nodes' data directories, in a directory of the
+	// run's (<root>/elasticity-<run id>-*/<node>); "" keeps them in the
+	// run directory (<run>/nodes/<node>/data). DataOptions maps
+	// local.data_dir to it.
+	DataRoot string
+	// DataFallback puts a node's data in the run directory when DataRoot
+	// has no room for its emulated disk (local.data_dir: memory).
+	DataFallback bool
 	// Logf receives what the provider does.
 	Logf func(format string, args ...any)
 }
@@ -88,6 +100,8 @@ type proc struct {
 	node      provision.Node
 	index     int // N of node-N
 	dataDir   string
+	dataRoot  string // the directory dataDir must stay inside (deletion guard)
+	diskBytes int64  // the node's emulated disk
 	args      []string
 	cmd       *exec.Cmd
 	done      chan struct{} // closed when the process has been reaped
@@ -110,6 +124,7 @@ type Provider struct {
 	next      int // index of the last node started
 	seeds     []string
 	procs     map[string]*proc
+	dataBase  string // the run's directory under opts.DataRoot, once made
 	exits     chan provision.NodeExit
 	closed    bool
 }
@@ -355,9 +370,21 @@ func (p *Provider) startNew(s provision.NodeSpec, initial bool) (provision.Node,
 		CQLPort: p.opts.CQLPort, RESTPort: p.opts.RESTPort, MetricsPort: p.opts.MetricsPort,
 		LogPath: filepath.Join(dir, "logs", name+".log"),
 	}
-	dataDir := filepath.Join(dir, "nodes", name, "data")
-	if err := os.MkdirAll(dataDir, 0o755); err != nil {
-		return n, fmt.Errorf("local: creating %s: %w", dataDir, err)
+	scale := p.opts.StorageScaleMiBPerGB
+	if scale <= 0 {
+		scale = nodeStorageScaleMiBPerGB
+	}
+	diskBytes := int64(provision.Model{StorageScaleMiBPerGB: scale}.NodeDiskBytes(it))
+	p.mu.Lock()
+	dataDir, dataRoot, err := p.placeData(name, diskBytes)
+	p.mu.Unlock()
+	if err != nil {
+		return n, err
+	}
+	for _, d := range []string{p.NodeDir(name), dataDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return n, fmt.Errorf("local: creating %s: %w", d, err)
+		}
 	}
 	if err := p.checkFree(addr); err != nil {
 		return n, err
@@ -398,7 +425,7 @@ func (p *Provider) startNew(s provision.NodeSpec, initial bool) (provision.Node,
 	if p.opts.FaultArgs != nil {
 		args = append(args, p.opts.FaultArgs(n)...)
 	}
-	pr := &proc{node: n, index: idx, dataDir: dataDir, args: args}
+	pr := &proc{node: n, index: idx, dataDir: dataDir, dataRoot: dataRoot, diskBytes: diskBytes, args: args}
 	p.mu.Lock()
 	p.procs[name] = pr
 	p.mu.Unlock()
@@ -437,7 +464,7 @@ func (p *Provider) launch(pr *proc) error {
 	// skips teardown) the kernel kills the node too, so no node outlives its run.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Stdout, cmd.Stderr = out, out // panics and anything not in the ScyllaDB-format log
-	cmd.Dir = filepath.Dir(pr.dataDir)
+	cmd.Dir = p.NodeDir(pr.node.Name)
 	p.mu.Lock()
 	mark := p.markEnv(pr)
 	p.mu.Unlock()
@@ -679,7 +706,12 @@ func (p *Provider) RemoveNode(ctx context.Context, n provision.Node) error {
 	if p.opts.KeepData {
 		return nil
 	}
-	return removeWithin(dir, filepath.Dir(pr.dataDir))
+	if pr.dataRoot != dir { // in the data root: <base>/<node>
+		if err := removeWithin(pr.dataRoot, pr.dataDir); err != nil {
+			return err
+		}
+	}
+	return removeWithin(dir, p.NodeDir(n.Name))
 }
 
 // Destroy stops every node (SIGTERM, then SIGKILL after StopTimeout) and
@@ -715,6 +747,9 @@ func (p *Provider) Destroy(ctx context.Context) error {
 		if _, err := os.Stat(filepath.Join(dir, "nodes")); err == nil {
 			errs = append(errs, removeWithin(dir, filepath.Join(dir, "nodes")))
 		}
+		p.mu.Lock()
+		errs = append(errs, p.removeDataBase())
+		p.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }

@@ -23,6 +23,13 @@ func init() {
 		},
 		New: func(ctx context.Context, c *provision.Config, o provision.BuildOptions) (provision.Provider, error) {
 			e := c.Emulator
+			root, fallback := DataOptions(c.Local.DataDir)
+			switch {
+			case c.Local.DataDir == provision.LocalDataMemory && root == "":
+				o.Logf("node data: in the run directory (no RAM-backed file system at %s this process may write to)", memoryRoot)
+			case root != "":
+				o.Logf("node data: in %s (local.data_dir: %s), deleted with the nodes", root, c.Local.DataDir)
+			}
 			return New(Options{
 				Binary:                 o.Binary,
 				BinaryArgs:             o.BinaryArgs,
@@ -33,6 +40,8 @@ func init() {
 				BlockedReactorNotifyMS: e.BlockedReactorNotifyMS,
 				TimeScale:              e.TimeScale,
 				FaultArgs:              o.FaultArgs,
+				DataRoot:               root,
+				DataFallback:           fallback,
 				Logf:                   o.Logf,
 			}), nil
 		},
