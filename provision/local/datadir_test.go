@@ -39,16 +39,8 @@ func TestDataRootHoldsTheNodesData(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "root") // made on first use
 	p, dir := newTestProvider(t, "127.0.4.150", func(o *Options) { o.DataRoot = root })
 	ctx := context.Background()
-	nodes, err := p.Create(ctx, provision.ClusterSpec{RunID: "r7", Dir: dir, NodesPerRack: 1, InstanceType: "i4i.large"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitMode(t, nodes[0])
-	added, err := p.AddNodes(ctx, []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.large"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitMode(t, added[0])
+	_, added := createAndAdd(t, p, provision.ClusterSpec{RunID: "r7", Dir: dir, NodesPerRack: 1, InstanceType: "i4i.large"})
+	waitMode(t, added)
 
 	// One directory of the run's under the root, one per node inside it,
 	// marked with the runner's pid; nothing in the run directory but logs
@@ -72,7 +64,7 @@ func TestDataRootHoldsTheNodesData(t *testing.T) {
 	}
 
 	// RemoveNode deletes the node's data there; Destroy the run's directory.
-	if err := p.RemoveNode(ctx, added[0]); err != nil {
+	if err := p.RemoveNode(ctx, added); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(base, "node-2")); !os.IsNotExist(err) {

@@ -63,6 +63,22 @@ func newTestProvider(t *testing.T, base string, mod func(*Options)) (*Provider, 
 	return p, dir
 }
 
+// createAndAdd creates spec's cluster of one node, waits until it is
+// NORMAL and adds a second i4i.large in rack1, returning both.
+func createAndAdd(t *testing.T, p *Provider, spec provision.ClusterSpec) (first, added provision.Node) {
+	t.Helper()
+	nodes, err := p.Create(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitMode(t, nodes[0])
+	more, err := p.AddNodes(context.Background(), []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.large"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes[0], more[0]
+}
+
 func waitMode(t *testing.T, n provision.Node) {
 	t.Helper()
 	c := scyllarest.New(n.Address, n.RESTPort)
@@ -307,16 +323,7 @@ func TestFaultArgsAndAddressInUse(t *testing.T) {
 			return nil
 		}
 	})
-	ctx := context.Background()
-	nodes, err := p.Create(ctx, provision.ClusterSpec{Dir: dir, NodesPerRack: 1, InstanceType: "i4i.large"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitMode(t, nodes[0])
-	added, err := p.AddNodes(ctx, []provision.NodeSpec{{Rack: "rack1", InstanceType: "i4i.large"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, added := createAndAdd(t, p, provision.ClusterSpec{Dir: dir, NodesPerRack: 1, InstanceType: "i4i.large"})
 	select {
 	case e := <-p.Exits():
 		if e.Node.Name != "node-2" || e.Requested || e.Err == nil {
@@ -325,14 +332,14 @@ func TestFaultArgsAndAddressInUse(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the failing node did not exit")
 	}
-	b, _ := os.ReadFile(added[0].LogPath)
+	b, _ := os.ReadFile(added.LogPath)
 	if !strings.Contains(string(b), "init - Startup failed: std::runtime_error (injected fault)") {
 		t.Fatalf("log: %s", b)
 	}
 
 	// A second provider on the same addresses refuses to start on top of node-1.
 	p2, dir2 := newTestProvider(t, "127.0.4.120", nil)
-	_, err = p2.Create(ctx, provision.ClusterSpec{Dir: dir2, NodesPerRack: 1, InstanceType: "i4i.large"})
+	_, err := p2.Create(context.Background(), provision.ClusterSpec{Dir: dir2, NodesPerRack: 1, InstanceType: "i4i.large"})
 	if err == nil || !strings.Contains(err.Error(), "already in use") {
 		t.Fatalf("err = %v", err)
 	}
