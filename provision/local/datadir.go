@@ -31,7 +31,7 @@ const tmpfsMagic = 0x01021994
 
 // runDataPrefix names a run's directory under a data root
 // (elasticity-<run id>-<random>); ownerFile in it holds the runner's pid,
-// so gc can tell an abandoned one.
+// and pid namespace, so gc and later runs can tell an abandoned one.
 const (
 	runDataPrefix = "elasticity-"
 	ownerFile     = "owner.pid"
@@ -81,6 +81,13 @@ func (p *Provider) placeData(name string, diskBytes int64) (dir, root string, er
 		return inRun, p.dir, nil
 	}
 	if p.dataBase == "" {
+		// A runner that died (kill -9) left its nodes' data behind, and
+		// in memory that holds RAM: the next run takes it back.
+		for _, d := range p.abandonedData("") {
+			if err := os.RemoveAll(d); err == nil {
+				p.opts.Logf("deleted node data a run that ended without cleaning up left in %s", d)
+			}
+		}
 		if err := os.MkdirAll(p.opts.DataRoot, 0o755); err != nil {
 			return "", "", fmt.Errorf("local: creating the data directory %s (local.data_dir): %w", p.opts.DataRoot, err)
 		}
@@ -88,7 +95,7 @@ func (p *Provider) placeData(name string, diskBytes int64) (dir, root string, er
 		if err != nil {
 			return "", "", fmt.Errorf("local: creating a run directory in %s (local.data_dir): %w", p.opts.DataRoot, err)
 		}
-		if err := os.WriteFile(filepath.Join(base, ownerFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(base, ownerFile), []byte(ownerMark()), 0o644); err != nil {
 			os.RemoveAll(base)
 			return "", "", fmt.Errorf("local: marking %s as this run's: %w", base, err)
 		}
@@ -155,6 +162,20 @@ func (p *Provider) abandonedData(runID string) []string {
 	return out
 }
 
+// ownerMark is what ownerFile holds: this process's pid and its pid
+// namespace (a pid means nothing in another one, e.g. a container sharing
+// the data root).
+func ownerMark() string { return strconv.Itoa(os.Getpid()) + " " + pidNamespace() + "\n" }
+
+// pidNamespace names this process's pid namespace (Linux: pid:[inode]).
+func pidNamespace() string {
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return "unknown"
+	}
+	return ns
+}
+
 // ownerAlive reports whether the runner that made a run's data directory
 // still runs (a directory without a readable owner is not ours to judge).
 func ownerAlive(dir string) bool {
@@ -162,8 +183,12 @@ func ownerAlive(dir string) bool {
 	if errors.Is(err, fs.ErrNotExist) {
 		return true
 	}
-	pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || perr != nil || pid <= 0 {
+	f := strings.Fields(string(b))
+	if err != nil || len(f) != 2 || f[1] != pidNamespace() {
+		return true // unreadable, or a runner in another pid namespace
+	}
+	pid, err := strconv.Atoi(f[0])
+	if err != nil || pid <= 0 {
 		return true
 	}
 	err = syscall.Kill(pid, 0)

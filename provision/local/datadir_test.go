@@ -35,8 +35,33 @@ func waitFile(t *testing.T, path string) {
 	t.Fatalf("no %s", path)
 }
 
+// deadPid is a pid that is certainly gone: a child that exited and was reaped.
+func deadPid(t *testing.T) int {
+	t.Helper()
+	c := exec.Command("true")
+	if err := c.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return c.Process.Pid
+}
+
+// markedRunData makes a run's data directory d owned by pid in pid namespace ns.
+func markedRunData(t *testing.T, d string, pid int, ns string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(d, "node-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, ownerFile), []byte(strconv.Itoa(pid)+" "+ns+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func TestDataRootHoldsTheNodesData(t *testing.T) {
-	root := filepath.Join(t.TempDir(), "root") // made on first use
+	root := filepath.Join(t.TempDir(), "root")
+	// A run killed before it could clean up left its data here: this run
+	// takes the room back.
+	left := markedRunData(t, filepath.Join(root, runDataPrefix+"killed-1"), deadPid(t), pidNamespace())
 	p, dir := newTestProvider(t, "127.0.4.150", func(o *Options) { o.DataRoot = root })
 	ctx := context.Background()
 	_, added := createAndAdd(t, p, provision.ClusterSpec{RunID: "r7", Dir: dir, NodesPerRack: 1, InstanceType: "i4i.large"})
@@ -45,12 +70,15 @@ func TestDataRootHoldsTheNodesData(t *testing.T) {
 	// One directory of the run's under the root, one per node inside it,
 	// marked with the runner's pid; nothing in the run directory but logs
 	// and the nodes' working directories.
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Fatal("the killed run's data survived a new run")
+	}
 	ents, err := os.ReadDir(root)
 	if err != nil || len(ents) != 1 || !strings.HasPrefix(ents[0].Name(), "elasticity-r7-") {
 		t.Fatalf("root holds %v (%v)", ents, err)
 	}
 	base := filepath.Join(root, ents[0].Name())
-	if b, _ := os.ReadFile(filepath.Join(base, ownerFile)); strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
+	if b, _ := os.ReadFile(filepath.Join(base, ownerFile)); !strings.HasPrefix(string(b), strconv.Itoa(os.Getpid())+" pid:[") {
 		t.Fatalf("owner file holds %q", b)
 	}
 	for _, n := range []string{"node-1", "node-2"} {
@@ -120,25 +148,15 @@ func TestDataFallsBackToTheRunDirectoryWithoutRoom(t *testing.T) {
 
 func TestSweepDeletesDataOfRunnersThatAreGone(t *testing.T) {
 	root := t.TempDir()
-	// A pid that is certainly gone: a child that exited and was reaped.
-	c := exec.Command("true")
-	if err := c.Run(); err != nil {
-		t.Fatal(err)
-	}
-	dead := c.Process.Pid
+	dead := deadPid(t)
 	runID := "gone-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	mk := func(name string, pid int) string {
-		d := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Join(d, "node-1"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(d, ownerFile), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return d
+	mk := func(name string, pid int, ns string) string {
+		return markedRunData(t, filepath.Join(root, name), pid, ns)
 	}
-	abandoned := mk(runDataPrefix+runID+"-123", dead)
-	running := mk(runDataPrefix+runID+"-456", os.Getpid())
+	abandoned := mk(runDataPrefix+runID+"-123", dead, pidNamespace())
+	running := mk(runDataPrefix+runID+"-456", os.Getpid(), pidNamespace())
+	// A pid of another pid namespace (a container's) says nothing here.
+	foreign := mk(runDataPrefix+runID+"-999", dead, "pid:[1]")
 	unmarked := filepath.Join(root, runDataPrefix+runID+"-789")
 	if err := os.MkdirAll(unmarked, 0o755); err != nil {
 		t.Fatal(err)
@@ -162,7 +180,7 @@ func TestSweepDeletesDataOfRunnersThatAreGone(t *testing.T) {
 	if _, err := os.Stat(abandoned); !os.IsNotExist(err) {
 		t.Fatal("abandoned data survived gc")
 	}
-	for _, d := range []string{running, unmarked} {
+	for _, d := range []string{running, unmarked, foreign} {
 		if _, err := os.Stat(d); err != nil {
 			t.Fatalf("gc deleted %s, whose runner runs or is unknown", d)
 		}
