@@ -3,7 +3,6 @@ package local
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -83,10 +82,12 @@ func (p *Provider) placeData(name string, diskBytes int64) (dir, root string, er
 	if p.dataBase == "" {
 		// A runner that died (kill -9) left its nodes' data behind, and
 		// in memory that holds RAM: the next run takes it back.
-		for _, d := range p.abandonedData("") {
-			if err := os.RemoveAll(d); err == nil {
-				p.opts.Logf("deleted node data a run that ended without cleaning up left in %s", d)
-			}
+		res, err := p.removeAbandoned("", false)
+		for _, r := range res {
+			p.opts.Logf("deleting node data a run that ended without cleaning up left in %s", r.ID)
+		}
+		if err != nil {
+			p.opts.Logf("%v", err)
 		}
 		if err := os.MkdirAll(p.opts.DataRoot, 0o755); err != nil {
 			return "", "", fmt.Errorf("local: creating the data directory %s (local.data_dir): %w", p.opts.DataRoot, err)
@@ -128,6 +129,28 @@ func (p *Provider) removeDataBase() error {
 		return nil
 	}
 	return removeWithin(p.opts.DataRoot, p.dataBase)
+}
+
+// removeAbandoned lists (and unless dryRun deletes) the run directories
+// under the data roots, the memory one and this provider's, whose runner is
+// gone (of runID only, when given): a crashed runner's nodes died with it,
+// so nothing uses their data any more.
+func (p *Provider) removeAbandoned(runID string, dryRun bool) ([]provision.Resource, error) {
+	var out []provision.Resource
+	var errs []error
+	for _, dir := range p.abandonedData(runID) {
+		run := strings.TrimPrefix(filepath.Base(dir), runDataPrefix)
+		if i := strings.LastIndexByte(run, '-'); i >= 0 {
+			run = run[:i] // the random suffix
+		}
+		out = append(out, provision.Resource{Kind: "data", ID: dir, Name: filepath.Base(dir), RunID: run, Expired: true})
+		if !dryRun {
+			if err := os.RemoveAll(dir); err != nil {
+				errs = append(errs, fmt.Errorf("local: deleting abandoned node data %s: %w", dir, err))
+			}
+		}
+	}
+	return out, errors.Join(errs...)
 }
 
 // abandonedData lists the run directories under the data roots (the memory
@@ -180,12 +203,9 @@ func pidNamespace() string {
 // still runs (a directory without a readable owner is not ours to judge).
 func ownerAlive(dir string) bool {
 	b, err := os.ReadFile(filepath.Join(dir, ownerFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return true
-	}
 	f := strings.Fields(string(b))
 	if err != nil || len(f) != 2 || f[1] != pidNamespace() {
-		return true // unreadable, or a runner in another pid namespace
+		return true // unmarked or unreadable, or a runner in another pid namespace
 	}
 	pid, err := strconv.Atoi(f[0])
 	if err != nil || pid <= 0 {

@@ -706,10 +706,8 @@ func (p *Provider) RemoveNode(ctx context.Context, n provision.Node) error {
 	if p.opts.KeepData {
 		return nil
 	}
-	if pr.dataRoot != dir { // in the data root: <base>/<node>
-		if err := removeWithin(pr.dataRoot, pr.dataDir); err != nil {
-			return err
-		}
+	if err := removeWithin(pr.dataRoot, pr.dataDir); err != nil {
+		return err
 	}
 	return removeWithin(dir, p.NodeDir(n.Name))
 }

@@ -100,22 +100,8 @@ func (p *Provider) sweep(ctx context.Context, now time.Time, dryRun bool, runID 
 			}
 		}
 	}
-	// Node data a crashed runner left in a data root (its nodes died with
-	// it): nothing uses it any more.
-	for _, dir := range p.abandonedData(runID) {
-		run := strings.TrimPrefix(filepath.Base(dir), runDataPrefix)
-		if i := strings.LastIndexByte(run, '-'); i >= 0 {
-			run = run[:i] // the random suffix
-		}
-		r := provision.Resource{Kind: "data", ID: dir, Name: filepath.Base(dir), RunID: run, Expired: true}
-		out = append(out, r)
-		if !dryRun {
-			if err := os.RemoveAll(dir); err != nil {
-				errs = append(errs, fmt.Errorf("local: deleting abandoned node data %s: %w", dir, err))
-			}
-		}
-	}
-	return out, errors.Join(errs...)
+	data, err := p.removeAbandoned(runID, dryRun)
+	return append(out, data...), errors.Join(append(errs, err)...)
 }
 
 func groupLeader(pid int) bool {
