@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"sort"
 	"time"
 
@@ -250,7 +252,7 @@ func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) (
 		return nil, err
 	}
 	reps, _ := v.replicasOf(ks, t, Token(r.PartitionKey))
-	alive, need, err := n.liveReplicas(reps, cl)
+	alive, need, err := n.liveReplicas(v, reps, cl)
 	if err != nil {
 		return nil, err
 	}
@@ -378,15 +380,17 @@ func mergeRows(sets [][]engine.Row, limit int) []engine.Row {
 // liveReplicas is the live part of reps (this node first, as it answers
 // without a round trip) and how many answers cl needs, or ScyllaDB's
 // Unavailable error when fewer are alive.
-func (n *Node) liveReplicas(reps []Replica, cl engine.Consistency) (alive []string, need int, err error) {
+// liveReplicas lists reps' live hosts nearest first, as storage_proxy
+// orders a read's replicas (locator/topology.cc do_sort_by_proximity): this
+// node, then its rack, then its DC, then other DCs, equally near ones in
+// random order. A QUORUM read's remote data request then goes to either
+// other replica, not always to the tablet's first one (which made that
+// node serve two thirds of the remote reads).
+func (n *Node) liveReplicas(v *view, reps []Replica, cl engine.Consistency) (alive []string, need int, err error) {
 	need = blockFor(cl, len(reps))
 	for _, rp := range reps {
 		if n.isUp(rp.Host) {
-			if rp.Host == n.hostID {
-				alive = append([]string{rp.Host}, alive...)
-			} else {
-				alive = append(alive, rp.Host)
-			}
+			alive = append(alive, rp.Host)
 		}
 	}
 	if len(alive) < need || len(reps) == 0 {
@@ -394,5 +398,20 @@ func (n *Node) liveReplicas(reps []Replica, cl engine.Consistency) (alive []stri
 		return nil, need, &engine.Error{Code: engine.CodeUnavailable, Message: fmt.Sprintf("Cannot achieve consistency level for cl %s. Requires %d, alive %d", cl, need, len(alive)),
 			Consistency: cl, Required: need, Alive: len(alive)}
 	}
+	me := v.m.Nodes[n.hostID]
+	distance := func(h string) int {
+		nm := v.m.Nodes[h]
+		switch {
+		case h == n.hostID:
+			return 0
+		case me == nil || nm == nil || nm.DC != me.DC:
+			return 3
+		case nm.Rack != me.Rack:
+			return 2
+		}
+		return 1
+	}
+	rand.Shuffle(len(alive), func(i, j int) { alive[i], alive[j] = alive[j], alive[i] })
+	slices.SortStableFunc(alive, func(a, b string) int { return distance(a) - distance(b) })
 	return alive, need, nil
 }

@@ -47,6 +47,7 @@ func (n *Node) handle(ctx context.Context, m *msg) (*msg, error) {
 		if m.Read == nil {
 			return nil, errors.New("read without a request")
 		}
+		n.met.remoteReads.Add(1)
 		rows, err := n.localRead(ctx, *m.Read)
 		return &msg{Rows: rows}, err
 	case opCoord:

@@ -23,6 +23,18 @@ type atomicCounter struct {
 func (c *atomicCounter) Add(f float64) { c.v.Add(int64(f)); c.Counter.Add(f) }
 func (c *atomicCounter) get() int64    { return c.v.Load() }
 
+// skipEmptyCounter is an atomicCounter exported only once it is non-zero
+// (Seastar's set_skip_when_empty). Unchecked: Describe sends nothing.
+type skipEmptyCounter struct{ atomicCounter }
+
+func (c *skipEmptyCounter) Describe(chan<- *prometheus.Desc) {}
+
+func (c *skipEmptyCounter) Collect(ch chan<- prometheus.Metric) {
+	if c.get() > 0 {
+		c.Counter.Collect(ch)
+	}
+}
+
 type metrics struct {
 	reg                         *prometheus.Registry
 	exporter                    *prometheus.Registry // node_exporter's, served on its own port
@@ -32,6 +44,7 @@ type metrics struct {
 	replicaWrites               prometheus.Counter
 	migrations                  prometheus.Counter
 	streamIn, streamOut         *atomicCounter
+	remoteReads                 *skipEmptyCounter
 	stalls                      prometheus.Observer
 }
 
@@ -97,7 +110,14 @@ func newMetrics(n *Node) *metrics {
 	// set_skip_when_empty: no series until the first stall.
 	st := &skipEmpty{Histogram: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "scylla_reactor_stalls", Help: "A histogram of reactor stall durations", Buckets: stallBuckets()})}
 	mt.stalls = st
-	reg.MustRegister(wl, rl, wt, rt, un, rw, mg, mt.streamIn.Counter, mt.streamOut.Counter, st)
+	// The data reads other coordinators asked of this replica
+	// (service/storage_proxy.cc, REPLICA_STATS_CATEGORY "reads",
+	// op_type "data", set_skip_when_empty): the emulator's remote reads
+	// all return data; it sends no digest reads.
+	mt.remoteReads = &skipEmptyCounter{atomicCounter{Counter: prometheus.NewCounter(prometheus.CounterOpts{Name: "scylla_storage_proxy_replica_reads",
+		Help:        "number of remote reads this Node received. op_type label could be data, mutation_data or digest",
+		ConstLabels: prometheus.Labels{"op_type": "data", "scheduling_group_name": "statement", "shard": "0"}})}}
+	reg.MustRegister(wl, rl, wt, rt, un, rw, mg, mt.streamIn.Counter, mt.streamOut.Counter, st, mt.remoteReads)
 
 	for s := 0; s < n.cfg.VCPUs; s++ {
 		lab := prometheus.Labels{"shard": strconv.Itoa(s)}

@@ -90,7 +90,7 @@ func (v *view) segmentEnd(t *engine.Table, tok int64) int64 {
 // next live one standing in for one that fails) and merges their answers.
 func (n *Node) readSegment(ctx context.Context, v *view, ks *engine.Keyspace, t *engine.Table, req *rangeReq, cl engine.Consistency, counter bool) ([]engine.RangeRow, error) {
 	reps, _ := v.replicasOf(ks, t, req.First)
-	alive, need, err := n.liveReplicas(reps, cl)
+	alive, need, err := n.liveReplicas(v, reps, cl)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -52,5 +53,59 @@ func TestQuorumReadDoesNotWaitForABusyLocalReplica(t *testing.T) {
 	}
 	if d := read(); d > fast {
 		t.Errorf("a QUORUM read after the batch took %v", d)
+	}
+}
+
+// TestQuorumReadsSpreadOverTheOtherReplicas: a coordinator orders a read's
+// replicas by proximity with ties in random order (locator/topology.cc
+// do_sort_by_proximity), so its QUORUM reads' remote data requests spread
+// over both other racks' replicas, as each one's
+// scylla_storage_proxy_replica_reads{op_type="data"} shows (absent until
+// the first one, set_skip_when_empty). Taking the tablet's replicas in
+// order sent every one to the same replica.
+func TestQuorumReadsSpreadOverTheOtherReplicas(t *testing.T) {
+	var log syncBuf
+	a := startMemberIn(t, "127.0.9.1", "rack1", &log, nil)
+	b := startMemberIn(t, "127.0.9.2", "rack2", &log, nil)
+	c := startMemberIn(t, "127.0.9.3", "rack3", &log, nil)
+	remoteReads := func(n *Node) float64 {
+		f := scrapeNode(t, n)["scylla_storage_proxy_replica_reads"]
+		if f == nil {
+			return 0
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "op_type" && l.GetValue() == "data" {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+		t.Fatalf("scylla_storage_proxy_replica_reads has no op_type=data series: %v", f)
+		return 0
+	}
+	if got := remoteReads(b); got != 0 {
+		t.Fatalf("node b served %v remote reads before any read", got)
+	}
+	createTableRF(t, a, 10, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const reads = 200
+	for i := range reads {
+		if _, err := a.Read(ctx, engine.Read{Keyspace: "ks", Table: "t", PartitionKey: []byte(fmt.Sprintf("key-%d", i%10))}, engine.Quorum); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rb, rc := remoteReads(b), remoteReads(c)
+	t.Logf("remote data reads: rack2 %v, rack3 %v of %d QUORUM reads at rack1", rb, rc, reads)
+	// Each is asked about half the time (speculative retries may add a few);
+	// in order, one would get all and the other none.
+	for _, r := range []float64{rb, rc} {
+		if r < reads/4 {
+			t.Errorf("remote data reads rack2 %v, rack3 %v of %d: the coordinator prefers one of two equally near replicas", rb, rc, reads)
+			break
+		}
+	}
+	if rb+rc < reads {
+		t.Errorf("%v remote data reads for %d QUORUM reads with a local replica", rb+rc, reads)
 	}
 }

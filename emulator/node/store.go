@@ -2,10 +2,12 @@ package node
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -177,8 +179,39 @@ func decodeRow(b []byte) ([]cell, error) {
 	return cells, nil
 }
 
-// mergeCells merges b into a, the newer timestamp winning per cell; two
-// counter cells merge shard by shard instead.
+// compareCells orders two versions of a cell for a merge as ScyllaDB's
+// compare_atomic_cell_for_merge (mutation/atomic_cell.cc): the newer write
+// timestamp wins; on a tie a tombstone beats a live cell, an expiring cell
+// a non-expiring one and the later expiry the earlier; then the larger
+// value (two tombstones: the later deletion). The result does not depend
+// on the order in which versions meet.
+func compareCells(a, b cell) int {
+	if a.TS != b.TS {
+		return cmp.Compare(a.TS, b.TS)
+	}
+	if a.Null != b.Null {
+		if a.Null {
+			return 1
+		}
+		return -1
+	}
+	if a.Null {
+		return cmp.Compare(a.Expiry, b.Expiry)
+	}
+	if (a.Expiry != 0) != (b.Expiry != 0) {
+		if a.Expiry != 0 {
+			return 1
+		}
+		return -1
+	}
+	if a.Expiry != b.Expiry {
+		return cmp.Compare(a.Expiry, b.Expiry)
+	}
+	return bytes.Compare(a.Value, b.Value)
+}
+
+// mergeCells merges b into a, the winning version per cell (compareCells);
+// two counter cells merge shard by shard instead.
 func mergeCells(a, b []cell) []cell {
 	for _, c := range b {
 		found := false
@@ -188,7 +221,7 @@ func mergeCells(a, b []cell) []cell {
 				if c.Counter && a[i].Counter {
 					a[i].Value = mergeShards(a[i].Value, c.Value)
 					a[i].TS = max(a[i].TS, c.TS)
-				} else if c.TS >= a[i].TS {
+				} else if compareCells(c, a[i]) > 0 {
 					a[i] = c
 				}
 				break
@@ -212,16 +245,26 @@ type rowMerger struct {
 }
 
 func (m *rowMerger) add(v []byte) error {
-	if m.only != nil {
-		cs, err := decodeRow(m.only)
-		if err != nil {
-			return err
-		}
-		m.cells, m.only = cs, nil // cs alias m.only, which this merger owns
-	}
 	cs, err := decodeRow(v)
 	if err != nil {
 		return err
+	}
+	if m.only != nil {
+		cur, err := decodeRow(m.only)
+		if err != nil {
+			return err
+		}
+		// An overwrite's versions meet in every compaction: when one wins
+		// every cell, the merge is that one as it is (no copies, no
+		// re-encoding). Merging does not depend on the order (compareCells).
+		if winsAll(cur, cs) {
+			return nil
+		}
+		if winsAll(cs, cur) {
+			m.only = append(m.only[:0], v...)
+			return nil
+		}
+		m.cells, m.only = cur, nil // cur aliases m.only, which this merger owns
 	}
 	// Decoded values alias v, which Pebble may reuse: copy them.
 	for i := range cs {
@@ -229,6 +272,23 @@ func (m *rowMerger) add(v []byte) error {
 	}
 	m.cells = mergeCells(m.cells, cs)
 	return nil
+}
+
+// winsAll reports whether mergeCells leaves winner's cells unchanged when
+// loser's meet them: every loser cell has a namesake in winner that is not
+// older (compareCells), and no cell is a counter (counters merge shard by
+// shard).
+func winsAll(winner, loser []cell) bool {
+	for _, l := range loser {
+		if l.Counter {
+			return false
+		}
+		i := slices.IndexFunc(winner, func(w cell) bool { return w.Name == l.Name })
+		if i < 0 || winner[i].Counter || compareCells(winner[i], l) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (m *rowMerger) MergeNewer(v []byte) error { return m.add(v) }

@@ -1,0 +1,127 @@
+package node
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestRowMergerMatchesMergeCells: whichever way Pebble feeds a key's
+// operands (Merge with the newest then MergeOlder, as compactions and reads
+// do, or MergeNewer), the merged row holds the cells mergeCells gives, the
+// newer timestamp winning per cell and counters merging shard by shard,
+// also when the merger keeps one operand as it is because it wins every
+// cell.
+func TestRowMergerMatchesMergeCells(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	randomRow := func() []byte {
+		var cs []cell
+		for _, name := range []string{"a", "b", "c"} {
+			if rng.IntN(4) == 0 {
+				continue
+			}
+			c := cell{Name: name, TS: int64(rng.IntN(4)), Value: []byte(fmt.Sprint(rng.IntN(1000)))}
+			switch rng.IntN(10) {
+			case 0:
+				c.Null, c.Value = true, nil
+			case 1:
+				c.Expiry = int64(rng.IntN(3))
+			}
+			cs = append(cs, c)
+		}
+		rng.Shuffle(len(cs), func(i, j int) { cs[i], cs[j] = cs[j], cs[i] })
+		return encodeRow(nil, cs)
+	}
+	show := func(b []byte) string {
+		cs, err := decodeRow(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.SortFunc(cs, func(x, y cell) int { return strings.Compare(x.Name, y.Name) })
+		return fmt.Sprintf("%+v", cs)
+	}
+	kept := 0
+	for range 5000 {
+		n := 2 + rng.IntN(3)
+		ops := make([][]byte, n) // newest first
+		for i := range ops {
+			ops[i] = randomRow()
+		}
+		// What mergeCells makes of them, oldest first (the newer added
+		// later wins ties, as Pebble's newer operand does).
+		var want []cell
+		for i := n - 1; i >= 0; i-- {
+			cs, _ := decodeRow(ops[i])
+			want = mergeCells(want, cs)
+		}
+		wantS := show(encodeRow(nil, want))
+
+		finish := func(m *rowMerger) string {
+			b, _, err := m.Finish(true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return show(b)
+		}
+		// Newest first, then older ones.
+		m := &rowMerger{only: slices.Clone(ops[0])}
+		for _, o := range ops[1:] {
+			buf := slices.Clone(o)
+			if err := m.MergeOlder(buf); err != nil {
+				t.Fatal(err)
+			}
+			clear(buf) // Pebble may reuse an operand's buffer
+		}
+		if m.only != nil {
+			kept++
+		}
+		if got := finish(m); got != wantS {
+			t.Fatalf("newest first %v:\n got  %s\n want %s", ops, got, wantS)
+		}
+		// Oldest first, then newer ones.
+		m = &rowMerger{only: slices.Clone(ops[n-1])}
+		for i := n - 2; i >= 0; i-- {
+			buf := slices.Clone(ops[i])
+			if err := m.MergeNewer(buf); err != nil {
+				t.Fatal(err)
+			}
+			clear(buf)
+		}
+		if got := finish(m); got != wantS {
+			t.Fatalf("oldest first %v:\n got  %s\n want %s", ops, got, wantS)
+		}
+	}
+	if kept == 0 {
+		t.Fatal("no merge kept an operand as it is: the fast path was not exercised")
+	}
+	t.Logf("%d of 5000 newest-first merges kept one operand as it is", kept)
+}
+
+// TestCompareCellsAsScylla: ties of write timestamps break as
+// compare_atomic_cell_for_merge (mutation/atomic_cell.cc) breaks them.
+func TestCompareCellsAsScylla(t *testing.T) {
+	live := func(ts int64, v string) cell { return cell{Name: "v", TS: ts, Value: []byte(v)} }
+	for _, c := range []struct {
+		what   string
+		winner cell
+		loser  cell
+	}{
+		{"the newer write", live(2, "a"), live(1, "z")},
+		{"a tombstone over a live cell", cell{Name: "v", TS: 1, Null: true}, live(1, "z")},
+		{"an expiring cell over a non-expiring one", cell{Name: "v", TS: 1, Expiry: 5, Value: []byte("a")}, live(1, "z")},
+		{"the later expiry", cell{Name: "v", TS: 1, Expiry: 6, Value: []byte("a")}, cell{Name: "v", TS: 1, Expiry: 5, Value: []byte("z")}},
+		{"the larger value", live(1, "b"), live(1, "a")},
+		{"the later deletion", cell{Name: "v", TS: 1, Null: true, Expiry: 9}, cell{Name: "v", TS: 1, Null: true, Expiry: 8}},
+	} {
+		if compareCells(c.winner, c.loser) <= 0 || compareCells(c.loser, c.winner) >= 0 {
+			t.Errorf("%s: %+v should beat %+v", c.what, c.winner, c.loser)
+		}
+		for _, order := range [][]cell{{c.winner, c.loser}, {c.loser, c.winner}} {
+			if got := mergeCells([]cell{order[0]}, []cell{order[1]}); compareCells(got[0], c.winner) != 0 {
+				t.Errorf("%s: merging %+v gave %+v", c.what, order, got)
+			}
+		}
+	}
+}
