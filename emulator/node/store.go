@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -245,26 +244,16 @@ type rowMerger struct {
 }
 
 func (m *rowMerger) add(v []byte) error {
-	cs, err := decodeRow(v)
-	if err != nil {
-		return err
-	}
 	if m.only != nil {
-		cur, err := decodeRow(m.only)
+		cs, err := decodeRow(m.only)
 		if err != nil {
 			return err
 		}
-		// An overwrite's versions meet in every compaction: when one wins
-		// every cell, the merge is that one as it is (no copies, no
-		// re-encoding). Merging does not depend on the order (compareCells).
-		if winsAll(cur, cs) {
-			return nil
-		}
-		if winsAll(cs, cur) {
-			m.only = append(m.only[:0], v...)
-			return nil
-		}
-		m.cells, m.only = cur, nil // cur aliases m.only, which this merger owns
+		m.cells, m.only = cs, nil // cs alias m.only, which this merger owns
+	}
+	cs, err := decodeRow(v)
+	if err != nil {
+		return err
 	}
 	// Decoded values alias v, which Pebble may reuse: copy them.
 	for i := range cs {
@@ -272,23 +261,6 @@ func (m *rowMerger) add(v []byte) error {
 	}
 	m.cells = mergeCells(m.cells, cs)
 	return nil
-}
-
-// winsAll reports whether mergeCells leaves winner's cells unchanged when
-// loser's meet them: every loser cell has a namesake in winner that is not
-// older (compareCells), and no cell is a counter (counters merge shard by
-// shard).
-func winsAll(winner, loser []cell) bool {
-	for _, l := range loser {
-		if l.Counter {
-			return false
-		}
-		i := slices.IndexFunc(winner, func(w cell) bool { return w.Name == l.Name })
-		if i < 0 || winner[i].Counter || compareCells(winner[i], l) < 0 {
-			return false
-		}
-	}
-	return true
 }
 
 func (m *rowMerger) MergeNewer(v []byte) error { return m.add(v) }
