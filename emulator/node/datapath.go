@@ -377,10 +377,9 @@ func mergeRows(sets [][]engine.Row, limit int) []engine.Row {
 	return out
 }
 
-// liveReplicas is the live part of reps (this node first, as it answers
-// without a round trip) and how many answers cl needs, or ScyllaDB's
-// Unavailable error when fewer are alive.
-// liveReplicas lists reps' live hosts nearest first, as storage_proxy
+// liveReplicas is the live part of reps and how many answers cl needs, or
+// ScyllaDB's Unavailable error when fewer are alive. It lists the live
+// hosts nearest first, as storage_proxy
 // orders a read's replicas (locator/topology.cc do_sort_by_proximity): this
 // node, then its rack, then its DC, then other DCs, equally near ones in
 // random order. A QUORUM read's remote data request then goes to either
