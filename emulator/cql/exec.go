@@ -27,31 +27,6 @@ type execCtx struct {
 	pageSize int                   // rows per page; 0 = everything at once
 	paging   []byte                // paging state from the previous page
 	result   *message.RowsMetadata // prepared result metadata, if any
-	// tokenAware: the partition key is bound by markers, so a driver
-	// could have routed by it (ScyllaDB's _may_use_token_aware_routing,
-	// cql3/statements/modification_statement.cc and select_statement.cc).
-	tokenAware bool
-}
-
-// routed is a result with the "tablets-routing-v1" custom payload.
-type routed struct {
-	message.Message
-	payload map[string][]byte
-}
-
-// routeHint adds the tablets-routing-v1 payload to a single-partition
-// statement's result when the client negotiated it and this node on the
-// connection's shard is not the partition's replica (modification_statement
-// and select_statement: the payload rides on the successful result).
-func (ec *execCtx) routeHint(res message.Message, keyspace, table string, partitionKey []byte) message.Message {
-	if !ec.tokenAware || ec.c == nil || !ec.c.tabletsRouting.Load() {
-		return res
-	}
-	rt := ec.s.router.TabletRoute(keyspace, table, partitionKey, ec.c.shard)
-	if rt == nil {
-		return res
-	}
-	return &routed{Message: res, payload: map[string][]byte{"tablets-routing-v1": tabletsRoutingPayload(rt)}}
 }
 
 func (s *Server) query(c *conn, m *message.Query) message.Message {
@@ -66,13 +41,6 @@ func (s *Server) query(c *conn, m *message.Query) message.Message {
 	ec := &execCtx{s: s, c: c, keyspace: c.getKeyspace(), cl: engine.Consistency(opts.Consistency), ts: opts.DefaultTimestamp}
 	if opts.Keyspace != "" {
 		ec.keyspace = opts.Keyspace
-	}
-	if nbinds > 0 && c.tabletsRouting.Load() {
-		// ScyllaDB prepares a QUERY too; its partition key markers
-		// allow token-aware routing as an EXECUTE's do.
-		if vars, _, err := s.describe(ec.keyspace, st, nbinds); err == nil {
-			ec.tokenAware = len(vars.PkIndices) > 0
-		}
 	}
 	if err := ec.bindValues(opts, nbinds, st); err != nil {
 		return errorMessage(err, ec.cl, "")
@@ -123,8 +91,7 @@ func (s *Server) executePrepared(c *conn, m *message.Execute) message.Message {
 	if opts == nil {
 		opts = &message.QueryOptions{}
 	}
-	ec := &execCtx{s: s, c: c, keyspace: p.keyspace, cl: engine.Consistency(opts.Consistency), ts: opts.DefaultTimestamp, skipMeta: opts.SkipMetadata, result: p.result,
-		tokenAware: p.vars != nil && len(p.vars.PkIndices) > 0}
+	ec := &execCtx{s: s, c: c, keyspace: p.keyspace, cl: engine.Consistency(opts.Consistency), ts: opts.DefaultTimestamp, skipMeta: opts.SkipMetadata, result: p.result}
 	if err := ec.bindValues(opts, p.nbinds, p.stmt); err != nil {
 		return errorMessage(err, ec.cl, "")
 	}
