@@ -378,13 +378,12 @@ func mergeRows(sets [][]engine.Row, limit int) []engine.Row {
 }
 
 // liveReplicas is the live part of reps and how many answers cl needs, or
-// ScyllaDB's Unavailable error when fewer are alive. It lists the live
-// hosts nearest first, as storage_proxy
-// orders a read's replicas (locator/topology.cc do_sort_by_proximity): this
-// node, then its rack, then its DC, then other DCs, equally near ones in
-// random order. A QUORUM read's remote data request then goes to either
-// other replica, not always to the tablet's first one (which made that
-// node serve two thirds of the remote reads).
+// ScyllaDB's Unavailable error when fewer are alive. The live hosts come
+// nearest first, as storage_proxy orders a read's replicas
+// (locator/topology.cc do_sort_by_proximity): this node, then its rack,
+// then its DC, then other DCs, equally near ones in random order. A QUORUM
+// read's remote data request then goes to either other replica, not always
+// to the tablet's first one (which served two thirds of the remote reads).
 func (n *Node) liveReplicas(v *view, reps []Replica, cl engine.Consistency) (alive []string, need int, err error) {
 	need = blockFor(cl, len(reps))
 	for _, rp := range reps {

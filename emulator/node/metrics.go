@@ -23,18 +23,6 @@ type atomicCounter struct {
 func (c *atomicCounter) Add(f float64) { c.v.Add(int64(f)); c.Counter.Add(f) }
 func (c *atomicCounter) get() int64    { return c.v.Load() }
 
-// skipEmptyCounter is an atomicCounter exported only once it is non-zero
-// (Seastar's set_skip_when_empty). Unchecked: Describe sends nothing.
-type skipEmptyCounter struct{ atomicCounter }
-
-func (c *skipEmptyCounter) Describe(chan<- *prometheus.Desc) {}
-
-func (c *skipEmptyCounter) Collect(ch chan<- prometheus.Metric) {
-	if c.get() > 0 {
-		c.Counter.Collect(ch)
-	}
-}
-
 type metrics struct {
 	reg                         *prometheus.Registry
 	exporter                    *prometheus.Registry // node_exporter's, served on its own port
@@ -44,26 +32,32 @@ type metrics struct {
 	replicaWrites               prometheus.Counter
 	migrations                  prometheus.Counter
 	streamIn, streamOut         *atomicCounter
-	remoteReads                 *skipEmptyCounter
+	remoteReads                 *atomicCounter
 	stalls                      prometheus.Observer
 }
 
-// skipEmpty is a histogram exported only once it has a sample (Seastar's
+// skipEmpty exports a metric only once count is non-zero (Seastar's
 // metric_definition::set_skip_when_empty). Unchecked: Describe sends nothing.
 type skipEmpty struct {
+	prometheus.Collector
+	count func() int64
+}
+
+func (s skipEmpty) Describe(chan<- *prometheus.Desc) {}
+
+func (s skipEmpty) Collect(ch chan<- prometheus.Metric) {
+	if s.count() > 0 {
+		s.Collector.Collect(ch)
+	}
+}
+
+// countedHistogram is a histogram that knows how many samples it has.
+type countedHistogram struct {
 	prometheus.Histogram
 	n atomic.Int64
 }
 
-func (h *skipEmpty) Observe(v float64) { h.n.Add(1); h.Histogram.Observe(v) }
-
-func (h *skipEmpty) Describe(chan<- *prometheus.Desc) {}
-
-func (h *skipEmpty) Collect(ch chan<- prometheus.Metric) {
-	if h.n.Load() > 0 {
-		h.Histogram.Collect(ch)
-	}
-}
+func (h *countedHistogram) Observe(v float64) { h.n.Add(1); h.Histogram.Observe(v) }
 
 // stallBuckets are the upper bounds of Seastar's time_estimated_histogram
 // (approximate_exponential_histogram<512, 33554432, 4>, to_metrics_histogram:
@@ -108,16 +102,17 @@ func newMetrics(n *Node) *metrics {
 	// Seastar adds every task run over 2x --task-quota-ms; the emulator
 	// models no sub-threshold task runs, so it adds the stalls it reports.
 	// set_skip_when_empty: no series until the first stall.
-	st := &skipEmpty{Histogram: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "scylla_reactor_stalls", Help: "A histogram of reactor stall durations", Buckets: stallBuckets()})}
+	st := &countedHistogram{Histogram: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "scylla_reactor_stalls", Help: "A histogram of reactor stall durations", Buckets: stallBuckets()})}
 	mt.stalls = st
 	// The data reads other coordinators asked of this replica
 	// (service/storage_proxy.cc, REPLICA_STATS_CATEGORY "reads",
 	// op_type "data", set_skip_when_empty): the emulator's remote reads
 	// all return data; it sends no digest reads.
-	mt.remoteReads = &skipEmptyCounter{atomicCounter{Counter: prometheus.NewCounter(prometheus.CounterOpts{Name: "scylla_storage_proxy_replica_reads",
+	mt.remoteReads = &atomicCounter{Counter: prometheus.NewCounter(prometheus.CounterOpts{Name: "scylla_storage_proxy_replica_reads",
 		Help:        "number of remote reads this Node received. op_type label could be data, mutation_data or digest",
-		ConstLabels: prometheus.Labels{"op_type": "data", "scheduling_group_name": "statement", "shard": "0"}})}}
-	reg.MustRegister(wl, rl, wt, rt, un, rw, mg, mt.streamIn.Counter, mt.streamOut.Counter, st, mt.remoteReads)
+		ConstLabels: prometheus.Labels{"op_type": "data", "scheduling_group_name": "statement", "shard": "0"}})}
+	reg.MustRegister(wl, rl, wt, rt, un, rw, mg, mt.streamIn.Counter, mt.streamOut.Counter,
+		skipEmpty{st, st.n.Load}, skipEmpty{mt.remoteReads.Counter, mt.remoteReads.get})
 
 	for s := 0; s < n.cfg.VCPUs; s++ {
 		lab := prometheus.Labels{"shard": strconv.Itoa(s)}
