@@ -49,6 +49,11 @@ type conn struct {
 	work    chan request
 	workers atomic.Int32
 
+	// tabletsRouting: the client's STARTUP asked for TABLETS_ROUTING_V1.
+	tabletsRouting atomic.Bool
+	// lwtMark: the client's STARTUP asked for SCYLLA_LWT_ADD_METADATA_MARK.
+	lwtMark atomic.Bool
+
 	mu         sync.Mutex
 	keyspace   string
 	registered map[primitive.EventType]bool
@@ -244,12 +249,25 @@ func (c *conn) enqueue(f outFrame) {
 	}
 }
 
-func (c *conn) encode(version primitive.ProtocolVersion, stream int16, msg message.Message) ([]byte, error) {
+func (c *conn) encode(version primitive.ProtocolVersion, stream int16, msg message.Message, payload map[string][]byte) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := c.s.codec.EncodeFrame(frame.NewFrame(version, stream, msg), &buf); err != nil {
+	encodeAs := version
+	if payload != nil && version < primitive.ProtocolVersion4 {
+		// ScyllaDB sets the custom payload flag in any version
+		// (transport/server.cc make_result); the codec refuses it below
+		// v4, so encode as v4 (results are the same in v3) and relabel.
+		encodeAs = primitive.ProtocolVersion4
+	}
+	f := frame.NewFrame(encodeAs, stream, msg)
+	if payload != nil {
+		f.SetCustomPayload(payload)
+	}
+	if err := c.s.codec.EncodeFrame(f, &buf); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	b := buf.Bytes()
+	b[0] = b[0]&0x80 | byte(version)
+	return b, nil
 }
 
 // send encodes and queues a response; an unencodable response becomes a
@@ -261,16 +279,27 @@ func (c *conn) send(version primitive.ProtocolVersion, stream int16, msg message
 			c.s.errors.Add(1)
 		}
 	}
-	if _, ok := msg.(*message.VoidResult); ok {
+	var payload map[string][]byte
+	if r, ok := msg.(*routed); ok {
+		msg, payload = r.Message, r.payload
+	}
+	if _, ok := msg.(*message.VoidResult); ok && payload == nil {
 		// The most common answer (every write), built without the codec.
 		b := []byte{0x80 | byte(version), 0, byte(uint16(stream) >> 8), byte(stream), byte(primitive.OpCodeResult), 0, 0, 0, 4, 0, 0, 0, byte(primitive.ResultTypeVoid)}
 		c.enqueue(outFrame{b: b})
 		return
 	}
-	b, err := c.encode(version, stream, msg)
+	lwt := false
+	if m, ok := msg.(*lwtPrepared); ok {
+		msg, lwt = m.PreparedResult, true
+	}
+	b, err := c.encode(version, stream, msg, payload)
+	if err == nil && lwt {
+		err = markLWT(b)
+	}
 	if err != nil {
 		c.s.logf("ERROR", "encoding %T response: %v", msg, err)
-		b, err = c.encode(version, stream, &message.ServerError{ErrorMessage: fmt.Sprintf("cannot encode response: %v", err)})
+		b, err = c.encode(version, stream, &message.ServerError{ErrorMessage: fmt.Sprintf("cannot encode response: %v", err)}, nil)
 		if err != nil {
 			c.close()
 			return
@@ -285,7 +314,7 @@ func (c *conn) sendError(version primitive.ProtocolVersion, stream int16, msg me
 
 // sendFatal queues an error and closes the connection once it is written.
 func (c *conn) sendFatal(version primitive.ProtocolVersion, stream int16, msg message.Error) {
-	b, err := c.encode(version, stream, msg)
+	b, err := c.encode(version, stream, msg, nil)
 	if err != nil {
 		c.close()
 		return
@@ -335,6 +364,14 @@ func (c *conn) dispatch(h *frame.Header, msg message.Message) message.Message {
 		if comp, ok := m.Options["COMPRESSION"]; ok && comp != "" {
 			return &message.ProtocolError{ErrorMessage: fmt.Sprintf("Unknown compression algorithm: %s", comp)}
 		}
+		// transport/server.cc process_startup: the extensions the client
+		// names among those SUPPORTED lists are on for the connection.
+		if _, ok := m.Options[tabletsRoutingV1]; ok && c.s.router != nil {
+			c.tabletsRouting.Store(true)
+		}
+		if _, ok := m.Options[lwtAddMetadataMark]; ok {
+			c.lwtMark.Store(true)
+		}
 		return &message.Ready{}
 	case *message.Register:
 		for _, t := range m.EventTypes {
@@ -358,8 +395,25 @@ func (c *conn) dispatch(h *frame.Header, msg message.Message) message.Message {
 	return &message.ProtocolError{ErrorMessage: fmt.Sprintf("Unexpected message %s", h.OpCode)}
 }
 
+// tabletsRoutingV1 is the protocol extension under which a coordinator
+// tells a driver where a tablet lives (docs/dev/protocol-extensions.md,
+// transport/cql_protocol_extension.cc).
+const tabletsRoutingV1 = "TABLETS_ROUTING_V1"
+
+// lwtAddMetadataMark is the extension under which a PREPARED result marks a
+// conditional statement with bit 31 of its metadata flags
+// (transport/cql_protocol_extension.cc, cql3/result_set.hh
+// prepared_metadata::LWT_FLAG_MASK). ScyllaDB always offers it, and the
+// drivers depend on it: without it the ScyllaDB Go driver takes every
+// prepared statement for an LWT (its mask is 0, and flags&0 == 0) and sends
+// it to the first replica instead of a random one.
+const (
+	lwtAddMetadataMark = "SCYLLA_LWT_ADD_METADATA_MARK"
+	lwtFlagMask        = uint32(1) << 31
+)
+
 func (s *Server) supported(shard int) map[string][]string {
-	return map[string][]string{
+	opts := map[string][]string{
 		"CQL_VERSION":                {"3.3.1"},
 		"COMPRESSION":                {},
 		"PROTOCOL_VERSIONS":          {"3/v3", "4/v4"},
@@ -368,5 +422,11 @@ func (s *Server) supported(shard int) map[string][]string {
 		"SCYLLA_PARTITIONER":         {"org.apache.cassandra.dht.Murmur3Partitioner"},
 		"SCYLLA_SHARDING_ALGORITHM":  {"biased-token-round-robin"},
 		"SCYLLA_SHARDING_IGNORE_MSB": {"12"},
+		lwtAddMetadataMark:           {fmt.Sprintf("LWT_OPTIMIZATION_META_BIT_MASK=%d", lwtFlagMask)},
 	}
+	if s.router != nil {
+		// As a key with no value (cql_server::connection process_options).
+		opts[tabletsRoutingV1] = []string{}
+	}
+	return opts
 }

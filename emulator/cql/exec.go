@@ -27,6 +27,31 @@ type execCtx struct {
 	pageSize int                   // rows per page; 0 = everything at once
 	paging   []byte                // paging state from the previous page
 	result   *message.RowsMetadata // prepared result metadata, if any
+	// tokenAware: the partition key is bound by markers, so a driver
+	// could have routed by it (ScyllaDB's _may_use_token_aware_routing,
+	// cql3/statements/modification_statement.cc and select_statement.cc).
+	tokenAware bool
+}
+
+// routed is a result with the "tablets-routing-v1" custom payload.
+type routed struct {
+	message.Message
+	payload map[string][]byte
+}
+
+// routeHint adds the tablets-routing-v1 payload to a single-partition
+// statement's result when the client negotiated it and this node on the
+// connection's shard is not the partition's replica (modification_statement
+// and select_statement: the payload rides on the successful result).
+func (ec *execCtx) routeHint(res message.Message, keyspace, table string, partitionKey []byte) message.Message {
+	if !ec.tokenAware || ec.c == nil || !ec.c.tabletsRouting.Load() {
+		return res
+	}
+	rt := ec.s.router.TabletRoute(keyspace, table, partitionKey, ec.c.shard)
+	if rt == nil {
+		return res
+	}
+	return &routed{Message: res, payload: map[string][]byte{"tablets-routing-v1": tabletsRoutingPayload(rt)}}
 }
 
 func (s *Server) query(c *conn, m *message.Query) message.Message {
@@ -41,6 +66,13 @@ func (s *Server) query(c *conn, m *message.Query) message.Message {
 	ec := &execCtx{s: s, c: c, keyspace: c.getKeyspace(), cl: engine.Consistency(opts.Consistency), ts: opts.DefaultTimestamp}
 	if opts.Keyspace != "" {
 		ec.keyspace = opts.Keyspace
+	}
+	if nbinds > 0 && c.tabletsRouting.Load() {
+		// ScyllaDB prepares a QUERY too; its partition key markers
+		// allow token-aware routing as an EXECUTE's do.
+		if vars, _, err := s.describe(ec.keyspace, st, nbinds); err == nil {
+			ec.tokenAware = len(vars.PkIndices) > 0
+		}
 	}
 	if err := ec.bindValues(opts, nbinds, st); err != nil {
 		return errorMessage(err, ec.cl, "")
@@ -79,7 +111,12 @@ func (s *Server) prepare(c *conn, m *message.Prepare) message.Message {
 	key := preparedID(ks, m.Query)
 	p := &prepared{id: key[:], query: m.Query, keyspace: ks, stmt: st, nbinds: nbinds, vars: vars, result: result}
 	s.prepared.put(key, p)
-	return &message.PreparedResult{PreparedQueryId: p.id, ResultMetadataId: p.id, VariablesMetadata: vars, ResultMetadata: result}
+	res := &message.PreparedResult{PreparedQueryId: p.id, ResultMetadataId: p.id, VariablesMetadata: vars, ResultMetadata: result}
+	if c != nil && c.lwtMark.Load() && conditional(st) {
+		// result_message::prepared: the flag only for a client that asked.
+		return &lwtPrepared{res}
+	}
+	return res
 }
 
 func (s *Server) executePrepared(c *conn, m *message.Execute) message.Message {
@@ -91,7 +128,8 @@ func (s *Server) executePrepared(c *conn, m *message.Execute) message.Message {
 	if opts == nil {
 		opts = &message.QueryOptions{}
 	}
-	ec := &execCtx{s: s, c: c, keyspace: p.keyspace, cl: engine.Consistency(opts.Consistency), ts: opts.DefaultTimestamp, skipMeta: opts.SkipMetadata, result: p.result}
+	ec := &execCtx{s: s, c: c, keyspace: p.keyspace, cl: engine.Consistency(opts.Consistency), ts: opts.DefaultTimestamp, skipMeta: opts.SkipMetadata, result: p.result,
+		tokenAware: p.vars != nil && len(p.vars.PkIndices) > 0}
 	if err := ec.bindValues(opts, p.nbinds, p.stmt); err != nil {
 		return errorMessage(err, ec.cl, "")
 	}
@@ -509,4 +547,45 @@ func compareEncoded(dt datatype.DataType, a, b []byte) (int, bool) {
 		return 0, false
 	}
 	return bytes.Compare(ea, eb), true
+}
+
+// lwtPrepared is a PREPARED result whose metadata flags carry the LWT bit.
+type lwtPrepared struct{ *message.PreparedResult }
+
+// conditional reports a lightweight transaction: IF [NOT] EXISTS on a
+// modification, or a batch holding one (cql3/statements
+// modification_statement::has_conditions, batch_statement::_has_conditions).
+func conditional(st cqlparse.Statement) bool {
+	switch st := st.(type) {
+	case *cqlparse.Insert:
+		return st.IfNotExists
+	case *cqlparse.Update:
+		return st.IfExists
+	case *cqlparse.Delete:
+		return st.IfExists
+	case *cqlparse.Batch:
+		for _, s := range st.Statements {
+			if conditional(s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// markLWT sets prepared_metadata's LWT flag in an encoded v3/v4 PREPARED
+// frame: after the 9-byte header come the result kind [int], the id
+// [short bytes] and the metadata's flags [int], whose top bit is
+// LWT_FLAG_MASK.
+func markLWT(f []byte) error {
+	off := 9 + 4
+	if len(f) < off+2 {
+		return fmt.Errorf("PREPARED frame of %d bytes", len(f))
+	}
+	off += 2 + int(binary.BigEndian.Uint16(f[off:]))
+	if len(f) < off+4 {
+		return fmt.Errorf("PREPARED frame of %d bytes", len(f))
+	}
+	f[off] |= byte(lwtFlagMask >> 24)
+	return nil
 }

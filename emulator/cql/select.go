@@ -272,6 +272,9 @@ scan:
 		md.PagingState = nextState
 		res.Metadata = &md
 	}
+	if len(keys) == 1 {
+		return ec.routeHint(res, ti.keyspace, ti.name, keys[0]), nil
+	}
 	return res, nil
 }
 

@@ -61,9 +61,10 @@ const (
 
 // Server serves CQL connections for one Backend.
 type Server struct {
-	b     engine.Backend
-	opts  Options
-	codec frame.RawCodec
+	b      engine.Backend
+	router engine.TabletRouter // nil: b has no tablets
+	opts   Options
+	codec  frame.RawCodec
 
 	prepared *preparedCache
 
@@ -93,8 +94,10 @@ func NewServer(b engine.Backend, opts Options) *Server {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = defaultMaxInFlite
 	}
+	router, _ := b.(engine.TabletRouter)
 	return &Server{
 		b:         b,
+		router:    router,
 		opts:      opts,
 		codec:     frame.NewRawCodec(),
 		prepared:  newPreparedCache(20000),

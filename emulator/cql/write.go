@@ -27,6 +27,9 @@ func (ec *execCtx) write(st cqlparse.Statement, writeType string) (message.Messa
 	if err := ec.s.b.Write(ctx, ms, ec.cl); err != nil {
 		return nil, withWriteType(err, writeType)
 	}
+	if _, batch := st.(*cqlparse.Batch); !batch && len(ms) == 1 {
+		return ec.routeHint(&message.VoidResult{}, ms[0].Keyspace, ms[0].Table, ms[0].PartitionKey), nil
+	}
 	return &message.VoidResult{}, nil
 }
 

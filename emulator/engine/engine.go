@@ -252,6 +252,31 @@ type Backend interface {
 	ClusterName() string
 }
 
+// TabletRouter is implemented by a Backend whose tables may use tablets.
+// TabletRoute is ScyllaDB's check_locality (locator/tablets.cc): nil when
+// this node, on the client connection's shard, is a replica of the tablet
+// holding partitionKey's token (or its pending replica), or when the table
+// does not use tablets; otherwise the tablet's token range and replicas,
+// which the front end returns as the "tablets-routing-v1" custom payload
+// (transport/messages/result_message.cc) so that a tablet-aware driver
+// sends the tablet's next requests to a replica.
+type TabletRouter interface {
+	TabletRoute(keyspace, table string, partitionKey []byte, shard int) *TabletRoute
+}
+
+// TabletRoute is one tablet's routing: its tokens (FirstToken, LastToken],
+// FirstToken being math.MinInt64 for the first tablet, and its replicas.
+type TabletRoute struct {
+	FirstToken, LastToken int64
+	Replicas              []TabletReplica
+}
+
+// TabletReplica is a tablet replica: a host and a shard on it.
+type TabletReplica struct {
+	HostID [16]byte
+	Shard  int
+}
+
 // ErrorCode is a CQL protocol error code.
 type ErrorCode int
 

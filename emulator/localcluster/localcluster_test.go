@@ -261,6 +261,7 @@ func TestThreeNodes(t *testing.T) {
 
 	// Every node agrees on membership and schema.
 	var versions []string
+	coordinated := map[string]float64{}
 	for _, h := range c.Hosts() {
 		var mode string
 		restGet(t, h, "/storage_service/operation_mode", &mode)
@@ -289,6 +290,7 @@ func TestThreeNodes(t *testing.T) {
 				t.Errorf("%s: %s missing on node_exporter's port %d", h, name, NodeExporterPort)
 			}
 		}
+		coordinated[h], _ = metricSum(fams, "scylla_storage_proxy_coordinator_write_latency")
 		if n, _ := metricSum(fams, "scylla_tablets_count"); n != 8 {
 			t.Errorf("%s (%s): %v tablet replicas, want 8 (8 tablets x RF 3 over 3 nodes)", h, rack, n)
 		}
@@ -301,6 +303,15 @@ func TestThreeNodes(t *testing.T) {
 	for _, v := range versions[1:] {
 		if v != versions[0] {
 			t.Errorf("schema versions differ: %v", versions)
+		}
+	}
+	// Every node is a replica of every tablet, and the driver picks one of a
+	// key's replicas at random to coordinate: each takes about a third of
+	// the writes. (A driver that takes every statement for an LWT sends all
+	// of them to each tablet's first replica.)
+	for h, n := range coordinated {
+		if n < 10000*0.2 || n > 10000*0.47 {
+			t.Errorf("%s coordinated %.0f of the 10,000 writes, want about a third: %v", h, n, coordinated)
 		}
 	}
 

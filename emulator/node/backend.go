@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"math"
 	"net"
 	"strconv"
 
@@ -107,4 +108,49 @@ func (n *Node) Truncate(ctx context.Context, keyspace, table string) error {
 		}
 	}
 	return nil
+}
+
+// TabletRoute implements engine.TabletRouter, as ScyllaDB's
+// tablet_effective_replication_map::check_locality (locator/tablets.cc):
+// nothing when this node is a replica of the key's tablet on the client's
+// shard, or its pending replica there; otherwise the tablet's range
+// (previous tablet's last token, its last token] (the minimum token,
+// math.MinInt64, for the first tablet) and its replicas.
+func (n *Node) TabletRoute(keyspace, table string, partitionKey []byte, shard int) *engine.TabletRoute {
+	v := n.view.Load()
+	t := v.m.Tables[keyspace][table]
+	if t == nil {
+		return nil
+	}
+	tm := v.tablets[t.ID]
+	if tm == nil || len(tm.Tablets) == 0 {
+		return nil // a vnode keyspace: check_locality of a vnode map is always nullopt
+	}
+	i := tm.index(Token(partitionKey))
+	tb := &tm.Tablets[i]
+	for _, r := range tb.Replicas {
+		if r.Host == n.hostID {
+			if r.Shard == shard {
+				return nil
+			}
+			return n.tabletRoute(tm, i)
+		}
+	}
+	if p := tb.Pending; p != nil && p.Host == n.hostID && p.Shard == shard {
+		return nil
+	}
+	return n.tabletRoute(tm, i)
+}
+
+func (n *Node) tabletRoute(tm *TabletMap, i int) *engine.TabletRoute {
+	_, last := tabletRange(i, len(tm.Tablets))
+	first := int64(math.MinInt64)
+	if i > 0 {
+		_, first = tabletRange(i-1, len(tm.Tablets))
+	}
+	rt := &engine.TabletRoute{FirstToken: first, LastToken: last}
+	for _, r := range tm.Tablets[i].Replicas {
+		rt.Replicas = append(rt.Replicas, engine.TabletReplica{HostID: parseUUID(r.Host), Shard: r.Shard})
+	}
+	return rt
 }
