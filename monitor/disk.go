@@ -158,8 +158,9 @@ func (m *DiskMonitor) SampleAll(ctx context.Context) []results.NodeSample {
 }
 
 // Sample reads one node: ScyllaDB's metrics (port 9180) for the scylla_*
-// series, and disk usage from node_exporter (port 9100), or REST load
-// against its instance type's disk when node_exporter cannot be read.
+// series, and disk usage and its machine's CPU time from node_exporter
+// (port 9100), or REST load against its instance type's disk when
+// node_exporter cannot be read.
 func (m *DiskMonitor) Sample(ctx context.Context, n *cluster.Node) results.NodeSample {
 	s := results.NodeSample{Time: time.Now().UTC(), Node: n.Name, Address: n.Address, Rack: n.Rack, InstanceType: n.InstanceType}
 	ctx, cancel := context.WithTimeout(ctx, m.Timeout)
@@ -173,6 +174,7 @@ func (m *DiskMonitor) Sample(ctx context.Context, n *cluster.Node) results.NodeS
 	}
 	fams, merr := m.scrape(ctx, n.Address, port)
 	if merr == nil {
+		s.CPUStealSeconds, s.CPUSeconds = cpuSeconds(fams["node_cpu_seconds_total"])
 		size, okS := fsValue(fams["node_filesystem_size_bytes"])
 		avail, okA := fsValue(fams["node_filesystem_avail_bytes"])
 		if okS && okA {
@@ -192,6 +194,21 @@ func (m *DiskMonitor) Sample(ctx context.Context, n *cluster.Node) results.NodeS
 	s.DiskAvailBytes = max(n.DiskBytes-load, 0)
 	s.Source = SourceRESTLoadFallback
 	return s
+}
+
+// cpuSeconds sums node_exporter's node_cpu_seconds_total over CPUs: the
+// steal mode's, and all modes' (the machine's CPU time).
+func cpuSeconds(f *dto.MetricFamily) (steal, all float64) {
+	for _, m := range f.GetMetric() {
+		v := m.GetCounter().GetValue()
+		all += v
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "mode" && l.GetValue() == "steal" {
+				steal += v
+			}
+		}
+	}
+	return steal, all
 }
 
 func orNoFS(err error) any {

@@ -29,6 +29,7 @@ func fakeNodes(t *testing.T, base int) (*fakescylla.Cluster, []*cluster.Node) {
 			case 1:
 				n.DiskSize, n.DiskAvail = 100e9, 10e9
 				n.Metrics = map[string]float64{"scylla_reactor_stalls": 5, "scylla_tablets_count": 64, "scylla_other": 1}
+				n.CPUSeconds = []map[string]float64{{"user": 60, "system": 20, "idle": 15, "steal": 5}, {"user": 50, "idle": 47, "steal": 3}}
 			case 2:
 				n.Load = 40e9 // no filesystem series: REST fallback
 			}
@@ -84,6 +85,13 @@ func TestDiskMonitorSnapshot(t *testing.T) {
 	}
 	if latest[0].Metrics["reactor_stalls"] != 5 || latest[0].Metrics["tablets_count"] != 64 || len(latest[0].Metrics) != 2 {
 		t.Fatalf("metrics = %v", latest[0].Metrics)
+	}
+	// node_cpu_seconds_total summed over the CPUs: steal, and all modes.
+	if s := latest[0]; s.CPUStealSeconds != 8 || s.CPUSeconds != 200 {
+		t.Fatalf("node-1 CPU: steal %v of %v s, want 8 of 200", s.CPUStealSeconds, s.CPUSeconds)
+	}
+	if s := latest[1]; s.CPUSeconds != 0 {
+		t.Fatalf("node-2 has no node_cpu series and got %v CPU seconds", s.CPUSeconds)
 	}
 	w.Close()
 	var lines []results.NodeSample

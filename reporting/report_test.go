@@ -239,13 +239,14 @@ func TestHostBoundCycleMarkedInItsTable(t *testing.T) {
 		{Name: results.SteadyStateCycle, HostLagMSPerS: 3},
 		{Name: "Cycle #1", Step: "Add node", HostLagMSPerS: 42.4, HostBound: true},
 		{Name: "Cycle #2", Step: "Add node", HostLagMSPerS: 2, LoaderLagMSPerS: 25, HostBound: true},
+		{Name: "Cycle #3", Step: "Add node", HostLagMSPerS: 1, CPUStealPct: 23.4, HostBound: true},
 	}}
 	var b bytes.Buffer
 	if err := Markdown(&b, res, MarkdownOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	md := b.String()
-	if !strings.Contains(md, "Host-bound: Cycle #1 (host lag 42 ms/s), Cycle #2 (host lag 2 ms/s, load generator lag 25 ms/s)") {
+	if !strings.Contains(md, "Host-bound: Cycle #1 (host lag 42 ms/s), Cycle #2 (host lag 2 ms/s, load generator lag 25 ms/s), Cycle #3 (host lag 1 ms/s, CPU steal 23%)") {
 		t.Errorf("no host-bound mark for Cycle #1 in:\n%s", md)
 	}
 	if strings.Contains(md, "Host-bound: Cycle #0") {

@@ -271,8 +271,8 @@ func latencyTable(id, name string, cycles []results.Cycle, res *results.Result) 
 }
 
 // hostBoundNote marks the cycles of a latency table whose host lag (the
-// nodes' scylla_reactor_cpu_steal_time_ms, or the load generator's own) was
-// high enough to set their P99 (results.HostBoundLagMSPerS); "" when none was.
+// nodes' scylla_reactor_cpu_steal_time_ms, the load generator's own, and
+// the machines' CPU steal) was high enough to set their P99 (results.HostBoundLagMSPerS); "" when none was.
 func hostBoundNote(cycles []results.Cycle) string {
 	var bound []string
 	for _, c := range cycles {
@@ -283,12 +283,15 @@ func hostBoundNote(cycles []results.Cycle) string {
 		if c.LoaderLagMSPerS > 0 {
 			lag += fmt.Sprintf(", load generator lag %.0f ms/s", c.LoaderLagMSPerS)
 		}
+		if c.CPUStealPct > 0 {
+			lag += fmt.Sprintf(", CPU steal %.0f%%", c.CPUStealPct)
+		}
 		bound = append(bound, fmt.Sprintf("%s (%s)", c.Name, lag))
 	}
 	if len(bound) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Host-bound: %s — these latencies are this machine's, not the model's (nodes and load generator together runnable but not running at least %d ms per second).",
+	return fmt.Sprintf("Host-bound: %s — these latencies are this machine's, not the model's (nodes and load generator together runnable but not running, or their CPUs stolen by the hypervisor, at least %d ms per second).",
 		strings.Join(bound, ", "), results.HostBoundLagMSPerS)
 }
 

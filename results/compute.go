@@ -149,7 +149,8 @@ type reducer struct {
 	fallback  map[string]bool // nodes whose disk usage came from REST load
 	// thresholds: each node's stall threshold from its command line.
 	thresholds map[string]float64
-	steal      map[string][]stealSample
+	steal      map[string][]counterSample // the nodes' reactor_cpu_steal_time_ms
+	cpu        map[string][]counterSample // their machines' steal seconds of all CPU seconds
 	// compactionNotes are the warnings of the compactions phase (not
 	// settled, not exported): limitations of the steady state.
 	compactionNotes []string
@@ -540,9 +541,15 @@ func (r *reducer) sample(s *NodeSample) {
 	}
 	if v, ok := s.Metrics["reactor_cpu_steal_time_ms"]; ok {
 		if r.steal == nil {
-			r.steal = map[string][]stealSample{}
+			r.steal = map[string][]counterSample{}
 		}
-		r.steal[s.Node] = append(r.steal[s.Node], stealSample{s.Time, v})
+		r.steal[s.Node] = append(r.steal[s.Node], counterSample{t: s.Time, v: v})
+	}
+	if s.CPUSeconds > 0 {
+		if r.cpu == nil {
+			r.cpu = map[string][]counterSample{}
+		}
+		r.cpu[s.Node] = append(r.cpu[s.Node], counterSample{t: s.Time, v: s.CPUStealSeconds, of: s.CPUSeconds})
 	}
 	if s.DiskTotalBytes <= 0 {
 		return
@@ -682,7 +689,8 @@ func (r *reducer) finishCycles() {
 		c.c.Stalls = stallsOf(ms, perNode)
 		c.c.HostLagMSPerS = hostLag(r.steal, c.c.Start, c.c.End)
 		c.c.LoaderLagMSPerS = loaderLagRate(c.loaderLag, d)
-		c.c.HostBound = c.c.HostLagMSPerS+c.c.LoaderLagMSPerS >= HostBoundLagMSPerS
+		c.c.CPUStealPct = cpuSteal(r.cpu, c.c.Start, c.c.End)
+		c.c.HostBound = c.c.HostLagMSPerS+c.c.LoaderLagMSPerS+10*c.c.CPUStealPct >= HostBoundLagMSPerS
 		res.Cycles = append(res.Cycles, c.c)
 	}
 	sort.SliceStable(res.Cycles, func(i, j int) bool { return res.Cycles[i].Start.Before(res.Cycles[j].Start) })
@@ -863,54 +871,77 @@ func trailingNumber(s string) int {
 	return n
 }
 
-type stealSample struct {
-	t  time.Time
-	ms float64
+// counterSample is a counter's value v at t, and for a share the counter
+// of all (of) it is a part of.
+type counterSample struct {
+	t     time.Time
+	v, of float64
+}
+
+// window picks a counter's samples around [start, end]: the last at or
+// before start (else the first after it) and the last at or before end;
+// false when there are not two, or the counter went back (a restarted node).
+func window(ss []counterSample, start, end time.Time) (from, to *counterSample, ok bool) {
+	var before, first *counterSample
+	for i := range ss {
+		s := &ss[i]
+		switch {
+		case !s.t.After(start):
+			before = s
+		case first == nil && !s.t.After(end):
+			first = s
+		}
+		if !s.t.After(end) {
+			to = s
+		}
+	}
+	from = before
+	if from == nil {
+		from = first
+	}
+	if from == nil || to == nil || !to.t.After(from.t) || to.v < from.v || to.of < from.of {
+		return nil, nil, false
+	}
+	return from, to, true
 }
 
 // hostLag is the highest rate over the nodes of their steal-time counter
-// between the last sample at or before start (else the first after it) and
-// the last sample at or before end, in ms per second; a counter that went
-// back (a restarted node) does not count.
-func hostLag(steal map[string][]stealSample, start, end time.Time) float64 {
+// during [start, end], in ms per second.
+func hostLag(steal map[string][]counterSample, start, end time.Time) float64 {
 	best := 0.0
 	for _, ss := range steal {
-		var before, first, to *stealSample
-		for i := range ss {
-			s := &ss[i]
-			switch {
-			case !s.t.After(start):
-				before = s
-			case first == nil && !s.t.After(end):
-				first = s
-			}
-			if !s.t.After(end) {
-				to = s
-			}
+		if from, to, ok := window(ss, start, end); ok {
+			best = max(best, (to.v-from.v)/to.t.Sub(from.t).Seconds())
 		}
-		from := before
-		if from == nil {
-			from = first
+	}
+	return best
+}
+
+// cpuSteal is the highest share over the node machines of their CPU time
+// that was steal during [start, end], in percent.
+func cpuSteal(cpu map[string][]counterSample, start, end time.Time) float64 {
+	best := 0.0
+	for _, ss := range cpu {
+		if from, to, ok := window(ss, start, end); ok && to.of > from.of {
+			best = max(best, 100*(to.v-from.v)/(to.of-from.of))
 		}
-		if from == nil || to == nil || !to.t.After(from.t) || to.ms < from.ms {
-			continue
-		}
-		best = max(best, (to.ms-from.ms)/to.t.Sub(from.t).Seconds())
 	}
 	return best
 }
 
 // hostLagNote says how much host lag each cycle had, on the nodes and in
-// the load generator, and which cycles are host-bound; "" when neither
-// measured any.
+// the load generator, how much CPU the hypervisor stole, and which cycles
+// are host-bound; "" when none of them was measured.
 func hostLagNote(cycles []Cycle) string {
-	var nodes, loaders, bound []string
-	seenNodes, seenLoaders := false, false
+	var nodes, loaders, steal, bound []string
+	seenNodes, seenLoaders, seenSteal := false, false, false
 	for _, c := range cycles {
 		seenNodes = seenNodes || c.HostLagMSPerS > 0
 		seenLoaders = seenLoaders || c.LoaderLagMSPerS > 0
+		seenSteal = seenSteal || c.CPUStealPct > 0
 		nodes = append(nodes, fmt.Sprintf("%s %.1f ms/s", c.Name, c.HostLagMSPerS))
 		loaders = append(loaders, fmt.Sprintf("%s %.1f ms/s", c.Name, c.LoaderLagMSPerS))
+		steal = append(steal, fmt.Sprintf("%s %.1f%%", c.Name, c.CPUStealPct))
 		if c.HostBound {
 			bound = append(bound, c.Name)
 		}
@@ -922,11 +953,14 @@ func hostLagNote(cycles []Cycle) string {
 	if seenLoaders {
 		parts = append(parts, "Load generator lag (the most-lagged loader process's own scheduling lag: operations due while it did not run were sent late, and their latency counts it): "+strings.Join(loaders, ", ")+".")
 	}
+	if seenSteal {
+		parts = append(parts, "CPU steal (the most-stolen node machine's share of CPU time its hypervisor gave to something else while a vCPU had work, node_exporter's node_cpu_seconds_total{mode=\"steal\"}; no process on the machine sees it as lag): "+strings.Join(steal, ", ")+".")
+	}
 	if len(parts) == 0 {
 		return ""
 	}
 	if len(bound) > 0 {
-		parts = append(parts, fmt.Sprintf("Host-bound (the nodes' and the load generator's lag together ≥ %d ms/s, 1%% of the time: an operation waits while its loader or its coordinator does not run, and 1%% of them delayed sets P99): %s — these latencies are this machine's, not the model's.", HostBoundLagMSPerS, strings.Join(bound, ", ")))
+		parts = append(parts, fmt.Sprintf("Host-bound (the nodes' and the load generator's lag and the CPU steal, 1%% = 10 ms/s, together ≥ %d ms/s, 1%% of the time: an operation waits while its loader or its coordinator does not run, and 1%% of them delayed sets P99): %s — these latencies are this machine's, not the model's.", HostBoundLagMSPerS, strings.Join(bound, ", ")))
 	}
 	return strings.Join(parts, " ")
 }

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -292,6 +293,51 @@ func TestLoaderLagPerCycle(t *testing.T) {
 	l := strings.Join(res.Setup.Limitations, "\n")
 	if !strings.Contains(l, "Load generator lag") || !strings.Contains(l, "Cycle #0 2.0 ms/s, Cycle #1 15.0 ms/s, Cycle #2 5.0 ms/s") || !strings.Contains(l, ": Cycle #1, Cycle #2 —") {
 		t.Errorf("limitations %q", l)
+	}
+}
+
+// TestCPUStealPerCycle: a cycle's CPU steal is the most-stolen node
+// machine's share of its CPU time that was steal (node_exporter's
+// node_cpu_seconds_total), which no process sees as lag; 1% of it counts as
+// 10 ms/s towards host-bound, added to the nodes' and the loader's lag.
+func TestCPUStealPerCycle(t *testing.T) {
+	at, events := tenSecondCycles(3)
+	lat := []LatencyRecord{latRec(t, OpWrite, at(1), 1000), latRec(t, OpWrite, at(11), 1000), latRec(t, OpWrite, at(21), 1000)}
+	// Two CPUs: 20 CPU seconds per 10 s.
+	s := func(sec int, node string, steal, all float64, lag float64) NodeSample {
+		return NodeSample{Time: at(sec), Node: node, DiskTotalBytes: 1e9, CPUStealSeconds: steal, CPUSeconds: all,
+			Metrics: map[string]float64{"reactor_cpu_steal_time_ms": lag}}
+	}
+	met := []NodeSample{
+		s(0, "n1", 100, 1000, 0), s(0, "n2", 50, 1000, 0),
+		s(10, "n1", 100.1, 1020, 0), s(10, "n2", 50.08, 1020, 0), // Cycle #0: 0.5% and 0.4% steal
+		s(20, "n1", 106.1, 1040, 0), s(20, "n2", 50.08, 1040, 0), // Cycle #1: 30% on n1
+		s(30, "n1", 106.2, 1060, 60), s(30, "n2", 50.18, 1060, 0), // Cycle #2: 0.5% steal and 6 ms/s lag
+	}
+	res, err := Compute(runDir(t, events, lat, met))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cycles) != 3 {
+		t.Fatalf("cycles %+v", res.Cycles)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	c0, c1, c2 := res.Cycles[0], res.Cycles[1], res.Cycles[2]
+	if !near(c0.CPUStealPct, 0.5) || c0.HostBound {
+		t.Errorf("Cycle #0: steal %v%% (bound %v), want 0.5%%, not bound", c0.CPUStealPct, c0.HostBound)
+	}
+	if !near(c1.CPUStealPct, 30) || !c1.HostBound || c1.HostLagMSPerS != 0 {
+		t.Errorf("Cycle #1: steal %v%% (bound %v, lag %v), want 30%%, bound with no lag", c1.CPUStealPct, c1.HostBound, c1.HostLagMSPerS)
+	}
+	if !near(c2.CPUStealPct, 0.5) || c2.HostLagMSPerS != 6 || !c2.HostBound {
+		t.Errorf("Cycle #2: steal %v%% + lag %v ms/s (bound %v), want 5 + 6 = 11 ms/s, bound", c2.CPUStealPct, c2.HostLagMSPerS, c2.HostBound)
+	}
+	l := strings.Join(res.Setup.Limitations, "\n")
+	if !strings.Contains(l, "CPU steal") || !strings.Contains(l, "Cycle #0 0.5%, Cycle #1 30.0%, Cycle #2 0.5%") || !strings.Contains(l, ": Cycle #1, Cycle #2 —") {
+		t.Errorf("limitations %q", l)
+	}
+	if v, ok := cycleFigure(&c1, FigCycleSteal); !ok || !near(v, 30) {
+		t.Errorf("figure %s = %v %v", FigCycleSteal, v, ok)
 	}
 }
 

@@ -37,15 +37,16 @@ const (
 	FigCycleStalls   = "stalls"
 	FigCycleHostLag  = "host_lag_ms_per_sec"
 	FigCycleLoadLag  = "loader_lag_ms_per_sec"
+	FigCycleSteal    = "cpu_steal_pct"
 )
 
 // CycleFigures are the metrics a "Cycle #N.<metric>" figure may name.
 func CycleFigures() []string {
-	out := make([]string, 0, len(CycleMetrics)+6)
+	out := make([]string, 0, len(CycleMetrics)+7)
 	for _, m := range CycleMetrics {
 		out = append(out, m.Name)
 	}
-	return append(out, FigCycleDuration, FigCycleErrors, FigCycleDropped, FigCycleStalls, FigCycleHostLag, FigCycleLoadLag)
+	return append(out, FigCycleDuration, FigCycleErrors, FigCycleDropped, FigCycleStalls, FigCycleHostLag, FigCycleLoadLag, FigCycleSteal)
 }
 
 // FigureLowerBetter says which way a figure improves: durations, latencies,
@@ -100,6 +101,8 @@ func cycleFigure(c *Cycle, name string) (float64, bool) {
 		return c.HostLagMSPerS, true
 	case FigCycleLoadLag:
 		return c.LoaderLagMSPerS, true
+	case FigCycleSteal:
+		return c.CPUStealPct, true
 	}
 	return 0, false
 }

@@ -99,8 +99,13 @@ type NodeSample struct {
 	// Optional counters and gauges scraped from the node (scylla_* names without the prefix), e.g.
 	// reactor_stalls, tablets_count, streaming_total_incoming_bytes, reactor_utilization.
 	Metrics map[string]float64 `json:"metrics,omitempty"`
-	Source  string             `json:"source,omitempty"` // "node_exporter" | "rest_load_fallback"
-	Error   string             `json:"error,omitempty"`  // set when the node could not be read
+	// The node's machine's CPU time, from node_exporter's
+	// node_cpu_seconds_total summed over CPUs: in steal mode (the
+	// hypervisor ran something else while a vCPU had work) and in all modes.
+	CPUStealSeconds float64 `json:"cpu_steal_seconds,omitempty"`
+	CPUSeconds      float64 `json:"cpu_seconds,omitempty"`
+	Source          string  `json:"source,omitempty"` // "node_exporter" | "rest_load_fallback"
+	Error           string  `json:"error,omitempty"`  // set when the node could not be read
 }
 
 // DiskSourceRESTLoadFallback is NodeSample.Source when node_exporter could
@@ -320,9 +325,15 @@ type Cycle struct {
 	// lag of the most-lagged loader process during the cycle, in ms per
 	// second (LatencyRecord.LoaderLagMS); 0 when its records carry none.
 	LoaderLagMSPerS float64 `json:"loader_lag_ms_per_sec,omitempty"`
-	// HostBound: the nodes' and the loader's lag together were at least
-	// HostBoundLagMSPerS, enough delayed operations to set the cycle's P99
-	// (see Limitations).
+	// CPUStealPct is the CPU steal of the most-stolen node machine during
+	// the cycle, in percent of its CPU time (node_exporter's
+	// node_cpu_seconds_total{mode="steal"}): time its hypervisor ran
+	// something else while a vCPU had work, which the nodes' own lag does
+	// not see. 0 when node_exporter has no such series.
+	CPUStealPct float64 `json:"cpu_steal_pct,omitempty"`
+	// HostBound: the nodes' and the loader's lag and the CPU steal (1% is
+	// 10 ms/s) together were at least HostBoundLagMSPerS, enough delayed
+	// operations to set the cycle's P99 (see Limitations).
 	HostBound bool `json:"host_bound,omitempty"`
 }
 

@@ -10,8 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,7 +38,10 @@ type Node struct {
 	Load            float64 // bytes (REST load)
 	DiskSize        float64 // node_filesystem_size_bytes; 0 = no filesystem series
 	DiskAvail       float64
-	Metrics         map[string]float64 // extra series, e.g. "scylla_reactor_stalls"
+	// CPUSeconds are node_cpu_seconds_total by mode of each of the
+	// machine's CPUs (cpu="0", "1" ...); none when nil.
+	CPUSeconds []map[string]float64
+	Metrics    map[string]float64 // extra series, e.g. "scylla_reactor_stalls"
 	// JoinAfter makes a new node JOINING until this long after it was added.
 	JoinAfter time.Duration
 	// DecommissionTime is how long POST decommission takes.
@@ -334,7 +339,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 // NodeExporterHandler serves node_exporter's filesystem series of the node
-// (none when DiskSize is 0).
+// (none when DiskSize is 0) and its CPU time (node_cpu_seconds_total).
 func (c *Cluster) NodeExporterHandler(addr string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
@@ -343,6 +348,14 @@ func (c *Cluster) NodeExporterHandler(addr string) http.Handler {
 		if n.DiskSize > 0 {
 			fmt.Fprintf(&b, "# TYPE node_filesystem_size_bytes gauge\nnode_filesystem_size_bytes{device=\"/dev/nvme0n1\",fstype=\"xfs\",mountpoint=\"/var/lib/scylla\"} %g\nnode_filesystem_size_bytes{device=\"/dev/root\",fstype=\"ext4\",mountpoint=\"/\"} 8e9\n", n.DiskSize)
 			fmt.Fprintf(&b, "# TYPE node_filesystem_avail_bytes gauge\nnode_filesystem_avail_bytes{device=\"/dev/nvme0n1\",fstype=\"xfs\",mountpoint=\"/var/lib/scylla\"} %g\nnode_filesystem_avail_bytes{device=\"/dev/root\",fstype=\"ext4\",mountpoint=\"/\"} 4e9\n", n.DiskAvail)
+		}
+		if len(n.CPUSeconds) > 0 {
+			b.WriteString("# HELP node_cpu_seconds_total Seconds the CPUs spent in each mode.\n# TYPE node_cpu_seconds_total counter\n")
+			for cpu, modes := range n.CPUSeconds {
+				for _, mode := range slices.Sorted(maps.Keys(modes)) {
+					fmt.Fprintf(&b, "node_cpu_seconds_total{cpu=\"%d\",mode=\"%s\"} %g\n", cpu, mode, modes[mode])
+				}
+			}
 		}
 		c.mu.Unlock()
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/elasticity-dev/elasticity/emulator/cpustat"
 	"github.com/elasticity-dev/elasticity/emulator/diskmodel"
 )
 
@@ -27,7 +28,7 @@ const DataMountpoint = "/var/lib/scylla"
 // with SCYLLA_NODE_EXPORTER_ARGS): the filesystem collector's
 // node_filesystem_{size,avail,free}_bytes for the data volume, as if it
 // were a filesystem of the emulated disk's size holding the data
-// directory's real bytes. Collector flags are accepted and ignored.
+// directory's real bytes, and the cpu collector's node_cpu_seconds_total. Collector flags are accepted and ignored.
 // --emulated-size-bytes is the double's own.
 func NodeExporterMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	listen := fmt.Sprintf(":%d", NodeExporterPort)
@@ -76,6 +77,11 @@ func NodeExporterMain(ctx context.Context, args []string, stdout, stderr io.Writ
 	gauge("node_filesystem_avail_bytes", "Filesystem space available to non-root users in bytes.", func() float64 { return float64(disk.Avail()) })
 	gauge("node_filesystem_free_bytes", "Filesystem free space in bytes.", func() float64 { return float64(disk.Avail()) })
 	gauge("node_filesystem_readonly", "Filesystem read-only status.", func() float64 { return 0 })
+	if c, err := cpustat.Collector(); err == nil {
+		reg.MustRegister(c) // the cpu collector's node_cpu_seconds_total
+	} else {
+		logf(`msg="collector failed" name=cpu err=%q`, err.Error())
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	ln, err := net.Listen("tcp", listen)

@@ -282,7 +282,7 @@ func TestThreeNodes(t *testing.T) {
 		}
 		// node_exporter's series are on its own port, never on ScyllaDB's.
 		exp := scrapePort(t, h, NodeExporterPort)
-		for _, name := range []string{"node_filesystem_size_bytes", "node_filesystem_avail_bytes"} {
+		for _, name := range []string{"node_filesystem_size_bytes", "node_filesystem_avail_bytes", "node_cpu_seconds_total"} {
 			if _, ok := metricSum(fams, name); ok {
 				t.Errorf("%s: %s served on ScyllaDB's port %d", h, name, MetricsPort)
 			}

@@ -48,4 +48,17 @@ func TestNodeExporterSeparateFromScyllaMetrics(t *testing.T) {
 			t.Errorf("avail %v", v)
 		}
 	}
+	// The cpu collector: the machine's CPU time per CPU and mode, steal
+	// among them (what a report's CPU steal is computed from).
+	steal := 0
+	for _, m := range fams["node_cpu_seconds_total"].GetMetric() {
+		for _, l := range m.Label {
+			if l.GetName() == "mode" && l.GetValue() == "steal" && m.Counter != nil {
+				steal++
+			}
+		}
+	}
+	if steal == 0 {
+		t.Errorf("no node_cpu_seconds_total{mode=\"steal\"} counter on node_exporter's port")
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/emulator/cpustat"
 	"github.com/elasticity-dev/elasticity/emulator/engine"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -162,6 +163,10 @@ func newMetrics(n *Node) *metrics {
 		func() float64 { return float64(n.disk.Avail()) }))
 	mt.exporter.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "node_filesystem_free_bytes", Help: "Filesystem free space in bytes.", ConstLabels: fs},
 		func() float64 { return float64(n.disk.Avail()) }))
+	// And its cpu collector (node_cpu_seconds_total) of the machine.
+	if c, err := cpustat.Collector(); err == nil {
+		mt.exporter.MustRegister(c)
+	}
 	return mt
 }
 
