@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/gocql/gocql"
+	"github.com/prometheus/procfs"
 )
 
 // BenchmarkNodeCost is the emulator's cost per client operation (issue 17):
@@ -34,7 +35,9 @@ import (
 // change the rates and the time per rate; BENCH_NODE_PROFILE writes a CPU
 // profile per node ("{addr}" in the path is the node's address);
 // BENCH_EMU_NODE_ENV adds VAR=value words to the nodes' environment (e.g.
-// GOMAXPROCS=1, to compare runtime settings side by side).
+// GOMAXPROCS=1, to compare runtime settings side by side). Each rate also
+// prints the machine's CPU steal (/proc/stat): runs compared side by side
+// need it alike.
 // BENCH_EMU_INSTANCE=i4i.large and BENCH_EMU_PREFILL=N measure the main
 // job's nodes instead: three i4i.large written with keys 0..N-1 first (the
 // workload then uses those keys); 78000 fills them to about 90%, where
@@ -106,19 +109,23 @@ func BenchmarkNodeCost(b *testing.B) {
 		// A short warm-up at the rate, then the measured interval.
 		driveMixed(ctx, s, value, keys, rate, time.Second)
 		cpu0 := nodesCPU(b, c)
+		steal0 := machineCPU()
 		t0 := time.Now()
 		lat, failed := driveMixed(ctx, s, value, keys, rate, time.Duration(secs)*time.Second)
 		el := time.Since(t0)
 		cpu := nodesCPU(b, c) - cpu0
+		steal := machineCPU().stealPct(steal0)
 		ops := len(lat)
 		slices.Sort(lat)
 		q := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
 		rss := nodesRSS(c)
 		perOp := cpu.Seconds() * 1e6 / float64(ops)
-		fmt.Printf("rate %6d op/s: %6d ops in %.1fs, node CPU %.2f cores, %6.1f µs CPU/op, RSS %s MiB, P50 %v P99 %v, %d failed, load %s\n",
-			rate, ops, el.Seconds(), cpu.Seconds()/el.Seconds(), perOp, rss, q(0.50).Round(10*time.Microsecond), q(0.99).Round(10*time.Microsecond), failed, loadAvg())
+		fmt.Printf("rate %6d op/s: %6d ops in %.1fs, node CPU %.2f cores, %6.1f µs CPU/op, RSS %s MiB, P50 %v P99 %v, %d failed, load %s, CPU steal %.1f%%\n",
+			rate, ops, el.Seconds(), cpu.Seconds()/el.Seconds(), perOp, rss, q(0.50).Round(10*time.Microsecond), q(0.99).Round(10*time.Microsecond), failed, loadAvg(), steal)
 		b.ReportMetric(perOp, fmt.Sprintf("µs-cpu/op@%d", rate))
 		b.ReportMetric(float64(q(0.99).Microseconds()), fmt.Sprintf("µs-p99@%d", rate))
+		// The hypervisor's share: runs compared side by side need it alike.
+		b.ReportMetric(steal, fmt.Sprintf("%%-steal@%d", rate))
 		if failed > ops/100 {
 			b.Errorf("rate %d: %d of %d operations failed", rate, failed, ops)
 		}
@@ -288,6 +295,30 @@ func nodesRSS(c *Cluster) string {
 		out = append(out, v)
 	}
 	return strings.Join(out, "/")
+}
+
+// cpuTimes is the machine's CPU time (/proc/stat), in steal and in all.
+type cpuTimes struct{ steal, all float64 }
+
+func machineCPU() cpuTimes {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return cpuTimes{}
+	}
+	st, err := fs.Stat()
+	if err != nil {
+		return cpuTimes{}
+	}
+	t := st.CPUTotal
+	return cpuTimes{t.Steal, t.User + t.Nice + t.System + t.Idle + t.Iowait + t.IRQ + t.SoftIRQ + t.Steal}
+}
+
+// stealPct is the share of the CPU time since from that was steal.
+func (c cpuTimes) stealPct(from cpuTimes) float64 {
+	if c.all <= from.all {
+		return 0
+	}
+	return 100 * (c.steal - from.steal) / (c.all - from.all)
 }
 
 func loadAvg() string {
