@@ -80,6 +80,9 @@ func Compare(dirs []string, out string, sections ...Section) error {
 	if anyEmulated(runs) {
 		intro = append(intro, EmulatedNote)
 	}
+	if n := hostBoundRuns(runs); n != "" {
+		intro = append(intro, n)
+	}
 	var md bytes.Buffer
 	fmt.Fprintf(&md, "# %s\n\n", title)
 	for _, s := range intro {
@@ -121,6 +124,36 @@ func anyEmulated(runs []run) bool {
 		}
 	}
 	return false
+}
+
+// hostBoundRuns names the runs with host-bound cycles, and their worst host
+// figures: a latency compared across such runs is the machines' difference,
+// not the variants'. "" when none was.
+func hostBoundRuns(runs []run) string {
+	var names []string
+	for _, r := range runs {
+		var cycles []string
+		var lag, steal float64
+		for _, c := range r.res.Cycles {
+			if c.HostBound {
+				cycles = append(cycles, c.Name)
+				lag = max(lag, c.HostLagMSPerS+c.LoaderLagMSPerS)
+				steal = max(steal, c.CPUStealPct)
+			}
+		}
+		if len(cycles) == 0 {
+			continue
+		}
+		worst := fmt.Sprintf("lag up to %.0f ms/s", lag)
+		if steal > 0 {
+			worst += fmt.Sprintf(", CPU steal up to %.0f%%", steal)
+		}
+		names = append(names, fmt.Sprintf("%s (%s; %s)", r.name, strings.Join(cycles, ", "), worst))
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "Host-bound runs: " + strings.Join(names, "; ") + ". Their latencies in those cycles are the machine's, not the model's: compared with another run's, they measure the two runs' hosts."
 }
 
 // metric is one compared number of a cycle.

@@ -45,6 +45,43 @@ func TestCompareWritesPages(t *testing.T) {
 	}
 }
 
+// A comparison names the runs whose cycles were host-bound, with their
+// worst lag and steal, and says nothing when none was.
+func TestCompareNamesHostBoundRuns(t *testing.T) {
+	root := t.TempDir()
+	write := func(name string, cycles ...results.Cycle) string {
+		dir := filepath.Join(root, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := results.WriteResult(dir, &results.Result{FormatVersion: results.FormatVersion, Status: results.StatusPassed, Setup: results.Setup{Scenario: "s"}, Cycles: cycles}); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	quiet := write("quiet", results.Cycle{Name: "Cycle #0", HostLagMSPerS: 2}, results.Cycle{Name: "Cycle #1", HostLagMSPerS: 3})
+	noisy := write("noisy", results.Cycle{Name: "Cycle #0", HostLagMSPerS: 2},
+		results.Cycle{Name: "Cycle #1", HostLagMSPerS: 30, LoaderLagMSPerS: 12, CPUStealPct: 4, HostBound: true},
+		results.Cycle{Name: "Cycle #2", HostLagMSPerS: 1, CPUStealPct: 44, HostBound: true})
+	read := func(dirs ...string) string {
+		out := filepath.Join(t.TempDir(), "cmp")
+		if err := Compare(dirs, out); err != nil {
+			t.Fatal(err)
+		}
+		md, err := os.ReadFile(filepath.Join(out, FileCompareMD))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(md)
+	}
+	if md := read(quiet, noisy); !strings.Contains(md, "Host-bound runs: noisy (Cycle #1, Cycle #2; lag up to 42 ms/s, CPU steal up to 44%).") {
+		t.Errorf("comparison does not name the host-bound run:\n%s", md)
+	}
+	if md := read(quiet, quiet); strings.Contains(md, "Host-bound runs") {
+		t.Errorf("comparison of quiet runs names host-bound ones:\n%s", md)
+	}
+}
+
 func TestArgusTables(t *testing.T) {
 	dir := copyRun(t, filepath.Join("testdata", "run1"))
 	if _, err := Render(dir, Options{Formats: []string{FormatJSON}}); err != nil {
