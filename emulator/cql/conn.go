@@ -280,18 +280,15 @@ func (c *conn) send(version primitive.ProtocolVersion, stream int16, msg message
 		}
 	}
 	var payload map[string][]byte
-	if r, ok := msg.(*routed); ok {
-		msg, payload = r.Message, r.payload
+	lwt := false
+	if x, ok := msg.(*extended); ok {
+		msg, payload, lwt = x.Message, x.payload, x.lwt
 	}
 	if _, ok := msg.(*message.VoidResult); ok && payload == nil {
 		// The most common answer (every write), built without the codec.
 		b := []byte{0x80 | byte(version), 0, byte(uint16(stream) >> 8), byte(stream), byte(primitive.OpCodeResult), 0, 0, 0, 4, 0, 0, 0, byte(primitive.ResultTypeVoid)}
 		c.enqueue(outFrame{b: b})
 		return
-	}
-	lwt := false
-	if m, ok := msg.(*lwtPrepared); ok {
-		msg, lwt = m.PreparedResult, true
 	}
 	b, err := c.encode(version, stream, msg, payload)
 	if err == nil && lwt {

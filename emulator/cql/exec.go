@@ -33,10 +33,14 @@ type execCtx struct {
 	tokenAware bool
 }
 
-// routed is a result with the "tablets-routing-v1" custom payload.
-type routed struct {
+// extended is a result with what ScyllaDB's protocol extensions add to its
+// frame and the codec cannot express: a custom payload
+// ("tablets-routing-v1"), or the LWT bit in a PREPARED result's metadata
+// flags (SCYLLA_LWT_ADD_METADATA_MARK). send writes it.
+type extended struct {
 	message.Message
 	payload map[string][]byte
+	lwt     bool
 }
 
 // routeHint adds the tablets-routing-v1 payload to a single-partition
@@ -51,7 +55,7 @@ func (ec *execCtx) routeHint(res message.Message, keyspace, table string, partit
 	if rt == nil {
 		return res
 	}
-	return &routed{Message: res, payload: map[string][]byte{"tablets-routing-v1": tabletsRoutingPayload(rt)}}
+	return &extended{Message: res, payload: map[string][]byte{"tablets-routing-v1": tabletsRoutingPayload(rt)}}
 }
 
 func (s *Server) query(c *conn, m *message.Query) message.Message {
@@ -114,7 +118,7 @@ func (s *Server) prepare(c *conn, m *message.Prepare) message.Message {
 	res := &message.PreparedResult{PreparedQueryId: p.id, ResultMetadataId: p.id, VariablesMetadata: vars, ResultMetadata: result}
 	if c != nil && c.lwtMark.Load() && conditional(st) {
 		// result_message::prepared: the flag only for a client that asked.
-		return &lwtPrepared{res}
+		return &extended{Message: res, lwt: true}
 	}
 	return res
 }
@@ -548,9 +552,6 @@ func compareEncoded(dt datatype.DataType, a, b []byte) (int, bool) {
 	}
 	return bytes.Compare(ea, eb), true
 }
-
-// lwtPrepared is a PREPARED result whose metadata flags carry the LWT bit.
-type lwtPrepared struct{ *message.PreparedResult }
 
 // conditional reports a lightweight transaction: IF [NOT] EXISTS on a
 // modification, or a batch holding one (cql3/statements

@@ -28,8 +28,9 @@ const DataMountpoint = "/var/lib/scylla"
 // with SCYLLA_NODE_EXPORTER_ARGS): the filesystem collector's
 // node_filesystem_{size,avail,free}_bytes for the data volume, as if it
 // were a filesystem of the emulated disk's size holding the data
-// directory's real bytes, and the cpu collector's node_cpu_seconds_total. Collector flags are accepted and ignored.
-// --emulated-size-bytes is the double's own.
+// directory's real bytes, and the cpu collector's node_cpu_seconds_total.
+// Collector flags are accepted and ignored. --emulated-size-bytes is the
+// double's own.
 func NodeExporterMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	listen := fmt.Sprintf(":%d", NodeExporterPort)
 	var size int64
