@@ -1,9 +1,11 @@
 // Package capacity models the compute capacity of an emulated ScyllaDB node:
-// one shard per vCPU, each a single-server FIFO queue in virtual time.
-// Requests, streaming chunks and other non-preemptible batches take service
-// time on their shard; callers sleep until their virtual finish time, so
-// latency grows with queueing as a shard nears saturation, and a queue that
-// is too long rejects requests with Overloaded, as ScyllaDB does.
+// one shard per vCPU, each a single server in virtual time. Requests and
+// other non-preemptible batches queue FIFO on their shard; callers sleep
+// until their virtual finish time, so latency grows with queueing as a
+// shard nears saturation, and a queue that is too long rejects requests
+// with Overloaded, as ScyllaDB does. Streaming is a scheduling group of its
+// own that shares the shard with requests as Seastar's CPU scheduler shares
+// it (see Stream).
 //
 // Stalls are reported from two real conditions, like Seastar's
 // blocked-reactor notifications: a non-preemptible batch that occupies a
@@ -26,7 +28,18 @@ import (
 const (
 	DefaultOpsPerShard = 10000
 	DefaultMaxBacklog  = 2 * time.Second
-	DefaultStreamChunk = 5 * time.Millisecond
+	// DefaultTaskQuota is Seastar's task quota as ScyllaDB sets it (main.cc:
+	// reactor_opts.task_quota_ms default 0.5 in release builds): a
+	// scheduling group runs its tasks until the quota is used, then the
+	// reactor picks the group with the least virtual runtime.
+	DefaultTaskQuota = 500 * time.Microsecond
+	// StatementShares and StreamingShares are the shares of the statement
+	// and streaming scheduling groups (main.cc: create_scheduling_group(
+	// "statement", "stmt", 1000, user_ssg) and ("streaming", "strm", 200,
+	// maintenance_supergroup), whose supergroups have 1000 and 200 shares):
+	// when both have work, statements get 1000/1200 of the shard.
+	StatementShares = 1000
+	StreamingShares = 200
 	// minSleep: waits shorter than this are not slept; virtual time still
 	// accounts for them, so queueing behind them is slept by later requests.
 	// It is the Go timer's granularity on Linux: a goroutine's timer due in
@@ -61,13 +74,11 @@ type Config struct {
 	// MaxBacklog bounds the queue: a request that would wait longer than
 	// this before starting gets Overloaded. Default 2 s.
 	MaxBacklog time.Duration
-	// StreamChunk is the nominal time of one non-preemptible streaming
-	// batch at the stream's bandwidth (default 5 ms); SlowFactor stretches
-	// it, so slow nodes stall while streaming.
-	StreamChunk time.Duration
-	// StreamChunkBytes, when set, fixes the size of a streaming batch
-	// instead, so its duration follows the bandwidth.
-	StreamChunkBytes int64
+	// TaskQuota is how long a scheduling group runs before the reactor
+	// may switch to another (default DefaultTaskQuota). SlowFactor
+	// stretches it: a slow node's streaming tasks hold the shard longer,
+	// and past the stall threshold they stall requests waiting behind them.
+	TaskQuota time.Duration
 	// WatchdogPeriod is the watchdog tick; default min(threshold/2, 50 ms).
 	WatchdogPeriod time.Duration
 	// NoWatchdog disables the runtime-pause watchdog (batch stalls remain).
@@ -97,6 +108,25 @@ type shard struct {
 	// requests arriving behind it can mark it as having blocked someone.
 	last   *batch
 	stalls atomic.Uint64
+	strm   streamGroup
+}
+
+// streamGroup is the streaming scheduling group of a shard. Its work runs
+// in tasks of one quota: alone in the gaps between requests, and, while
+// requests queue, one task after every StatementShares/StreamingShares
+// quotas of request work (Seastar's fair pick by virtual runtime,
+// src/core/reactor.cc run_tasks_impl). A request arriving while streaming
+// runs alone waits for the task in progress; the statement group then runs
+// first, having been activated at the streaming group's virtual runtime
+// (task_queue_group::activate), so it gets the next five quotas.
+type streamGroup struct {
+	work    int64 // queued streaming work not yet run (ns of shard time)
+	queued  int64 // all streaming work ever queued (positions of waiters)
+	done    int64 // all streaming work run (ahead of real time for tasks between requests)
+	at      int64 // virtual time up to which the idle gaps have been given to streaming
+	runFrom int64 // start of the current run of streaming tasks alone (their quota phase)
+	runEnd  int64 // end of the last run alone
+	credit  int64 // request work queued since the last streaming task while both had work
 }
 
 type interval struct{ start, end int64 }
@@ -120,8 +150,8 @@ func New(cfg Config) *Model {
 	if cfg.MaxBacklog <= 0 {
 		cfg.MaxBacklog = DefaultMaxBacklog
 	}
-	if cfg.StreamChunk <= 0 {
-		cfg.StreamChunk = DefaultStreamChunk
+	if cfg.TaskQuota <= 0 {
+		cfg.TaskQuota = DefaultTaskQuota
 	}
 	if cfg.WatchdogPeriod <= 0 {
 		cfg.WatchdogPeriod = min(cfg.StallThreshold/2, 50*time.Millisecond)
@@ -182,18 +212,115 @@ func (m *Model) Do(ctx context.Context, shard int, units float64) error {
 	svc := int64(units * float64(m.unit))
 	now := m.now()
 	s.mu.Lock()
-	start := max(now, s.busyUntil)
-	if start-now > int64(m.cfg.MaxBacklog) {
+	m.advance(s, now)
+	pl := m.plan(s, now, svc)
+	if pl.start-now > int64(m.cfg.MaxBacklog) {
 		s.mu.Unlock()
 		return overloaded(shard, m.cfg.MaxBacklog)
 	}
 	if b := s.last; b != nil && now < b.end {
 		b.waited = true
 	}
-	end := start + svc
-	s.push(start, end, now)
+	var task *batch
+	if pl.task > 0 {
+		task = m.runStreamTask(s, now, pl)
+	}
+	s.strm.credit = pl.credit
+	end := pl.start + svc
+	s.push(pl.start, end, now)
 	s.mu.Unlock()
+	if task != nil {
+		m.streamTaskStalled(s, shard%len(m.shards), task)
+	}
 	return m.sleepUntil(ctx, end)
+}
+
+// placement is where a request of svc goes on a shard's timeline: behind
+// task ns of streaming that starts at taskStart (a task of the current run
+// alone, or one due by the groups' shares), from start on.
+type placement struct {
+	start, taskStart, task, credit int64
+	// alone: the task is the rest of one already running alone since
+	// taskStart; otherwise it is a new task.
+	alone bool
+}
+
+// plan places a request of svc arriving at now (after advance). Called
+// with s.mu held; changes nothing.
+func (m *Model) plan(s *shard, now, svc int64) placement {
+	st := &s.strm
+	pl := placement{start: max(now, s.busyUntil)}
+	if st.work == 0 {
+		return pl
+	}
+	q := m.quota()
+	if s.busyUntil <= now {
+		// Streaming runs alone: the request waits for its task to end.
+		phase := (now - st.runFrom) % q
+		pl.taskStart, pl.task, pl.alone = now-phase, min(st.work, q-phase), true
+		pl.start = now + pl.task
+		pl.credit = svc
+		return pl
+	}
+	if st.credit >= q*StatementShares/StreamingShares {
+		pl.taskStart, pl.task = pl.start, min(st.work, q)
+		pl.start += pl.task
+		pl.credit = svc
+		return pl
+	}
+	pl.credit = st.credit + svc
+	return pl
+}
+
+// runStreamTask commits the streaming task a request was placed behind and
+// returns it as a batch a request waited for. Called with s.mu held.
+func (m *Model) runStreamTask(s *shard, now int64, pl placement) *batch {
+	st := &s.strm
+	st.work -= pl.task
+	st.done += pl.task
+	runStart := pl.taskStart
+	if pl.alone {
+		runStart = now
+		st.runEnd = pl.start
+	}
+	s.push(runStart, pl.start, now)
+	return &batch{queued: now, start: pl.taskStart, end: pl.start, waited: true}
+}
+
+// streamTaskStalled reports a streaming task that held the shard past the
+// stall threshold while a request waited behind it (a slow node's).
+func (m *Model) streamTaskStalled(s *shard, shard int, b *batch) {
+	d := time.Duration(b.end - b.start)
+	if m.cfg.StallThreshold <= 0 || d <= m.cfg.StallThreshold {
+		return
+	}
+	m.scheduleReports(s, shard, "streaming", b, d)
+	time.AfterFunc(time.Until(m.epoch.Add(time.Duration(b.end))), func() { m.report(shard, d) })
+}
+
+// quota is the task quota, stretched on a slow node.
+func (m *Model) quota() int64 {
+	return int64(float64(m.cfg.TaskQuota) * m.cfg.SlowFactor)
+}
+
+// advance gives the shard's idle time up to now to queued streaming work,
+// which runs alone there. Called with s.mu held.
+func (m *Model) advance(s *shard, now int64) {
+	st := &s.strm
+	from := max(st.at, s.busyUntil)
+	st.at = max(st.at, now)
+	if st.work == 0 || from >= now {
+		return
+	}
+	run := min(st.work, now-from)
+	if from != st.runEnd {
+		st.runFrom = from
+		st.credit = 0
+	}
+	st.work -= run
+	st.done += run
+	st.runEnd = from + run
+	s.push(from, from+run, now)
 }
 
 // Immediate says whether units of request work on shard would be served
@@ -201,11 +328,13 @@ func (m *Model) Do(ctx context.Context, shard int, units float64) error {
 // run it on its own goroutine instead of handing it to another.
 func (m *Model) Immediate(shard int, units float64) bool {
 	s := m.shard(shard)
+	svc := int64(units * float64(m.unit))
 	now := m.now()
 	s.mu.Lock()
-	start := max(now, s.busyUntil)
+	m.advance(s, now)
+	pl := m.plan(s, now, svc)
 	s.mu.Unlock()
-	return start+int64(units*float64(m.unit))-now < int64(minSleep)
+	return pl.start+svc-now < int64(minSleep)
 }
 
 // Batch queues a non-preemptible batch of units (a compaction-like task) on
@@ -215,10 +344,13 @@ func (m *Model) Batch(ctx context.Context, shard int, units float64) error {
 	return m.batch(ctx, shard, "compaction", time.Duration(units*float64(m.unit)))
 }
 
-// Stream occupies shard with streaming bytes at bytesPerSec (the shard's
-// bandwidth when it does nothing else, divided by SlowFactor), in
-// non-preemptible chunks that compete FIFO with requests; it returns when
-// all chunks are done or ctx ends.
+// Stream runs streaming bytes on shard at bytesPerSec (the shard's
+// bandwidth when it does nothing else, divided by SlowFactor) in the
+// streaming scheduling group (streamGroup): alone it has the whole shard;
+// while requests queue it gets StreamingShares of every
+// StatementShares+StreamingShares of the shard's time, so requests slow it
+// down and it slows requests by a sixth. It returns when its bytes have
+// been run or ctx ends.
 func (m *Model) Stream(ctx context.Context, shard int, bytes int64, bytesPerSec float64) error {
 	if bytes <= 0 {
 		return nil
@@ -226,19 +358,42 @@ func (m *Model) Stream(ctx context.Context, shard int, bytes int64, bytesPerSec 
 	if bytesPerSec <= 0 {
 		return fmt.Errorf("stream %d bytes on shard %d: bandwidth must be positive", bytes, shard)
 	}
-	chunk := m.cfg.StreamChunkBytes
-	if chunk <= 0 {
-		chunk = max(4096, int64(bytesPerSec*m.cfg.StreamChunk.Seconds()))
+	s := m.shard(shard)
+	d := int64(float64(bytes) / bytesPerSec * m.cfg.SlowFactor * float64(time.Second))
+	now := m.now()
+	s.mu.Lock()
+	m.advance(s, now)
+	st := &s.strm
+	if st.work == 0 && s.busyUntil <= now {
+		st.runFrom, st.runEnd = now, now // starts running alone at once
 	}
-	for bytes > 0 {
-		n := min(bytes, chunk)
-		d := time.Duration(float64(n) / bytesPerSec * m.cfg.SlowFactor * float64(time.Second))
-		if err := m.batch(ctx, shard, "streaming", d); err != nil {
+	st.work += d
+	st.queued += d
+	pos := st.queued
+	s.mu.Unlock()
+	for {
+		now := m.now()
+		s.mu.Lock()
+		m.advance(s, now)
+		if st.done >= pos {
+			s.mu.Unlock()
+			return nil
+		}
+		// The earliest it can be done: alone from the end of the queued
+		// requests. Requests that come meanwhile push it further.
+		until := max(now, s.busyUntil) + pos - st.done
+		s.mu.Unlock()
+		if err := m.sleepUntil(ctx, max(until, now+int64(minSleep))); err != nil {
+			s.mu.Lock()
+			if st.queued == pos { // the last queued: take back what has not run
+				left := min(st.work, pos-st.done)
+				st.work -= left
+				st.queued -= left
+			}
+			s.mu.Unlock()
 			return err
 		}
-		bytes -= n
 	}
-	return nil
 }
 
 // batch runs a non-preemptible task of length d in scheduling group group.
@@ -246,6 +401,7 @@ func (m *Model) batch(ctx context.Context, shard int, group string, d time.Durat
 	s := m.shard(shard)
 	now := m.now()
 	s.mu.Lock()
+	m.advance(s, now)
 	start := max(now, s.busyUntil)
 	b := &batch{queued: now, start: start, end: start + int64(d)}
 	s.push(b.start, b.end, now)
@@ -346,6 +502,7 @@ func (m *Model) Utilization() []float64 {
 	for i, s := range m.shards {
 		var busy int64
 		s.mu.Lock()
+		m.advance(s, now)
 		for _, iv := range s.ivs[s.ivOff:] {
 			lo, hi := max(iv.start, from), min(iv.end, now)
 			if hi > lo {

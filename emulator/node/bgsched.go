@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble"
+
+	"github.com/elasticity-dev/elasticity/emulator/capacity"
 )
 
 // Background work runs at ScyllaDB's scheduling-group shares. Seastar's CPU
@@ -32,11 +34,11 @@ var onLowered func(nice int)
 
 // statementShares are the statement group's shares (main.cc), the
 // reference a nice-0 thread stands for.
-const statementShares = 1000
+const statementShares = capacity.StatementShares
 
 // streamingShares are the streaming group's shares (main.cc,
 // create_scheduling_group("streaming", "strm", 200, ...)).
-const streamingShares = 200
+const streamingShares = capacity.StreamingShares
 
 // controlPoint is a backlog_controller control point: backlog in,
 // shares out (scylladb backlog_controller.hh).

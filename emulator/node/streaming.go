@@ -125,10 +125,11 @@ func (n *Node) scanOut(ctx context.Context, req *scanReq) (*msg, error) {
 			shard = n.shardOf(v, t, tok)
 		}
 	}
-	// Data moves at the shard's streaming rate whatever the number of
-	// migrations (a FIFO pacer per shard), and while it does, streaming
-	// occupies streamShare of the shard's time in the capacity model, the
-	// rest being left to requests, as ScyllaDB's scheduling groups do.
+	// Data moves at most at the shard's streaming rate whatever the number
+	// of migrations (a FIFO pacer per shard). Moving it costs streamShare
+	// of the shard's time at that rate, run in the streaming scheduling
+	// group (capacity.Stream): it yields to requests at the groups' shares,
+	// so a busy shard streams slower than the rate.
 	end := n.pace(shard, time.Duration(float64(b)/rate*float64(time.Second)))
 	if err := n.cap.Stream(ctx, shard, b, rate/streamShare); err != nil {
 		return nil, err
