@@ -262,10 +262,13 @@ func (m *Model) plan(s *shard, now, svc int64) placement {
 		pl.credit = svc
 		return pl
 	}
-	if st.credit >= q*StatementShares/StreamingShares {
-		pl.taskStart, pl.task = pl.start, min(st.work, q)
+	// The streaming tasks the request work queued since the last one is
+	// worth: more than one when a request is longer than five quotas.
+	per := q * StatementShares / StreamingShares
+	if owed := st.credit / per; owed > 0 {
+		pl.taskStart, pl.task = pl.start, min(st.work, owed*q)
 		pl.start += pl.task
-		pl.credit = svc
+		pl.credit = st.credit - owed*per + svc
 		return pl
 	}
 	pl.credit = st.credit + svc
