@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -161,4 +162,29 @@ func eventually(ctx context.Context, interval time.Duration, cond func() error) 
 		case <-time.After(interval):
 		}
 	}
+}
+
+// waitNoCompactions waits until no node has a compaction running, as the
+// runner does before a steady state and SCT's wait_no_compactions_running
+// (sum of scylla_compaction_manager_compactions): a fill leaves compaction
+// work that competes with requests until it is done.
+func waitNoCompactions(ctx context.Context, t testing.TB, nodes []*tnode) {
+	t.Helper()
+	start := time.Now()
+	err := eventually(ctx, 200*time.Millisecond, func() error {
+		for _, n := range nodes {
+			v, err := n.metric(ctx, "scylla_compaction_manager_compactions")
+			if err != nil {
+				return err
+			}
+			if v > 0 {
+				return fmt.Errorf("%s: %.0f compactions running", n.Addr, v)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for compactions to end: %v", err)
+	}
+	t.Logf("compactions settled in %v", time.Since(start).Round(100*time.Millisecond))
 }

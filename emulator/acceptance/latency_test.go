@@ -76,6 +76,7 @@ func TestLatencyDuringScaleOut(t *testing.T) {
 	s := c.session(t)
 	createSchema(t, s, 3, 16)
 	rows := fillTo(ctx, t, c, s, c.Nodes, 0.6)
+	waitNoCompactions(ctx, t, c.Nodes)
 	capacity := modelledWriteCapacity(c, 3)
 	rate := 0.6 * capacity
 	op := writeOp(s, rows)

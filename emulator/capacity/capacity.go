@@ -4,8 +4,8 @@
 // until their virtual finish time, so latency grows with queueing as a
 // shard nears saturation, and a queue that is too long rejects requests
 // with Overloaded, as ScyllaDB does. Streaming is a scheduling group of its
-// own that shares the shard with requests as Seastar's CPU scheduler shares
-// it (see Stream).
+// own, and so is compaction: they share the shard with requests as
+// Seastar's CPU scheduler shares it (groups.go).
 //
 // Stalls are reported from two real conditions, like Seastar's
 // blocked-reactor notifications: a non-preemptible batch that occupies a
@@ -79,6 +79,10 @@ type Config struct {
 	// stretches it: a slow node's streaming tasks hold the shard longer,
 	// and past the stall threshold they stall requests waiting behind them.
 	TaskQuota time.Duration
+	// CompactionShares gives the compaction group's shares from a shard's
+	// compaction work not yet run, as ScyllaDB's compaction backlog
+	// controller does; nil means StatementShares.
+	CompactionShares func(backlog time.Duration) float64
 	// WatchdogPeriod is the watchdog tick; default min(threshold/2, 50 ms).
 	WatchdogPeriod time.Duration
 	// NoWatchdog disables the runtime-pause watchdog (batch stalls remain).
@@ -108,25 +112,7 @@ type shard struct {
 	// requests arriving behind it can mark it as having blocked someone.
 	last   *batch
 	stalls atomic.Uint64
-	strm   streamGroup
-}
-
-// streamGroup is the streaming scheduling group of a shard. Its work runs
-// in tasks of one quota: alone in the gaps between requests, and, while
-// requests queue, one task after every StatementShares/StreamingShares
-// quotas of request work (Seastar's fair pick by virtual runtime,
-// src/core/reactor.cc run_tasks_impl). A request arriving while streaming
-// runs alone waits for the task in progress; the statement group then runs
-// first, having been activated at the streaming group's virtual runtime
-// (task_queue_group::activate), so it gets the next five quotas.
-type streamGroup struct {
-	work    int64 // queued streaming work not yet run (ns of shard time)
-	queued  int64 // all streaming work ever queued (positions of waiters)
-	done    int64 // all streaming work run (ahead of real time for tasks between requests)
-	at      int64 // virtual time up to which the idle gaps have been given to streaming
-	runFrom int64 // start of the current run of streaming tasks alone (their quota phase)
-	runEnd  int64 // end of the last run alone
-	credit  int64 // request work queued since the last streaming task while both had work
+	bg     background
 }
 
 type interval struct{ start, end int64 }
@@ -223,107 +209,18 @@ func (m *Model) Do(ctx context.Context, shard int, units float64) error {
 	}
 	var task *batch
 	if pl.task > 0 {
-		task = m.runStreamTask(s, now, pl)
+		task = m.runTask(s, now, pl)
 	}
-	s.strm.credit = pl.credit
+	for i := range s.bg.g {
+		s.bg.g[i].credit = pl.credit[i]
+	}
 	end := pl.start + svc
 	s.push(pl.start, end, now)
 	s.mu.Unlock()
 	if task != nil {
-		m.streamTaskStalled(s, shard%len(m.shards), task)
+		m.taskStalled(s, shard%len(m.shards), groupNames[pl.group], task)
 	}
 	return m.sleepUntil(ctx, end)
-}
-
-// placement is where a request of svc goes on a shard's timeline: behind
-// task ns of streaming that starts at taskStart (a task of the current run
-// alone, or one due by the groups' shares), from start on.
-type placement struct {
-	start, taskStart, task, credit int64
-	// alone: the task is the rest of one already running alone since
-	// taskStart; otherwise it is a new task.
-	alone bool
-}
-
-// plan places a request of svc arriving at now (after advance). Called
-// with s.mu held; changes nothing.
-func (m *Model) plan(s *shard, now, svc int64) placement {
-	st := &s.strm
-	pl := placement{start: max(now, s.busyUntil)}
-	if st.work == 0 {
-		return pl
-	}
-	q := m.quota()
-	if s.busyUntil <= now {
-		// Streaming runs alone: the request waits for its task to end.
-		phase := (now - st.runFrom) % q
-		pl.taskStart, pl.task, pl.alone = now-phase, min(st.work, q-phase), true
-		pl.start = now + pl.task
-		pl.credit = svc
-		return pl
-	}
-	// The streaming tasks the request work queued since the last one is
-	// worth: more than one when a request is longer than five quotas.
-	per := q * StatementShares / StreamingShares
-	if owed := st.credit / per; owed > 0 {
-		pl.taskStart, pl.task = pl.start, min(st.work, owed*q)
-		pl.start += pl.task
-		pl.credit = st.credit - owed*per + svc
-		return pl
-	}
-	pl.credit = st.credit + svc
-	return pl
-}
-
-// runStreamTask commits the streaming task a request was placed behind and
-// returns it as a batch a request waited for. Called with s.mu held.
-func (m *Model) runStreamTask(s *shard, now int64, pl placement) *batch {
-	st := &s.strm
-	st.work -= pl.task
-	st.done += pl.task
-	runStart := pl.taskStart
-	if pl.alone {
-		runStart = now
-		st.runEnd = pl.start
-	}
-	s.push(runStart, pl.start, now)
-	return &batch{queued: now, start: pl.taskStart, end: pl.start, waited: true}
-}
-
-// streamTaskStalled reports a streaming task that held the shard past the
-// stall threshold while a request waited behind it (a slow node's).
-func (m *Model) streamTaskStalled(s *shard, shard int, b *batch) {
-	d := time.Duration(b.end - b.start)
-	if m.cfg.StallThreshold <= 0 || d <= m.cfg.StallThreshold {
-		return
-	}
-	m.scheduleReports(s, shard, "streaming", b, d)
-	time.AfterFunc(time.Until(m.epoch.Add(time.Duration(b.end))), func() { m.report(shard, d) })
-}
-
-// quota is the task quota, stretched on a slow node.
-func (m *Model) quota() int64 {
-	return int64(float64(m.cfg.TaskQuota) * m.cfg.SlowFactor)
-}
-
-// advance gives the shard's idle time up to now to queued streaming work,
-// which runs alone there. Called with s.mu held.
-func (m *Model) advance(s *shard, now int64) {
-	st := &s.strm
-	from := max(st.at, s.busyUntil)
-	st.at = max(st.at, now)
-	if st.work == 0 || from >= now {
-		return
-	}
-	run := min(st.work, now-from)
-	if from != st.runEnd {
-		st.runFrom = from
-		st.credit = 0
-	}
-	st.work -= run
-	st.done += run
-	st.runEnd = from + run
-	s.push(from, from+run, now)
 }
 
 // Immediate says whether units of request work on shard would be served
@@ -345,58 +242,6 @@ func (m *Model) Immediate(shard int, units float64) bool {
 // threshold while requests waited behind it, a stall is reported.
 func (m *Model) Batch(ctx context.Context, shard int, units float64) error {
 	return m.batch(ctx, shard, "compaction", time.Duration(units*float64(m.unit)))
-}
-
-// Stream runs streaming bytes on shard at bytesPerSec (the shard's
-// bandwidth when it does nothing else, divided by SlowFactor) in the
-// streaming scheduling group (streamGroup): alone it has the whole shard;
-// while requests queue it gets StreamingShares of every
-// StatementShares+StreamingShares of the shard's time, so requests slow it
-// down and it slows requests by a sixth. It returns when its bytes have
-// been run or ctx ends.
-func (m *Model) Stream(ctx context.Context, shard int, bytes int64, bytesPerSec float64) error {
-	if bytes <= 0 {
-		return nil
-	}
-	if bytesPerSec <= 0 {
-		return fmt.Errorf("stream %d bytes on shard %d: bandwidth must be positive", bytes, shard)
-	}
-	s := m.shard(shard)
-	d := int64(float64(bytes) / bytesPerSec * m.cfg.SlowFactor * float64(time.Second))
-	now := m.now()
-	s.mu.Lock()
-	m.advance(s, now)
-	st := &s.strm
-	if st.work == 0 && s.busyUntil <= now {
-		st.runFrom, st.runEnd = now, now // starts running alone at once
-	}
-	st.work += d
-	st.queued += d
-	pos := st.queued
-	s.mu.Unlock()
-	for {
-		now := m.now()
-		s.mu.Lock()
-		m.advance(s, now)
-		if st.done >= pos {
-			s.mu.Unlock()
-			return nil
-		}
-		// The earliest it can be done: alone from the end of the queued
-		// requests. Requests that come meanwhile push it further.
-		until := max(now, s.busyUntil) + pos - st.done
-		s.mu.Unlock()
-		if err := m.sleepUntil(ctx, max(until, now+int64(minSleep))); err != nil {
-			s.mu.Lock()
-			if st.queued == pos { // the last queued: take back what has not run
-				left := min(st.work, pos-st.done)
-				st.work -= left
-				st.queued -= left
-			}
-			s.mu.Unlock()
-			return err
-		}
-	}
 }
 
 // batch runs a non-preemptible task of length d in scheduling group group.

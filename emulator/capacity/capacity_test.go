@@ -3,6 +3,7 @@ package capacity
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -512,5 +513,48 @@ func TestImmediateOnlyWithoutBacklog(t *testing.T) {
 	}
 	if !m.Immediate(0, 1) {
 		t.Error("shard 0 not immediate after its batch finished")
+	}
+}
+
+// The compaction group gets the shares its backlog controller gives: at
+// 1000 (a large backlog) it takes half of a busy shard from requests, at
+// 50 (none to speak of) about a twentieth; alone it runs at once, and its
+// backlog is what has not run yet.
+func TestCompactionRunsAtItsControllersShares(t *testing.T) {
+	for _, tc := range []struct {
+		shares    float64
+		wantShare float64 // requests' share of the shard
+	}{{1000, 0.5}, {50, 1000.0 / 1050}} {
+		t.Run(fmt.Sprint(tc.shares), func(t *testing.T) {
+			m := New(Config{Shards: 1, OpsPerShard: 1000, CompactionShares: func(time.Duration) float64 { return tc.shares }})
+			defer m.Close()
+			m.Compact(0, 10<<20, 1<<20) // 10 s: outlasts the test
+			ctx, cancel := context.WithCancel(context.Background())
+			var served atomic.Int64
+			wg := closedLoop(ctx, m, 32, &served)
+			time.Sleep(50 * time.Millisecond)
+			before, t0 := served.Load(), time.Now()
+			time.Sleep(400 * time.Millisecond)
+			share := float64(served.Load()-before) / time.Since(t0).Seconds() / 1000
+			cancel()
+			wg.Wait()
+			t.Logf("requests served at %.0f%% of capacity beside compaction at %v shares", 100*share, tc.shares)
+			if share < tc.wantShare-0.12 || share > tc.wantShare+0.08 {
+				t.Errorf("requests got %.0f%% of the shard, want ~%.0f%%", 100*share, 100*tc.wantShare)
+			}
+		})
+	}
+	m := New(Config{Shards: 2})
+	defer m.Close()
+	m.Compact(1, 1<<20, 10<<20) // 100 ms alone
+	if b := m.CompactionBacklog(); b[0] != 0 || b[1] < 90*time.Millisecond {
+		t.Fatalf("backlog %v right after queueing 100 ms on shard 1", b)
+	}
+	time.Sleep(150 * time.Millisecond)
+	if b := m.CompactionBacklog(); b[1] != 0 {
+		t.Errorf("backlog %v 150 ms after queueing 100 ms on an idle shard", b)
+	}
+	if u := m.Utilization(); u[1] < 0.08 || u[0] != 0 {
+		t.Errorf("utilization %v: want shard 1 busy ~10%% over the last second", u)
 	}
 }

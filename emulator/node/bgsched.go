@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 
@@ -102,6 +103,10 @@ type backgroundPriority struct {
 	refresh chan struct{}
 	stop    chan struct{}
 	done    sync.WaitGroup
+
+	// compacted, when set, gets the bytes each compaction read, once it
+	// is done (the node charges them to its capacity model).
+	compacted atomic.Pointer[func(bytes int64)]
 }
 
 // newBackgroundPriority returns the controllers of a store whose emulated
@@ -139,7 +144,12 @@ func (b *backgroundPriority) listen(l *pebble.EventListener) {
 		}
 	}
 	l.FlushEnd = func(pebble.FlushInfo) { poke() }
-	l.CompactionEnd = func(pebble.CompactionInfo) { poke() }
+	l.CompactionEnd = func(i pebble.CompactionInfo) {
+		poke()
+		if f := b.compacted.Load(); f != nil && i.Err == nil {
+			(*f)(compactedBytes(i))
+		}
+	}
 }
 
 // start reads db's compaction debt after every flush and compaction (not
@@ -175,4 +185,54 @@ func inBackground(shares float64, fn func() error) error {
 		errc <- fn()
 	}()
 	return <-errc
+}
+
+// compactedBytes is what a compaction read and rewrote: its input tables,
+// unless it only moved or deleted files (Pebble's "move" and
+// "delete-only" compactions read nothing).
+func compactedBytes(i pebble.CompactionInfo) int64 {
+	if i.Reason == "move" || i.Reason == "delete-only" {
+		return 0
+	}
+	var b uint64
+	for _, l := range i.Input {
+		for _, t := range l.Tables {
+			b += t.Size
+		}
+	}
+	return int64(b)
+}
+
+// chargeCompactions has the store's compactions take their time on the
+// capacity model's shards, in the compaction group at the shares its
+// backlog controller gives (compactionControl). A compaction costs what
+// streaming the same bytes costs (both read and write whole sstables):
+// streamShare of a shard's time at its streaming bandwidth. One Pebble
+// store serves every shard, so each compaction is split across them.
+func (n *Node) chargeCompactions() {
+	shards := max(1, n.cfg.VCPUs)
+	perShard := compactionRate(n.cfg)
+	f := func(bytes int64) {
+		for i := range shards {
+			n.cap.Compact(i, bytes/int64(shards), perShard)
+		}
+	}
+	n.store.bg.compacted.Store(&f)
+}
+
+// compactionRate is the bytes a shard compacts per second alone: what it
+// streams in streamShare of its time.
+func compactionRate(cfg Config) float64 {
+	return cfg.StreamBytesPerSec / float64(max(1, cfg.VCPUs)) / streamShare
+}
+
+// compactionSharesFor is the compaction group's shares for a shard's
+// compaction work not yet run: its bytes, normalized by the shard's
+// memory as compaction_manager's backlog is (compaction_manager.cc:
+// backlog() / available_memory()).
+func compactionSharesFor(memory int64, shards int, perShard float64) func(time.Duration) float64 {
+	return func(backlog time.Duration) float64 {
+		bytes := backlog.Seconds() * perShard
+		return sharesAt(compactionControl, bytes/(float64(memory)/float64(max(1, shards))))
+	}
 }

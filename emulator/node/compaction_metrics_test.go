@@ -127,3 +127,47 @@ func TestShareOf(t *testing.T) {
 		}
 	}
 }
+
+// A compaction of the store is charged to the capacity model: its bytes
+// take the shards' time in the compaction group (at streaming's cost per
+// byte), the shards show it as utilization with no request served, and the
+// compaction manager counts a compaction running until the model has run
+// it, as ScyllaDB's does until the compaction task ends.
+func TestStoreCompactionsTakeTheShards(t *testing.T) {
+	// 1 MiB/s of streaming per node: 2 shards compact 1/0.3 × 0.5 MiB/s each.
+	n := startTestNode(t, Config{VCPUs: 2, InternodePort: 17914, DiskBytes: 256 << 20, StreamBytesPerSec: 1 << 20})
+	writeRows(t, n.store, 3000)
+	if err := n.store.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	writeRows(t, n.store, 3000) // the same keys again: a second sstable to merge
+	if err := n.store.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.store.CompactRange([]byte{0}, []byte{0xff}); err != nil {
+		t.Fatal(err)
+	}
+	backlog := n.cap.CompactionBacklog()
+	if len(backlog) != 2 || backlog[0] < 100*time.Millisecond || backlog[1] < 100*time.Millisecond {
+		t.Fatalf("model's compaction backlog %v after compacting ~6 MiB, want some on both shards", backlog)
+	}
+	if running := sumSeries(scrapeNode(t, n)["scylla_compaction_manager_compactions"]); running < 1 {
+		t.Errorf("compaction_manager_compactions %v while the model still runs a compaction", running)
+	}
+	time.Sleep(1100 * time.Millisecond) // a whole utilization window
+	var util float64
+	for _, u := range n.cap.Utilization() {
+		util += u
+	}
+	if util < 1.5 {
+		t.Errorf("shards' utilization %.2f with compaction running and no requests, want both busy", util)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for sumSeries(scrapeNode(t, n)["scylla_compaction_manager_compactions"]) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("compactions still running 30 s later; model backlog %v", n.cap.CompactionBacklog())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("model's compaction backlog after compacting: %v", backlog)
+}

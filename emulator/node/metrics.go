@@ -242,7 +242,7 @@ func registerCompactionMetrics(reg *prometheus.Registry, n *Node) {
 			reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "scylla_compaction_manager_" + name, Help: help, ConstLabels: lab}, f))
 		}
 		gauge("compactions", "Holds the number of currently active compactions.",
-			func() float64 { return shareOf(stats().running, s, shards) })
+			func() float64 { return shareOf(stats().running, s, shards) + n.compactingInModel(s) })
 		gauge("pending_compactions", "Holds the number of compaction tasks waiting for an opportunity to run.",
 			func() float64 { return shareOf(stats().pending, s, shards) })
 		counter("completed_compactions", "Holds the number of completed compaction tasks.",
@@ -254,6 +254,19 @@ func registerCompactionMetrics(reg *prometheus.Registry, n *Node) {
 		gauge("backlog", "Holds the sum of compaction backlog for all tables in the system.",
 			func() float64 { return stats().backlog / float64(shards) })
 	}
+}
+
+// compactingInModel is 1 while shard s's capacity model still runs the
+// cost of compactions the store has done: to the compaction manager the
+// compaction is active until then.
+func (n *Node) compactingInModel(s int) float64 {
+	if n.cap == nil {
+		return 0
+	}
+	if b := n.cap.CompactionBacklog(); s < len(b) && b[s] > 0 {
+		return 1
+	}
+	return 0
 }
 
 // finishedPercentage is the progress of this node's streaming operation.

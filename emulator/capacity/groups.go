@@ -1,0 +1,306 @@
+package capacity
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Background scheduling groups: work that shares a shard with requests
+// (the statement group) as Seastar's CPU scheduler shares it. Each group's
+// work runs in tasks of one quota: alone in the gaps between requests,
+// where the groups with work split the time by their shares, and, while
+// requests queue, one task of a group after every
+// StatementShares/shares quotas of request work (Seastar's fair pick by
+// virtual runtime, src/core/reactor.cc run_tasks_impl). A request arriving
+// while background work runs alone waits for the task in progress; the
+// statement group then runs first, having been activated at the last
+// group's virtual runtime (task_queue_group::activate).
+const (
+	// Streaming is the streaming group, StreamingShares.
+	Streaming = iota
+	// Compaction is the compaction group, at the shares of
+	// Config.CompactionShares (its backlog controller).
+	Compaction
+	numGroups
+)
+
+// groupNames are the groups' names as stall reports print them.
+var groupNames = [numGroups]string{"streaming", "compaction"}
+
+type group struct {
+	work   int64 // queued work not yet run (ns of shard time)
+	queued int64 // all work ever queued (positions of waiters)
+	done   int64 // all work run (ahead of real time for tasks between requests)
+	credit int64 // request work queued since this group's last task while both had work
+}
+
+// background is a shard's background groups.
+type background struct {
+	g       [numGroups]group
+	at      int64 // virtual time up to which the idle gaps have been given out
+	runFrom int64 // start of the current run of background tasks alone (their quota phase)
+	runEnd  int64 // end of the last run alone
+}
+
+func (b *background) work() int64 {
+	var w int64
+	for i := range b.g {
+		w += b.g[i].work
+	}
+	return w
+}
+
+// shares is group i's shares on shard s now.
+func (m *Model) shares(s *shard, i int) float64 {
+	switch {
+	case i == Streaming:
+		return StreamingShares
+	case m.cfg.CompactionShares != nil:
+		return max(1, m.cfg.CompactionShares(time.Duration(s.bg.g[i].work)))
+	}
+	return StatementShares
+}
+
+// share runs up to d of the groups' work, split by their shares while more
+// than one has work, and returns the time used. Called with s.mu held.
+func (m *Model) share(s *shard, d int64) int64 {
+	var used int64
+	for d > 0 {
+		var sh [numGroups]float64
+		var total float64
+		for i := range s.bg.g {
+			if s.bg.g[i].work > 0 {
+				sh[i] = m.shares(s, i)
+				total += sh[i]
+			}
+		}
+		if total == 0 {
+			break
+		}
+		// Until the first group runs out of work, or d ends.
+		dt, first := d, -1
+		for i, x := range sh {
+			if x > 0 {
+				if t := int64(math.Ceil(float64(s.bg.g[i].work) * total / x)); t <= dt {
+					dt, first = t, i
+				}
+			}
+		}
+		for i, x := range sh {
+			if x == 0 {
+				continue
+			}
+			g := &s.bg.g[i]
+			r := min(g.work, int64(float64(dt)*x/total))
+			if i == first {
+				r = g.work
+			}
+			g.work -= r
+			g.done += r
+		}
+		d -= dt
+		used += dt
+	}
+	return used
+}
+
+// placement is where a request of svc goes on a shard's timeline: behind
+// task ns of background work that starts at taskStart (the rest of a task
+// running alone, or the tasks the groups' shares are owed), from start on.
+type placement struct {
+	start, taskStart, task int64
+	tasks                  [numGroups]int64 // the owed tasks, per group
+	credit                 [numGroups]int64 // the groups' credit after the request
+	group                  int              // the group with the most of task
+	// alone: the task is the rest of one already running alone since
+	// taskStart; otherwise it is new tasks.
+	alone bool
+}
+
+// plan places a request of svc arriving at now (after advance). Called
+// with s.mu held; changes nothing.
+func (m *Model) plan(s *shard, now, svc int64) placement {
+	pl := placement{start: max(now, s.busyUntil)}
+	w := s.bg.work()
+	if w == 0 {
+		return pl
+	}
+	q := m.quota()
+	most := int64(-1)
+	for i := range s.bg.g {
+		if s.bg.g[i].work > most {
+			pl.group, most = i, s.bg.g[i].work
+		}
+	}
+	if s.busyUntil <= now {
+		// Background work runs alone: the request waits for its task.
+		phase := (now - s.bg.runFrom) % q
+		pl.taskStart, pl.task, pl.alone = now-phase, min(w, q-phase), true
+		pl.start = now + pl.task
+		for i := range s.bg.g {
+			if s.bg.g[i].work > 0 {
+				pl.credit[i] = svc
+			}
+		}
+		return pl
+	}
+	// The tasks the request work queued since a group's last one is
+	// worth: more than one when a request is longer than its quotas.
+	pl.taskStart = pl.start
+	for i := range s.bg.g {
+		g := &s.bg.g[i]
+		if g.work == 0 {
+			continue
+		}
+		per := max(1, int64(float64(q)*StatementShares/m.shares(s, i)))
+		owed := g.credit / per
+		pl.tasks[i] = min(g.work, owed*q)
+		pl.credit[i] = g.credit - owed*per + svc
+		pl.task += pl.tasks[i]
+	}
+	pl.start += pl.task
+	return pl
+}
+
+// runTask commits the background task a request was placed behind and
+// returns it as a batch a request waited for. Called with s.mu held.
+func (m *Model) runTask(s *shard, now int64, pl placement) *batch {
+	if pl.alone {
+		m.share(s, pl.task)
+		s.bg.runEnd = pl.start
+		s.push(now, pl.start, now)
+	} else {
+		for i, t := range pl.tasks {
+			s.bg.g[i].work -= t
+			s.bg.g[i].done += t
+		}
+		s.push(pl.taskStart, pl.start, now)
+	}
+	return &batch{queued: now, start: pl.taskStart, end: pl.start, waited: true}
+}
+
+// taskStalled reports a background task that held the shard past the
+// stall threshold while a request waited behind it (a slow node's).
+func (m *Model) taskStalled(s *shard, shard int, group string, b *batch) {
+	d := time.Duration(b.end - b.start)
+	if m.cfg.StallThreshold <= 0 || d <= m.cfg.StallThreshold {
+		return
+	}
+	m.scheduleReports(s, shard, group, b, d)
+	time.AfterFunc(time.Until(m.epoch.Add(time.Duration(b.end))), func() { m.report(shard, d) })
+}
+
+// quota is the task quota, stretched on a slow node.
+func (m *Model) quota() int64 {
+	return int64(float64(m.cfg.TaskQuota) * m.cfg.SlowFactor)
+}
+
+// advance gives the shard's idle time up to now to the queued background
+// work, which runs alone there. Called with s.mu held.
+func (m *Model) advance(s *shard, now int64) {
+	b := &s.bg
+	from := max(b.at, s.busyUntil)
+	b.at = max(b.at, now)
+	if from >= now || b.work() == 0 {
+		return
+	}
+	if from != b.runEnd {
+		b.runFrom = from
+		for i := range b.g {
+			b.g[i].credit = 0
+		}
+	}
+	run := m.share(s, now-from)
+	b.runEnd = from + run
+	s.push(from, from+run, now)
+}
+
+// queue adds d of group i's work to shard s and returns its position.
+// Called with s.mu held.
+func (m *Model) queue(s *shard, now int64, i int, d int64) int64 {
+	m.advance(s, now)
+	if s.bg.work() == 0 && s.busyUntil <= now {
+		s.bg.runFrom, s.bg.runEnd = now, now // starts running alone at once
+	}
+	g := &s.bg.g[i]
+	g.work += d
+	g.queued += d
+	return g.queued
+}
+
+// work is the shard time bytes take at bytesPerSec, stretched on a slow node.
+func (m *Model) work(bytes int64, bytesPerSec float64) int64 {
+	return int64(float64(bytes) / bytesPerSec * m.cfg.SlowFactor * float64(time.Second))
+}
+
+// Stream runs streaming bytes on shard at bytesPerSec (the shard's
+// bandwidth when it does nothing else, divided by SlowFactor) in the
+// streaming group: alone it has the whole shard; while requests queue it
+// gets StreamingShares of every StatementShares+StreamingShares of the
+// shard's time, so requests slow it down and it slows requests by a sixth.
+// It returns when its bytes have been run or ctx ends.
+func (m *Model) Stream(ctx context.Context, shard int, bytes int64, bytesPerSec float64) error {
+	if bytes <= 0 {
+		return nil
+	}
+	if bytesPerSec <= 0 {
+		return fmt.Errorf("stream %d bytes on shard %d: bandwidth must be positive", bytes, shard)
+	}
+	s := m.shard(shard)
+	s.mu.Lock()
+	pos := m.queue(s, m.now(), Streaming, m.work(bytes, bytesPerSec))
+	s.mu.Unlock()
+	g := &s.bg.g[Streaming]
+	for {
+		now := m.now()
+		s.mu.Lock()
+		m.advance(s, now)
+		if g.done >= pos {
+			s.mu.Unlock()
+			return nil
+		}
+		// The earliest it can be done: alone from the end of the queued
+		// requests. Requests and other groups push it further.
+		until := max(now, s.busyUntil) + pos - g.done
+		s.mu.Unlock()
+		if err := m.sleepUntil(ctx, max(until, now+int64(minSleep))); err != nil {
+			s.mu.Lock()
+			if g.queued == pos { // the last queued: take back what has not run
+				left := min(g.work, pos-g.done)
+				g.work -= left
+				g.queued -= left
+			}
+			s.mu.Unlock()
+			return err
+		}
+	}
+}
+
+// Compact queues compaction of bytes on shard at bytesPerSec (its
+// bandwidth alone) in the compaction group and returns at once: the
+// compaction has happened in the store; the model runs its cost.
+func (m *Model) Compact(shard int, bytes int64, bytesPerSec float64) {
+	if bytes <= 0 || bytesPerSec <= 0 {
+		return
+	}
+	s := m.shard(shard)
+	s.mu.Lock()
+	m.queue(s, m.now(), Compaction, m.work(bytes, bytesPerSec))
+	s.mu.Unlock()
+}
+
+// CompactionBacklog is the compaction work queued and not yet run on each
+// shard.
+func (m *Model) CompactionBacklog() []time.Duration {
+	now := m.now()
+	out := make([]time.Duration, len(m.shards))
+	for i, s := range m.shards {
+		s.mu.Lock()
+		m.advance(s, now)
+		out[i] = time.Duration(s.bg.g[Compaction].work)
+		s.mu.Unlock()
+	}
+	return out
+}
