@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -170,4 +171,15 @@ func TestStoreCompactionsTakeTheShards(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("model's compaction backlog after compacting: %v", backlog)
+}
+
+// A compaction costs the bytes it read; Pebble's moves and delete-only
+// compactions read none.
+func TestCompactedBytes(t *testing.T) {
+	in := []pebble.LevelInfo{{Level: 0, Tables: []pebble.TableInfo{{Size: 100}, {Size: 50}}}, {Level: 5, Tables: []pebble.TableInfo{{Size: 1000}}}}
+	for reason, want := range map[string]int64{"default": 1150, "move": 0, "delete-only": 0} {
+		if got := compactedBytes(pebble.CompactionInfo{Reason: reason, Input: in}); got != want {
+			t.Errorf("%s compaction: %d bytes, want %d", reason, got, want)
+		}
+	}
 }
