@@ -237,15 +237,12 @@ func (m *Model) Immediate(shard int, units float64) bool {
 	return pl.start+svc-now < int64(minSleep)
 }
 
-// Batch queues a non-preemptible batch of units (a compaction-like task) on
-// shard and returns once it has finished. If it ran longer than the stall
-// threshold while requests waited behind it, a stall is reported.
+// Batch queues a non-preemptible task of units on shard, in the compaction
+// group's name, and returns once it has finished: a task that does not give
+// the shard back at the quota. If it ran longer than the stall threshold
+// while requests waited behind it, a stall is reported.
 func (m *Model) Batch(ctx context.Context, shard int, units float64) error {
-	return m.batch(ctx, shard, "compaction", time.Duration(units*float64(m.unit)))
-}
-
-// batch runs a non-preemptible task of length d in scheduling group group.
-func (m *Model) batch(ctx context.Context, shard int, group string, d time.Duration) error {
+	d := time.Duration(units * float64(m.unit))
 	s := m.shard(shard)
 	now := m.now()
 	s.mu.Lock()
@@ -255,7 +252,7 @@ func (m *Model) batch(ctx context.Context, shard int, group string, d time.Durat
 	s.push(b.start, b.end, now)
 	s.last = b
 	s.mu.Unlock()
-	m.scheduleReports(s, shard%len(m.shards), group, b, d)
+	m.scheduleReports(s, shard%len(m.shards), groupNames[Compaction], b, d)
 	err := m.sleepUntil(ctx, b.end)
 	if err != nil {
 		return err

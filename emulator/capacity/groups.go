@@ -294,13 +294,20 @@ func (m *Model) Compact(shard int, bytes int64, bytesPerSec float64) {
 // CompactionBacklog is the compaction work queued and not yet run on each
 // shard.
 func (m *Model) CompactionBacklog() []time.Duration {
-	now := m.now()
 	out := make([]time.Duration, len(m.shards))
-	for i, s := range m.shards {
-		s.mu.Lock()
-		m.advance(s, now)
-		out[i] = time.Duration(s.bg.g[Compaction].work)
-		s.mu.Unlock()
+	for i := range m.shards {
+		out[i] = m.compactionBacklog(i)
 	}
 	return out
+}
+
+// Compacting says whether shard still has compaction work to run.
+func (m *Model) Compacting(shard int) bool { return m.compactionBacklog(shard) > 0 }
+
+func (m *Model) compactionBacklog(shard int) time.Duration {
+	s := m.shard(shard)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m.advance(s, m.now())
+	return time.Duration(s.bg.g[Compaction].work)
 }

@@ -33,8 +33,19 @@ func Collector() (prometheus.Collector, error) {
 
 func (collector) Describe(ch chan<- *prometheus.Desc) { ch <- desc }
 
-// Collect emits the eight modes node_exporter exports per CPU (guest time
+// mode is one of the eight modes node_exporter exports per CPU (guest time
 // is in user and nice already; node_exporter exports it separately).
+type mode struct {
+	name string
+	v    float64
+}
+
+func modes(t procfs.CPUStat) [8]mode {
+	return [8]mode{{"user", t.User}, {"nice", t.Nice}, {"system", t.System}, {"idle", t.Idle},
+		{"iowait", t.Iowait}, {"irq", t.IRQ}, {"softirq", t.SoftIRQ}, {"steal", t.Steal}}
+}
+
+// Collect emits each CPU's modes.
 func (c collector) Collect(ch chan<- prometheus.Metric) {
 	st, err := c.fs.Stat()
 	if err != nil {
@@ -43,12 +54,26 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for cpu, t := range st.CPU {
 		id := strconv.FormatInt(cpu, 10)
-		for _, m := range []struct {
-			mode string
-			v    float64
-		}{{"user", t.User}, {"nice", t.Nice}, {"system", t.System}, {"idle", t.Idle},
-			{"iowait", t.Iowait}, {"irq", t.IRQ}, {"softirq", t.SoftIRQ}, {"steal", t.Steal}} {
-			ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, m.v, id, m.mode)
+		for _, m := range modes(t) {
+			ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, m.v, id, m.name)
 		}
 	}
+}
+
+// Machine is the machine's CPU seconds over all CPUs so far: in steal, and
+// in all the modes node_exporter exports (what a report's CPU steal is a
+// share of).
+func Machine() (steal, all float64, err error) {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return 0, 0, err
+	}
+	st, err := fs.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, m := range modes(st.CPUTotal) {
+		all += m.v
+	}
+	return st.CPUTotal.Steal, all, nil
 }

@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/emulator/cpustat"
 	"github.com/gocql/gocql"
-	"github.com/prometheus/procfs"
 )
 
 // BenchmarkNodeCost is the emulator's cost per client operation (issue 17):
@@ -301,16 +301,11 @@ func nodesRSS(c *Cluster) string {
 type cpuTimes struct{ steal, all float64 }
 
 func machineCPU() cpuTimes {
-	fs, err := procfs.NewDefaultFS()
+	steal, all, err := cpustat.Machine()
 	if err != nil {
 		return cpuTimes{}
 	}
-	st, err := fs.Stat()
-	if err != nil {
-		return cpuTimes{}
-	}
-	t := st.CPUTotal
-	return cpuTimes{t.Steal, t.User + t.Nice + t.System + t.Idle + t.Iowait + t.IRQ + t.SoftIRQ + t.Steal}
+	return cpuTimes{steal, all}
 }
 
 // stealPct is the share of the CPU time since from that was steal.

@@ -33,14 +33,6 @@ import (
 // runs at, read back from the kernel.
 var onLowered func(nice int)
 
-// statementShares are the statement group's shares (main.cc), the
-// reference a nice-0 thread stands for.
-const statementShares = capacity.StatementShares
-
-// streamingShares are the streaming group's shares (main.cc,
-// create_scheduling_group("streaming", "strm", 200, ...)).
-const streamingShares = capacity.StreamingShares
-
 // controlPoint is a backlog_controller control point: backlog in,
 // shares out (scylladb backlog_controller.hh).
 type controlPoint struct{ backlog, shares float64 }
@@ -80,7 +72,7 @@ var niceWeights = [20]float64{1024, 820, 655, 526, 423, 335, 272, 215, 172, 137,
 // niceFor is the nice value whose weight is nearest shares/1000 of a
 // nice-0 thread's (19, the lowest, below that).
 func niceFor(shares float64) int {
-	want := niceWeights[0] * shares / statementShares
+	want := niceWeights[0] * shares / capacity.StatementShares // the reference a nice-0 thread stands for
 	best := len(niceWeights) - 1
 	for n, w := range niceWeights {
 		if math.Abs(w-want) < math.Abs(niceWeights[best]-want) {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/elasticity-dev/elasticity/emulator/capacity"
 )
 
 // The controllers' shares are ScyllaDB's (backlog_controller.hh), and a
@@ -128,10 +130,10 @@ func TestStreamingRunsAtItsGroupsPriorityOnItsOwnThread(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var inside int
-	if err := inBackground(streamingShares, func() error { inside = syscallNice(t); return nil }); err != nil {
+	if err := inBackground(capacity.StreamingShares, func() error { inside = syscallNice(t); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if inside != niceFor(streamingShares) || inside != 7 {
+	if inside != niceFor(capacity.StreamingShares) || inside != 7 {
 		t.Errorf("streaming ran at nice %d, want 7 (200 shares)", inside)
 	}
 	if n := syscallNice(t); n != 0 {

@@ -260,10 +260,7 @@ func registerCompactionMetrics(reg *prometheus.Registry, n *Node) {
 // cost of compactions the store has done: to the compaction manager the
 // compaction is active until then.
 func (n *Node) compactingInModel(s int) float64 {
-	if n.cap == nil {
-		return 0
-	}
-	if b := n.cap.CompactionBacklog(); s < len(b) && b[s] > 0 {
+	if n.cap != nil && n.cap.Compacting(s) {
 		return 1
 	}
 	return 0

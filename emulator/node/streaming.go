@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/emulator/capacity"
 	"github.com/elasticity-dev/elasticity/emulator/scyllalog"
 )
 
@@ -46,8 +47,8 @@ func (n *Node) streamIn(ctx context.Context, req *streamReq) error {
 		if !n.isUp(src) {
 			continue
 		}
-		// Streaming runs in its scheduling group (streamingShares).
-		err := inBackground(streamingShares, func() error { return n.streamFrom(ctx, src, req, start, end) })
+		// Streaming runs in its scheduling group (capacity.StreamingShares).
+		err := inBackground(capacity.StreamingShares, func() error { return n.streamFrom(ctx, src, req, start, end) })
 		if err == nil {
 			return nil
 		}
@@ -98,10 +99,10 @@ func (n *Node) streamFrom(ctx context.Context, src string, req *streamReq, start
 
 // scanOut serves one streaming chunk, paced by the capacity model.
 func (n *Node) scanOut(ctx context.Context, req *scanReq) (*msg, error) {
-	// The source's reads are streaming work too (streamingShares).
+	// The source's reads are streaming work too (capacity.StreamingShares).
 	var kvs []KV
 	var next []byte
-	err := inBackground(streamingShares, func() (err error) {
+	err := inBackground(capacity.StreamingShares, func() (err error) {
 		kvs, next, err = n.store.Scan(req.Start, req.End, req.Max)
 		return err
 	})
