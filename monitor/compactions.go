@@ -17,6 +17,14 @@ import (
 // is_compaction_running).
 const CompactionsMetric = "scylla_compaction_manager_compactions"
 
+// CompactionBacklogMetric is ScyllaDB's compaction backlog per shard
+// normalized by the shard's memory (compaction_manager.cc,
+// register_metrics: "normalized_backlog", since 2022): the compaction
+// controller's input, which gives the compaction group 50 shares at 0, 100
+// at 1.5 and its maximum, 1000, from 30 (backlog_controller.hh,
+// compaction_controller::normalization_factor).
+const CompactionBacklogMetric = "scylla_compaction_manager_normalized_backlog"
+
 // ErrNotExported says a node's metrics have no series the caller needs
 // (an old image, a database that is not ScyllaDB): match it with errors.Is.
 var ErrNotExported = errors.New("metric not exported")

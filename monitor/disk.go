@@ -63,6 +63,11 @@ var ScrapedMetrics = []struct {
 	// Running compactions (a gauge per shard): what the wait before the
 	// steady state watches (Compactions).
 	{CompactionsMetric, false},
+	// The compaction backlog over the shard's memory, the input of
+	// ScyllaDB's compaction controller (compaction_manager.cc), per shard;
+	// averaged, the node's: a backlog that keeps growing says compaction
+	// is not keeping up with the writes.
+	{CompactionBacklogMetric, true},
 }
 
 // DiskMonitor samples disk usage and a few metrics of every node.

@@ -253,3 +253,23 @@ func TestHostBoundCycleMarkedInItsTable(t *testing.T) {
 		t.Errorf("Cycle #0 (3 ms/s) marked host-bound in:\n%s", md)
 	}
 }
+
+// A cycle in which compaction fell behind is marked in its latency table
+// with the node whose backlog grew; one whose backlog held is not.
+func TestCompactionBehindCycleMarkedInItsTable(t *testing.T) {
+	res := &results.Result{Cycles: []results.Cycle{
+		{Name: results.SteadyStateCycle, CompactionBacklog: &results.BacklogGrowth{Node: "node-2", Start: 14.7, End: 36.7}, CompactionBehind: true},
+		{Name: "Cycle #1", Step: "Add node", CompactionBacklog: &results.BacklogGrowth{Node: "node-1", Start: 12, End: 13}},
+	}}
+	var b bytes.Buffer
+	if err := Markdown(&b, res, MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	if !strings.Contains(md, "Compaction fell behind: Cycle #0 (node-2: 14.7 → 36.7) —") {
+		t.Errorf("no compaction-behind mark for Cycle #0 in:\n%s", md)
+	}
+	if strings.Contains(md, "Cycle #1 (node-1") {
+		t.Errorf("Cycle #1 (backlog holding at 12-13) marked in:\n%s", md)
+	}
+}

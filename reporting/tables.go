@@ -266,8 +266,25 @@ func latencyTable(id, name string, cycles []results.Cycle, res *results.Result) 
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	t.Note = hostBoundNote(cycles)
+	t.Note = strings.TrimSpace(hostBoundNote(cycles) + " " + compactionBehindNote(cycles))
 	return t
+}
+
+// compactionBehindNote names the cycles of a latency table in which
+// compaction fell behind the writes (results.Cycle.CompactionBehind), with
+// the node whose backlog grew the most; "" when it kept up in all of them.
+func compactionBehindNote(cycles []results.Cycle) string {
+	var behind []string
+	for _, c := range cycles {
+		if g := c.CompactionBacklog; c.CompactionBehind && g != nil {
+			behind = append(behind, fmt.Sprintf("%s (%s: %.1f → %.1f)", c.Name, g.Node, g.Start, g.End))
+		}
+	}
+	if len(behind) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Compaction fell behind: %s — the compaction backlog (normalized by shard memory, scylla_compaction_manager_normalized_backlog) grew by %.1f or more (and by a quarter or more); from 1.5, ScyllaDB's controller gives compaction more of every shard at the requests' expense, up to half of it from 30: the offered load is more than this cluster sustains, and latency keeps rising with the backlog.",
+		strings.Join(behind, ", "), results.CompactionBehindBacklog)
 }
 
 // hostBoundNote marks the cycles of a latency table whose host lag (the

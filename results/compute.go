@@ -151,6 +151,7 @@ type reducer struct {
 	thresholds map[string]float64
 	steal      map[string][]counterSample // the nodes' reactor_cpu_steal_time_ms
 	cpu        map[string][]counterSample // their machines' steal seconds of all CPU seconds
+	backlog    map[string][]counterSample // the nodes' normalized compaction backlog (a gauge)
 	// compactionNotes are the warnings of the compactions phase (not
 	// settled, not exported): limitations of the steady state.
 	compactionNotes []string
@@ -545,6 +546,12 @@ func (r *reducer) sample(s *NodeSample) {
 		}
 		r.steal[s.Node] = append(r.steal[s.Node], counterSample{t: s.Time, v: v})
 	}
+	if v, ok := s.Metrics["compaction_manager_normalized_backlog"]; ok {
+		if r.backlog == nil {
+			r.backlog = map[string][]counterSample{}
+		}
+		r.backlog[s.Node] = append(r.backlog[s.Node], counterSample{t: s.Time, v: v})
+	}
 	if s.CPUSeconds > 0 {
 		if r.cpu == nil {
 			r.cpu = map[string][]counterSample{}
@@ -691,6 +698,8 @@ func (r *reducer) finishCycles() {
 		c.c.LoaderLagMSPerS = loaderLagRate(c.loaderLag, d)
 		c.c.CPUStealPct = cpuSteal(r.cpu, c.c.Start, c.c.End)
 		c.c.HostBound = c.c.HostLagMSPerS+c.c.LoaderLagMSPerS+10*c.c.CPUStealPct >= HostBoundLagMSPerS
+		c.c.CompactionBacklog = backlogGrowth(r.backlog, c.c.Start, c.c.End)
+		c.c.CompactionBehind = c.c.CompactionBacklog != nil && c.c.CompactionBacklog.behind()
 		res.Cycles = append(res.Cycles, c.c)
 	}
 	sort.SliceStable(res.Cycles, func(i, j int) bool { return res.Cycles[i].Start.Before(res.Cycles[j].Start) })
@@ -912,6 +921,34 @@ func hostLag(steal map[string][]counterSample, start, end time.Time) float64 {
 	for _, ss := range steal {
 		if from, to, ok := window(ss, start, end); ok {
 			best = max(best, (to.v-from.v)/to.t.Sub(from.t).Seconds())
+		}
+	}
+	return best
+}
+
+// backlogGrowth is the compaction backlog of the node whose backlog grew
+// the most during [start, end]: its last reading before the cycle (or its
+// first in it) and its last in it; nil when no node has two readings.
+func backlogGrowth(backlog map[string][]counterSample, start, end time.Time) *BacklogGrowth {
+	var best *BacklogGrowth
+	for node, ss := range backlog {
+		var from, to *counterSample
+		for i := range ss {
+			s := &ss[i]
+			if s.t.After(end) {
+				break
+			}
+			if !s.t.After(start) || from == nil {
+				from = s
+			}
+			to = s
+		}
+		if from == nil || to == from || to.t.Before(start) {
+			continue
+		}
+		g := &BacklogGrowth{Node: node, Start: from.v, End: to.v}
+		if best == nil || g.End-g.Start > best.End-best.Start || (g.End-g.Start == best.End-best.Start && nodeLess(g.Node, best.Node)) {
+			best = g
 		}
 	}
 	return best

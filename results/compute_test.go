@@ -245,6 +245,48 @@ func TestHostLagPerCycle(t *testing.T) {
 	}
 }
 
+// TestCompactionBehindPerCycle: a cycle's compaction backlog is that of
+// the node whose normalized backlog grew the most during it; compaction
+// fell behind when it grew by the controller's 1.5 and by a quarter. A
+// high backlog that holds (the controller's equilibrium) and a small one
+// that doubles are not behind; a high one that keeps growing is.
+func TestCompactionBehindPerCycle(t *testing.T) {
+	at, events := tenSecondCycles(4)
+	lat := []LatencyRecord{latRec(t, OpWrite, at(1), 1000), latRec(t, OpWrite, at(11), 1000), latRec(t, OpWrite, at(21), 1000), latRec(t, OpWrite, at(31), 1000)}
+	s := func(sec int, node string, backlog float64) NodeSample {
+		return NodeSample{Time: at(sec), Node: node, DiskTotalBytes: 1e9, Metrics: map[string]float64{"compaction_manager_normalized_backlog": backlog}}
+	}
+	met := []NodeSample{
+		s(0, "n1", 0.2), s(0, "n2", 0.5),
+		s(5, "n1", 0.3), s(5, "n2", 1.2),
+		s(10, "n1", 0.4), s(10, "n2", 1.0), // Cycle #0: n2 grew most (0.5 → 1.0), under 1.5
+		s(15, "n1", 6), s(15, "n2", 1.1),
+		s(20, "n1", 12), s(20, "n2", 1.0), // Cycle #1: n1 0.4 → 12, behind
+		s(25, "n1", 14), s(25, "n2", 1.0),
+		s(30, "n1", 13), s(30, "n2", 1.0), // Cycle #2: n1 12 → 13, holding
+		s(40, "n1", 19), s(40, "n2", 0.0), // Cycle #3: n1 13 → 19, growing again
+	}
+	res, err := Compute(runDir(t, events, lat, met))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cycles) != 4 {
+		t.Fatalf("cycles %+v", res.Cycles)
+	}
+	want := []struct {
+		node       string
+		start, end float64
+		behind     bool
+	}{{"n2", 0.5, 1.0, false}, {"n1", 0.4, 12, true}, {"n1", 12, 13, false}, {"n1", 13, 19, true}}
+	for i, w := range want {
+		c := res.Cycles[i]
+		g := c.CompactionBacklog
+		if g == nil || g.Node != w.node || g.Start != w.start || g.End != w.end || c.CompactionBehind != w.behind {
+			t.Errorf("%s: backlog %+v behind %v, want %s %.1f → %.1f behind %v", c.Name, g, c.CompactionBehind, w.node, w.start, w.end, w.behind)
+		}
+	}
+}
+
 // TestLoaderLagPerCycle: the load generator's own lag (each record's
 // loader_lag_ms, one figure per loader and interval whatever the number of
 // operation types) is a cycle's too: the most-lagged loader's rate over the

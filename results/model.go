@@ -335,6 +335,37 @@ type Cycle struct {
 	// 10 ms/s) together were at least HostBoundLagMSPerS, enough delayed
 	// operations to set the cycle's P99 (see Limitations).
 	HostBound bool `json:"host_bound,omitempty"`
+	// CompactionBacklog is the compaction backlog of the node whose backlog
+	// grew the most during the cycle (scylla_compaction_manager_normalized_backlog,
+	// averaged over its shards); nil when the nodes do not export it.
+	CompactionBacklog *BacklogGrowth `json:"compaction_backlog,omitempty"`
+	// CompactionBehind: that backlog grew by at least
+	// CompactionBehindBacklog and by at least a quarter. Compaction did not keep up with the
+	// writes: ScyllaDB's controller gives it more of every shard as the
+	// backlog grows, up to as much as the requests get, so latency rises
+	// with it, and the offered load is more than the cluster sustains.
+	CompactionBehind bool `json:"compaction_behind,omitempty"`
+}
+
+// BacklogGrowth is one node's normalized compaction backlog (the backlog
+// over the shard's memory) at the start and at the end of a window.
+type BacklogGrowth struct {
+	Node  string  `json:"node"`
+	Start float64 `json:"start"`
+	End   float64 `json:"end"`
+}
+
+// CompactionBehindBacklog is the normalized backlog from which ScyllaDB's
+// compaction controller gives compaction more than twice its idle shares
+// (backlog_controller.hh, compaction_controller: 50 shares at 0, 100 at
+// 1.5, 1000 at 30): a backlog that grows by more than that is no longer
+// one the compactions of a steady write load leave behind them.
+const CompactionBehindBacklog = 1.5
+
+// behind: the backlog grew past what a steady controller's sawtooth
+// moves it by.
+func (g *BacklogGrowth) behind() bool {
+	return g.End-g.Start >= max(CompactionBehindBacklog, g.Start/4)
 }
 
 // HostBoundLagMSPerS: an operation waits while its loader or its

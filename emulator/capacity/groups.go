@@ -296,15 +296,13 @@ func (m *Model) Compact(shard int, bytes int64, bytesPerSec float64) {
 func (m *Model) CompactionBacklog() []time.Duration {
 	out := make([]time.Duration, len(m.shards))
 	for i := range m.shards {
-		out[i] = m.compactionBacklog(i)
+		out[i] = m.CompactionWork(i)
 	}
 	return out
 }
 
-// Compacting says whether shard still has compaction work to run.
-func (m *Model) Compacting(shard int) bool { return m.compactionBacklog(shard) > 0 }
-
-func (m *Model) compactionBacklog(shard int) time.Duration {
+// CompactionWork is the compaction work queued and not yet run on shard.
+func (m *Model) CompactionWork(shard int) time.Duration {
 	s := m.shard(shard)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -218,13 +218,37 @@ func compactionRate(cfg Config) float64 {
 	return cfg.StreamBytesPerSec / float64(max(1, cfg.VCPUs)) / streamShare
 }
 
-// compactionSharesFor is the compaction group's shares for a shard's
-// compaction work not yet run: its bytes, normalized by the shard's
-// memory as compaction_manager's backlog is (compaction_manager.cc:
-// backlog() / available_memory()).
-func compactionSharesFor(memory int64, shards int, perShard float64) func(time.Duration) float64 {
-	return func(backlog time.Duration) float64 {
-		bytes := backlog.Seconds() * perShard
-		return sharesAt(compactionControl, bytes/(float64(memory)/float64(max(1, shards))))
-	}
+// compactionBacklog is the compaction work a shard has before it, in
+// bytes and normalized, as compaction_manager's backlog() counts the work
+// its strategy still has to do and normalizes it by the shard's memory
+// (compaction_manager.cc: backlog() / available_memory(), the controller's
+// input and the normalized_backlog gauge): the bytes of the compactions
+// the store has run whose cost the shard's model has not yet run. Pebble's
+// own compaction debt is not counted: the host runs Pebble's compactions
+// as soon as Pebble picks them, and the model is what stands for the
+// shard's CPU, so its unrun work is what compaction is behind by.
+type compactionBacklog struct {
+	memory   int64   // the store's emulated memory, over every shard
+	shards   int     // the node's shards
+	perShard float64 // bytes a shard compacts per second alone
+}
+
+// bytes is a shard's backlog with work of model time not yet run.
+func (c compactionBacklog) bytes(work time.Duration) float64 {
+	return work.Seconds() * c.perShard
+}
+
+// normalized is bytes over the shard's memory.
+func (c compactionBacklog) normalized(work time.Duration) float64 {
+	return c.bytes(work) / (float64(c.memory) / float64(max(1, c.shards)))
+}
+
+// shares is the compaction group's shares at that backlog.
+func (c compactionBacklog) shares(work time.Duration) float64 {
+	return sharesAt(compactionControl, c.normalized(work))
+}
+
+// newCompactionBacklog is the backlog of n's store and model.
+func (n *Node) newCompactionBacklog() compactionBacklog {
+	return compactionBacklog{memory: n.store.bg.memory, shards: max(1, n.cfg.VCPUs), perShard: compactionRate(n.cfg)}
 }

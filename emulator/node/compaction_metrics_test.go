@@ -1,6 +1,7 @@
 package node
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -33,6 +34,7 @@ func TestCompactionManagerMetrics(t *testing.T) {
 		"scylla_compaction_manager_failed_compactions":    dto.MetricType_COUNTER,
 		"scylla_compaction_manager_postponed_compactions": dto.MetricType_GAUGE,
 		"scylla_compaction_manager_backlog":               dto.MetricType_GAUGE,
+		"scylla_compaction_manager_normalized_backlog":    dto.MetricType_GAUGE,
 	}
 	for name, typ := range types {
 		f := fams[name]
@@ -152,8 +154,28 @@ func TestStoreCompactionsTakeTheShards(t *testing.T) {
 	if len(backlog) != 2 || backlog[0] < 100*time.Millisecond || backlog[1] < 100*time.Millisecond {
 		t.Fatalf("model's compaction backlog %v after compacting ~6 MiB, want some on both shards", backlog)
 	}
-	if running := sumSeries(scrapeNode(t, n)["scylla_compaction_manager_compactions"]); running < 1 {
+	fams := scrapeNode(t, n)
+	if running := sumSeries(fams["scylla_compaction_manager_compactions"]); running < 1 {
 		t.Errorf("compaction_manager_compactions %v while the model still runs a compaction", running)
+	}
+	// The backlog gauges count the model's work not yet run, at the
+	// shard's compaction rate (1 MiB/s of streaming over 2 shards, at
+	// streamShare of a shard), over the shard's half of the store's
+	// memory: the figure the controller's shares come from.
+	memory := float64(n.store.bg.memory) / 2
+	if got := len(fams["scylla_compaction_manager_normalized_backlog"].GetMetric()); got != 2 {
+		t.Fatalf("%d normalized_backlog series, want one per shard", got)
+	}
+	for _, m := range fams["scylla_compaction_manager_normalized_backlog"].GetMetric() {
+		shard, _ := strconv.Atoi(m.Label[0].GetValue())
+		got := m.GetGauge().GetValue()
+		want := backlog[shard].Seconds() * (1 << 20) / 2 / streamShare / memory
+		if got < 0.8*want || got > 1.1*want {
+			t.Errorf("shard %d normalized_backlog %.2f, want about %.2f (model work %v)", shard, got, want, backlog[shard])
+		}
+	}
+	if b := sumSeries(fams["scylla_compaction_manager_backlog"]); b < 1<<20 {
+		t.Errorf("compaction_manager_backlog %.0f bytes summed over shards while the model has %v of compaction to run", b, backlog)
 	}
 	time.Sleep(1100 * time.Millisecond) // a whole utilization window
 	var util float64
@@ -169,6 +191,9 @@ func TestStoreCompactionsTakeTheShards(t *testing.T) {
 			t.Fatalf("compactions still running 30 s later; model backlog %v", n.cap.CompactionBacklog())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	if b := sumSeries(scrapeNode(t, n)["scylla_compaction_manager_normalized_backlog"]); b > 0.01 {
+		t.Errorf("normalized_backlog %.3f summed over shards once the compactions ran", b)
 	}
 	t.Logf("model's compaction backlog after compacting: %v", backlog)
 }

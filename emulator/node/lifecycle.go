@@ -81,7 +81,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		StallThreshold: cfg.StallThreshold, Detector: n.stalls, OnStall: func(_ int, d time.Duration) {
 			n.met.stalls.Observe(float64(d.Microseconds()))
 		},
-		CompactionShares: compactionSharesFor(st.bg.memory, cfg.VCPUs, compactionRate(cfg))})
+		CompactionShares: n.newCompactionBacklog().shares})
 	n.chargeCompactions()
 	n.disk = diskmodel.New(cfg.DataDir, cfg.DiskBytes, n.log.Logf)
 	n.log.Logf(scyllalog.Info, "init", "Scylla version %s starting, host id %s, %d shards", cfg.Version, n.hostID, cfg.VCPUs)

@@ -173,15 +173,14 @@ func newMetrics(n *Node) *metrics {
 // compactionStats are the compaction manager's figures of the node's store.
 type compactionStats struct {
 	running, pending, completed int64
-	backlog                     float64
 }
 
 // compactionStats reads the store's compactions from Pebble: running are
 // compactions in progress (flushes are not compactions, as in ScyllaDB,
 // where memtable flushes do not go through the compaction manager),
 // pending the levels whose score asks for a compaction not yet started,
-// completed every compaction since the store opened, backlog Pebble's
-// estimate of the bytes left to compact.
+// completed every compaction since the store opened (the backlog is
+// compactionBacklog's).
 func (s *Store) compactionStats() compactionStats {
 	if s.closed.Load() {
 		return compactionStats{}
@@ -194,7 +193,7 @@ func (s *Store) compactionStats() compactionStats {
 		}
 	}
 	return compactionStats{running: m.Compact.NumInProgress, pending: max(0, want-m.Compact.NumInProgress),
-		completed: m.Compact.Count, backlog: float64(m.Compact.EstimatedDebt)}
+		completed: m.Compact.Count}
 }
 
 // shareOf is shard s's share of a node-wide count over n shards: the
@@ -233,6 +232,7 @@ func registerCompactionMetrics(reg *prometheus.Registry, n *Node) {
 		return last
 	}
 	shards := max(1, n.cfg.VCPUs)
+	backlog := n.newCompactionBacklog()
 	for s := 0; s < shards; s++ {
 		lab := prometheus.Labels{"shard": strconv.Itoa(s)}
 		gauge := func(name, help string, f func() float64) {
@@ -252,15 +252,25 @@ func registerCompactionMetrics(reg *prometheus.Registry, n *Node) {
 		gauge("postponed_compactions", "Holds the number of tables with postponed compaction.",
 			func() float64 { return 0 })
 		gauge("backlog", "Holds the sum of compaction backlog for all tables in the system.",
-			func() float64 { return stats().backlog / float64(shards) })
+			func() float64 { return backlog.bytes(n.compactionWork(s)) })
+		gauge("normalized_backlog", "Holds the sum of normalized compaction backlog for all tables in the system. Backlog is normalized by dividing backlog by shard's available memory.",
+			func() float64 { return backlog.normalized(n.compactionWork(s)) })
 	}
+}
+
+// compactionWork is the compaction work shard s's model has not yet run.
+func (n *Node) compactionWork(s int) time.Duration {
+	if n.cap == nil {
+		return 0
+	}
+	return n.cap.CompactionWork(s)
 }
 
 // compactingInModel is 1 while shard s's capacity model still runs the
 // cost of compactions the store has done: to the compaction manager the
 // compaction is active until then.
 func (n *Node) compactingInModel(s int) float64 {
-	if n.cap != nil && n.cap.Compacting(s) {
+	if n.compactionWork(s) > 0 {
 		return 1
 	}
 	return 0
