@@ -83,6 +83,9 @@ func Compare(dirs []string, out string, sections ...Section) error {
 	if n := hostBoundRuns(runs); n != "" {
 		intro = append(intro, n)
 	}
+	if n := compactionBehindRuns(runs); n != "" {
+		intro = append(intro, n)
+	}
 	var md bytes.Buffer
 	fmt.Fprintf(&md, "# %s\n\n", title)
 	for _, s := range intro {
@@ -154,6 +157,28 @@ func hostBoundRuns(runs []run) string {
 		return ""
 	}
 	return "Host-bound runs: " + strings.Join(names, "; ") + ". Their latencies in those cycles are the machine's, not the model's: compared with another run's, they measure the two runs' hosts."
+}
+
+// compactionBehindRuns names the runs in which compaction fell behind the
+// writes, and in which cycles: their offered load is more than the cluster
+// sustains. "" when it kept up in every run.
+func compactionBehindRuns(runs []run) string {
+	var names []string
+	for _, r := range runs {
+		var cycles []string
+		for _, c := range r.res.Cycles {
+			if c.CompactionBehind {
+				cycles = append(cycles, c.Name)
+			}
+		}
+		if len(cycles) > 0 {
+			names = append(names, fmt.Sprintf("%s (%s)", r.name, strings.Join(cycles, ", ")))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "Compaction fell behind in: " + strings.Join(names, "; ") + ". In those cycles the compaction backlog kept growing: the offered load is more than that cluster sustains, and its latency rises with the backlog."
 }
 
 // metric is one compared number of a cycle.

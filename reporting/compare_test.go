@@ -47,7 +47,7 @@ func TestCompareWritesPages(t *testing.T) {
 
 // A comparison names the runs whose cycles were host-bound, with their
 // worst lag and steal, and says nothing when none was.
-func TestCompareNamesHostBoundRuns(t *testing.T) {
+func TestCompareNamesHostBoundAndCompactionBehindRuns(t *testing.T) {
 	root := t.TempDir()
 	write := func(name string, cycles ...results.Cycle) string {
 		dir := filepath.Join(root, name)
@@ -79,6 +79,14 @@ func TestCompareNamesHostBoundRuns(t *testing.T) {
 	}
 	if md := read(quiet, quiet); strings.Contains(md, "Host-bound runs") {
 		t.Errorf("comparison of quiet runs names host-bound ones:\n%s", md)
+	}
+	behind := write("load80", results.Cycle{Name: "Cycle #0", CompactionBehind: true, CompactionBacklog: &results.BacklogGrowth{Node: "node-1", Start: 0.2, End: 24}},
+		results.Cycle{Name: "Cycle #1", CompactionBacklog: &results.BacklogGrowth{Node: "node-2", Start: 24, End: 25}})
+	if md := read(quiet, behind); !strings.Contains(md, "Compaction fell behind in: load80 (Cycle #0).") {
+		t.Errorf("comparison does not name the run whose compaction fell behind:\n%s", md)
+	}
+	if md := read(quiet, noisy); strings.Contains(md, "Compaction fell behind") {
+		t.Errorf("comparison of runs whose compaction kept up names one:\n%s", md)
 	}
 }
 
