@@ -283,7 +283,7 @@ func compactionBehindNote(cycles []results.Cycle) string {
 	if len(behind) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Compaction fell behind: %s — the compaction backlog (normalized by shard memory, scylla_compaction_manager_normalized_backlog) grew by %.1f or more (and by a quarter or more); from 1.5, ScyllaDB's controller gives compaction more of every shard at the requests' expense, up to half of it from 30: the offered load is more than this cluster sustains, and latency keeps rising with the backlog.",
+	return fmt.Sprintf("Compaction fell behind: %s — the compaction backlog (normalized by shard memory, scylla_compaction_manager_normalized_backlog) grew and ended at %d or more, where ScyllaDB's controller gives compaction a quarter of a busy shard and more as it grows (half from 30): the offered load is more than this cluster sustains, and latency keeps rising with the backlog.",
 		strings.Join(behind, ", "), results.CompactionBehindBacklog)
 }
 

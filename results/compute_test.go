@@ -247,37 +247,42 @@ func TestHostLagPerCycle(t *testing.T) {
 
 // TestCompactionBehindPerCycle: a cycle's compaction backlog is that of
 // the node whose normalized backlog grew the most during it; compaction
-// fell behind when it grew by the controller's 1.5 and by a quarter. A
-// high backlog that holds (the controller's equilibrium) and a small one
-// that doubles are not behind; a high one that keeps growing is.
+// fell behind when it ended at 9 or more (a quarter of a busy shard to
+// compaction) having grown by 1.5 and an eighth. A high backlog that holds
+// (the controller's equilibrium) and a low one that doubles (one
+// compaction's sawtooth) are not behind; a high one that keeps growing is.
 func TestCompactionBehindPerCycle(t *testing.T) {
-	at, events := tenSecondCycles(4)
-	lat := []LatencyRecord{latRec(t, OpWrite, at(1), 1000), latRec(t, OpWrite, at(11), 1000), latRec(t, OpWrite, at(21), 1000), latRec(t, OpWrite, at(31), 1000)}
+	at, events := tenSecondCycles(5)
+	var lat []LatencyRecord
+	for i := range 5 {
+		lat = append(lat, latRec(t, OpWrite, at(10*i+1), 1000))
+	}
 	s := func(sec int, node string, backlog float64) NodeSample {
 		return NodeSample{Time: at(sec), Node: node, DiskTotalBytes: 1e9, Metrics: map[string]float64{"compaction_manager_normalized_backlog": backlog}}
 	}
 	met := []NodeSample{
-		s(0, "n1", 0.2), s(0, "n2", 0.5),
-		s(5, "n1", 0.3), s(5, "n2", 1.2),
-		s(10, "n1", 0.4), s(10, "n2", 1.0), // Cycle #0: n2 grew most (0.5 → 1.0), under 1.5
-		s(15, "n1", 6), s(15, "n2", 1.1),
+		s(0, "n1", 0.2), s(0, "n2", 1.5),
+		s(5, "n1", 0.3), s(5, "n2", 2.2),
+		s(10, "n1", 0.4), s(10, "n2", 3.6), // Cycle #0: n2 1.5 → 3.6, low
+		s(15, "n1", 6), s(15, "n2", 3.1),
 		s(20, "n1", 12), s(20, "n2", 1.0), // Cycle #1: n1 0.4 → 12, behind
 		s(25, "n1", 14), s(25, "n2", 1.0),
 		s(30, "n1", 13), s(30, "n2", 1.0), // Cycle #2: n1 12 → 13, holding
-		s(40, "n1", 19), s(40, "n2", 0.0), // Cycle #3: n1 13 → 19, growing again
+		s(40, "n1", 15.5), s(40, "n2", 0.0), // Cycle #3: n1 13 → 15.5, growing again
+		s(50, "n1", 4), s(50, "n2", 0.5), // Cycle #4: draining
 	}
 	res, err := Compute(runDir(t, events, lat, met))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Cycles) != 4 {
+	if len(res.Cycles) != 5 {
 		t.Fatalf("cycles %+v", res.Cycles)
 	}
 	want := []struct {
 		node       string
 		start, end float64
 		behind     bool
-	}{{"n2", 0.5, 1.0, false}, {"n1", 0.4, 12, true}, {"n1", 12, 13, false}, {"n1", 13, 19, true}}
+	}{{"n2", 1.5, 3.6, false}, {"n1", 0.4, 12, true}, {"n1", 12, 13, false}, {"n1", 13, 15.5, true}, {"n2", 0, 0.5, false}}
 	for i, w := range want {
 		c := res.Cycles[i]
 		g := c.CompactionBacklog

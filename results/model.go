@@ -339,11 +339,12 @@ type Cycle struct {
 	// grew the most during the cycle (scylla_compaction_manager_normalized_backlog,
 	// averaged over its shards); nil when the nodes do not export it.
 	CompactionBacklog *BacklogGrowth `json:"compaction_backlog,omitempty"`
-	// CompactionBehind: that backlog grew by at least
-	// CompactionBehindBacklog and by at least a quarter. Compaction did not keep up with the
-	// writes: ScyllaDB's controller gives it more of every shard as the
-	// backlog grows, up to as much as the requests get, so latency rises
-	// with it, and the offered load is more than the cluster sustains.
+	// CompactionBehind: that backlog ended at CompactionBehindBacklog or
+	// more and grew during the cycle by CompactionBehindGrowth and an eighth
+	// of where it began. Compaction did not keep up with the writes:
+	// ScyllaDB's controller gives it more of every shard as the backlog
+	// grows, up to as much as the requests get, so latency rises with it,
+	// and the offered load is more than the cluster sustains.
 	CompactionBehind bool `json:"compaction_behind,omitempty"`
 }
 
@@ -355,17 +356,24 @@ type BacklogGrowth struct {
 	End   float64 `json:"end"`
 }
 
-// CompactionBehindBacklog is the normalized backlog from which ScyllaDB's
-// compaction controller gives compaction more than twice its idle shares
-// (backlog_controller.hh, compaction_controller: 50 shares at 0, 100 at
-// 1.5, 1000 at 30): a backlog that grows by more than that is no longer
-// one the compactions of a steady write load leave behind them.
-const CompactionBehindBacklog = 1.5
+// ScyllaDB's compaction controller turns the normalized backlog into the
+// compaction group's shares: 50 at 0, 100 at 1.5, 1000 (as many as the
+// statement group) from 30 (backlog_controller.hh, compaction_controller).
+const (
+	// CompactionBehindBacklog is where compaction takes a quarter of a busy
+	// shard (333 shares against the requests' 1000): a backlog there or
+	// above is one the requests feel.
+	CompactionBehindBacklog = 9
+	// CompactionBehindGrowth is the controller's first step (1.5): a
+	// single compaction's sstables add about that much at once on a small
+	// emulated shard, so less is the sawtooth of a steady load.
+	CompactionBehindGrowth = 1.5
+)
 
-// behind: the backlog grew past what a steady controller's sawtooth
-// moves it by.
+// behind: the backlog ended where the requests feel it and grew by more
+// than a steady load's sawtooth moves it.
 func (g *BacklogGrowth) behind() bool {
-	return g.End-g.Start >= max(CompactionBehindBacklog, g.Start/4)
+	return g.End >= CompactionBehindBacklog && g.End-g.Start >= max(CompactionBehindGrowth, g.Start/8)
 }
 
 // HostBoundLagMSPerS: an operation waits while its loader or its
