@@ -273,3 +273,31 @@ func TestCompactionBehindCycleMarkedInItsTable(t *testing.T) {
 		t.Errorf("Cycle #1 (backlog holding at 12-13) marked in:\n%s", md)
 	}
 }
+
+// The answers say whether the load was sustained: no when compaction fell
+// behind in a cycle, yes with the highest backlog when it kept up, nothing
+// when the nodes exported no backlog.
+func TestAnswersSayWhetherCompactionKeptUp(t *testing.T) {
+	behind := []results.Cycle{
+		{Name: results.SteadyStateCycle, CompactionBacklog: &results.BacklogGrowth{Node: "node-2", Start: 15.9, End: 19.2}, CompactionBehind: true},
+		{Name: "Cycle #1", CompactionBacklog: &results.BacklogGrowth{Node: "node-3", Start: 17, End: 35.8}, CompactionBehind: true},
+		{Name: "Cycle #2", CompactionBacklog: &results.BacklogGrowth{Node: "node-1", Start: 0, End: 0}},
+	}
+	kept := []results.Cycle{
+		{Name: results.SteadyStateCycle, CompactionBacklog: &results.BacklogGrowth{Node: "node-3", Start: 17.1, End: 3.1}},
+		{Name: "Cycle #1", CompactionBacklog: &results.BacklogGrowth{Node: "node-3", Start: 1.6, End: 3.6}},
+	}
+	for _, tc := range []struct {
+		cycles []results.Cycle
+		want   string
+	}{
+		{behind, "Sustained load: no, compaction fell behind in Cycle #0, Cycle #1 ("},
+		{kept, "Sustained load: yes, compaction kept up in every cycle (highest normalized backlog at a cycle's end 3.6, node-3 in Cycle #1)."},
+		{[]results.Cycle{{Name: results.SteadyStateCycle}}, ""},
+	} {
+		got := strings.Join(Answers(&results.Result{Derived: &results.Derived{}, Cycles: tc.cycles}), "\n")
+		if tc.want == "" && strings.Contains(got, "Sustained load") || !strings.Contains(got, tc.want) {
+			t.Errorf("answers %q, want %q", got, tc.want)
+		}
+	}
+}

@@ -196,6 +196,9 @@ func Answers(res *results.Result) []string {
 		}
 		out = append(out, s+".")
 	}
+	if a := compactionAnswer(res.Cycles); a != "" {
+		out = append(out, a)
+	}
 	if len(d.DiskBalancePerRackPct) > 0 {
 		var p []string
 		for _, r := range sortedKeys(d.DiskBalancePerRackPct) {
@@ -204,6 +207,33 @@ func Answers(res *results.Result) []string {
 		out = append(out, "Disk balance per rack at the last snapshot (max − min usage, percentage points): "+strings.Join(p, ", ")+".")
 	}
 	return out
+}
+
+// compactionAnswer says whether compaction kept up with the writes, from
+// the cycles' compaction backlog; "" when the nodes exported none.
+func compactionAnswer(cycles []results.Cycle) string {
+	var behind []string
+	var top *results.BacklogGrowth
+	var topCycle string
+	for _, c := range cycles {
+		g := c.CompactionBacklog
+		if g == nil {
+			continue
+		}
+		if c.CompactionBehind {
+			behind = append(behind, c.Name)
+		}
+		if top == nil || g.End > top.End {
+			top, topCycle = g, c.Name
+		}
+	}
+	switch {
+	case top == nil:
+		return ""
+	case len(behind) > 0:
+		return fmt.Sprintf("Sustained load: no, compaction fell behind in %s (its backlog kept growing; see the latency tables): the offered load is more than the cluster sustains.", strings.Join(behind, ", "))
+	}
+	return fmt.Sprintf("Sustained load: yes, compaction kept up in every cycle (highest normalized backlog at a cycle's end %.1f, %s in %s).", top.End, top.Node, topCycle)
 }
 
 // Limitations lists what a reader should keep in mind.
