@@ -50,10 +50,16 @@ func createTable(t *testing.T, n *Node, rows int) {
 // createTableRF is createTable with rf replicas, written at ALL.
 func createTableRF(t *testing.T, n *Node, rows, rf int) {
 	t.Helper()
+	createTableTablets(t, n, rows, rf, 8)
+}
+
+// createTableTablets is createTableRF with a number of tablets.
+func createTableTablets(t *testing.T, n *Node, rows, rf, tablets int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ks := &engine.Keyspace{Name: "ks", Replication: map[string]string{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": strconv.Itoa(rf)},
-		DurableWrites: true, Tablets: 8, TabletsEnabled: true}
+		DurableWrites: true, Tablets: tablets, TabletsEnabled: true}
 	if _, err := n.ApplySchema(ctx, engine.SchemaChange{Kind: engine.CreateKeyspace, Keyspace: ks}); err != nil {
 		t.Fatal(err)
 	}
@@ -237,4 +243,43 @@ func TestNodeRequestsOneAtATime(t *testing.T) {
 			t.Errorf("%s is %s, want LEFT", n.cfg.ListenAddress, st)
 		}
 	}
+}
+
+// The coordinator's rounds with work are at least minRoundInterval apart,
+// as ScyllaDB's take group 0 commits and a global barrier_and_drain each
+// (service/topology_coordinator.cc): the many small tablets a join moves do
+// not each get metadata epochs of their own (unpaced: 124 epochs in 408 ms
+// for these 64 migrations).
+func TestCoordinatorRoundsArePaced(t *testing.T) {
+	defer func(d time.Duration) { minRoundInterval = d }(minRoundInterval)
+	minRoundInterval = 100 * time.Millisecond
+	var log syncBuf
+	a := startMember(t, "127.0.9.1", &log, nil)
+	createTableTablets(t, a, 200, 1, 128)
+	for time.Since(a.started) < downAfter+heartbeatInterval {
+		time.Sleep(20 * time.Millisecond) // past the coordinator's post-start grace
+	}
+	b := startMember(t, "127.0.9.2", &log, nil)
+	deadline := time.Now().Add(30 * time.Second)
+	for !assigned(a, b.HostID()) { // the first migration round
+		if time.Now().After(deadline) {
+			t.Fatal("no tablet migrates to the new node in 30 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	e0, t0 := a.view.Load().m.Epoch, time.Now()
+	for tabletsOf(a, b.HostID()) < 64 || !a.topologyIdle() {
+		if time.Now().After(deadline) {
+			t.Fatalf("new node holds %d of 128 tablets 30 s after joining", tabletsOf(a, b.HostID()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	epochs, took := a.view.Load().m.Epoch-e0, time.Since(t0)
+	// A round commits at most twice (the migrations it finishes, those
+	// it starts), and one round may be in progress.
+	limit := 2 * (uint64(took/minRoundInterval) + 1)
+	if epochs > limit {
+		t.Errorf("%d metadata epochs in %v while 64 tablets moved, want at most %d (one round per %v)", epochs, took.Round(time.Millisecond), limit, minRoundInterval)
+	}
+	t.Logf("%d epochs in %v for 64 migrations", epochs, took.Round(time.Millisecond))
 }
