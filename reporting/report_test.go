@@ -232,45 +232,33 @@ func TestEarlyDeath(t *testing.T) {
 	}
 }
 
-// A cycle whose host lag set its P99 is marked in its latency table, and a
-// cycle below the bound is not.
-func TestHostBoundCycleMarkedInItsTable(t *testing.T) {
-	res := &results.Result{Cycles: []results.Cycle{
-		{Name: results.SteadyStateCycle, HostLagMSPerS: 3},
-		{Name: "Cycle #1", Step: "Add node", HostLagMSPerS: 42.4, HostBound: true},
-		{Name: "Cycle #2", Step: "Add node", HostLagMSPerS: 2, LoaderLagMSPerS: 25, HostBound: true},
-		{Name: "Cycle #3", Step: "Add node", HostLagMSPerS: 1, CPUStealPct: 23.4, HostBound: true},
-	}}
-	var b bytes.Buffer
-	if err := Markdown(&b, res, MarkdownOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	md := b.String()
-	if !strings.Contains(md, "Host-bound: Cycle #1 (host lag 42 ms/s), Cycle #2 (host lag 2 ms/s, load generator lag 25 ms/s), Cycle #3 (host lag 1 ms/s, CPU steal 23%)") {
-		t.Errorf("no host-bound mark for Cycle #1 in:\n%s", md)
-	}
-	if strings.Contains(md, "Host-bound: Cycle #0") {
-		t.Errorf("Cycle #0 (3 ms/s) marked host-bound in:\n%s", md)
-	}
-}
-
-// A cycle in which compaction fell behind is marked in its latency table
-// with the node whose backlog grew; one whose backlog held is not.
-func TestCompactionBehindCycleMarkedInItsTable(t *testing.T) {
-	res := &results.Result{Cycles: []results.Cycle{
-		{Name: results.SteadyStateCycle, CompactionBacklog: &results.BacklogGrowth{Node: "node-2", Start: 14.7, End: 36.7}, CompactionBehind: true},
-		{Name: "Cycle #1", Step: "Add node", CompactionBacklog: &results.BacklogGrowth{Node: "node-1", Start: 12, End: 13}},
-	}}
-	var b bytes.Buffer
-	if err := Markdown(&b, res, MarkdownOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	md := b.String()
-	if !strings.Contains(md, "Compaction fell behind: Cycle #0 (node-2: 14.7 → 36.7) —") {
-		t.Errorf("no compaction-behind mark for Cycle #0 in:\n%s", md)
-	}
-	if strings.Contains(md, "Cycle #1 (node-1") {
-		t.Errorf("Cycle #1 (backlog holding at 12-13) marked in:\n%s", md)
+// A cycle whose host lag set its P99, or in which compaction fell behind,
+// is marked in its latency table; a cycle below the bound, or whose backlog
+// held, is not.
+func TestCycleMarksInTheirTables(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		cycles       []results.Cycle
+		want, unwant string
+	}{
+		{"host-bound", []results.Cycle{
+			{Name: results.SteadyStateCycle, HostLagMSPerS: 3},
+			{Name: "Cycle #1", Step: "Add node", HostLagMSPerS: 42.4, HostBound: true},
+			{Name: "Cycle #2", Step: "Add node", HostLagMSPerS: 2, LoaderLagMSPerS: 25, HostBound: true},
+			{Name: "Cycle #3", Step: "Add node", HostLagMSPerS: 1, CPUStealPct: 23.4, HostBound: true},
+		}, "Host-bound: Cycle #1 (host lag 42 ms/s), Cycle #2 (host lag 2 ms/s, load generator lag 25 ms/s), Cycle #3 (host lag 1 ms/s, CPU steal 23%)", "Host-bound: Cycle #0"},
+		{"compaction behind", []results.Cycle{
+			{Name: results.SteadyStateCycle, CompactionBacklog: &results.BacklogGrowth{Node: "node-2", Start: 14.7, End: 36.7}, CompactionBehind: true},
+			{Name: "Cycle #1", Step: "Add node", CompactionBacklog: &results.BacklogGrowth{Node: "node-1", Start: 12, End: 13}},
+		}, "Compaction fell behind: Cycle #0 (node-2: 14.7 → 36.7) —", "Cycle #1 (node-1"},
+	} {
+		var b bytes.Buffer
+		if err := Markdown(&b, &results.Result{Cycles: tc.cycles}, MarkdownOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if md := b.String(); !strings.Contains(md, tc.want) || strings.Contains(md, tc.unwant) {
+			t.Errorf("%s: want %q and not %q in:\n%s", tc.name, tc.want, tc.unwant, md)
+		}
 	}
 }
 
