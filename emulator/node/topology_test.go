@@ -251,7 +251,8 @@ func TestNodeRequestsOneAtATime(t *testing.T) {
 // not each get metadata epochs of their own (unpaced: 124 epochs in 408 ms
 // for these 64 migrations).
 func TestCoordinatorRoundsArePaced(t *testing.T) {
-	defer func(d time.Duration) { minRoundInterval = d }(minRoundInterval)
+	old := minRoundInterval
+	t.Cleanup(func() { minRoundInterval = old }) // after the nodes' own cleanups
 	minRoundInterval = 100 * time.Millisecond
 	var log syncBuf
 	a := startMember(t, "127.0.9.1", &log, nil)
