@@ -165,13 +165,7 @@ func hostBoundRuns(runs []run) string {
 func compactionBehindRuns(runs []run) string {
 	var names []string
 	for _, r := range runs {
-		var cycles []string
-		for _, c := range r.res.Cycles {
-			if c.CompactionBehind {
-				cycles = append(cycles, c.Name)
-			}
-		}
-		if len(cycles) > 0 {
+		if cycles := results.CompactionBehindCycles(r.res.Cycles); len(cycles) > 0 {
 			names = append(names, fmt.Sprintf("%s (%s)", r.name, strings.Join(cycles, ", ")))
 		}
 	}

@@ -212,7 +212,6 @@ func Answers(res *results.Result) []string {
 // compactionAnswer says whether compaction kept up with the writes, from
 // the cycles' compaction backlog; "" when the nodes exported none.
 func compactionAnswer(cycles []results.Cycle) string {
-	var behind []string
 	var top *results.BacklogGrowth
 	var topCycle string
 	for _, c := range cycles {
@@ -220,13 +219,11 @@ func compactionAnswer(cycles []results.Cycle) string {
 		if g == nil {
 			continue
 		}
-		if c.CompactionBehind {
-			behind = append(behind, c.Name)
-		}
 		if top == nil || g.End > top.End {
 			top, topCycle = g, c.Name
 		}
 	}
+	behind := results.CompactionBehindCycles(cycles)
 	switch {
 	case top == nil:
 		return ""

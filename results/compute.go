@@ -534,6 +534,14 @@ func loaderLagRate(lags map[loaderInterval]float64, seconds float64) float64 {
 	return worst
 }
 
+// addSample appends a node's reading to its series in *m (made on first use).
+func addSample(m *map[string][]counterSample, node string, c counterSample) {
+	if *m == nil {
+		*m = map[string][]counterSample{}
+	}
+	(*m)[node] = append((*m)[node], c)
+}
+
 // sample keeps, for every disk phase read from metrics, each node's sample
 // nearest to it, and what the node is (rack, instance type, disk size).
 func (r *reducer) sample(s *NodeSample) {
@@ -541,22 +549,13 @@ func (r *reducer) sample(s *NodeSample) {
 		return
 	}
 	if v, ok := s.Metrics["reactor_cpu_steal_time_ms"]; ok {
-		if r.steal == nil {
-			r.steal = map[string][]counterSample{}
-		}
-		r.steal[s.Node] = append(r.steal[s.Node], counterSample{t: s.Time, v: v})
+		addSample(&r.steal, s.Node, counterSample{t: s.Time, v: v})
 	}
 	if v, ok := s.Metrics["compaction_manager_normalized_backlog"]; ok {
-		if r.backlog == nil {
-			r.backlog = map[string][]counterSample{}
-		}
-		r.backlog[s.Node] = append(r.backlog[s.Node], counterSample{t: s.Time, v: v})
+		addSample(&r.backlog, s.Node, counterSample{t: s.Time, v: v})
 	}
 	if s.CPUSeconds > 0 {
-		if r.cpu == nil {
-			r.cpu = map[string][]counterSample{}
-		}
-		r.cpu[s.Node] = append(r.cpu[s.Node], counterSample{t: s.Time, v: s.CPUStealSeconds, of: s.CPUSeconds})
+		addSample(&r.cpu, s.Node, counterSample{t: s.Time, v: s.CPUStealSeconds, of: s.CPUSeconds})
 	}
 	if s.DiskTotalBytes <= 0 {
 		return

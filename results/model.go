@@ -348,6 +348,17 @@ type Cycle struct {
 	CompactionBehind bool `json:"compaction_behind,omitempty"`
 }
 
+// CompactionBehindCycles names the cycles in which compaction fell behind.
+func CompactionBehindCycles(cycles []Cycle) []string {
+	var names []string
+	for _, c := range cycles {
+		if c.CompactionBehind {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
 // BacklogGrowth is one node's normalized compaction backlog (the backlog
 // over the shard's memory) at the start and at the end of a window.
 type BacklogGrowth struct {
