@@ -330,13 +330,13 @@ func tableDef(ks string, x *cqlparse.CreateTable) (*engine.Table, error) {
 		used[name] = true
 		t.Columns = append(t.Columns, engine.Column{Name: name, Type: typ, Kind: engine.Clustering, Position: i, Desc: x.ClusteringOrder[name]})
 	}
-	var regular []string
-	for _, c := range x.Columns {
-		if !used[c.Name] {
-			regular = append(regular, c.Name)
-		}
+	statics, regular, err := nonKeyColumns(x, used)
+	if err != nil {
+		return nil, err
 	}
-	sort.Strings(regular)
+	for _, name := range statics {
+		t.Columns = append(t.Columns, engine.Column{Name: name, Type: defs[name], Kind: engine.Static, Position: -1})
+	}
 	for _, name := range regular {
 		t.Columns = append(t.Columns, engine.Column{Name: name, Type: defs[name], Kind: engine.Regular, Position: -1})
 	}
@@ -351,6 +351,32 @@ func tableDef(ks string, x *cqlparse.CreateTable) (*engine.Table, error) {
 		t.Options["compact_storage"] = "true"
 	}
 	return t, nil
+}
+
+// nonKeyColumns splits the columns outside the primary key into static and
+// regular ones, each in name order (a schema's column order), with the
+// checks of cql3/statements/create_table_statement.cc on STATIC: not in the
+// PRIMARY KEY, not with COMPACT STORAGE, only with clustering columns.
+func nonKeyColumns(x *cqlparse.CreateTable, key map[string]bool) (statics, regular []string, err error) {
+	for _, c := range x.Columns {
+		switch {
+		case c.Static && key[c.Name]:
+			return nil, nil, engine.Errorf(engine.CodeInvalid, "Static column %s cannot be part of the PRIMARY KEY", c.Name)
+		case c.Static:
+			statics = append(statics, c.Name)
+		case !key[c.Name]:
+			regular = append(regular, c.Name)
+		}
+	}
+	if len(statics) > 0 && x.CompactStorage {
+		return nil, nil, engine.Errorf(engine.CodeInvalid, "Static columns are not supported in COMPACT STORAGE tables")
+	}
+	if len(statics) > 0 && len(x.Clustering) == 0 {
+		return nil, nil, engine.Errorf(engine.CodeInvalid, "Static columns are only useful (and thus allowed) if the table has at least one clustering column")
+	}
+	sort.Strings(statics)
+	sort.Strings(regular)
+	return statics, regular, nil
 }
 
 // checkCounterTable applies ScyllaDB's rules for counter columns
@@ -382,7 +408,7 @@ func checkCounterTable(ks *engine.Keyspace, x *cqlparse.CreateTable, t *engine.T
 		return nil
 	}
 	for _, c := range t.Columns {
-		if c.Kind != engine.Regular && c.Type == "counter" {
+		if c.Kind.InPrimaryKey() && c.Type == "counter" {
 			return engine.Errorf(engine.CodeInvalid, "counter type is not supported for PRIMARY KEY part %s", c.Name)
 		}
 	}

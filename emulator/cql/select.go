@@ -2,6 +2,7 @@ package cql
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"math"
 	"sort"
@@ -226,9 +227,25 @@ scan:
 				readLimit = 0
 			}
 		}
+		if readLimit > 0 && ti.hasStatic() {
+			readLimit++ // the static row comes first
+		}
 		rows, err := ec.s.b.Read(ctx, engine.Read{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: keys[ki], ClusteringPrefix: prefix, Limit: readLimit}, ec.cl)
 		if err != nil {
 			return nil, err
+		}
+		resuming := ki == startPart && after != nil
+		var static map[string][]byte
+		switch {
+		case len(rows) > 0 && ti.isStaticRow(rows[0]):
+			static, rows = rows[0].Cells, rows[1:]
+		case ti.hasStatic() && (len(prefix) > 0 || resuming) && len(rows) > 0:
+			if static, err = ec.staticCells(ctx, ti, keys[ki]); err != nil {
+				return nil, err
+			}
+		}
+		if len(rows) == 0 && hasLiveCell(static) && !resuming && !restrictsClustering(ti, st.Where) {
+			rows = []engine.Row{{Cells: static}} // the partition's static-only row
 		}
 		if reversed {
 			for i, j := 0, len(rows)-1; i < j; i, j = i+1, j-1 {
@@ -241,7 +258,10 @@ scan:
 					continue
 				}
 			}
-			full, err := ti.decodeRow(keyParts[ki], r)
+			full, err := ti.decodeRow(keyParts[ki], r, static)
+			if len(r.Clustering) == 0 && ti.hasStatic() {
+				full, err = ti.staticOnlyRow(keyParts[ki], static), nil
+			}
 			if err != nil {
 				return nil, engine.Errorf(engine.CodeServerError, "decoding row of %s.%s: %v", ti.keyspace, ti.name, err)
 			}
@@ -506,6 +526,8 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 	var out [][][]byte
 	var nextState []byte
 	var last *engine.RangeRow
+	statics := &rangeStatics{ti: ti}
+	noStaticOnly := restrictsClustering(ti, st.Where)
 	for !empty {
 		want := 0
 		if pageSize > 0 {
@@ -529,9 +551,12 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 			if err != nil {
 				return nil, engine.Errorf(engine.CodeServerError, "decoding partition key of %s.%s: %v", ti.keyspace, ti.name, err)
 			}
-			full, err := ti.decodeRow(parts, r.Row)
+			full, skip, err := statics.row(ctx, ec, r, parts, noStaticOnly)
 			if err != nil {
-				return nil, engine.Errorf(engine.CodeServerError, "decoding row of %s.%s: %v", ti.keyspace, ti.name, err)
+				return nil, err
+			}
+			if skip {
+				continue
 			}
 			if !matches(filters, full) {
 				continue
@@ -566,6 +591,52 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 		res.Metadata = &md
 	}
 	return res, nil
+}
+
+// rangeStatics joins a range scan's rows with their partitions' static
+// cells. A partition's static row comes first in ring order; a scan that
+// resumes inside a partition reads its static row separately.
+type rangeStatics struct {
+	ti     *tableInfo
+	pk     []byte // the partition whose static cells are known
+	static map[string][]byte
+}
+
+// row decodes a scanned row into all-columns order; skip is set for a
+// static row of a partition that has clustering rows (they carry its
+// values) or when static-only rows are not wanted.
+func (rs *rangeStatics) row(ctx context.Context, ec *execCtx, r *engine.RangeRow, parts [][]byte, noStaticOnly bool) (full [][]byte, skip bool, err error) {
+	ti := rs.ti
+	if !ti.hasStatic() {
+		full, err = ti.decodeRow(parts, r.Row, nil)
+		return full, false, rowErr(ti, err)
+	}
+	if ti.isStaticRow(r.Row) {
+		rs.pk, rs.static = r.PartitionKey, r.Cells
+		rows, err := ec.s.b.Read(ctx, engine.Read{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: r.PartitionKey, Limit: 2}, ec.cl)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(rows) > 1 || noStaticOnly || !hasLiveCell(r.Cells) {
+			return nil, true, nil
+		}
+		return ti.staticOnlyRow(parts, r.Cells), false, nil
+	}
+	if !bytes.Equal(rs.pk, r.PartitionKey) {
+		rs.pk = r.PartitionKey
+		if rs.static, err = ec.staticCells(ctx, ti, r.PartitionKey); err != nil {
+			return nil, false, err
+		}
+	}
+	full, err = ti.decodeRow(parts, r.Row, rs.static)
+	return full, false, rowErr(ti, err)
+}
+
+func rowErr(ti *tableInfo, err error) error {
+	if err != nil {
+		return engine.Errorf(engine.CodeServerError, "decoding row of %s.%s: %v", ti.keyspace, ti.name, err)
+	}
+	return nil
 }
 
 type rowFilter struct {
@@ -607,12 +678,10 @@ func matches(fs []rowFilter, row [][]byte) bool {
 	return true
 }
 
-// decodeRow expands a stored row into all-columns order.
-func (ti *tableInfo) decodeRow(pkParts [][]byte, r engine.Row) ([][]byte, error) {
-	full := make([][]byte, len(ti.all))
-	for i, c := range ti.pk {
-		full[c.idx] = pkParts[i]
-	}
+// decodeRow expands a stored row into all-columns order, with its
+// partition's static cells.
+func (ti *tableInfo) decodeRow(pkParts [][]byte, r engine.Row, static map[string][]byte) ([][]byte, error) {
+	full := ti.staticOnlyRow(pkParts, static)
 	rest := r.Clustering
 	for _, c := range ti.ck {
 		v, next, err := clusteringNext(rest, c.dt, c.Desc)
@@ -626,4 +695,51 @@ func (ti *tableInfo) decodeRow(pkParts [][]byte, r engine.Row) ([][]byte, error)
 		full[c.idx] = r.Cells[c.Name]
 	}
 	return full, nil
+}
+
+// staticOnlyRow is the row a partition with static cells but no clustering
+// row shows: its key and static values, null elsewhere
+// (cql3/selection/selection.hh result_set_builder::visitor::accept_partition_end).
+func (ti *tableInfo) staticOnlyRow(pkParts [][]byte, static map[string][]byte) [][]byte {
+	full := make([][]byte, len(ti.all))
+	for i, c := range ti.pk {
+		full[c.idx] = pkParts[i]
+	}
+	for _, c := range ti.static {
+		full[c.idx] = static[c.Name]
+	}
+	return full
+}
+
+// hasLiveCell reports whether a static row holds a value (a deleted static
+// cell leaves a null behind, and a partition with nothing else is empty).
+func hasLiveCell(cells map[string][]byte) bool {
+	for _, v := range cells {
+		if v != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// staticCells reads a partition's static row (nil when it has none).
+func (ec *execCtx) staticCells(ctx context.Context, ti *tableInfo, pk []byte) (map[string][]byte, error) {
+	rows, err := ec.s.b.Read(ctx, engine.Read{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: pk, Limit: 1}, ec.cl)
+	if err != nil || len(rows) == 0 || !ti.isStaticRow(rows[0]) {
+		return nil, err
+	}
+	return rows[0].Cells, nil
+}
+
+// restrictsClustering reports whether a WHERE clause restricts a clustering
+// column; ScyllaDB then returns no static-only row for a partition without
+// matching rows (mutation_partition.cc: the static row goes out alone only
+// when the slice selects every clustering row).
+func restrictsClustering(ti *tableInfo, where []cqlparse.Relation) bool {
+	for _, r := range where {
+		if c, ok := ti.cols[r.Column]; ok && r.Token == nil && c.Kind == engine.Clustering {
+			return true
+		}
+	}
+	return false
 }

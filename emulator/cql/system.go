@@ -412,7 +412,7 @@ func init() {
 					}
 				}
 				pos := c.Position
-				if c.Kind == engine.Regular {
+				if !c.Kind.InPrimaryKey() {
 					pos = -1
 				}
 				rows = append(rows, map[string][]byte{

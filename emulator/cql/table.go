@@ -26,7 +26,8 @@ type tableInfo struct {
 	def            *engine.Table
 	cols           map[string]*colInfo
 	pk, ck, reg    []*colInfo
-	all            []*colInfo // SELECT * order: pk, clustering, regular
+	static         []*colInfo // STATIC columns, in name order
+	all            []*colInfo // SELECT * order: pk, clustering, static, regular (schema/schema.cc compute_all_columns_in_select_order)
 	virtual        *virtualTable
 	defaultTTL     time.Duration // table option default_time_to_live
 	counter        bool          // regular columns are counters
@@ -58,7 +59,7 @@ func infoFor(t *engine.Table) (*tableInfo, error) {
 	if v, err := strconv.Atoi(t.Options["default_time_to_live"]); err == nil && v > 0 {
 		ti.defaultTTL = time.Duration(v) * time.Second
 	}
-	var pk, ck, reg []*colInfo
+	var pk, ck, st, reg []*colInfo
 	for _, c := range t.Columns {
 		dt, err := parseType(c.Type)
 		if err != nil {
@@ -70,16 +71,19 @@ func infoFor(t *engine.Table) (*tableInfo, error) {
 			pk = append(pk, ci)
 		case engine.Clustering:
 			ck = append(ck, ci)
+		case engine.Static:
+			st = append(st, ci)
 		default:
 			reg = append(reg, ci)
 		}
 	}
 	sort.SliceStable(pk, func(i, j int) bool { return pk[i].Position < pk[j].Position })
 	sort.SliceStable(ck, func(i, j int) bool { return ck[i].Position < ck[j].Position })
+	sort.SliceStable(st, func(i, j int) bool { return st[i].Name < st[j].Name })
 	sort.SliceStable(reg, func(i, j int) bool { return reg[i].Name < reg[j].Name })
-	ti.pk, ti.ck, ti.reg = pk, ck, reg
+	ti.pk, ti.ck, ti.static, ti.reg = pk, ck, st, reg
 	ti.counter = isCounterTable(t)
-	ti.all = append(append(append([]*colInfo{}, pk...), ck...), reg...)
+	ti.all = append(append(append(append([]*colInfo{}, pk...), ck...), st...), reg...)
 	for i, c := range ti.all {
 		c.idx = i
 		ti.cols[c.Name] = c
@@ -91,6 +95,15 @@ func infoFor(t *engine.Table) (*tableInfo, error) {
 	tableInfoCache.m[key] = ti
 	tableInfoCache.Unlock()
 	return ti, nil
+}
+
+// hasStatic reports whether the table has STATIC columns, whose cells the
+// node keeps in the partition's row with an empty clustering key.
+func (ti *tableInfo) hasStatic() bool { return len(ti.static) > 0 }
+
+// isStaticRow reports whether a stored row is the partition's static row.
+func (ti *tableInfo) isStaticRow(r engine.Row) bool {
+	return ti.hasStatic() && len(r.Clustering) == 0
 }
 
 func (ti *tableInfo) column(name string) (*colInfo, error) {

@@ -248,10 +248,6 @@ func (ec *execCtx) insert(st *cqlparse.Insert) ([]engine.Mutation, error) {
 		// cql3/statements/update_statement.cc
 		return nil, engine.Errorf(engine.CodeInvalid, "INSERT statement are not allowed on counter tables, use UPDATE instead")
 	}
-	type slot struct {
-		b   []byte
-		set bool
-	}
 	slots := make([]slot, len(ti.all))
 	for i, name := range st.Columns {
 		c, err := ti.column(name)
@@ -266,30 +262,30 @@ func (ec *execCtx) insert(st *cqlparse.Insert) ([]engine.Mutation, error) {
 			return nil, err
 		}
 		if unset {
-			if c.Kind != engine.Regular {
+			if c.Kind.InPrimaryKey() {
 				return nil, engine.Errorf(engine.CodeInvalid, "Invalid unset value for column %s", c.Name)
 			}
 			continue
 		}
 		slots[c.idx] = slot{b, true}
 	}
-	m := engine.Mutation{Keyspace: ti.keyspace, Table: ti.name, Cells: map[string][]byte{}}
-	parts := make([][]byte, len(ti.pk))
+	pk, err := ti.partitionKeyOf(slots)
+	if err != nil {
+		return nil, err
+	}
+	stamp := func(m *engine.Mutation) error { return ec.stamp(m, st.Using, ti) }
+	// An INSERT that sets only static columns (and names no clustering
+	// column) writes the static row alone (cql3/restrictions/
+	// statement_restrictions.cc: only static columns need no clustering key).
+	if anySet(ti.static, slots) && !anySet(ti.reg, slots) && !anySet(ti.ck, slots) {
+		m := staticMutation(ti, pk, slots)
+		if err := stamp(&m); err != nil {
+			return nil, err
+		}
+		return []engine.Mutation{m}, nil
+	}
+	m := engine.Mutation{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: pk, Cells: map[string][]byte{}}
 	var missing []string
-	for i, c := range ti.pk {
-		if !slots[c.idx].set {
-			missing = append(missing, c.Name)
-			continue
-		}
-		if slots[c.idx].b == nil {
-			return nil, engine.Errorf(engine.CodeInvalid, "Invalid null value in condition for column %s", c.Name)
-		}
-		parts[i] = slots[c.idx].b
-	}
-	if len(missing) > 0 {
-		return nil, engine.Errorf(engine.CodeInvalid, "Some partition key parts are missing: %v", joinNames(missing))
-	}
-	m.PartitionKey = compositeKey(parts)
 	for _, c := range ti.ck {
 		if !slots[c.idx].set {
 			missing = append(missing, c.Name)
@@ -310,10 +306,63 @@ func (ec *execCtx) insert(st *cqlparse.Insert) ([]engine.Mutation, error) {
 			m.Cells[c.Name] = slots[c.idx].b
 		}
 	}
-	if err := ec.stamp(&m, st.Using, ti); err != nil {
+	if err := stamp(&m); err != nil {
 		return nil, err
 	}
-	return []engine.Mutation{m}, nil
+	ms := []engine.Mutation{m}
+	if anySet(ti.static, slots) {
+		sm := staticMutation(ti, pk, slots)
+		sm.Timestamp, sm.TTL = m.Timestamp, m.TTL
+		ms = append(ms, sm)
+	}
+	return ms, nil
+}
+
+// slot is one column's value in a statement (set: the statement names it).
+type slot struct {
+	b   []byte
+	set bool
+}
+
+func anySet(cols []*colInfo, slots []slot) bool {
+	for _, c := range cols {
+		if slots[c.idx].set {
+			return true
+		}
+	}
+	return false
+}
+
+// partitionKeyOf builds the serialised partition key from an INSERT's values.
+func (ti *tableInfo) partitionKeyOf(slots []slot) ([]byte, error) {
+	parts := make([][]byte, len(ti.pk))
+	var missing []string
+	for i, c := range ti.pk {
+		if !slots[c.idx].set {
+			missing = append(missing, c.Name)
+			continue
+		}
+		if slots[c.idx].b == nil {
+			return nil, engine.Errorf(engine.CodeInvalid, "Invalid null value in condition for column %s", c.Name)
+		}
+		parts[i] = slots[c.idx].b
+	}
+	if len(missing) > 0 {
+		return nil, engine.Errorf(engine.CodeInvalid, "Some partition key parts are missing: %v", joinNames(missing))
+	}
+	return compositeKey(parts), nil
+}
+
+// staticMutation writes the static columns set in slots to the partition's
+// static row (the row with an empty clustering key).
+func staticMutation(ti *tableInfo, pk []byte, slots []slot) engine.Mutation {
+	m := engine.Mutation{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: pk, Cells: map[string][]byte{}}
+	for _, c := range ti.static {
+		if slots[c.idx].set {
+			m.Cells[c.Name] = slots[c.idx].b
+		}
+	}
+	return m
 }
 
 // rowKey resolves a WHERE clause that must name one partition and, when
@@ -324,7 +373,7 @@ func (ec *execCtx) rowKey(ti *tableInfo, where []cqlparse.Relation, fullRow bool
 		if err != nil {
 			return nil, nil, 0, err
 		}
-		if c.Kind == engine.Regular {
+		if !c.Kind.InPrimaryKey() {
 			return nil, nil, 0, engine.Errorf(engine.CodeInvalid, "Non PRIMARY KEY columns found in where clause: %s", c.Name)
 		}
 		if r.Op != "=" {
@@ -349,6 +398,44 @@ func (ec *execCtx) rowKey(ti *tableInfo, where []cqlparse.Relation, fullRow bool
 	return keys[0], ck, n, nil
 }
 
+// staticOnlyKey resolves the WHERE clause of an UPDATE or DELETE that
+// modifies only static columns: the partition, and no clustering column
+// (cql3/restrictions/statement_restrictions.cc refuses one).
+func (ec *execCtx) staticOnlyKey(ti *tableInfo, where []cqlparse.Relation, stmt string) ([]byte, error) {
+	pk, _, n, err := ec.rowKey(ti, where, false, stmt)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		return nil, engine.Errorf(engine.CodeInvalid, "Invalid restrictions on clustering columns since the %s statement modifies only static columns", stmt)
+	}
+	return pk, nil
+}
+
+// splitStatic separates a statement's static cells from its regular ones.
+func splitStatic(ti *tableInfo, cells map[string][]byte) (static map[string][]byte) {
+	for _, c := range ti.static {
+		if v, ok := cells[c.Name]; ok {
+			if static == nil {
+				static = map[string][]byte{}
+			}
+			static[c.Name] = v
+			delete(cells, c.Name)
+		}
+	}
+	return static
+}
+
+// onlyStatic reports whether every named column is static (and there is one).
+func onlyStatic(ti *tableInfo, names []string) bool {
+	for _, n := range names {
+		if c, ok := ti.cols[n]; !ok || c.Kind != engine.Static {
+			return false
+		}
+	}
+	return len(names) > 0
+}
+
 func (ec *execCtx) update(st *cqlparse.Update) ([]engine.Mutation, error) {
 	if st.IfExists {
 		return nil, engine.Errorf(engine.CodeInvalid, "UPDATE ... IF EXISTS (lightweight transactions) is not supported by the emulator")
@@ -357,7 +444,17 @@ func (ec *execCtx) update(st *cqlparse.Update) ([]engine.Mutation, error) {
 	if err != nil {
 		return nil, err
 	}
-	pk, ck, _, err := ec.rowKey(ti, st.Where, true, "UPDATE")
+	var setNames []string
+	for _, a := range st.Set {
+		setNames = append(setNames, a.Column)
+	}
+	var pk, ck []byte
+	staticOnly := ti.hasStatic() && onlyStatic(ti, setNames)
+	if staticOnly {
+		pk, err = ec.staticOnlyKey(ti, st.Where, "UPDATE")
+	} else {
+		pk, ck, _, err = ec.rowKey(ti, st.Where, true, "UPDATE")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -373,7 +470,7 @@ func (ec *execCtx) update(st *cqlparse.Update) ([]engine.Mutation, error) {
 		if err != nil {
 			return nil, err
 		}
-		if c.Kind != engine.Regular {
+		if c.Kind.InPrimaryKey() {
 			return nil, engine.Errorf(engine.CodeInvalid, "PRIMARY KEY part %s found in SET part", c.Name)
 		}
 		// cql3/operation.cc
@@ -411,7 +508,23 @@ func (ec *execCtx) update(st *cqlparse.Update) ([]engine.Mutation, error) {
 	if err := ec.stamp(&m, st.Using, ti); err != nil {
 		return nil, err
 	}
-	return []engine.Mutation{m}, nil
+	return withStaticMutation(ti, m, staticOnly), nil
+}
+
+// withStaticMutation moves a row mutation's static cells to the partition's
+// static row: one mutation when the statement modifies only static columns,
+// otherwise the row and (when it sets any) the static row.
+func withStaticMutation(ti *tableInfo, m engine.Mutation, staticOnly bool) []engine.Mutation {
+	if !ti.hasStatic() || staticOnly {
+		return []engine.Mutation{m}
+	}
+	static := splitStatic(ti, m.Cells)
+	if static == nil {
+		return []engine.Mutation{m}
+	}
+	sm := m
+	sm.Clustering, sm.Cells = nil, static
+	return []engine.Mutation{m, sm}
 }
 
 func (ec *execCtx) delete(st *cqlparse.Delete) ([]engine.Mutation, error) {
@@ -430,7 +543,14 @@ func (ec *execCtx) delete(st *cqlparse.Delete) ([]engine.Mutation, error) {
 	if st.Using.TTL != nil {
 		return nil, engine.Errorf(engine.CodeInvalid, "Cannot provide custom TTL for DELETE")
 	}
-	pk, ck, n, err := ec.rowKey(ti, st.Where, len(st.Columns) > 0, "DELETE")
+	var pk, ck []byte
+	n := 0
+	staticOnly := ti.hasStatic() && onlyStatic(ti, st.Columns)
+	if staticOnly {
+		pk, err = ec.staticOnlyKey(ti, st.Where, "DELETE")
+	} else {
+		pk, ck, n, err = ec.rowKey(ti, st.Where, len(st.Columns) > 0, "DELETE")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -445,7 +565,7 @@ func (ec *execCtx) delete(st *cqlparse.Delete) ([]engine.Mutation, error) {
 			if err != nil {
 				return nil, err
 			}
-			if c.Kind != engine.Regular {
+			if c.Kind.InPrimaryKey() {
 				return nil, engine.Errorf(engine.CodeInvalid, "Invalid identifier %s for deletion (should not be a PRIMARY KEY part)", c.Name)
 			}
 			m.Cells[c.Name] = nil
@@ -456,7 +576,10 @@ func (ec *execCtx) delete(st *cqlparse.Delete) ([]engine.Mutation, error) {
 	if err := ec.stamp(&m, st.Using, ti); err != nil {
 		return nil, err
 	}
-	return []engine.Mutation{m}, nil
+	if m.Delete {
+		return []engine.Mutation{m}, nil
+	}
+	return withStaticMutation(ti, m, staticOnly), nil
 }
 
 func joinNames(names []string) string {

@@ -70,14 +70,22 @@ const (
 	PartitionKey ColumnKind = "partition_key"
 	Clustering   ColumnKind = "clustering"
 	Regular      ColumnKind = "regular"
+	// Static columns hold one value per partition (schema/schema.hh
+	// column_kind::static_column). The node stores a partition's static
+	// cells as the row with an empty clustering key, which sorts before
+	// every clustering row of the partition.
+	Static ColumnKind = "static"
 )
+
+// InPrimaryKey reports whether the kind is a partition key or clustering column.
+func (k ColumnKind) InPrimaryKey() bool { return k == PartitionKey || k == Clustering }
 
 // Column is a column definition.
 type Column struct {
 	Name     string
 	Type     string // CQL type name: bigint, int, text, blob, uuid, timestamp, boolean, double, varchar ...
 	Kind     ColumnKind
-	Position int  // position within the partition key or clustering key; -1 for regular
+	Position int  // position within the partition key or clustering key; -1 for regular and static
 	Desc     bool // clustering order DESC
 }
 
@@ -86,7 +94,7 @@ type Table struct {
 	Keyspace string
 	Name     string
 	ID       [16]byte // table uuid
-	Columns  []Column // partition key columns first (by position), then clustering, then regular
+	Columns  []Column // partition key columns first (by position), then clustering, then static, then regular
 	Options  map[string]string
 }
 

@@ -82,6 +82,8 @@ type DropKeyspace struct {
 type ColumnDef struct {
 	Name string
 	Type string // lower-case CQL type, e.g. "bigint", "map<text, text>"
+	// Static marks a STATIC column: one value per partition.
+	Static bool
 }
 
 // CreateTable is CREATE TABLE.

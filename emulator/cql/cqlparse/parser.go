@@ -373,8 +373,8 @@ func (p *parser) createTable() (Statement, error) {
 			if err != nil {
 				return nil, err
 			}
-			p.acceptKw("static")
-			st.Columns = append(st.Columns, ColumnDef{Name: col, Type: typ})
+			static := p.acceptKw("static")
+			st.Columns = append(st.Columns, ColumnDef{Name: col, Type: typ, Static: static})
 			if p.isKw("primary") {
 				p.i++
 				if err := p.expectKw("key"); err != nil {
