@@ -14,15 +14,28 @@ import (
 	"github.com/elasticity-dev/elasticity/results"
 )
 
-// Seastar's stall reports (seastar src/core/reactor.cc, cpu_stall_detector):
-// one physical stall is reported when it reaches threshold+slack and again
-// each time it doubles (`_report_at <<= 1`), every report giving the time
-// since the task started; at most --blocked-reactor-reports-per-minute (5)
-// are printed per shard and minute, and once the minute is over one line
-// says how many were suppressed. The reports are raw stderr lines (no level,
-// no timestamp); with --blocked-reactor-report-format-oneline=0 the frames
-// follow on lines of their own, and the perf-based detector may add a
-// "kernel callstack:" line.
+// Seastar's stall reports (seastar src/core/reactor.cc, cpu_stall_detector).
+// A stall is one task run that does not give the reactor back:
+// start_task_run sets _run_started_at and _report_at = 1 and arms the timer
+// at threshold + slack; each time it fires with no task processed,
+// on_signal calls maybe_report and doubles _report_at, so one stall is
+// reported again each time it doubles, every report giving the time since
+// the run started (generate_trace: "Reactor stalled for N ms on shard S").
+// maybe_report counts every report, first or repeated, in _reported and
+// prints only the first --blocked-reactor-reports-per-minute (5) of the
+// minute; report_suppressions, at the first task run after the minute, prints
+// "Rate-limit: suppressed N backtraces on shard S" with N = _reported - 5:
+// suppressed *reports*, which may all be re-reports of the last printed
+// stall or belong to up to N stalls never printed. Seastar's own counters
+// agree: stall_detector_reported (_total_reported, in generate_trace) counts
+// printed reports only, and the scylla_reactor_stalls histogram adds each
+// long task run once, with its whole length (account_runtime). So the
+// watcher counts each printed stall once (its longest report) and gives the
+// suppressed count as what it is, a number of reports (a
+// stall_reports_suppressed event), never as stalls. The reports are raw
+// stderr lines (no level, no timestamp); with
+// --blocked-reactor-report-format-oneline=0 the frames follow on lines of
+// their own, and the perf-based detector may add a "kernel callstack:" line.
 var (
 	suppressedRe = regexp.MustCompile(`Rate-limit: suppressed (\d+) backtraces? on shard (\d+)`)
 	// A stall report's continuation: "Backtrace:", frames ("  0x1234",
@@ -56,9 +69,8 @@ func StallThresholdFromCommand(cmd string) float64 {
 }
 
 // LogWatcher turns one node's log into events: database errors line by
-// line, and reactor stalls counted once each (its longest report), plus one
-// stall of unknown length (given as the threshold, a lower bound) per
-// suppressed report.
+// line, reactor stalls counted once each (its longest report), and the
+// reports Seastar's rate limit suppressed, as a count of reports.
 type LogWatcher struct {
 	Node string
 	Emit func(results.Event)
@@ -70,7 +82,7 @@ type LogWatcher struct {
 	// starts sets it to what the node was really started with (on the
 	// scylladb/scylla images of 2025.1–2025.3, 999999999:
 	// dist/docker/scyllasetup.py appends it), and emits a stall_threshold
-	// event. Suppressed reports count as stalls of this length.
+	// event: no stall shorter is reported.
 	StallThresholdMS float64
 	// Now is the clock for lines without a timestamp (default time.Now).
 	Now func() time.Time
@@ -166,15 +178,9 @@ func (w *LogWatcher) Line(line string) {
 		return
 	}
 	if m := suppressedRe.FindStringSubmatch(line); m != nil {
-		k, _ := strconv.Atoi(m[1])
-		thr := w.StallThresholdMS
-		if thr <= 0 {
-			thr = DefaultStallThresholdMS
-		}
-		for range k {
-			w.emit(results.Event{Time: ts, Type: results.EventStall, Node: w.Node, Severity: SeverityNormal, ErrorType: ErrReactorStalled,
-				StallMS: thr, Line: line, Message: fmt.Sprintf("suppressed report (length unknown, at least the %g ms threshold)", thr)})
-		}
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		w.emit(results.Event{Time: ts, Type: results.EventStallsSuppressed, Node: w.Node, Count: n, Line: line,
+			Message: fmt.Sprintf("Seastar's rate limit suppressed %d stall reports on shard %s (re-reports of a printed stall or further stalls, 0 to %d of them; lengths unknown)", n, m[2], n)})
 		return
 	}
 	ev, ok := Classify(w.Node, line, ts)

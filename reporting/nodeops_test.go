@@ -44,3 +44,29 @@ func TestNodeOpsTableAndStallThresholdNote(t *testing.T) {
 		t.Errorf("limitations:\n%s", l)
 	}
 }
+
+// Seastar's suppressed reports (seastar src/core/reactor.cc,
+// report_suppressions) are a column of their own beside the stall total,
+// never added to it, and the note says what they count.
+func TestStallTableSuppressedReports(t *testing.T) {
+	cycles := []results.Cycle{
+		{Name: "Cycle #0", Stalls: results.Stalls{Total: 5, Buckets: []results.StallBucket{{Label: "50ms", BelowMS: 50, Count: 5}}, SuppressedReports: 6}},
+		{Name: "Cycle #1", Stalls: results.Stalls{Total: 1, Buckets: []results.StallBucket{{Label: "100ms", BelowMS: 100, Count: 1}}}},
+	}
+	tb := stallTable("x", "x", cycles)
+	if want := []string{"cycle", "total [count]", "50ms [count]", "100ms [count]", "suppressed reports [count]"}; strings.Join(tb.Columns, "|") != strings.Join(want, "|") {
+		t.Fatalf("columns %q", tb.Columns)
+	}
+	if r := tb.Rows[0]; r[1].Value != "5" || r[4].Value != "6" {
+		t.Errorf("row %+v", r)
+	}
+	if r := tb.Rows[1]; r[4].Value != "0" {
+		t.Errorf("row %+v", r)
+	}
+	if !strings.Contains(tb.Note, "re-reports of a stall counted here") {
+		t.Errorf("note %q", tb.Note)
+	}
+	if tb := stallTable("x", "x", cycles[1:]); len(tb.Columns) != 3 || strings.Contains(tb.Note, "Suppressed") {
+		t.Errorf("no suppressed reports, yet %q %q", tb.Columns, tb.Note)
+	}
+}

@@ -325,11 +325,19 @@ func stallTable(id, name string, cycles []results.Cycle) Table {
 			used[i] = used[i] || c.Stalls.Count(l) > 0
 		}
 	}
+	suppressed := false
+	for _, c := range cycles {
+		suppressed = suppressed || c.Stalls.SuppressedReports > 0
+	}
 	t := Table{ID: id, Name: name, Columns: []string{"cycle", "total [count]"}, Note: stallNote}
 	for i, l := range labels {
 		if used[i] {
 			t.Columns = append(t.Columns, l+" [count]")
 		}
+	}
+	if suppressed {
+		t.Columns = append(t.Columns, "suppressed reports [count]")
+		t.Note += " " + suppressedNote
 	}
 	for _, c := range cycles {
 		r := []Cell{{Value: c.Name}, {Value: strconv.FormatInt(c.Stalls.Total, 10)}}
@@ -338,21 +346,33 @@ func stallTable(id, name string, cycles []results.Cycle) Table {
 				r = append(r, Cell{Value: strconv.FormatInt(c.Stalls.Count(l), 10)})
 			}
 		}
+		if suppressed {
+			r = append(r, Cell{Value: strconv.FormatInt(c.Stalls.SuppressedReports, 10)})
+		}
 		t.Rows = append(t.Rows, r)
 	}
 	return t
 }
 
+// suppressedNote says what Seastar's "Rate-limit: suppressed N backtraces"
+// counts (seastar src/core/reactor.cc, maybe_report and
+// report_suppressions): reports beyond 5 a minute per shard, a long stall's
+// re-reports as much as new stalls.
+const suppressedNote = "Suppressed reports are the stall reports Seastar's rate limit (--blocked-reactor-reports-per-minute, 5 per shard) kept out of the log, as its \"Rate-limit: suppressed N backtraces\" line counts them: a stall is reported again each time it doubles, so they may all be re-reports of a stall counted here, or up to as many further stalls of unknown length; they are not in the total. The count is printed after Seastar's minute, in the cycle that was running then."
+
 // runStallTable counts the stalls of the whole run, per node.
 func runStallTable(res *results.Result) Table {
 	t := stallTable("stalls", "REACTOR_STALLED - whole run", []results.Cycle{{Name: "whole run", Stalls: res.Stalls}})
 	t.Note = ""
+	if res.Stalls.SuppressedReports > 0 {
+		t.Note = suppressedNote
+	}
 	if len(res.Stalls.PerNode) > 0 {
 		var parts []string
 		for _, n := range sortedKeys(res.Stalls.PerNode) {
 			parts = append(parts, fmt.Sprintf("%s: %d", n, res.Stalls.PerNode[n]))
 		}
-		t.Note = "Stalls per node: " + strings.Join(parts, ", ") + "."
+		t.Note = strings.TrimSpace("Stalls per node: " + strings.Join(parts, ", ") + ". " + t.Note)
 	}
 	if n := StallThresholdNote(res.Stalls.ThresholdMS); n != "" {
 		t.Note = strings.TrimSpace(t.Note + " " + n)
@@ -382,7 +402,7 @@ func StallThresholdNote(th map[string]float64) string {
 			off = append(off, byValue[v]...)
 		}
 	}
-	s := "Stall threshold (--blocked-reactor-notify-ms, from each node's command line): " + strings.Join(parts, "; ") + "; suppressed reports count at it."
+	s := "Stall threshold (--blocked-reactor-notify-ms, from each node's command line): " + strings.Join(parts, "; ") + "; no shorter stall is reported."
 	if len(off) > 0 {
 		s += fmt.Sprintf(" %s report no stalls at all: their threshold is beyond any stall (the scylladb/scylla images of 2025.1–2025.3 hard-code 999999999, dist/docker/scyllasetup.py), so a zero here measures nothing.", strings.Join(off, ", "))
 	}

@@ -132,6 +132,7 @@ type reducer struct {
 	stepBy      map[stepKey]*StepTiming
 	phaseOpen   map[phaseKey]time.Time
 	stalls      []stall
+	suppressed  []stall
 	errIdx      map[[2]string]int
 	errEvents   []ErrorEvent
 	phaseSpans  []phaseSpan
@@ -174,6 +175,7 @@ type stall struct {
 	t    time.Time
 	node string
 	ms   float64
+	n    int64 // suppressed reports (stall_reports_suppressed)
 }
 
 type stepKey struct{ step, cycle string }
@@ -255,6 +257,8 @@ func (r *reducer) event(ev *Event) {
 		r.nodeOp(ev)
 	case EventStall:
 		r.stalls = append(r.stalls, stall{t: ev.Time, node: ev.Node, ms: ev.StallMS})
+	case EventStallsSuppressed:
+		r.suppressed = append(r.suppressed, stall{t: ev.Time, node: ev.Node, n: ev.Count})
 	case EventStallThreshold:
 		if r.thresholds == nil {
 			r.thresholds = map[string]float64{}
@@ -693,6 +697,7 @@ func (r *reducer) finishCycles() {
 			}
 		}
 		c.c.Stalls = stallsOf(ms, perNode)
+		c.c.Stalls.SuppressedReports = suppressedIn(r.suppressed, c.c.Start, c.c.End)
 		c.c.HostLagMSPerS = hostLag(r.steal, c.c.Start, c.c.End)
 		c.c.LoaderLagMSPerS = loaderLagRate(c.loaderLag, d)
 		c.c.CPUStealPct = cpuSteal(r.cpu, c.c.Start, c.c.End)
@@ -712,6 +717,7 @@ func (r *reducer) finishCycles() {
 		perNode[s.node]++
 	}
 	res.Stalls = stallsOf(all, perNode)
+	res.Stalls.SuppressedReports = suppressedIn(r.suppressed, time.Time{}, time.Time{})
 	if len(r.thresholds) > 0 {
 		res.Stalls.ThresholdMS = r.thresholds
 	}
@@ -771,6 +777,20 @@ func stepDurations(s *StepTiming) []Duration {
 	out = append(out, d(DurDataBalanced, s.RequestedAt, s.BalancedAt)...)
 	out = append(out, d(DurLatencyRecov, s.RequestedAt, s.RecoveredAt)...)
 	return out
+}
+
+// suppressedIn sums the suppressed stall reports printed in [from, to)
+// (all of them when to is zero). Seastar prints the count after its minute,
+// so a cycle gets the reports its log says were suppressed, which may be
+// the previous cycle's.
+func suppressedIn(s []stall, from, to time.Time) int64 {
+	var n int64
+	for _, x := range s {
+		if to.IsZero() || (!x.t.Before(from) && x.t.Before(to)) {
+			n += x.n
+		}
+	}
+	return n
 }
 
 func stallsOf(ms []float64, perNode map[string]int64) Stalls {

@@ -67,6 +67,7 @@ func TestComputeCyclesMergeHistograms(t *testing.T) {
 		{Time: at(4), Type: EventStepRequested, Step: "grow", Cycle: "Cycle #1", Kind: "grow", Mode: "parallel"},
 		{Time: at(5), Type: EventNodesNormal, Step: "grow", Cycle: "Cycle #1", Kind: "grow", Nodes: []string{"n2"}},
 		{Time: at(5), Type: EventStall, Node: "n2", StallMS: 2500},
+		{Time: at(5), Type: EventStallsSuppressed, Node: "n2", Count: 6}, // reports, not stalls
 		{Time: at(5), Type: EventDBError, Node: "n2", ErrorType: "BAD_ALLOC", Line: "first"},
 		{Time: at(6), Type: EventDBError, Node: "n2", ErrorType: "BAD_ALLOC", Line: "second"},
 		// no cycle_end, no run_end: interrupted
@@ -107,6 +108,9 @@ func TestComputeCyclesMergeHistograms(t *testing.T) {
 	}
 	if c1.WriteP99MS < 3.9 || c1.WriteP99MS > 4.01 {
 		t.Errorf("Cycle #1 write P99 %v", c1.WriteP99MS)
+	}
+	if c0.Stalls.SuppressedReports != 0 || c1.Stalls.SuppressedReports != 6 || res.Stalls.SuppressedReports != 6 {
+		t.Errorf("suppressed reports %d %d %d, want 0 6 6", c0.Stalls.SuppressedReports, c1.Stalls.SuppressedReports, res.Stalls.SuppressedReports)
 	}
 	if c0.Stalls.Total != 1 || c1.Stalls.Total != 1 || res.Stalls.Total != 2 {
 		t.Errorf("stalls %+v %+v %+v", c0.Stalls, c1.Stalls, res.Stalls)

@@ -132,6 +132,12 @@ const (
 	EventNodeOp    = "node_op"
 	EventNodeState = "node_state"      // Node, State (started|joining|normal|leaving|left|down|up|died|removed), Expected
 	EventStall     = "reactor_stalled" // Node, StallMS, Line
+	// EventStallsSuppressed: Node, Count = the stall reports Seastar's rate
+	// limit suppressed ("Rate-limit: suppressed N backtraces on shard S",
+	// seastar src/core/reactor.cc report_suppressions), Line. They are
+	// reports, not stalls: re-reports of a printed stall or reports of
+	// stalls never printed, 0 to Count stalls of unknown length.
+	EventStallsSuppressed = "stall_reports_suppressed"
 	// EventStallThreshold: Node, StallMS = the --blocked-reactor-notify-ms
 	// the node was started with (its "command used" line), Line.
 	EventStallThreshold = "stall_threshold"
@@ -157,6 +163,8 @@ type Event struct {
 	State    string    `json:"state,omitempty"`
 	Expected bool      `json:"expected,omitempty"`
 	StallMS  float64   `json:"stall_ms,omitempty"`
+	// Count is how many of something the event stands for (stall_reports_suppressed).
+	Count int64 `json:"count,omitempty"`
 	// PlanSeconds are the plan's estimates of the durations this phase or
 	// step measures, by duration name (step_requested, fill phase_start).
 	PlanSeconds map[string]float64 `json:"plan_seconds,omitempty"`
@@ -408,6 +416,11 @@ type Stalls struct {
 	// command line gave it (whole-run stalls only): no stall shorter is
 	// reported, and at NoStallReportsMS or more none is.
 	ThresholdMS map[string]float64 `json:"threshold_ms,omitempty"`
+	// SuppressedReports is the stall reports Seastar's rate limit kept out
+	// of the log (stall_reports_suppressed events), not in Total: they may
+	// all be re-reports of a stall counted already, or stand for up to as
+	// many further stalls of unknown length.
+	SuppressedReports int64 `json:"suppressed_reports,omitempty"`
 }
 
 // NoStallReportsMS is a stall threshold no stall reaches in a run: the

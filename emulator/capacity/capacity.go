@@ -283,7 +283,7 @@ func (m *Model) scheduleReports(s *shard, sh int, group string, b *batch, d time
 	for i, off := range StallOffsets(m.cfg.StallThreshold, d) {
 		time.AfterFunc(time.Until(startAt.Add(off)), func() {
 			if i == 0 {
-				det.StartTask(sh)
+				det.StartStall(sh, startAt.Add(d))
 			}
 			s.mu.Lock()
 			waited := b.waited

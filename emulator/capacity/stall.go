@@ -92,6 +92,7 @@ type StallDetector struct {
 type stallShard struct {
 	reported   int       // reports in the current minute (_reported)
 	minuteMark time.Time // _minute_mark
+	busyUntil  time.Time // end of the stall the shard is in (no task starts before)
 	total      atomic.Uint64
 }
 
@@ -112,13 +113,44 @@ func NewStallDetector(shards, perMinute int, write func(line string)) *StallDete
 	return d
 }
 
+// WithClock makes the detector read time from now (for replaying a known
+// sequence of stalls); it returns d.
+func (d *StallDetector) WithClock(now func() time.Time) *StallDetector {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.now = now
+	t := now()
+	for i := range d.shards {
+		d.shards[i].minuteMark = t
+	}
+	return d
+}
+
 // StartTask is start_task_run's report_suppressions: at the start of a task
 // after the minute is over, print how many reports were suppressed in it and
-// start a new minute.
+// start a new minute. A shard in a stall starts no task (the stalled task
+// holds the reactor), so nothing happens until the stall is over: a
+// stall's reports all fall in one minute, before its Rate-limit line.
 func (d *StallDetector) StartTask(shard int) {
+	d.startTask(shard, time.Time{})
+}
+
+// StartStall is start_task_run for a task that will stall the shard until
+// end: the suppressed count of a finished minute is printed first, and no
+// other task starts on the shard before end.
+func (d *StallDetector) StartStall(shard int, end time.Time) {
+	d.startTask(shard, end)
+}
+
+func (d *StallDetector) startTask(shard int, stallEnd time.Time) {
 	now := d.now()
 	d.mu.Lock()
 	s := &d.shards[shard%len(d.shards)]
+	if now.Before(s.busyUntil) {
+		d.mu.Unlock()
+		return
+	}
+	s.busyUntil = stallEnd
 	var line string
 	if now.Sub(s.minuteMark) > time.Minute {
 		if s.reported > d.perMinute {

@@ -2,6 +2,7 @@ package capacity
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -92,6 +93,38 @@ func TestStallDetectorRateLimit(t *testing.T) {
 	d.Report(1, "main", 33*time.Millisecond)
 	if got := out.get(); len(got) != 8 || !strings.HasPrefix(got[7], "Reactor stalled for 33 ms on shard 1") {
 		t.Fatalf("lines %q", got)
+	}
+}
+
+// A shard in a stall starts no task, so Seastar's report_suppressions
+// (called from start_task_run, src/core/reactor.cc) cannot run during it:
+// the minute's Rate-limit line and the new minute wait for the stall's end,
+// and all of a stall's reports count in one minute.
+func TestStallDetectorNoSuppressionLineDuringStall(t *testing.T) {
+	var out lines
+	d := NewStallDetector(1, 0, out.write)
+	now := time.Now()
+	d.now = func() time.Time { return now }
+	for i := range 5 {
+		d.Report(0, "main", time.Duration(30+i)*time.Millisecond)
+	}
+	start := now.Add(59 * time.Second)
+	now = start
+	d.StartStall(0, start.Add(4*time.Second)) // a 4 s stall across the minute's end
+	offs := StallOffsets(25*time.Millisecond, 4*time.Second)
+	for _, off := range offs {
+		now = start.Add(off)
+		d.Report(0, "main", off)
+		d.Tick()
+	}
+	if got := out.get(); len(got) != 5 {
+		t.Fatalf("lines during the stall: %q", got)
+	}
+	now = now.Add(5 * time.Second)
+	d.Tick()
+	want := fmt.Sprintf("Rate-limit: suppressed %d backtraces on shard 0", len(offs))
+	if got := out.get(); len(got) != 6 || got[5] != want {
+		t.Fatalf("after the stall: %q, want %q", got, want)
 	}
 }
 

@@ -73,7 +73,7 @@ func (lc *liveCluster) watchLog(n *cluster.Node) {
 		defer lc.wg.Done()
 		defer r.Close()
 		// The node's own "command used" line sets the stall threshold
-		// (suppressed reports count at it) and records it.
+		// and records it.
 		w := &monitor.LogWatcher{Node: n.Name, Emit: lc.env.Emit}
 		if lc.p.Name() != "local" {
 			w.Location = time.UTC // containers and machine images log in UTC; local nodes in ours
