@@ -25,12 +25,15 @@ const RunType = "scylla-cluster-tests"
 // SchemaVersion is the schema_version ArgusSCTClient sends with every body.
 const SchemaVersion = "v8"
 
-// Routes of Argus's client API (ArgusClient.Routes), under /api/v1/client.
+// Routes of Argus's client API (ArgusClient.Routes, and
+// ArgusSCTClient.Routes for the SCT plugin's), under /api/v1/client.
 const (
-	RouteSubmit        = "/testrun/$type/submit"
-	RouteSetStatus     = "/testrun/$type/$id/set_status"
-	RouteSubmitResults = "/testrun/$type/$id/submit_results"
-	RouteFinalize      = "/testrun/$type/$id/finalize"
+	RouteSubmit         = "/testrun/$type/submit"
+	RouteGet            = "/testrun/$type/$id/get"
+	RouteSetStatus      = "/testrun/$type/$id/set_status"
+	RouteSubmitResults  = "/testrun/$type/$id/submit_results"
+	RouteFinalize       = "/testrun/$type/$id/finalize"
+	RouteSubmitPackages = "/sct/$id/packages/submit"
 )
 
 // Test statuses (argus/common/enums.py TestStatus).
@@ -128,6 +131,58 @@ func (c *Client) SubmitResults(ctx context.Context, table any) error {
 	return c.post(ctx, RouteSubmitResults, body)
 }
 
+// Package is a package the run tested (argus/client/sct/types.py Package):
+// SCT submits scylla-server's version, build date (YYYYMMDD), revision id
+// and build id, from which Argus dates the run's results.
+type Package struct {
+	Name       string `json:"name"`
+	Version    string `json:"version"`
+	Date       string `json:"date"`
+	RevisionID string `json:"revision_id"`
+	BuildID    string `json:"build_id"`
+}
+
+// SubmitPackages sends the run's packages (ArgusSCTClient.submit_packages).
+func (c *Client) SubmitPackages(ctx context.Context, pkgs []Package) error {
+	list := make([]any, len(pkgs))
+	for i, p := range pkgs {
+		list[i] = p
+	}
+	return c.post(ctx, RouteSubmitPackages, map[string]any{"packages": list})
+}
+
+// RunInfo is what the client reads back of a run (the fields of the
+// SCTTestRun document that /get answers with that it needs).
+type RunInfo struct {
+	ID       string    `json:"id"`
+	BuildID  string    `json:"build_id"` // the job name
+	TestID   *string   `json:"test_id"`  // null: no Argus test has the job name as its build_system_id
+	Status   string    `json:"status"`
+	Packages []Package `json:"packages"`
+}
+
+// GetRun reads the run back (ArgusClient.get_run). It returns nil, nil in
+// a dry run and when Argus knows no such run.
+func (c *Client) GetRun(ctx context.Context) (*RunInfo, error) {
+	url := c.url(RouteGet)
+	if c.DryRun != nil {
+		fmt.Fprintf(c.DryRun, "GET %s\n  Authorization: token <ARGUS_TOKEN>\n", url)
+		return nil, nil
+	}
+	raw, err := c.send(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var run RunInfo
+	if err := json.Unmarshal(raw, &run); err != nil {
+		return nil, fmt.Errorf("argus: reading run %s back: %w", c.RunID, err)
+	}
+	return &run, nil
+}
+
 // SetStatus sets the run's status (passed, failed, error ...).
 func (c *Client) SetStatus(ctx context.Context, status string) error {
 	return c.post(ctx, RouteSetStatus, map[string]any{"new_status": status})
@@ -146,7 +201,10 @@ func (c *Client) url(endpoint string) string {
 // post sends one request and checks Argus's envelope, as check_response does.
 func (c *Client) post(ctx context.Context, endpoint string, body map[string]any) error {
 	body["schema_version"] = SchemaVersion
-	loc := map[string]string{"type": RunType}
+	loc := map[string]string{}
+	if strings.Contains(endpoint, "$type") {
+		loc["type"] = RunType
+	}
 	if strings.Contains(endpoint, "$id") {
 		loc["id"] = c.RunID
 	}
@@ -164,7 +222,7 @@ func (c *Client) post(ctx context.Context, endpoint string, body map[string]any)
 		fmt.Fprintf(c.DryRun, "POST %s\n  Authorization: token <ARGUS_TOKEN>\n  %s\n", url, pretty.String())
 		return nil
 	}
-	err = c.send(ctx, url, payload)
+	_, err = c.send(ctx, http.MethodPost, url, payload)
 	rec.Success = err == nil
 	if err != nil {
 		rec.Error = err.Error()
@@ -173,10 +231,17 @@ func (c *Client) post(ctx context.Context, endpoint string, body map[string]any)
 	return err
 }
 
-func (c *Client) send(ctx context.Context, url string, payload []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+// send makes one request and checks Argus's envelope (check_response): an
+// answer other than HTTP 200 with "status": "ok" is an *Error. It returns
+// the envelope's "response".
+func (c *Client) send(ctx context.Context, method, url string, payload []byte) (json.RawMessage, error) {
+	var rd io.Reader
+	if payload != nil {
+		rd = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
-		return fmt.Errorf("argus: %w", err)
+		return nil, fmt.Errorf("argus: %w", err)
 	}
 	req.Header.Set("Authorization", "token "+c.Token)
 	req.Header.Set("Accept", "application/json")
@@ -187,28 +252,29 @@ func (c *Client) send(ctx context.Context, url string, payload []byte) error {
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("argus: POST %s: %w", req.URL.Path, err)
+		return nil, fmt.Errorf("argus: %s %s: %w", method, req.URL.Path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
-		return fmt.Errorf("argus: POST %s: reading the answer: %w", req.URL.Path, err)
+		return nil, fmt.Errorf("argus: %s %s: reading the answer: %w", method, req.URL.Path, err)
 	}
-	ae := &Error{Method: http.MethodPost, Path: req.URL.Path, HTTPStatus: resp.StatusCode}
+	ae := &Error{Method: method, Path: req.URL.Path, HTTPStatus: resp.StatusCode}
 	var env struct {
 		Status   string          `json:"status"`
+		Message  string          `json:"message"`
 		Response json.RawMessage `json:"response"`
 	}
 	if jerr := json.Unmarshal(b, &env); jerr != nil {
 		ae.Message = "not a JSON answer: " + snippet(b)
-		return ae
+		return nil, ae
 	}
 	if resp.StatusCode != http.StatusOK {
 		ae.Message = snippet(b)
-		return ae
+		return nil, ae
 	}
 	if env.Status == "ok" {
-		return nil
+		return env.Response, nil
 	}
 	var detail struct {
 		Exception string `json:"exception"`
@@ -220,11 +286,11 @@ func (c *Client) send(ctx context.Context, url string, payload []byte) error {
 		if ae.Message == "" && len(detail.Arguments) > 0 {
 			ae.Message = fmt.Sprint(detail.Arguments[0])
 		}
-		return ae
+		return nil, ae
 	}
 	ae.Exception = "status " + fmt.Sprintf("%q", env.Status)
-	ae.Message = snippet(env.Response)
-	return ae
+	ae.Message = snippet(b)
+	return nil, ae
 }
 
 func (c *Client) record(r Request) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,10 +49,28 @@ func StatusFor(res *results.Result, validationFailed bool) string {
 // Outcome is what a submission did.
 type Outcome struct {
 	RunID  string
+	SUT    *SUT     // the database version submitted (nil: none known)
 	Tables int      // tables sent
 	Failed []string // tables Argus answered with DataValidationError
 	Status string   // the status set
 	Replay string   // the replay log written ("" without one)
+}
+
+// UnregisteredError is a run Argus created without a test: no Argus test
+// has the job name as its build_system_id (plugins/core.py
+// assign_categories only logs a warning), so the run stays invisible and
+// Argus cannot store its results (results live under the test's id).
+type UnregisteredError struct {
+	Job, RunID, BaseURL string
+}
+
+func (e *UnregisteredError) Error() string {
+	return fmt.Sprintf("job %q is not a registered Argus test: Argus created run %s without a test, so the run is not shown "+
+		"and its results cannot be stored. Register it as an Argus admin: add a test whose Build System Id is %q and plugin %s "+
+		"(Argus's admin page, or POST %s/admin/api/v1/test/create with build_id %q, plugin_name %q, and the test's name, "+
+		"group_id and release_id), or submit under a registered test's build id with --job-name; then submit again: "+
+		"the run id stays the same and Argus moves this run under the new test",
+		e.Job, e.RunID, e.Job, RunType, strings.TrimRight(e.BaseURL, "/"), e.Job, RunType)
 }
 
 // Options of a submission.
@@ -107,10 +126,19 @@ func Submit(ctx context.Context, c *Client, dir string, opt Options) (*Outcome, 
 			"database_version": res.Setup.DatabaseVersion, "status": res.Status, "reason": res.Reason,
 		},
 	}
+	if out.SUT, err = SUTOf(dir, res); err != nil {
+		return nil, err
+	}
 	if err := c.SubmitRun(ctx, job, opt.JobURL, by, config); err != nil {
 		return out, fmt.Errorf("submitting the run: %w", err)
 	}
-	logf("argus: run %s submitted", c.RunID)
+	logf("argus: run %s submitted as job %s", c.RunID, job)
+	if err := submitSUT(ctx, c, out.SUT, res, tables, logf); err != nil {
+		return out, err
+	}
+	if err := checkRegistered(ctx, c, job, logf); err != nil {
+		return out, err
+	}
 	for _, t := range tables {
 		err := c.SubmitResults(ctx, t)
 		switch {
@@ -131,4 +159,48 @@ func Submit(ctx context.Context, c *Client, dir string, opt Options) (*Outcome, 
 	}
 	logf("argus: %d tables sent, status %s, run finalized", out.Tables, out.Status)
 	return out, nil
+}
+
+// submitSUT tells Argus which database the run tested, as SCT does
+// (sdcm/tester.py argus_collect_packages): a scylla-server package. When
+// its version carries a build date and revision, Argus dates every table
+// from it (sut_timestamp 0); when it does not (the emulator's versions),
+// the package still names the version and each table carries the run's
+// start as its sut_timestamp, for Argus would refuse to date it.
+func submitSUT(ctx context.Context, c *Client, sut *SUT, res *results.Result, tables []reporting.ArgusTable, logf func(string, ...any)) error {
+	if sut != nil {
+		if err := c.SubmitPackages(ctx, []Package{sut.Package}); err != nil {
+			return fmt.Errorf("submitting the %s package: %w", SUTPackageName, err)
+		}
+		logf("argus: %s %s (%s)", SUTPackageName, sut.Package.Version, sut.Source)
+		if sut.Dated {
+			return nil
+		}
+	}
+	ts := res.StartedAt.Unix()
+	for i := range tables {
+		if tables[i].SUTTimestamp == 0 {
+			tables[i].SUTTimestamp = ts
+		}
+	}
+	logf("argus: the database version has no build date: tables are dated by the run's start (%s)", res.StartedAt.UTC().Format(time.RFC3339))
+	return nil
+}
+
+// checkRegistered reads the run back and fails with *UnregisteredError
+// when Argus gave it no test.
+func checkRegistered(ctx context.Context, c *Client, job string, logf func(string, ...any)) error {
+	run, err := c.GetRun(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("reading the run back: %w", err)
+	case run == nil && c.DryRun != nil:
+		return nil
+	case run == nil:
+		return fmt.Errorf("reading the run back: Argus has no run %s after creating it", c.RunID)
+	case run.TestID == nil || *run.TestID == "":
+		return &UnregisteredError{Job: job, RunID: c.RunID, BaseURL: c.BaseURL}
+	}
+	logf("argus: job %s is Argus test %s", job, *run.TestID)
+	return nil
 }

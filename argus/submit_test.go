@@ -44,10 +44,14 @@ func renderedRun(t *testing.T) string {
 	return dst
 }
 
+// fixtureJob is the job name Submit gives the fixture's run by default.
+const fixtureJob = "elasticity/90pct-scaleout"
+
 func TestSubmitLifecycle(t *testing.T) {
 	dir := renderedRun(t)
 	srv := argustest.New(token)
 	defer srv.Close()
+	testID := srv.RegisterTest(fixtureJob)
 	tables, err := reporting.ReadArgus(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -58,26 +62,29 @@ func TestSubmitLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := srv.Calls()
-	if len(calls) != len(tables)+3 {
-		t.Fatalf("%d calls, want submit + %d tables + set_status + finalize", len(calls), len(tables))
+	const before = 3 // submit, packages, get
+	if len(calls) != before+len(tables)+2 {
+		t.Fatalf("%d calls, want submit + packages + get + %d tables + set_status + finalize", len(calls), len(tables))
 	}
 	base := "/api/v1/client/testrun/scylla-cluster-tests/"
-	if calls[0].Path != base+"submit" || calls[len(calls)-2].Path != base+out.RunID+"/set_status" || calls[len(calls)-1].Path != base+out.RunID+"/finalize" {
-		t.Errorf("lifecycle %s … %s, %s", calls[0].Path, calls[len(calls)-2].Path, calls[len(calls)-1].Path)
+	if calls[0].Path != base+"submit" || calls[1].Path != "/api/v1/client/sct/"+out.RunID+"/packages/submit" ||
+		calls[2].Method != "GET" || calls[2].Path != base+out.RunID+"/get" ||
+		calls[len(calls)-2].Path != base+out.RunID+"/set_status" || calls[len(calls)-1].Path != base+out.RunID+"/finalize" {
+		t.Errorf("lifecycle %s, %s, %s %s … %s, %s", calls[0].Path, calls[1].Path, calls[2].Method, calls[2].Path, calls[len(calls)-2].Path, calls[len(calls)-1].Path)
 	}
 	for i, cl := range calls {
 		if cl.Authorization != "token "+token {
 			t.Errorf("call %d: Authorization %q", i, cl.Authorization)
 		}
-		if cl.Body["schema_version"] != argus.SchemaVersion {
+		if cl.Method == "POST" && cl.Body["schema_version"] != argus.SchemaVersion {
 			t.Errorf("call %d: schema_version %v", i, cl.Body["schema_version"])
 		}
-		if i >= 1 && i <= len(tables) {
+		if i >= before && i < before+len(tables) {
 			if cl.Path != base+out.RunID+"/submit_results" || cl.Body["run_id"] != out.RunID {
 				t.Errorf("call %d: %s run_id %v", i, cl.Path, cl.Body["run_id"])
 			}
-			if m, _ := cl.Body["meta"].(map[string]any); m["name"] != tables[i-1].Meta.Name {
-				t.Errorf("call %d: table %v, want %s", i, m["name"], tables[i-1].Meta.Name)
+			if m, _ := cl.Body["meta"].(map[string]any); m["name"] != tables[i-before].Meta.Name {
+				t.Errorf("call %d: table %v, want %s", i, m["name"], tables[i-before].Meta.Name)
 			}
 		}
 	}
@@ -87,13 +94,13 @@ func TestSubmitLifecycle(t *testing.T) {
 		t.Errorf("outcome %+v", out)
 	}
 	run := srv.Run(out.RunID)
-	if run == nil || run.Status != argus.StatusFailed || !run.Finalized {
+	if run == nil || run.Status != argus.StatusFailed || !run.Finalized() || run.TestID == nil || *run.TestID != testID {
 		t.Fatalf("run on the server %+v", run)
 	}
 	statuses := map[string]string{}
 	for _, c := range run.Cells["mixed - grow - latencies"] {
-		if c["column"] == "P90 read" {
-			statuses[c["row"].(string)] = c["status"].(string)
+		if c.Column == "P90 read" {
+			statuses[c.Row] = c.Status
 		}
 	}
 	if statuses["Cycle #1"] != "ERROR" || statuses["Cycle #2"] != "PASS" {
@@ -117,8 +124,11 @@ func TestSubmitLifecycle(t *testing.T) {
 		}
 		lines = append(lines, r)
 	}
-	if len(lines) != len(calls) || lines[0].Endpoint != argus.RouteSubmit || lines[1].Endpoint != argus.RouteSubmitResults ||
-		lines[1].LocationParams["id"] != out.RunID || lines[1].TestType != argus.RunType || !lines[0].Success {
+	// GETs are not logged (ArgusClient.get writes no replay line).
+	if len(lines) != len(calls)-1 || lines[0].Endpoint != argus.RouteSubmit || lines[1].Endpoint != argus.RouteSubmitPackages ||
+		lines[1].LocationParams["id"] != out.RunID || lines[1].LocationParams["type"] != "" ||
+		lines[2].Endpoint != argus.RouteSubmitResults || lines[2].LocationParams["type"] != argus.RunType ||
+		lines[2].TestType != argus.RunType || !lines[0].Success {
 		t.Errorf("replay log %+v", lines)
 	}
 	var failedLines int
@@ -155,7 +165,8 @@ func TestDryRunSendsNothing(t *testing.T) {
 		t.Errorf("dry run sent %d requests", n)
 	}
 	p := printed.String()
-	if strings.Count(p, "POST "+srv.URL+"/api/v1/client/testrun/scylla-cluster-tests/") != out.Tables+3 || !strings.Contains(p, "/finalize") {
+	if strings.Count(p, "POST "+srv.URL+"/api/v1/client/testrun/scylla-cluster-tests/") != out.Tables+3 || !strings.Contains(p, "/finalize") ||
+		!strings.Contains(p, "POST "+srv.URL+"/api/v1/client/sct/"+out.RunID+"/packages/submit") || !strings.Contains(p, "GET "+srv.URL) {
 		t.Errorf("printed:\n%s", p)
 	}
 	if strings.Contains(p, token) {
@@ -167,11 +178,12 @@ func TestArgusErrors(t *testing.T) {
 	srv := argustest.New(token)
 	defer srv.Close()
 	ctx := context.Background()
-	// Wrong token: HTTP 401.
+	// A token of no user: Argus's APIException, answered with HTTP 200.
 	c := &argus.Client{BaseURL: srv.URL, Token: "wrong", RunID: "5f3b0c62-1c1e-4d7a-9d7e-0a6b7d1f2c3e"}
-	if err := c.SubmitRun(ctx, "j", "", "me", map[string]any{}); err == nil || !strings.Contains(err.Error(), "HTTP 401") {
+	if err := c.SubmitRun(ctx, "j", "", "me", map[string]any{}); err == nil || !strings.Contains(err.Error(), "APIException: User not found for supplied token") {
 		t.Errorf("wrong token: %v", err)
 	}
+	srv.RegisterTest("j")
 	// Results of an unknown run: HTTP 200 with status error, DoesNotExist.
 	c.Token = token
 	err := c.SubmitResults(ctx, map[string]any{"meta": map[string]any{"name": "t"}, "results": []any{}})
@@ -181,6 +193,9 @@ func TestArgusErrors(t *testing.T) {
 	// PASS only when strictly better than the limit: a value equal to the
 	// fixed_limit of a lower-is-better column fails validation.
 	if err := c.SubmitRun(ctx, "j", "", "me", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SubmitPackages(ctx, []argus.Package{{Name: "scylla-server", Version: "2025.1.0", Date: "20250325", RevisionID: "3eb8ef8c2ca4"}}); err != nil {
 		t.Fatal(err)
 	}
 	table := func(v float64) reporting.ArgusTable {

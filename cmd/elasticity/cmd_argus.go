@@ -25,8 +25,12 @@ func init() {
 			Short: "Submit a run's tables to Argus",
 			Long: `submit sends a rendered run directory to Argus the way Argus's SCT client does:
 the run (run type scylla-cluster-tests, run id --run-id or one derived from
-the run), one submit_results per table of RUN_DIR/argus/, set_status from
-the run's verdict, finalize. The token is read from $` + EnvArgusToken + ` and sent as
+the run), the scylla-server package (the version, build date and revision
+the database reported in RUN_DIR/logs/, from which Argus dates the
+results), then reads the run back: a job name that is no registered Argus
+test (no test has it as its Build System Id) stops here and says how to
+register it. Then one submit_results per table of RUN_DIR/argus/,
+set_status from the run's verdict, finalize. The token is read from $` + EnvArgusToken + ` and sent as
 "Authorization: token ..."; it is never printed. Every request is also
 appended to RUN_DIR/argus/argus_replay_log_<run id>_<...>.jsonl (Argus's
 replay-log format) for offline ingest. --dry-run prints the requests
@@ -35,8 +39,9 @@ instead of sending them.
 A table Argus answers with DataValidationError (a cell failed its
 validation rule) is reported and the run's status set to failed.
 
-Exit code: 0 sent, 1 a table failed Argus's validation, 2 invalid input,
-3 Argus could not be reached or answered an error.`,
+Exit code: 0 sent, 1 a table failed Argus's validation, 2 invalid input
+or a job that is not a registered Argus test, 3 Argus could not be reached
+or answered an error.`,
 			Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				o.dir = args[0]
@@ -103,11 +108,14 @@ func argusSubmit(ctx context.Context, e *env, o argusFlags) error {
 	logf := func(format string, args ...any) { fmt.Fprintf(e.Stderr, format+"\n", args...) }
 	out, err := argus.Submit(ctx, c, o.dir, argus.Options{JobName: o.jobName, JobURL: o.jobURL, StartedBy: e.Getenv("USER"), Logf: logf})
 	if err != nil {
-		err = fmt.Errorf("argus submit: %s", redact(err.Error(), token))
-		if out == nil { // the run directory could not be read: nothing was sent
-			return withCode(ExitInvalid, err)
+		var unregistered *argus.UnregisteredError
+		code := ExitRunError
+		if out == nil || errors.As(err, &unregistered) {
+			// nothing was sent (the run directory could not be read), or the
+			// job name is not one Argus knows: the input must change.
+			code = ExitInvalid
 		}
-		return withCode(ExitRunError, err)
+		return withCode(code, fmt.Errorf("argus submit: %s", redact(err.Error(), token)))
 	}
 	if out.Replay != "" {
 		fmt.Fprintf(e.Stdout, "replay log: %s\n", out.Replay)
