@@ -65,12 +65,12 @@ type UnregisteredError struct {
 }
 
 func (e *UnregisteredError) Error() string {
-	return fmt.Sprintf("job %q is not a registered Argus test: Argus created run %s without a test, so the run is not shown "+
-		"and its results cannot be stored. Register it as an Argus admin: add a test whose Build System Id is %q and plugin %s "+
-		"(Argus's admin page, or POST %s/admin/api/v1/test/create with build_id %q, plugin_name %q, and the test's name, "+
-		"group_id and release_id), or submit under a registered test's build id with --job-name; then submit again: "+
-		"the run id stays the same and Argus moves this run under the new test",
-		e.Job, e.RunID, e.Job, RunType, strings.TrimRight(e.BaseURL, "/"), e.Job, RunType)
+	return fmt.Sprintf("job %q is not a registered Argus test: Argus created run %s without a test, so the run is not shown and cannot store results.\n"+
+		"  To register it, an Argus admin adds a test whose Build System Id is %q (plugin %s) on Argus's admin page,\n"+
+		"  or POSTs build_id %q, plugin_name %q, test_name, pretty_name, build_url, group_id and release_id to %s/admin/api/v1/test/create;\n"+
+		"  or pass --job-name with a registered test's Build System Id.\n"+
+		"  Then submit again: the run id stays the same and Argus moves this run under the new test.",
+		e.Job, e.RunID, e.Job, RunType, e.Job, RunType, strings.TrimRight(e.BaseURL, "/"))
 }
 
 // Options of a submission.

@@ -5,10 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/elasticity-dev/elasticity/argus"
 	"github.com/elasticity-dev/elasticity/argus/argustest"
@@ -215,5 +219,165 @@ func TestArgusErrors(t *testing.T) {
 	c.BaseURL = "http://127.0.0.1:1"
 	if err := c.Finalize(ctx); err == nil || strings.Contains(err.Error(), token) {
 		t.Errorf("unreachable: %v", err)
+	}
+}
+
+// withNodeLog replaces the run's node logs with one whose lines are these.
+func withNodeLog(t *testing.T, dir string, lines ...string) {
+	t.Helper()
+	logs := filepath.Join(dir, "logs")
+	if err := os.RemoveAll(logs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(logs, "node-1.log"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// realStart is how ScyllaDB 2025.1.0 names itself as it starts (main.cc).
+var realStart = []string{
+	"Scylla version 2025.1.0-0.20250325.3eb8ef8c2ca4 with build-id 2c1b3a8f0e9d7c6b5a4f3e2d1c0b9a8f7e6d5c4b starting ...",
+	"INFO  2026-03-02 23:42:00,000 [shard 0:main] init - Scylla version 2025.1.0-0.20250325.3eb8ef8c2ca4 initialization completed.",
+}
+
+// Main's client (before issue 39) sent the run and then the tables with
+// sut_timestamp 0 and no package: Argus cannot date them and answers its
+// ValueError (client_service.py submit_results → SCTTestRun.sut_timestamp).
+// For a job that is no test, Argus fails even earlier: the table metadata
+// is looked up under the run's null test_id and ScyllaDB refuses it.
+func TestTodaysSubmissionFailsWithArgusValueError(t *testing.T) {
+	dir := renderedRun(t)
+	tables, err := reporting.ReadArgus(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := argustest.New(token)
+	defer srv.Close()
+	srv.RegisterTest("registered")
+	ctx := context.Background()
+	for job, want := range map[string]string{
+		"registered":   "ValueError: scylla-server package not found in packages - cannot determine SUT timestamp",
+		"unregistered": `InvalidRequest: Error from server: code=2200 [Invalid query] message="Invalid null value in condition for column test_id"`,
+	} {
+		c := &argus.Client{BaseURL: srv.URL, Token: token, RunID: uuid.NewString()}
+		if err := c.SubmitRun(ctx, job, "", "me", map[string]any{"cluster_backend": "local"}); err != nil {
+			t.Fatal(err)
+		}
+		if tables[0].SUTTimestamp != 0 {
+			t.Fatalf("the rendered table has sut_timestamp %d", tables[0].SUTTimestamp)
+		}
+		err := c.SubmitResults(ctx, tables[0])
+		var ae *argus.Error
+		if !errors.As(err, &ae) || ae.Exception+": "+ae.Message != want || argus.IsValidation(err) {
+			t.Errorf("%s: %v, want %s", job, err, want)
+		}
+		if cells := srv.Run(c.RunID).Cells; len(cells) != 0 {
+			t.Errorf("%s: cells stored %v", job, cells)
+		}
+	}
+}
+
+// The new submission, against a run of real ScyllaDB: the scylla-server
+// package carries the version, date, revision and build id the database
+// printed, and Argus dates every cell from it.
+func TestSubmitDatesResultsFromTheReportedVersion(t *testing.T) {
+	dir := renderedRun(t)
+	withNodeLog(t, dir, realStart...)
+	srv := argustest.New(token)
+	defer srv.Close()
+	srv.RegisterTest(fixtureJob)
+	c := &argus.Client{BaseURL: srv.URL, Token: token}
+	out, err := argus.Submit(context.Background(), c, dir, argus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := argustest.Package{Name: "scylla-server", Version: "2025.1.0", Date: "20250325", RevisionID: "3eb8ef8c2ca4",
+		BuildID: "2c1b3a8f0e9d7c6b5a4f3e2d1c0b9a8f7e6d5c4b"}
+	run := srv.Run(out.RunID)
+	if len(run.Packages) != 1 || run.Packages[0] != want || !out.SUT.Dated || !strings.Contains(out.SUT.Source, "logs/node-1.log") {
+		t.Fatalf("packages %+v, sut %+v", run.Packages, out.SUT)
+	}
+	for _, cl := range srv.Calls() {
+		if strings.HasSuffix(cl.Path, "/submit_results") && cl.Body["sut_timestamp"] != 0.0 {
+			t.Errorf("%v sent sut_timestamp %v, want 0 (Argus derives it)", cl.Body["meta"], cl.Body["sut_timestamp"])
+		}
+	}
+	// SCTTestRun.sut_timestamp: 2025-03-25 UTC + int("3eb8ef8c2ca4", 16) % 1e6 µs.
+	wantTS := time.Date(2025, 3, 25, 0, 0, 0, 845668000, time.UTC)
+	var n int
+	for _, cells := range run.Cells {
+		for _, c := range cells {
+			n++
+			if d := c.SUTTimestamp.Sub(wantTS); d < -time.Microsecond || d > time.Microsecond {
+				t.Fatalf("cell %s/%s dated %v, want %v", c.Column, c.Row, c.SUTTimestamp, wantTS)
+			}
+		}
+	}
+	if n == 0 || out.Tables == 0 || len(out.Failed) != 1 {
+		t.Errorf("%d cells stored, outcome %+v", n, out)
+	}
+}
+
+// The emulator reports a version without a build date or revision: the
+// package names it, and the tables carry the run's start as sut_timestamp.
+func TestSubmitEmulatedVersion(t *testing.T) {
+	dir := renderedRun(t) // its node log: "Scylla version 2025.1.0 initialization completed."
+	srv := argustest.New(token)
+	defer srv.Close()
+	srv.RegisterTest(fixtureJob)
+	c := &argus.Client{BaseURL: srv.URL, Token: token}
+	out, err := argus.Submit(context.Background(), c, dir, argus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := reporting.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := srv.Run(out.RunID)
+	if len(run.Packages) != 1 || run.Packages[0].Version != "2025.1.0" || run.Packages[0].Date != "" || out.SUT.Dated {
+		t.Fatalf("packages %+v, sut %+v", run.Packages, out.SUT)
+	}
+	for _, cells := range run.Cells {
+		for _, c := range cells {
+			if !c.SUTTimestamp.Equal(res.StartedAt.Truncate(time.Second)) {
+				t.Fatalf("cell dated %v, want the run's start %v", c.SUTTimestamp, res.StartedAt)
+			}
+		}
+	}
+}
+
+// A job that is no Argus test is called out before any table is sent;
+// once registered, the same submission lands under the new test.
+func TestUnregisteredJobIsCalledOut(t *testing.T) {
+	dir := renderedRun(t)
+	srv := argustest.New(token)
+	defer srv.Close()
+	c := &argus.Client{BaseURL: srv.URL, Token: token}
+	out, err := argus.Submit(context.Background(), c, dir, argus.Options{JobName: "nightly/elasticity"})
+	var ue *argus.UnregisteredError
+	if !errors.As(err, &ue) || ue.Job != "nightly/elasticity" || !strings.Contains(err.Error(), `job "nightly/elasticity" is not a registered Argus test`) ||
+		!strings.Contains(err.Error(), `Build System Id is "nightly/elasticity"`) || !strings.Contains(err.Error(), srv.URL+"/admin/api/v1/test/create") {
+		t.Fatalf("unregistered job: %v", err)
+	}
+	for _, cl := range srv.Calls() {
+		if strings.HasSuffix(cl.Path, "/submit_results") || strings.HasSuffix(cl.Path, "/finalize") {
+			t.Errorf("sent %s for an unregistered job", cl.Path)
+		}
+	}
+	if w := srv.Warnings(); len(w) != 1 || !strings.Contains(w[0], `"nightly/elasticity"`) {
+		t.Errorf("server warnings %v", w)
+	}
+	testID := srv.RegisterTest("nightly/elasticity")
+	c2 := &argus.Client{BaseURL: srv.URL, Token: token}
+	out2, err := argus.Submit(context.Background(), c2, dir, argus.Options{JobName: "nightly/elasticity"})
+	if err != nil || out2.RunID != out.RunID {
+		t.Fatalf("after registering: %v (run %s, first %s)", err, out2.RunID, out.RunID)
+	}
+	if run := srv.Run(out.RunID); run.TestID == nil || *run.TestID != testID || !run.Finalized() || len(run.Packages) != 1 {
+		t.Errorf("run after registering %+v", run)
 	}
 }

@@ -21,6 +21,7 @@ func TestDrainDurationThreshold(t *testing.T) {
 	const token = "e2e-argus-token"
 	srv := argustest.New(token)
 	defer srv.Close()
+	srv.RegisterTest("elasticity/smoke") // the default job name of configs/smoke.yaml
 	t.Setenv("ARGUS_TOKEN", token)
 	out := filepath.Join(t.TempDir(), "drain")
 	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
@@ -66,11 +67,16 @@ func TestDrainDurationThreshold(t *testing.T) {
 			t.Errorf("argus/ has no table %q (has %v)", n, names)
 		}
 	}
-	if calls := srv.Calls(); len(calls) != len(tables)+3 {
-		t.Errorf("Argus saw %d requests, want %d (run, tables, status, finalize)", len(calls), len(tables)+3)
+	if calls := srv.Calls(); len(calls) != len(tables)+5 {
+		t.Errorf("Argus saw %d requests, want %d (run, packages, get, tables, status, finalize)", len(calls), len(tables)+5)
 	}
 	run := srv.Run(argus.RunIDFor(res))
-	if run == nil || !run.Finalized || run.Status != argus.StatusFor(res, false) && run.Status != argus.StatusFailed {
+	if run == nil || !run.Finalized() || run.Status != argus.StatusFor(res, false) && run.Status != argus.StatusFailed {
 		t.Errorf("Argus run %+v, result status %s", run, res.Status)
+	}
+	// The emulator's version, as its nodes reported it at start, is the
+	// run's scylla-server package.
+	if run != nil && (len(run.Packages) != 1 || run.Packages[0].Name != "scylla-server" || run.Packages[0].Version == "") {
+		t.Errorf("Argus run packages %+v", run.Packages)
 	}
 }

@@ -2,6 +2,7 @@ package argustest
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"time"
 )
@@ -129,8 +130,8 @@ func sutTimestampOf(run *Run, body map[string]any) (time.Time, *pyError) {
 			return time.Time{}, perr
 		}
 	}
-	sec := int64(ts)
-	return time.Unix(sec, int64((ts-float64(sec))*1e9)).UTC(), nil
+	// datetime.fromtimestamp: microseconds, rounded half to even.
+	return time.UnixMicro(int64(math.RoundToEven(ts * 1e6))).UTC(), nil
 }
 
 // parseCells is [Cell(**cell) for cell in results["results"]]

@@ -32,8 +32,21 @@ func TestArgusSubmitCommand(t *testing.T) {
 	srv := argustest.New(tok)
 	defer srv.Close()
 
-	// The fixture fails read_p90_ms in Cycle #1: Argus's validation fails that table.
+	// A job that is no Argus test: called out, exit 2, no table sent.
 	code, out, errs := argusCLI(t, tok, "argus", "submit", dir, "--url", srv.URL)
+	if code != ExitInvalid || !strings.Contains(errs, `job "elasticity/90pct-scaleout" is not a registered Argus test`) ||
+		!strings.Contains(errs, `Build System Id is "elasticity/90pct-scaleout"`) {
+		t.Errorf("unregistered job: exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	for _, c := range srv.Calls() {
+		if strings.HasSuffix(c.Path, "/submit_results") {
+			t.Errorf("a table was sent for an unregistered job: %s", c.Path)
+		}
+	}
+	srv.RegisterTest("elasticity/90pct-scaleout")
+
+	// The fixture fails read_p90_ms in Cycle #1: Argus's validation fails that table.
+	code, out, errs = argusCLI(t, tok, "argus", "submit", dir, "--url", srv.URL)
 	if code != ExitFailed || !strings.Contains(errs, "failed Argus's validation: mixed - grow - latencies") {
 		t.Errorf("exit %d\nstdout %s\nstderr %s", code, out, errs)
 	}
@@ -75,7 +88,7 @@ func TestArgusSubmitCommand(t *testing.T) {
 
 	// A server that rejects the token: exit 3, the token not printed.
 	code, out, errs = argusCLI(t, "wrong-token", "argus", "submit", dir, "--url", srv.URL)
-	if code != ExitRunError || !strings.Contains(errs, "HTTP 401") || strings.Contains(out+errs, "wrong-token") {
+	if code != ExitRunError || !strings.Contains(errs, "User not found for supplied token") || strings.Contains(out+errs, "wrong-token") {
 		t.Errorf("rejected token: exit %d\n%s\n%s", code, out, errs)
 	}
 }
