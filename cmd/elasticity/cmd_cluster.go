@@ -57,6 +57,9 @@ prints one JSON line with hosts and ports. cluster down stops it.`,
 				if _, err := os.Stat(filepath.Join(abs, clusterStateFile)); err == nil {
 					return withCode(ExitInvalid, fmt.Errorf("cluster up: %s already holds a cluster; run cluster down --dir %s first", abs, dir))
 				}
+				if base, err = baseAddress(c, base, nodes, e); err != nil {
+					return withCode(ExitRunError, fmt.Errorf("cluster up: %w", err))
+				}
 				exe := e.Executable
 				if exe == "" {
 					exe, _ = os.Executable()
@@ -87,7 +90,7 @@ prints one JSON line with hosts and ports. cluster down stops it.`,
 		up.Flags().IntVar(&nodes, "nodes", 3, "number of nodes")
 		up.Flags().IntVar(&racks, "racks", 3, "number of racks (nodes round-robin)")
 		up.Flags().StringVar(&itype, "instance-type", "i4i.large", "instance type from the catalog (vCPUs, memory, disk)")
-		up.Flags().StringVar(&base, "base-address", "127.0.0.2", "address of the first node")
+		up.Flags().StringVar(&base, "base-address", "127.0.0.2", "address of the first node (when not given and 127.0.0.2... is taken, the first free range)")
 		up.Flags().StringVar(&name, "cluster-name", "elasticity-local", "cluster name")
 		up.Flags().StringSliceVar(&extra, "node-arg", nil, "extra flag passed to every node (repeatable), e.g. --node-arg=--ops-per-vcpu=5000")
 		up.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "how long to wait for each node to be NORMAL")
@@ -133,6 +136,22 @@ prints one JSON line with hosts and ports. cluster down stops it.`,
 		root.AddCommand(up, down)
 		return root
 	})
+}
+
+// baseAddress is the cluster's first address: the one asked for, which must
+// be free (the error names a free one), or, when --base-address was not
+// given and the default range is taken, the first free range, said on stderr.
+func baseAddress(c *cobra.Command, base string, nodes int, e *env) (string, error) {
+	err := localcluster.CheckRange(base, nodes)
+	var taken *localcluster.AddressTakenError
+	if err == nil || !errors.As(err, &taken) || taken.Free == "" {
+		return base, err
+	}
+	if c.Flags().Changed("base-address") {
+		return base, fmt.Errorf("%w: use --base-address %s", err, taken.Free)
+	}
+	fmt.Fprintf(e.Stderr, "%s is in use; starting on %s instead (give --base-address to choose)\n", taken.Busy, taken.Free)
+	return taken.Free, nil
 }
 
 // ourNode checks that pid still runs this node (not a recycled pid).

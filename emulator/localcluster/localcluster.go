@@ -152,6 +152,9 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating cluster dir: %w", err)
 	}
+	if err := CheckRange(opts.BaseAddress, opts.Nodes); err != nil {
+		return nil, err
+	}
 	c := &Cluster{opts: opts}
 	var nodes []*Node
 	for i := 0; i < opts.Nodes; i++ {
@@ -303,17 +306,11 @@ func (c *Cluster) waitNormal(ctx context.Context, nodes []*Node) error {
 	errs := make(chan error, len(nodes))
 	for _, n := range nodes {
 		go func() {
-			err := WaitNormal(ctx, n.Addr, RESTPort, func() bool {
-				if c.opts.Detached {
-					return syscall.Kill(c.pidOf(n), 0) != nil
-				}
-				select {
-				case <-c.doneOf(n):
-					return true
-				default:
-					return false
-				}
-			})
+			exited := func() bool { return c.exited(n) }
+			err := WaitNormal(ctx, n.Addr, RESTPort, exited)
+			if err == nil {
+				err = c.checkOurs(n)
+			}
 			if err != nil {
 				err = fmt.Errorf("node %d (%s): %w%s", n.Index+1, n.Addr, err, logTail(n.LogPath))
 			}
@@ -327,6 +324,75 @@ func (c *Cluster) waitNormal(ctx context.Context, nodes []*Node) error {
 		}
 	}
 	return errors.Join(all...)
+}
+
+// exited reports whether n's process has ended. A detached node is nobody's
+// to reap: until this process exits, a dead one lingers as a zombie, which
+// kill(pid, 0) still finds.
+func (c *Cluster) exited(n *Node) bool {
+	if c.opts.Detached {
+		pid := c.pidOf(n)
+		return syscall.Kill(pid, 0) != nil || isZombie(pid)
+	}
+	select {
+	case <-c.doneOf(n):
+		return true
+	default:
+		return false
+	}
+}
+
+// checkOurs fails unless what answered NORMAL on n's address is n's own
+// process, holding n's REST and CQL listeners: a node that could not bind
+// has died, and the answer came from whoever holds the address.
+func (c *Cluster) checkOurs(n *Node) error {
+	err := CheckServes(c.pidOf(n), n.Addr, RESTPort, CQLPort)
+	if err == nil {
+		return nil
+	}
+	if c.exited(n) {
+		return fmt.Errorf("process %d exited before becoming NORMAL, and another process answers on its address", c.pidOf(n))
+	}
+	return err
+}
+
+// nodePorts are the ports a node cannot start without.
+var nodePorts = []int{CQLPort, RESTPort, MetricsPort, InternodePort}
+
+// AddressTakenError says that a cluster's address range is in use, and
+// where a free one starts.
+type AddressTakenError struct {
+	Base  string // the requested base address
+	Nodes int
+	Busy  string // the first taken "address:port"
+	Free  string // a free base address for the same nodes, or ""
+	// FreeErr says why no free range was found.
+	FreeErr error
+}
+
+func (e *AddressTakenError) Error() string {
+	msg := fmt.Sprintf("base address %s: %s is already in use (another cluster or a leftover node?)", e.Base, e.Busy)
+	if e.Free != "" {
+		last, _ := Address(e.Free, e.Nodes-1)
+		return msg + fmt.Sprintf("; %s-%s is free", e.Free, last)
+	}
+	return msg + fmt.Sprintf("; no free range found: %v", e.FreeErr)
+}
+
+// CheckRange fails with an AddressTakenError when something listens on
+// a node port of one of the n addresses from base (Start checks it; a
+// caller free to move the cluster may take the error's Free instead).
+func CheckRange(base string, n int) error {
+	busy, err := Busy(base, n, nodePorts)
+	if err != nil {
+		return fmt.Errorf("checking that %s and the %d addresses after it are free: %w", base, n-1, err)
+	}
+	if busy == "" {
+		return nil
+	}
+	e := &AddressTakenError{Base: base, Nodes: n, Busy: busy}
+	e.Free, e.FreeErr = FreeBase(base, n, nodePorts)
+	return e
 }
 
 func logTail(path string) string {
