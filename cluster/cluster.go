@@ -235,6 +235,9 @@ func (c *Cluster) WaitReady(ctx context.Context, nodes []*Node) error {
 				still = append(still, n)
 				continue
 			}
+			if err := c.checkIdentity(ctx, n); err != nil {
+				return err
+			}
 			delete(reasons, n.Name)
 			c.becameNormal(ctx, n)
 		}
@@ -481,6 +484,25 @@ func (c *Cluster) becameNormal(ctx context.Context, n *Node) {
 	if c.State(n) != StateNormal {
 		c.SetState(n, StateNormal)
 	}
+}
+
+// checkIdentity fails when the provider can tell that what answered for n
+// is not the node it started (a node that died on a taken address while
+// another cluster's node answers there); an exit of n's process is said
+// first, with its log's error.
+func (c *Cluster) checkIdentity(ctx context.Context, n *Node) error {
+	ic, ok := c.p.(provision.IdentityChecker)
+	if !ok {
+		return nil
+	}
+	err := ic.CheckIdentity(ctx, n.Node)
+	if err == nil {
+		return nil
+	}
+	if exited := c.checkExited([]*Node{n}); exited != nil {
+		return exited
+	}
+	return fmt.Errorf("%s (%s) answered, but not as the node started: %w", n.Name, n.Address, err)
 }
 
 // checkExited fails when the provider knows a waited-for process has ended.

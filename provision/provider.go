@@ -125,6 +125,16 @@ type ProcessChecker interface {
 	NodeExited(name string) (exited bool, err error)
 }
 
+// IdentityChecker is an optional capability of backends whose nodes share
+// a host's address space (local processes on loopback addresses): fail
+// unless what answers on a node's address is the node the provider started.
+// A node that could not bind its address dies while whoever holds it
+// (another cluster, a leftover node) answers every probe; a readiness check
+// must never take that for the node it waits for.
+type IdentityChecker interface {
+	CheckIdentity(ctx context.Context, n Node) error
+}
+
 // LogCollector is an optional capability: copy every node's full log into dir.
 type LogCollector interface {
 	CollectLogs(ctx context.Context, dir string) error

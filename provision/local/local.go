@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -127,15 +126,19 @@ type Provider struct {
 	dataBase  string // the run's directory under opts.DataRoot, once made
 	exits     chan provision.NodeExit
 	closed    bool
+	// skipFreeCheck starts nodes as if their address had been free when
+	// checked (tests of a start that races another for the address).
+	skipFreeCheck bool
 }
 
 var (
-	_ provision.Provider       = (*Provider)(nil)
-	_ provision.Pauser         = (*Provider)(nil)
-	_ provision.Restarter      = (*Provider)(nil)
-	_ provision.LogCollector   = (*Provider)(nil)
-	_ provision.ExitNotifier   = (*Provider)(nil)
-	_ provision.ProcessChecker = (*Provider)(nil)
+	_ provision.Provider        = (*Provider)(nil)
+	_ provision.Pauser          = (*Provider)(nil)
+	_ provision.Restarter       = (*Provider)(nil)
+	_ provision.LogCollector    = (*Provider)(nil)
+	_ provision.ExitNotifier    = (*Provider)(nil)
+	_ provision.ProcessChecker  = (*Provider)(nil)
+	_ provision.IdentityChecker = (*Provider)(nil)
 )
 
 // New returns a local provider.
@@ -438,18 +441,61 @@ func (p *Provider) startNew(s provision.NodeSpec, initial bool) (provision.Node,
 	return n, nil
 }
 
-// checkFree fails when something already serves the node's address, which
-// would be another run (or a leftover) using the same addresses.
+// checkFree fails when something already listens on the node's address at
+// one of its ports, which would be another run (or a leftover) using the
+// same addresses; the error names a free block to use instead.
 func (p *Provider) checkFree(addr string) error {
-	for _, port := range []int{p.opts.CQLPort, p.opts.RESTPort} {
-		hp := net.JoinHostPort(addr, strconv.Itoa(port))
-		c, err := net.DialTimeout("tcp", hp, 300*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return fmt.Errorf("local: %s is already in use (another run or a leftover node?); choose another base address", hp)
-		}
+	if p.skipFreeCheck {
+		return nil
 	}
-	return nil
+	ports := p.ports()
+	busy, err := localcluster.Busy(addr, 1, ports)
+	if err != nil {
+		return fmt.Errorf("local: checking that %s is free: %w", addr, err)
+	}
+	if busy == "" {
+		return nil
+	}
+	msg := fmt.Sprintf("local: %s is already in use (another run or a leftover node?)", busy)
+	// A whole /24 block, so that the nodes a run adds later fit too.
+	free, err := localcluster.FreeBase(p.opts.BaseAddress, 253, ports)
+	if err != nil {
+		return fmt.Errorf("%s; choose another local.base_address (no free block found: %v)", msg, err)
+	}
+	return fmt.Errorf("%s; nothing listens on %s/24: set local.base_address: %s", msg, strings.TrimSuffix(free, ".2")+".0", free)
+}
+
+// ports are the ports every node listens on.
+func (p *Provider) ports() []int {
+	return []int{p.opts.CQLPort, p.opts.RESTPort, p.opts.MetricsPort, p.opts.InternodePort}
+}
+
+// CheckIdentity fails unless n's own process holds the listeners that
+// answer on n's REST and CQL ports (provision.IdentityChecker): a node
+// that could not bind has died, and what answers is another's.
+func (p *Provider) CheckIdentity(ctx context.Context, n provision.Node) error {
+	pr, err := p.lookup(n)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	running, cmd, done := pr.running, pr.cmd, pr.done
+	p.mu.Unlock()
+	if !running || cmd == nil {
+		return fmt.Errorf("local: %s is not running", n.Name)
+	}
+	err = localcluster.CheckServes(cmd.Process.Pid, n.Address, p.opts.RESTPort, p.opts.CQLPort)
+	if err == nil {
+		return nil
+	}
+	// A process that lost its address exits: let it be reaped, so that the
+	// caller reports the exit and its log rather than the symptom.
+	select {
+	case <-done:
+	case <-ctx.Done():
+	case <-time.After(time.Second):
+	}
+	return fmt.Errorf("local: %s (pid %d): %w", n.Name, cmd.Process.Pid, err)
 }
 
 // launch starts pr's process in its own process group and reaps it in the background.
