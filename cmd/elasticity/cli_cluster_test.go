@@ -69,7 +69,7 @@ func TestClusterUpOnTakenAddress(t *testing.T) {
 		t.Fatalf("first cluster up: exit %d\n%s", code, errs)
 	}
 	var up struct {
-		Hosts []string           `json:"hosts"`
+		Hosts []string            `json:"hosts"`
 		Nodes []localcluster.Node `json:"nodes"`
 	}
 	if err := json.Unmarshal([]byte(out), &up); err != nil || len(up.Hosts) != 1 || up.Hosts[0] != base {
