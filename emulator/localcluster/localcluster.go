@@ -7,7 +7,9 @@
 // it, and the emulator imports nothing from the framework, so it cannot live
 // in a framework package. Its other user is `elasticity cluster` (a
 // developer command, cmd/elasticity/cmd_cluster.go). provision/local, the
-// framework's backend, launches nodes itself and takes only NodeEnv from here.
+// framework's backend, launches nodes itself and takes from here NodeEnv and
+// the address checks both launchers make (listeners.go: which process holds
+// a node's address, whether a range is free, where a free one is).
 package localcluster
 
 import (
