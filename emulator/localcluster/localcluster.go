@@ -375,8 +375,12 @@ type AddressTakenError struct {
 func (e *AddressTakenError) Error() string {
 	msg := fmt.Sprintf("base address %s: %s is already in use (another cluster or a leftover node?)", e.Base, e.Busy)
 	if e.Free != "" {
-		last, _ := Address(e.Free, e.Nodes-1)
-		return msg + fmt.Sprintf("; %s-%s is free", e.Free, last)
+		free := e.Free
+		if e.Nodes > 1 {
+			last, _ := Address(e.Free, e.Nodes-1)
+			free += "-" + last
+		}
+		return msg + fmt.Sprintf("; %s is free", free)
 	}
 	return msg + fmt.Sprintf("; no free range found: %v", e.FreeErr)
 }
