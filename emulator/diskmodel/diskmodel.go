@@ -193,10 +193,13 @@ func (d *Disk) Refresh() {
 	}
 }
 
-// dirSize sums the sizes of the regular files under dir; files that vanish
-// during the walk (compaction, tablet cleanup) are skipped.
+// dirSize sums the sizes of the regular files under dir, each file once
+// however many hard links it has (a snapshot's links to live sstables take
+// no space, as du and df count them); files that vanish during the walk
+// (compaction, tablet cleanup) are skipped.
 func dirSize(dir string) (int64, error) {
 	var total int64
+	seen := map[fileID]bool{}
 	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -213,6 +216,12 @@ func dirSize(dir string) (int64, error) {
 		info, err := e.Info()
 		if err != nil {
 			return nil
+		}
+		if id, ok := fileIDOf(info); ok {
+			if seen[id] {
+				return nil
+			}
+			seen[id] = true
 		}
 		total += info.Size()
 		return nil

@@ -20,7 +20,7 @@ func (n *Node) handle(ctx context.Context, m *msg) (*msg, error) {
 				}
 			}
 		}
-		return &msg{Heartbeat: &heartbeat{HostID: n.hostID, Addr: n.cfg.ListenAddress, Epoch: n.view.Load().m.Epoch, Load: n.disk.Used()}}, nil
+		return &msg{Heartbeat: &heartbeat{HostID: n.hostID, Addr: n.cfg.ListenAddress, Epoch: n.view.Load().m.Epoch, Load: n.disk.Used(), Generation: n.generation()}}, nil
 	case opGetMeta:
 		return &msg{Meta: n.view.Load().m}, nil
 	case opPushMeta:

@@ -18,7 +18,13 @@ type heartbeat struct {
 	Addr   string
 	Epoch  uint64
 	Load   int64
+	// Generation is the sender's gossip generation: the second it started
+	// (gms/gossiper.cc: generation_number is the start time in seconds).
+	Generation int64
 }
+
+// generation is this node's gossip generation.
+func (n *Node) generation() int64 { return n.started.Unix() }
 
 func (n *Node) markSeen(host string) {
 	if host == n.hostID {
@@ -28,6 +34,7 @@ func (n *Node) markSeen(host string) {
 	}
 	n.fdMu.Lock()
 	n.lastSeen[host] = time.Now()
+	delete(n.downSince, host)
 	wasUp := n.up[host]
 	n.up[host] = true
 	n.fdMu.Unlock()
@@ -71,7 +78,7 @@ func (n *Node) gossipLoop() {
 		case <-t.C:
 		}
 		v := n.view.Load()
-		hb := &heartbeat{HostID: n.hostID, Addr: n.cfg.ListenAddress, Epoch: v.m.Epoch, Load: n.disk.Used()}
+		hb := &heartbeat{HostID: n.hostID, Addr: n.cfg.ListenAddress, Epoch: v.m.Epoch, Load: n.disk.Used(), Generation: n.generation()}
 		for id, nm := range v.m.Nodes {
 			if id == n.hostID || nm.State == engine.StateLeft {
 				continue
@@ -99,6 +106,7 @@ func (n *Node) gossipLoop() {
 		for id, up := range n.up {
 			if up && now.Sub(n.lastSeen[id]) > downAfter {
 				n.up[id] = false
+				n.downSince[id] = now
 				down = append(down, id)
 			}
 		}
@@ -121,6 +129,9 @@ func (n *Node) seenHeartbeat(hb *heartbeat) {
 		n.aheadEpoch, n.aheadAt = max(n.aheadEpoch, hb.Epoch), time.Now()
 	}
 	n.loads[hb.HostID] = hb.Load
+	if hb.Generation != 0 {
+		n.gens[hb.HostID] = hb.Generation
+	}
 	n.fdMu.Unlock()
 	if n.view.Load().m.Nodes[hb.HostID] != nil {
 		n.markSeen(hb.HostID)

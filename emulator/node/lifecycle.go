@@ -57,6 +57,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("creating data dir: %w", err)
 	}
 	n := &Node{cfg: cfg, log: cfg.Log, lastSeen: map[string]time.Time{}, up: map[string]bool{}, loads: map[string]int64{},
+		gens: map[string]int64{}, downSince: map[string]time.Time{},
 		subs: map[chan engine.Event]struct{}{}, migrations: map[string]bool{}, wake: make(chan struct{}, 1), metaDirty: make(chan struct{}, 1), statsTrigger: make(chan struct{}, 1), joined: make(chan struct{}), left: make(chan struct{})}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.started = time.Now()
@@ -152,15 +153,20 @@ func (n *Node) loadHostID() (string, error) {
 	if b != nil {
 		return string(b), nil
 	}
-	var u [16]byte
-	rand.Read(u[:])
-	u[6] = u[6]&0x0f | 0x40
-	u[8] = u[8]&0x3f | 0x80
-	id := formatUUID(u)
+	id := newUUID()
 	if err := n.store.PutMeta("host_id", []byte(id)); err != nil {
 		return "", fmt.Errorf("storing host id: %w", err)
 	}
 	return id, nil
+}
+
+// newUUID is a random (version 4) UUID.
+func newUUID() string {
+	var u [16]byte
+	rand.Read(u[:])
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return formatUUID(u)
 }
 
 func formatUUID(u [16]byte) string {

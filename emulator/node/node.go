@@ -154,6 +154,12 @@ type Node struct {
 
 	// Counter leaders' row locks (counter.go).
 	counterLocks counterLocks
+
+	// What the REST API's switches set (rest_ops.go), and the failure
+	// detector's generations and down times as the API shows them (gossip.go).
+	api       apiState
+	gens      map[string]int64
+	downSince map[string]time.Time
 }
 
 // view is an immutable snapshot derived from a Meta.

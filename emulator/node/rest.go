@@ -1,7 +1,6 @@
 package node
 
 import (
-	"encoding/json"
 	"net/http"
 	"sort"
 	"strconv"
@@ -15,55 +14,58 @@ type kv struct {
 	Value any    `json:"value"`
 }
 
-// RESTHandler serves the subset of ScyllaDB's REST API (port 10000) the
-// framework uses, with ScyllaDB's paths and JSON shapes.
+// RESTHandler serves ScyllaDB's REST API (port 10000) as far as a cluster of
+// this emulator can answer it, with ScyllaDB's paths, parameters, JSON
+// shapes and errors (api/api-doc/*.json; routing and errors: rest_router.go).
+// The groups: membership and topology operations here, the ring
+// (rest_ring.go), per-keyspace operations and compaction (rest_ops.go),
+// snapshots (rest_snapshots.go), gossip, failure detection and system
+// (rest_gossip.go), data lookups and faults (rest_data.go).
 func (n *Node) RESTHandler(nativeTransport func() bool) http.Handler {
-	mux := http.NewServeMux()
-	js := func(w http.ResponseWriter, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(v)
-	}
-	fail := func(w http.ResponseWriter, code int, err error) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		json.NewEncoder(w).Encode(map[string]any{"message": err.Error(), "code": code})
-	}
-	members := func(pred func(*NodeMeta) bool) []string {
-		out := []string{}
-		for _, nm := range sortedNodes(n.view.Load().m) {
-			if pred(nm) {
-				out = append(out, nm.Addr)
-			}
+	rt := newRESTRouter()
+	n.restMembership(rt, nativeTransport)
+	n.restRing(rt)
+	n.restOps(rt)
+	n.restSnapshots(rt)
+	n.restGossip(rt)
+	n.restData(rt)
+	return rt
+}
+
+// members lists the addresses of the members pred selects, sorted.
+func (n *Node) members(pred func(*NodeMeta) bool) []string {
+	out := []string{}
+	for _, nm := range sortedNodes(n.view.Load().m) {
+		if pred(nm) {
+			out = append(out, nm.Addr)
 		}
-		sort.Strings(out)
-		return out
 	}
-	mux.HandleFunc("GET /storage_service/host_id", func(w http.ResponseWriter, r *http.Request) {
+	sort.Strings(out)
+	return out
+}
+
+// restMembership adds storage_service's membership and topology operations
+// (api/storage_service.cc) and the snitch (api/endpoint_snitch.cc).
+func (n *Node) restMembership(rt *restRouter, nativeTransport func() bool) {
+	rt.handle("GET /storage_service/host_id", func(r *http.Request) (any, error) {
 		out := []kv{}
 		for _, nm := range sortedNodes(n.view.Load().m) {
 			if nm.State != engine.StateLeft {
 				out = append(out, kv{nm.Addr, nm.HostID})
 			}
 		}
-		js(w, out)
+		return out, nil
 	})
-	mux.HandleFunc("GET /storage_service/hostid/local", func(w http.ResponseWriter, r *http.Request) { js(w, n.hostID) })
-	mux.HandleFunc("GET /gossiper/endpoint/live/", func(w http.ResponseWriter, r *http.Request) {
-		js(w, members(func(nm *NodeMeta) bool { return nm.State != engine.StateLeft && n.isUp(nm.HostID) }))
+	rt.handle("GET /storage_service/hostid/local", func(r *http.Request) (any, error) { return n.hostID, nil })
+	rt.handle("GET /storage_service/nodes/joining", func(r *http.Request) (any, error) {
+		return n.members(func(nm *NodeMeta) bool { return nm.State == engine.StateJoining }), nil
 	})
-	mux.HandleFunc("GET /gossiper/endpoint/down/", func(w http.ResponseWriter, r *http.Request) {
-		js(w, members(func(nm *NodeMeta) bool { return nm.State != engine.StateLeft && !n.isUp(nm.HostID) }))
+	rt.handle("GET /storage_service/nodes/leaving", func(r *http.Request) (any, error) {
+		return n.members(func(nm *NodeMeta) bool { return nm.State == engine.StateLeaving }), nil
 	})
-	mux.HandleFunc("GET /storage_service/nodes/joining", func(w http.ResponseWriter, r *http.Request) {
-		js(w, members(func(nm *NodeMeta) bool { return nm.State == engine.StateJoining }))
-	})
-	mux.HandleFunc("GET /storage_service/nodes/leaving", func(w http.ResponseWriter, r *http.Request) {
-		js(w, members(func(nm *NodeMeta) bool { return nm.State == engine.StateLeaving }))
-	})
-	mux.HandleFunc("GET /storage_service/operation_mode", func(w http.ResponseWriter, r *http.Request) { js(w, n.OperationMode()) })
-	mux.HandleFunc("GET /storage_service/load", func(w http.ResponseWriter, r *http.Request) { js(w, float64(n.disk.Used())) })
-	mux.HandleFunc("GET /storage_service/load_map", func(w http.ResponseWriter, r *http.Request) {
-		out := []kv{}
+	rt.handle("GET /storage_service/operation_mode", func(r *http.Request) (any, error) { return n.OperationMode(), nil })
+	rt.handle("GET /storage_service/load", func(r *http.Request) (any, error) { return float64(n.disk.Used()), nil })
+	rt.handle("GET /storage_service/load_map", func(r *http.Request) (any, error) {
 		n.fdMu.Lock()
 		loads := map[string]int64{}
 		for k, v := range n.loads {
@@ -71,12 +73,13 @@ func (n *Node) RESTHandler(nativeTransport func() bool) http.Handler {
 		}
 		n.fdMu.Unlock()
 		loads[n.hostID] = n.disk.Used()
+		out := []kv{}
 		for _, nm := range sortedNodes(n.view.Load().m) {
 			if nm.State != engine.StateLeft {
 				out = append(out, kv{nm.Addr, strconv.FormatInt(loads[nm.HostID], 10)})
 			}
 		}
-		js(w, out)
+		return out, nil
 	})
 	hostOr := func(r *http.Request) *NodeMeta {
 		h := r.URL.Query().Get("host")
@@ -87,79 +90,64 @@ func (n *Node) RESTHandler(nativeTransport func() bool) http.Handler {
 		}
 		return nil
 	}
-	mux.HandleFunc("GET /snitch/datacenter", func(w http.ResponseWriter, r *http.Request) {
+	rt.handle("GET /snitch/datacenter", func(r *http.Request) (any, error) {
 		if nm := hostOr(r); nm != nil {
-			js(w, nm.DC)
-			return
+			return nm.DC, nil
 		}
-		js(w, n.cfg.DC)
+		return n.cfg.DC, nil
 	})
-	mux.HandleFunc("GET /snitch/rack", func(w http.ResponseWriter, r *http.Request) {
+	rt.handle("GET /snitch/rack", func(r *http.Request) (any, error) {
 		if nm := hostOr(r); nm != nil {
-			js(w, nm.Rack)
-			return
+			return nm.Rack, nil
 		}
-		js(w, n.cfg.Rack)
+		return n.cfg.Rack, nil
 	})
-	mux.HandleFunc("GET /storage_service/native_transport", func(w http.ResponseWriter, r *http.Request) {
-		js(w, nativeTransport == nil || nativeTransport())
+	// The emulator places nodes by the DC and rack it is given, as
+	// GossipingPropertyFileSnitch does from cassandra-rackdc.properties.
+	rt.handle("GET /snitch/name", func(r *http.Request) (any, error) {
+		return "org.apache.cassandra.locator.GossipingPropertyFileSnitch", nil
 	})
-	mux.HandleFunc("POST /storage_service/decommission", func(w http.ResponseWriter, r *http.Request) {
+	rt.handle("GET /storage_service/native_transport", func(r *http.Request) (any, error) {
+		return nativeTransport == nil || nativeTransport(), nil
+	})
+	rt.handle("POST /storage_service/decommission", func(r *http.Request) (any, error) {
 		if err := n.Decommission(r.Context()); err != nil {
 			n.log.Logf(scyllalog.Error, "storage_service", "Decommission failed: %v", err)
-			fail(w, http.StatusInternalServerError, err)
-			return
+			return nil, runtimeError("%v", err)
 		}
-		js(w, nil)
+		return voidReply{}, nil
 	})
-	mux.HandleFunc("POST /storage_service/remove_node", func(w http.ResponseWriter, r *http.Request) {
+	rt.handle("POST /storage_service/remove_node", func(r *http.Request) (any, error) {
 		h := r.URL.Query().Get("host_id")
-		if h == "" {
-			fail(w, http.StatusBadRequest, errMissing("host_id"))
-			return
-		}
 		if err := n.RemoveNode(r.Context(), h); err != nil {
 			n.log.Logf(scyllalog.Error, "storage_service", "removenode %s failed: %v", h, err)
-			fail(w, http.StatusInternalServerError, err)
-			return
+			return nil, runtimeError("%v", err)
 		}
-		js(w, nil)
-	})
-	mux.HandleFunc("POST /storage_service/tablets/balancing", func(w http.ResponseWriter, r *http.Request) {
+		return voidReply{}, nil
+	}, "host_id")
+	rt.handle("POST /storage_service/tablets/balancing", func(r *http.Request) (any, error) {
 		en, err := strconv.ParseBool(r.URL.Query().Get("enabled"))
 		if err != nil {
-			fail(w, http.StatusBadRequest, errMissing("enabled (true|false)"))
-			return
+			return nil, badParam("enabled (%s): type error - should be bool", r.URL.Query().Get("enabled"))
 		}
 		if err := n.SetBalancing(r.Context(), en); err != nil {
-			fail(w, http.StatusInternalServerError, err)
-			return
+			return nil, runtimeError("%v", err)
 		}
-		js(w, nil)
-	})
-	// nodetool flush: "Flush all memtables in all keyspaces" (scylladb
-	// api/storage_service.cc force_flush: apilog.info("flush all tables"),
-	// database::flush_all_tables on every shard; api-doc/storage_service.json).
-	mux.HandleFunc("POST /storage_service/flush", func(w http.ResponseWriter, r *http.Request) {
-		n.log.Logf(scyllalog.Info, "api", "flush all tables")
-		if err := n.store.Flush(); err != nil {
-			fail(w, http.StatusInternalServerError, err)
-			return
-		}
-		n.disk.Refresh()
-		js(w, nil)
-	})
-	mux.HandleFunc("POST /storage_service/quiesce_topology", func(w http.ResponseWriter, r *http.Request) {
+		return voidReply{}, nil
+	}, "enabled")
+	rt.handle("POST /storage_service/quiesce_topology", func(r *http.Request) (any, error) {
 		if err := n.Quiesce(r.Context()); err != nil {
-			fail(w, http.StatusInternalServerError, err)
-			return
+			return nil, runtimeError("%v", err)
 		}
-		js(w, nil)
+		return voidReply{}, nil
 	})
-	n.restData(mux, js, fail)
-	return mux
+	rt.handle("GET /storage_service/cluster_name", func(r *http.Request) (any, error) { return n.cfg.ClusterName, nil })
+	rt.handle("GET /storage_service/partitioner_name", func(r *http.Request) (any, error) {
+		return "org.apache.cassandra.dht.Murmur3Partitioner", nil
+	})
+	rt.handle("GET /storage_service/release_version", func(r *http.Request) (any, error) { return "3.0.8", nil })
+	rt.handle("GET /storage_service/scylla_release_version", func(r *http.Request) (any, error) { return n.cfg.Version, nil })
+	rt.handle("GET /storage_service/schema_version", func(r *http.Request) (any, error) {
+		return formatUUID(n.view.Load().schema.Version), nil
+	})
 }
-
-type errMissing string
-
-func (e errMissing) Error() string { return "missing or invalid query parameter " + string(e) }

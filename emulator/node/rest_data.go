@@ -7,24 +7,30 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/elasticity-dev/elasticity/emulator/engine"
 	"github.com/elasticity-dev/elasticity/emulator/scyllalog"
 )
 
 // naturalEndpoints answers GET /storage_service/natural_endpoints/{keyspace}
-// ?cf=TABLE&key=KEY as ScyllaDB does (api/storage_service.cc
-// rest_get_natural_endpoints, service/storage_service.cc
-// get_natural_endpoints): KEY is the partition key in nodetool style
-// (partition_key::from_nodetool_style_string), the answer the addresses of
-// the token's natural replicas, from the table's tablet map in a tablets
+// ?cf=TABLE&key=KEY (and /v2 with key_component=C repeated) as ScyllaDB does
+// (api/storage_service.cc rest_get_natural_endpoints{,_v2},
+// service/storage_service.cc get_natural_endpoints): KEY is the partition
+// key in nodetool style, split at ':' only when the key has several columns
+// (keys/keys.cc partition_key::from_nodetool_style_string, #16596), each
+// component parsed by its type's from_string; the answer is the addresses
+// of the token's natural replicas, from the table's tablet map in a tablets
 // keyspace and from the keyspace's ring otherwise. Pending replicas of a
 // migration are not natural replicas and are left out.
-func (n *Node) naturalEndpoints(ks, cf, key string) ([]string, error) {
+func (n *Node) naturalEndpoints(ks, cf string, components []string, nodetoolStyle bool) ([]string, error) {
 	v := n.view.Load()
+	if v.m.Keyspaces[ks] == nil {
+		return nil, noSuchKeyspace(ks)
+	}
 	k, t, err := n.lookup(v, ks, cf)
 	if err != nil {
-		return nil, err
+		return nil, &restError{http.StatusInternalServerError, fmt.Sprintf("data_dictionary::no_such_column_family (Can't find a column family %s in keyspace %s)", cf, ks)}
 	}
 	var pkCols []engine.Column
 	for _, c := range t.Columns {
@@ -32,14 +38,19 @@ func (n *Node) naturalEndpoints(ks, cf, key string) ([]string, error) {
 			pkCols = append(pkCols, c)
 		}
 	}
-	if len(pkCols) != 1 {
-		return nil, fmt.Errorf("table %s.%s: only single-column partition keys are supported", ks, cf)
+	if nodetoolStyle && len(pkCols) > 1 {
+		components = strings.Split(components[0], ":")
 	}
-	pk, err := nodetoolKey(pkCols[0].Type, key)
-	if err != nil {
-		return nil, err
+	if len(components) != len(pkCols) {
+		return nil, &restError{http.StatusInternalServerError, fmt.Sprintf("std::invalid_argument (partition key '%v' has mismatch number of components: expected %d, got %d)", components, len(pkCols), len(components))}
 	}
-	reps, _ := v.replicasOf(k, t, Token(pk))
+	parts := make([][]byte, len(pkCols))
+	for i, c := range pkCols {
+		if parts[i], err = nodetoolKey(c.Type, components[i]); err != nil {
+			return nil, &restError{http.StatusInternalServerError, "marshal_exception (" + err.Error() + ")"}
+		}
+	}
+	reps, _ := v.replicasOf(k, t, Token(compositeKey(parts)))
 	out := []string{}
 	for _, r := range reps {
 		if nm := v.m.Nodes[r.Host]; nm != nil {
@@ -47,6 +58,23 @@ func (n *Node) naturalEndpoints(ks, cf, key string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// compositeKey is a partition key's serialised form, the bytes its token is
+// computed from: a single column's value, or each column as a 2-byte
+// length, the value and a 0 end-of-component byte (keys/compound_compat.hh,
+// composite::serialize_value; the CQL front end builds the same).
+func compositeKey(parts [][]byte) []byte {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	var out []byte
+	for _, p := range parts {
+		out = binary.BigEndian.AppendUint16(out, uint16(len(p)))
+		out = append(out, p...)
+		out = append(out, 0)
+	}
+	return out
 }
 
 // nodetoolKey serialises a nodetool-style key string of a CQL type (the
@@ -99,45 +127,36 @@ func (n *Node) dropLocalData(ks, cf string, first, last int64) error {
 	return nil
 }
 
-// restData adds the data endpoints to mux.
-func (n *Node) restData(mux *http.ServeMux, js func(http.ResponseWriter, any), fail func(http.ResponseWriter, int, error)) {
-	mux.HandleFunc("GET /storage_service/natural_endpoints/{keyspace}", func(w http.ResponseWriter, r *http.Request) {
+// restData adds the data endpoints.
+func (n *Node) restData(rt *restRouter) {
+	rt.handle("GET /storage_service/natural_endpoints/{keyspace}", func(r *http.Request) (any, error) {
 		q := r.URL.Query()
-		if q.Get("cf") == "" || !q.Has("key") {
-			fail(w, http.StatusBadRequest, errMissing("cf and key"))
-			return
-		}
-		eps, err := n.naturalEndpoints(r.PathValue("keyspace"), q.Get("cf"), q.Get("key"))
-		if err != nil {
-			fail(w, http.StatusBadRequest, err)
-			return
-		}
-		js(w, eps)
-	})
-	mux.HandleFunc("POST /elasticity/fault/drop_local_data", func(w http.ResponseWriter, r *http.Request) {
+		return n.naturalEndpoints(r.PathValue("keyspace"), q.Get("cf"), []string{q.Get("key")}, true)
+	}, "cf", "key")
+	rt.handle("GET /storage_service/natural_endpoints/v2/{keyspace}", func(r *http.Request) (any, error) {
+		q := r.URL.Query()
+		return n.naturalEndpoints(r.PathValue("keyspace"), q.Get("cf"), q["key_component"], false)
+	}, "cf", "key_component")
+	rt.handle("POST /elasticity/fault/drop_local_data", func(r *http.Request) (any, error) {
 		q := r.URL.Query()
 		first, last := int64(math.MinInt64), int64(math.MaxInt64)
 		var err error
 		if s := q.Get("first_token"); s != "" {
 			if first, err = strconv.ParseInt(s, 10, 64); err != nil {
-				fail(w, http.StatusBadRequest, errMissing("first_token"))
-				return
+				return nil, badParam("first_token (%s): type error - should be long", s)
 			}
 		}
 		if s := q.Get("last_token"); s != "" {
 			if last, err = strconv.ParseInt(s, 10, 64); err != nil {
-				fail(w, http.StatusBadRequest, errMissing("last_token"))
-				return
+				return nil, badParam("last_token (%s): type error - should be long", s)
 			}
 		}
-		if q.Get("keyspace") == "" || q.Get("table") == "" || first > last {
-			fail(w, http.StatusBadRequest, errMissing("keyspace, table and first_token <= last_token"))
-			return
+		if first > last {
+			return nil, badParam("first_token %d is after last_token %d", first, last)
 		}
 		if err := n.dropLocalData(q.Get("keyspace"), q.Get("table"), first, last); err != nil {
-			fail(w, http.StatusBadRequest, err)
-			return
+			return nil, badParam("%v", err)
 		}
-		js(w, nil)
-	})
+		return voidReply{}, nil
+	}, "keyspace", "table")
 }

@@ -690,3 +690,13 @@ func (s *Store) PutMeta(name string, v []byte) error {
 	// restart; a clean shutdown flushes it anyway.
 	return s.db.Set(append([]byte{prefixMeta}, name...), v, pebble.NoSync)
 }
+
+// DiskUsage estimates the bytes on disk of keys in [start, end): the files
+// wholly inside, and a share of those that straddle its ends.
+func (s *Store) DiskUsage(start, end []byte) int64 {
+	u, err := s.db.EstimateDiskUsage(start, end)
+	if err != nil {
+		return 0
+	}
+	return int64(u)
+}
