@@ -60,11 +60,15 @@ fuzz:
 e2e-docker:
 	$(GO) test -p 1 -v -count 1 -timeout 30m ./provision/docker/... ./e2e/docker/
 
+# The versions the image double is built as (provision/docker/dockertest.Versions).
+EMULATOR_VERSIONS ?= 2025.1.0 2025.4.0 2025.4.5 2026.1.0 2026.3.0
 emulator-image:
 	mkdir -p build/emulator
 	CGO_ENABLED=0 $(GO) build -o build/emulator/elasticity ./cmd/elasticity
-	for v in 2025.1 2025.4; do \
-	  docker build -f Dockerfile.emulator --build-arg SCYLLA_VERSION=$$v.0 -t elasticity-emulator:$$v build/emulator || exit 1; \
+	mkdir -p build/emulator/rootfs/usr/bin
+	for p in scylla supervisorctl df; do ln -sfn /elasticity build/emulator/rootfs/usr/bin/$$p; done
+	for v in $(EMULATOR_VERSIONS); do \
+	  docker build -f Dockerfile.emulator --build-arg SCYLLA_VERSION=$$v -t elasticity-emulator:$$v build/emulator || exit 1; \
 	done
 
 clean:

@@ -100,6 +100,7 @@ func version() string {
 }
 
 func main() {
+	runImageProgram() // the image double's /usr/bin programs (cmd_image.go)
 	exe, _ := os.Executable()
 	// The first signal cancels ctx: commands stop the load and tear down.
 	ctx := command.SignalContext("elasticity: interrupted; cleaning up (Ctrl-C again to quit at once: local nodes are then killed with the runner)")

@@ -16,9 +16,10 @@ type argOption struct {
 }
 
 // entrypointOptions are the entrypoint's flags for a version, from
-// dist/docker/commandlineparser.py of that branch: identical on
-// branch-2025.1 to branch-2025.3; branch-2025.4 adds --dc, --rack and
-// --blocked-reactor-notify-ms (default 25).
+// dist/docker/commandlineparser.py at its release tag: identical from
+// scylla-2025.1.0 to scylla-2025.3.8; scylla-2025.4.0 adds --dc and --rack;
+// scylla-2025.4.4 (released as 2025.4.5) --blocked-reactor-notify-ms
+// (default '25').
 func entrypointOptions(v Version) []argOption {
 	opts := []argOption{
 		{flag: "--developer-mode", dest: "developerMode", choices: []string{"0", "1"}, def: "1"},
@@ -47,11 +48,11 @@ func entrypointOptions(v Version) []argOption {
 		{flag: "--replace-node-first-boot", dest: "replaceNodeFirstBoot"},
 		{flag: "--replace-address-first-boot", dest: "replaceAddressFirstBoot"},
 	}
-	if v.AtLeast(2025, 4) {
-		opts = append(opts,
-			argOption{flag: "--dc", dest: "dc"},
-			argOption{flag: "--rack", dest: "rack"},
-			argOption{flag: "--blocked-reactor-notify-ms", dest: "blocked_reactor_notify_ms", def: "25"})
+	if v.HasDCRackFlags() {
+		opts = append(opts, argOption{flag: "--dc", dest: "dc"}, argOption{flag: "--rack", dest: "rack"})
+	}
+	if v.HasStallFlag() {
+		opts = append(opts, argOption{flag: "--blocked-reactor-notify-ms", dest: "blocked_reactor_notify_ms", def: "25"})
 	}
 	return opts
 }
@@ -254,7 +255,7 @@ func BuildSetup(v Version, p Parsed, hostIP string) (Setup, error) {
 		s.CPUSet = "--cpuset " + cs
 	}
 	snitch, hasSnitch := p.get("endpointSnitch")
-	if v.AtLeast(2025, 4) {
+	if v.HasDCRackFlags() {
 		dc, hasDC := p.get("dc")
 		rack, hasRack := p.get("rack")
 		if hasDC || hasRack {
@@ -330,12 +331,14 @@ func BuildSetup(v Version, p Parsed, hostIP string) (Setup, error) {
 	} else {
 		add("replaceAddressFirstBoot", "--replace-address-first-boot")
 	}
-	if v.AtLeast(2025, 4) {
-		// branch-2025.4: the entrypoint flag, default 25.
+	if v.HasStallFlag() {
+		// scylla-2025.4.4 and later: the entrypoint flag, default 25.
 		ms, _ := p.get("blocked_reactor_notify_ms")
 		args = append(args, "--blocked-reactor-notify-ms "+ms)
 	} else {
-		// branch-2025.1 to 2025.3: hard-coded, whatever the user passes.
+		// scylla-2025.1.0 to 2025.4.3: hard-coded, whatever the user
+		// passes (a user's own goes on as an extra argument, and scylla
+		// then refuses the repeated option).
 		args = append(args, "--blocked-reactor-notify-ms 999999999")
 	}
 	s.DockerArgs = strings.Join(args, " ") + " " + strings.Join(p.Extra, " ")

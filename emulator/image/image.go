@@ -10,18 +10,21 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 )
 
 // nodeExporterArgs is SCYLLA_NODE_EXPORTER_ARGS
-// (dist/common/sysconfig/scylla-node-exporter) of branch-2025.1 to 2025.3;
-// branch-2025.4 adds the ethtool collector.
+// (dist/common/sysconfig/scylla-node-exporter) at the version's tag: the
+// ethtool collector from scylla-2025.4.1 (commit cbf6250021, absent
+// @scylla-2025.4.0), the systemd collector from scylla-2026.2.0-rc0.
 func nodeExporterArgs(v Version) []string {
 	args := []string{"--collector.interrupts"}
-	if v.AtLeast(2025, 4) {
+	if v.AtLeastRelease(2025, 4, 1) {
 		args = append(args, "--collector.ethtool.metrics-include='(bw_in_allowance_exceeded|bw_out_allowance_exceeded|conntrack_allowance_exceeded|conntrack_allowance_available|linklocal_allowance_exceeded)'", "--collector.ethtool")
+	}
+	if v.AtLeast(2026, 2) {
+		args = append(args, "--collector.systemd", `--collector.systemd.unit-include='^(scylla-server|systemd-coredump.*)\.service$'`)
 	}
 	return append(args, "--no-collector.hwmon", "--no-collector.bcache", "--no-collector.btrfs", "--no-collector.fibrechannel",
 		"--no-collector.infiniband", "--no-collector.ipvs", "--no-collector.nfs", "--no-collector.nfsd", "--no-collector.powersupplyclass",
@@ -30,12 +33,13 @@ func nodeExporterArgs(v Version) []string {
 
 // Main runs one of the image's programs, args[0] naming it: "entrypoint"
 // (the image's ENTRYPOINT, PID 1), "scylla", "node-exporter" (started by the
-// supervisor) or "supervisorctl" (for docker exec). It returns the exit status.
+// supervisor), "supervisorctl" or "df" (for docker exec). It returns the
+// exit status.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "image: want entrypoint, scylla, node-exporter or supervisorctl")
+		fmt.Fprintln(stderr, "image: want entrypoint, scylla, node-exporter, supervisorctl or df")
 		return 2
 	}
 	switch args[0] {
@@ -47,9 +51,30 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return NodeExporterMain(ctx, args[1:], stdout, stderr)
 	case "supervisorctl":
 		return SupervisorctlMain(ctx, args[1:], stdout, stderr)
+	case "df":
+		return DfMain(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "image: unknown program %q\n", args[0])
 	return 2
+}
+
+// PathPrograms are the image's programs installed on its PATH as symbolic
+// links to the one binary (Dockerfile.emulator: /usr/bin/NAME ->
+// /elasticity), as the real image has them in /usr/bin: `docker exec C df
+// ...` or `docker exec C scylla --version` runs the binary with argv[0]
+// NAME.
+var PathPrograms = []string{"scylla", "supervisorctl", "df"}
+
+// ProgramFor is the program a binary started as argv0 runs: the base name
+// when it is one of PathPrograms.
+func ProgramFor(argv0 string) (string, bool) {
+	base := filepath.Base(argv0)
+	for _, p := range PathPrograms {
+		if base == p {
+			return p, true
+		}
+	}
+	return "", false
 }
 
 // EntrypointMain is dist/docker/docker-entrypoint.py: parse the flags,
@@ -73,6 +98,13 @@ func EntrypointMain(ctx context.Context, args []string, stdout, stderr io.Writer
 		return 2
 	}
 	fmt.Fprintf(stdout, "running: (['/opt/scylladb/scripts/scylla_dev_mode_setup', '--developer-mode', '%s'],)\n", p.Values["developerMode"])
+	if v.HasCoredumpSetup() {
+		// scyllasetup.py coredumpSetup (2026.3): <workdir>/coredump; the
+		// double has no core_pattern to change.
+		if err := os.MkdirAll(filepath.Join(DataMountpoint, "coredump"), 0o755); err != nil {
+			fmt.Fprintf(stdout, "WARNING:root:Could not create coredump directory %s: %v\n", filepath.Join(DataMountpoint, "coredump"), err)
+		}
+	}
 	setup, err := BuildSetup(v, p, hostIP())
 	if err == nil && setup.RackDC != "" {
 		err = os.WriteFile(rackDCPath, []byte(setup.RackDC), 0o644)
@@ -94,26 +126,16 @@ func EntrypointMain(ctx context.Context, args []string, stdout, stderr io.Writer
 	// other settings supervisord's defaults.
 	s.Add(Program{Name: "scylla", Command: append([]string{self, "image", "scylla"}, scyllaCmd...),
 		StopWaitSecs: 900, Stdout: stdout, Stderr: stderr})
-	// scylla-node-exporter.conf: defaults.
-	neArgs := append(nodeExporterArgs(v), "--emulated-size-bytes", strconv.FormatInt(emulatedDiskBytes(scyllaCmd), 10))
-	s.Add(Program{Name: "scylla-node-exporter", Command: append([]string{self, "image", "node-exporter"}, neArgs...),
-		Stdout: stdout, Stderr: stderr})
+	if v.HasNodeExporter() {
+		// scylla-node-exporter.conf: defaults.
+		s.Add(Program{Name: "scylla-node-exporter", Command: append([]string{self, "image", "node-exporter"}, nodeExporterArgs(v)...),
+			Stdout: stdout, Stderr: stderr})
+	}
 	if ln, err := net.Listen("tcp", ControlAddress); err == nil {
 		go s.Serve(ctx, ln)
 	}
 	s.Run(ctx)
 	return 0
-}
-
-// emulatedDiskBytes is the emulated disk of a scylla command line (the
-// node's own model: --disk-gb × --storage-scale-mib-per-gb MiB).
-func emulatedDiskBytes(scyllaCmd []string) int64 {
-	vals, err := ParseScylla(scyllaCmd)
-	if err != nil {
-		return 0
-	}
-	c, _ := ScyllaConfig(vals, "", func(string) ([]byte, error) { return nil, os.ErrNotExist })
-	return int64(c.DiskGB * c.StorageScaleMiBPerGB * (1 << 20))
 }
 
 // hostIP is the container's address as `hostname -i` gives it.

@@ -22,18 +22,25 @@ func mustVersion(t *testing.T, s string) Version {
 	return v
 }
 
-// The entrypoint's flags per version: dist/docker/commandlineparser.py is
-// the same on branch-2025.1 to 2025.3; branch-2025.4 adds --dc, --rack and
-// --blocked-reactor-notify-ms.
+// The entrypoint's flags per version, patch included, from
+// dist/docker/commandlineparser.py at each release tag: --dc/--rack from
+// scylla-2025.4.0 (absent @scylla-2025.3.8); --blocked-reactor-notify-ms
+// from scylla-2025.4.4 (absent @scylla-2025.4.3, present @scylla-2025.4.5,
+// @scylla-2026.1.0, @scylla-2026.3.0-rc0).
 func TestEntrypointFlagsPerVersion(t *testing.T) {
 	for _, tc := range []struct {
-		version string
-		has     bool
-	}{{"2025.1", false}, {"2025.2.3", false}, {"2025.3", false}, {"2025.4.0-0.20251010.abc", true}} {
-		flags := strings.Join(EntrypointFlags(mustVersion(t, tc.version)), " ")
-		for _, f := range []string{"--dc", "--rack", "--blocked-reactor-notify-ms"} {
-			if got := strings.Contains(" "+flags+" ", " "+f+" "); got != tc.has {
-				t.Errorf("%s: entrypoint flag %s present = %v, want %v", tc.version, f, got, tc.has)
+		version         string
+		dcRack, stallMS bool
+	}{
+		{"2025.1.0", false, false}, {"2025.2.3", false, false}, {"2025.3.8", false, false},
+		{"2025.4.0-0.20251217.abc", true, false}, {"2025.4.3", true, false},
+		{"2025.4.5", true, true}, {"2025.4.10", true, true},
+		{"2026.1.0", true, true}, {"2026.2.0", true, true}, {"2026.3.0~rc0", true, true},
+	} {
+		flags := " " + strings.Join(EntrypointFlags(mustVersion(t, tc.version)), " ") + " "
+		for f, want := range map[string]bool{"--dc": tc.dcRack, "--rack": tc.dcRack, "--blocked-reactor-notify-ms": tc.stallMS} {
+			if got := strings.Contains(flags, " "+f+" "); got != want {
+				t.Errorf("%s: entrypoint flag %s present = %v, want %v", tc.version, f, got, want)
 			}
 		}
 		if !strings.Contains(flags, "--developer-mode") || !strings.Contains(flags, "--seeds") {
@@ -42,22 +49,29 @@ func TestEntrypointFlagsPerVersion(t *testing.T) {
 	}
 }
 
-// scyllasetup.py arguments(): branch-2025.1..2025.3 always append
-// --blocked-reactor-notify-ms 999999999, and a user's own goes through as an
-// extra argument, so scylla gets it twice and refuses it (Seastar's
-// app_template::run, boost multiple_occurrences). branch-2025.4 takes it as
-// an entrypoint flag (default 25) and passes it once.
+// scyllasetup.py arguments(): scylla-2025.1.0 to 2025.4.3 always append
+// --blocked-reactor-notify-ms 999999999, and a user's own is unknown to
+// commandlineparser.py's parse_known_args, so it goes through as an extra
+// argument: scylla gets it twice and refuses it (Seastar's
+// app_template::run, boost multiple_occurrences). From 2025.4.4
+// (2025.4.5, 2026.1, 2026.3) it is an entrypoint flag (default '25')
+// passed once.
 func TestStallThresholdPerVersion(t *testing.T) {
 	args := []string{"--seeds", "10.0.0.2", "--listen-address", "10.0.0.2", "--smp", "2", "--memory", "1024M",
 		"--overprovisioned", "1", "--developer-mode", "1", "--blocked-reactor-notify-ms", "25"}
+	refused := "option '--blocked-reactor-notify-ms' cannot be specified more than once"
 	for _, tc := range []struct {
 		version string
 		wantErr string
 		wantMS  string
 	}{
-		{"2025.1", "option '--blocked-reactor-notify-ms' cannot be specified more than once", ""},
-		{"2025.3", "option '--blocked-reactor-notify-ms' cannot be specified more than once", ""},
-		{"2025.4", "", "25"},
+		{"2025.1.0", refused, ""},
+		{"2025.3.0", refused, ""},
+		{"2025.4.0", refused, ""},
+		{"2025.4.3", refused, ""},
+		{"2025.4.5", "", "25"},
+		{"2026.1.0", "", "25"},
+		{"2026.3.0", "", "25"},
 	} {
 		v := mustVersion(t, tc.version)
 		p, err := ParseEntrypoint(v, args)
@@ -83,17 +97,47 @@ func TestStallThresholdPerVersion(t *testing.T) {
 			t.Errorf("%s: --blocked-reactor-notify-ms = %v, want [%s]", tc.version, got, tc.wantMS)
 		}
 	}
-	// Without a user value, 2025.1 runs with the hard-coded threshold: no stalls reported.
-	v := mustVersion(t, "2025.1")
-	p, _ := ParseEntrypoint(v, args[:len(args)-2])
-	s, _ := BuildSetup(v, p, "10.0.0.9")
-	vals, err := ParseScylla(s.ScyllaCommandLine())
-	if err != nil {
-		t.Fatal(err)
+	// Without a user value, 2025.1.0 and 2025.4.0 run with the hard-coded
+	// threshold (no stalls reported); 2025.4.5 with the flag's default 25.
+	for version, want := range map[string]int{"2025.1.0": 999999999, "2025.4.0": 999999999, "2025.4.5": 25} {
+		v := mustVersion(t, version)
+		p, _ := ParseEntrypoint(v, args[:len(args)-2])
+		s, _ := BuildSetup(v, p, "10.0.0.9")
+		vals, err := ParseScylla(s.ScyllaCommandLine())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := ScyllaConfig(vals, version, os.ReadFile)
+		if err != nil || cfg.BlockedReactorNotifyMS != want {
+			t.Errorf("%s threshold = %d (%v), want %d", version, cfg.BlockedReactorNotifyMS, err, want)
+		}
 	}
-	cfg, err := ScyllaConfig(vals, "2025.1.0", os.ReadFile)
-	if err != nil || cfg.BlockedReactorNotifyMS != 999999999 {
-		t.Errorf("2025.1 threshold = %d (%v), want 999999999", cfg.BlockedReactorNotifyMS, err)
+}
+
+// SCYLLA_NODE_EXPORTER_ARGS (dist/common/sysconfig/scylla-node-exporter)
+// at each tag, and the program itself (supervisord.conf.d/
+// scylla-node-exporter.conf) present up to 2026.2, removed first in
+// scylla-2026.3.0-rc0.
+func TestNodeExporterPerVersion(t *testing.T) {
+	for _, tc := range []struct {
+		version                 string
+		present, ethtool, units bool
+	}{
+		{"2025.1.0", true, false, false}, {"2025.4.0", true, false, false}, {"2025.4.1", true, true, false},
+		{"2025.4.5", true, true, false}, {"2026.1.0", true, true, false}, {"2026.2.0", true, true, true},
+		{"2026.2.5", true, true, true}, {"2026.3.0", false, true, true},
+	} {
+		v := mustVersion(t, tc.version)
+		if got := v.HasNodeExporter(); got != tc.present {
+			t.Errorf("%s: node_exporter present = %v, want %v", tc.version, got, tc.present)
+		}
+		args := strings.Join(nodeExporterArgs(v), " ")
+		if got := strings.Contains(args, "--collector.ethtool "); got != tc.ethtool {
+			t.Errorf("%s: ethtool collector = %v, want %v (%s)", tc.version, got, tc.ethtool, args)
+		}
+		if got := strings.Contains(args, "--collector.systemd "); got != tc.units {
+			t.Errorf("%s: systemd collector = %v, want %v (%s)", tc.version, got, tc.units, args)
+		}
 	}
 }
 

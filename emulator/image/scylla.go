@@ -193,6 +193,25 @@ func ScyllaConfig(vals map[string][]string, version string, readFile func(string
 	return c, errors.Join(errs...)
 }
 
+// ReleaseEnv names the environment variable the image sets (its
+// SCYLLA_RELEASE build argument) to the release part of its version, as
+// SCYLLA-VERSION-GEN makes it ("0.<date>.<commit>" in a real build).
+const ReleaseEnv = "ELASTICITY_IMAGE_SCYLLA_RELEASE"
+
+// ScyllaVersion is what `scylla --version` prints: release.cc
+// scylla_version(), "<version>-<release>", which is also the image's
+// org.opencontainers.image.version label (build_docker.sh).
+func ScyllaVersion() string {
+	version := os.Getenv(VersionEnv)
+	if version == "" {
+		version = emulator.DefaultVersion
+	}
+	if r := os.Getenv(ReleaseEnv); r != "" {
+		return version + "-" + r
+	}
+	return version
+}
+
 // ScyllaMain is the double's /usr/bin/scylla: it prints the starting
 // message (main.cc's print_starting_message, before app.run), parses the
 // command line as Seastar does and runs the emulated node until ctx ends.
@@ -200,6 +219,15 @@ func ScyllaMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	version := os.Getenv(VersionEnv)
 	if version == "" {
 		version = emulator.DefaultVersion
+	}
+	// main.cc: "--version" is parsed before anything else
+	// (allow_unregistered) and prints scylla_version(), "VERSION-RELEASE"
+	// (release.cc).
+	for _, a := range args {
+		if a == "--version" {
+			fmt.Fprintln(stdout, ScyllaVersion())
+			return 0
+		}
 	}
 	emulator.PrintStartingMessage(stdout, version, strings.Join(append([]string{"/usr/bin/scylla"}, args...), " "))
 	vals, err := ParseScylla(args)

@@ -61,4 +61,41 @@ func (v Version) AtLeast(year, minor int) bool {
 	return v.Year > year || v.Year == year && v.Minor >= minor
 }
 
+// AtLeastRelease reports whether v is year.minor.patch or later: patch
+// releases of a branch change the image too (2025.4.4 made
+// --blocked-reactor-notify-ms an entrypoint flag).
+func (v Version) AtLeastRelease(year, minor, patch int) bool {
+	if v.Year != year || v.Minor != minor {
+		return v.AtLeast(year, minor)
+	}
+	return v.Patch >= patch
+}
+
+// The image's features by the first release that has them, each from
+// scylladb/scylladb at the release tags (git show TAG:path).
+
+// HasDCRackFlags: --dc and --rack of dist/docker/commandlineparser.py,
+// written to cassandra-rackdc.properties by scyllasetup.py
+// write_rackdc_properties: from scylla-2025.4.0 (absent @scylla-2025.3.8).
+func (v Version) HasDCRackFlags() bool { return v.AtLeast(2025, 4) }
+
+// HasStallFlag: --blocked-reactor-notify-ms (default '25') of
+// commandlineparser.py, passed on by scyllasetup.py arguments(): from
+// 2025.4.4 (commit 793e2fa7f2 "dist/docker: add configurable
+// blocked-reactor-notify-ms parameter", first in
+// scylla-2025.4.4-candidate-20260223090100, first released as
+// scylla-2025.4.5; present @scylla-2026.1.0-rc0). scylla-2025.1.0 to
+// scylla-2025.4.3 hard-code "--blocked-reactor-notify-ms 999999999" in
+// scyllasetup.py arguments() and have no such option.
+func (v Version) HasStallFlag() bool { return v.AtLeastRelease(2025, 4, 4) }
+
+// HasNodeExporter: dist/docker/etc/supervisord.conf.d/scylla-node-exporter.conf
+// (and the scylla-node-exporter package in redhat/build_docker.sh) up to
+// 2026.2; removed first in scylla-2026.3.0-rc0.
+func (v Version) HasNodeExporter() bool { return !v.AtLeast(2026, 3) }
+
+// HasCoredumpSetup: docker-entrypoint.py calls scyllasetup.py
+// coredumpSetup(), which creates <workdir>/coredump: from scylla-2026.3.0-rc0.
+func (v Version) HasCoredumpSetup() bool { return v.AtLeast(2026, 3) }
+
 func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Year, v.Minor, v.Patch) }

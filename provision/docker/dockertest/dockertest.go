@@ -20,6 +20,7 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 
+	"github.com/elasticity-dev/elasticity/emulator/image"
 	"github.com/elasticity-dev/elasticity/provision/docker"
 )
 
@@ -31,7 +32,15 @@ const DefaultRepo = "elasticity-emulator"
 // DefaultVersion is the version tests pose as unless they say.
 const DefaultVersion = "2025.1"
 
-// Tag is the image name tests use for a ScyllaDB version ("2025.1").
+// Versions are the releases the double is built as where behaviour
+// changes (emulator/image): 2025.1.0 (the stall threshold hard-coded by
+// scyllasetup.py), 2025.4.0 (--dc/--rack, still the hard-coded threshold),
+// 2025.4.5 (--blocked-reactor-notify-ms an entrypoint flag), 2026.1.0 and
+// 2026.3.0 (no node_exporter). The Makefile's EMULATOR_VERSIONS lists the same.
+var Versions = []string{"2025.1.0", "2025.4.0", "2025.4.5", "2026.1.0", "2026.3.0"}
+
+// Tag is the image name tests use for a ScyllaDB version: "2025.1" (built
+// as 2025.1.0) or "2025.4.5".
 func Tag(version string) string {
 	repo := DefaultRepo
 	if r := os.Getenv("ELASTICITY_EMULATOR_IMAGE"); r != "" {
@@ -96,9 +105,50 @@ func BuildBinary(ctx context.Context, repoRoot, dir string) (string, error) {
 	return bin, nil
 }
 
-// BuildImage builds Dockerfile.emulator of repoRoot with the given binary
-// as its only context file, posing as ScyllaDB version (its SCYLLA_VERSION
-// build argument, e.g. "2025.1"), tagged tag.
+// FullVersion is the release a version names: "2025.1" is 2025.1.0.
+func FullVersion(version string) string {
+	if strings.Count(version, ".") == 1 {
+		return version + ".0"
+	}
+	return version
+}
+
+// buildContext is the tar the engine builds Dockerfile.emulator from: the
+// Dockerfile, the binary and rootfs/usr/bin/NAME symbolic links to
+// /elasticity for the image's PATH programs (image.PathPrograms).
+func buildContext(dockerfile, bin []byte, mtime time.Time) (*bytes.Buffer, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range []struct {
+		name string
+		mode int64
+		data []byte
+	}{{"Dockerfile", 0o644, dockerfile}, {"elasticity", 0o755, bin}} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: mtime}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.data); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range []string{"rootfs/", "rootfs/usr/", "rootfs/usr/bin/"} {
+		if err := tw.WriteHeader(&tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: 0o755, ModTime: mtime}); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range image.PathPrograms {
+		if err := tw.WriteHeader(&tar.Header{Name: "rootfs/usr/bin/" + p, Typeflag: tar.TypeSymlink, Linkname: "/elasticity", Mode: 0o777, ModTime: mtime}); err != nil {
+			return nil, err
+		}
+	}
+	return &buf, tw.Close()
+}
+
+// BuildImage builds Dockerfile.emulator of repoRoot with the given binary,
+// posing as ScyllaDB version (its SCYLLA_VERSION build argument: "2025.4.5",
+// or "2025.1" for 2025.1.0), tagged tag. The image says its version as the
+// real one does (the org.opencontainers.image.version label and `scylla
+// --version`); the tag is only a name.
 func BuildImage(ctx context.Context, c *testcontainers.DockerClient, repoRoot, binary, tag, version string) error {
 	dockerfile, err := os.ReadFile(filepath.Join(repoRoot, "Dockerfile.emulator"))
 	if err != nil {
@@ -115,32 +165,16 @@ func BuildImage(ctx context.Context, c *testcontainers.DockerClient, repoRoot, b
 	// A stable modification time lets the engine's cache reuse the image
 	// of an unchanged binary instead of piling up copies.
 	mtime := st.ModTime()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, f := range []struct {
-		name string
-		mode int64
-		data []byte
-	}{{"Dockerfile", 0o644, dockerfile}, {"elasticity", 0o755, bin}} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: mtime}); err != nil {
-			return fmt.Errorf("writing the build context: %w", err)
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			return fmt.Errorf("writing the build context: %w", err)
-		}
-	}
-	if err := tw.Close(); err != nil {
+	buf, err := buildContext(dockerfile, bin, mtime)
+	if err != nil {
 		return fmt.Errorf("writing the build context: %w", err)
 	}
 	var oldID string
 	if ins, err := c.ImageInspect(ctx, tag); err == nil {
 		oldID = ins.ID
 	}
-	full := version
-	if strings.Count(full, ".") == 1 {
-		full += ".0"
-	}
-	res, err := c.ImageBuild(ctx, &buf, client.ImageBuildOptions{Tags: []string{tag}, Dockerfile: "Dockerfile", Remove: true, ForceRemove: true,
+	full := FullVersion(version)
+	res, err := c.ImageBuild(ctx, buf, client.ImageBuildOptions{Tags: []string{tag}, Dockerfile: "Dockerfile", Remove: true, ForceRemove: true,
 		BuildArgs: map[string]*string{"SCYLLA_VERSION": &full},
 		Labels:    map[string]string{"elasticity.image": "emulator"}})
 	if err != nil {
@@ -189,7 +223,9 @@ func EmulatorImage(ctx context.Context, c *testcontainers.DockerClient, tmp stri
 }
 
 // EmulatorImages builds the binary once and one image per version (the
-// layers but the version's are shared), returning the tags in order.
+// binary's layers are shared; each version adds only its metadata),
+// returning the tags (Tag(version)) in order. A version is "2025.4.5", or
+// "2025.4" for 2025.4.0 tagged 2025.4.
 func EmulatorImages(ctx context.Context, c *testcontainers.DockerClient, tmp string, versions ...string) (tags []string, binary string, err error) {
 	root, err := RepoRoot()
 	if err != nil {
@@ -209,6 +245,16 @@ func EmulatorImages(ctx context.Context, c *testcontainers.DockerClient, tmp str
 		tags = append(tags, tag)
 	}
 	return tags, binary, nil
+}
+
+// TagAlias gives the image tagged tag another name, alias (a floating tag
+// such as scylladb/scylla:2025.4 for a 2025.4.5 double): the backend must
+// then read the version from the image, not from the name.
+func TagAlias(ctx context.Context, c *testcontainers.DockerClient, tag, alias string) error {
+	if _, err := c.ImageTag(ctx, client.ImageTagOptions{Source: tag, Target: alias}); err != nil {
+		return fmt.Errorf("tagging image %s as %s: %w", tag, alias, err)
+	}
+	return nil
 }
 
 // Leftovers lists containers and networks labelled as ours (optionally of
