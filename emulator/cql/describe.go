@@ -54,6 +54,13 @@ func (s *Server) describe(ks string, st cqlparse.Statement, nbinds int) (*messag
 			return nil, nil, engine.Errorf(engine.CodeInvalid, "Bind markers are not supported in %s statements", st.Name())
 		}
 	}
+	if conditional(st) {
+		md, err := s.casPreparedMetadata(ks, st)
+		if err != nil {
+			return nil, nil, err
+		}
+		result = md
+	}
 	for i, v := range d.vars {
 		if v == nil {
 			return nil, nil, engine.Errorf(engine.CodeInvalid, "Cannot determine the type of bind marker %d in %s", i, st.Name())
@@ -112,6 +119,9 @@ func (d *describer) modification(st cqlparse.Statement) ([]uint16, error) {
 		if err := d.relations(ti, x.Where); err != nil {
 			return nil, err
 		}
+		if err := d.relations(ti, x.If); err != nil {
+			return nil, err
+		}
 		return pkIndexes(ti, x.Where), nil
 	case *cqlparse.Delete:
 		ti, err := d.s.resolveTable(d.keyspace, x.Keyspace, x.Table)
@@ -120,6 +130,9 @@ func (d *describer) modification(st cqlparse.Statement) ([]uint16, error) {
 		}
 		d.using(ti, x.Using)
 		if err := d.relations(ti, x.Where); err != nil {
+			return nil, err
+		}
+		if err := d.relations(ti, x.If); err != nil {
 			return nil, err
 		}
 		return pkIndexes(ti, x.Where), nil

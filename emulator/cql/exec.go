@@ -22,7 +22,8 @@ type execCtx struct {
 	keyspace string
 	values   []*primitive.Value
 	cl       engine.Consistency
-	ts       *int64 // protocol default timestamp
+	serial   engine.Consistency // the serial consistency of a conditional statement (0 = SERIAL)
+	ts       *int64             // protocol default timestamp
 	skipMeta bool
 	pageSize int                   // rows per page; 0 = everything at once
 	paging   []byte                // paging state from the previous page
@@ -67,7 +68,7 @@ func (s *Server) query(c *conn, m *message.Query) message.Message {
 	if err != nil {
 		return errorMessage(err, engine.One, "")
 	}
-	ec := &execCtx{s: s, c: c, keyspace: c.getKeyspace(), cl: engine.Consistency(opts.Consistency), ts: opts.DefaultTimestamp}
+	ec := &execCtx{s: s, c: c, keyspace: c.getKeyspace(), cl: engine.Consistency(opts.Consistency), serial: serialOf(opts.SerialConsistency), ts: opts.DefaultTimestamp}
 	if opts.Keyspace != "" {
 		ec.keyspace = opts.Keyspace
 	}
@@ -132,7 +133,7 @@ func (s *Server) executePrepared(c *conn, m *message.Execute) message.Message {
 	if opts == nil {
 		opts = &message.QueryOptions{}
 	}
-	ec := &execCtx{s: s, c: c, keyspace: p.keyspace, cl: engine.Consistency(opts.Consistency), ts: opts.DefaultTimestamp, skipMeta: opts.SkipMetadata, result: p.result,
+	ec := &execCtx{s: s, c: c, keyspace: p.keyspace, cl: engine.Consistency(opts.Consistency), serial: serialOf(opts.SerialConsistency), ts: opts.DefaultTimestamp, skipMeta: opts.SkipMetadata, result: p.result,
 		tokenAware: p.vars != nil && len(p.vars.PkIndices) > 0}
 	if err := ec.bindValues(opts, p.nbinds, p.stmt); err != nil {
 		return errorMessage(err, ec.cl, "")
@@ -154,39 +155,70 @@ func (s *Server) batch(c *conn, m *message.Batch) message.Message {
 	if m.Keyspace != "" {
 		ks = m.Keyspace
 	}
-	var muts []engine.Mutation
-	var timeout time.Duration
-	var kinds []bool
-	for i, child := range m.Children {
+	type child struct {
+		ec *execCtx
+		st cqlparse.Statement
+	}
+	var children []child
+	anyConditional := false
+	for i, ch := range m.Children {
 		var st cqlparse.Statement
-		ec := &execCtx{s: s, c: c, keyspace: ks, cl: cl, ts: m.DefaultTimestamp}
-		if len(child.Id) > 0 {
-			p := s.prepared.get(child.Id)
+		ec := &execCtx{s: s, c: c, keyspace: ks, cl: cl, serial: serialOf(m.SerialConsistency), ts: m.DefaultTimestamp}
+		if len(ch.Id) > 0 {
+			p := s.prepared.get(ch.Id)
 			if p == nil {
-				return &message.Unprepared{ErrorMessage: fmt.Sprintf("Prepared query with ID %x not found (batch child %d)", child.Id, i), Id: child.Id}
+				return &message.Unprepared{ErrorMessage: fmt.Sprintf("Prepared query with ID %x not found (batch child %d)", ch.Id, i), Id: ch.Id}
 			}
 			st, ec.keyspace = p.stmt, p.keyspace
-			if len(child.Values) != p.nbinds {
-				return errorMessage(engine.Errorf(engine.CodeInvalid, "There were %d markers(?) in CQL but %d bound variables", p.nbinds, len(child.Values)), cl, "")
+			if len(ch.Values) != p.nbinds {
+				return errorMessage(engine.Errorf(engine.CodeInvalid, "There were %d markers(?) in CQL but %d bound variables", p.nbinds, len(ch.Values)), cl, "")
 			}
 		} else {
 			var nbinds int
 			var err error
-			st, nbinds, err = cqlparse.Parse(child.Query)
+			st, nbinds, err = cqlparse.Parse(ch.Query)
 			if err != nil {
 				return errorMessage(err, cl, "")
 			}
-			if len(child.Values) != nbinds {
-				return errorMessage(engine.Errorf(engine.CodeInvalid, "There were %d markers(?) in CQL but %d bound variables", nbinds, len(child.Values)), cl, "")
+			if len(ch.Values) != nbinds {
+				return errorMessage(engine.Errorf(engine.CodeInvalid, "There were %d markers(?) in CQL but %d bound variables", nbinds, len(ch.Values)), cl, "")
 			}
 		}
-		ec.values = child.Values
-		counter, err := ec.isCounterStmt(st)
+		ec.values = ch.Values
+		anyConditional = anyConditional || conditional(st)
+		children = append(children, child{ec, st})
+	}
+	if anyConditional {
+		// A batch with conditions is one Paxos round
+		// (batch_statement.cc execute_with_conditions).
+		if kind == batchCounter {
+			return errorMessage(engine.Errorf(engine.CodeInvalid, "Cannot include a counter statement in a conditional BATCH"), cl, "")
+		}
+		var us []*casUpdate
+		for _, ch := range children {
+			u, err := ch.ec.casStatement(ch.st)
+			if err != nil {
+				return errorMessage(err, cl, "CAS")
+			}
+			us = append(us, u)
+		}
+		ec := &execCtx{s: s, c: c, cl: cl, serial: serialOf(m.SerialConsistency)}
+		res, err := ec.runCAS(us, true, 0)
+		if err != nil {
+			return errorMessage(err, cl, "CAS")
+		}
+		return res
+	}
+	var muts []engine.Mutation
+	var timeout time.Duration
+	var kinds []bool
+	for _, ch := range children {
+		counter, err := ch.ec.isCounterStmt(ch.st)
 		if err != nil {
 			return errorMessage(err, cl, "")
 		}
 		kinds = append(kinds, counter)
-		ms, u, err := ec.mutations(st)
+		ms, u, err := ch.ec.mutations(ch.st)
 		if err != nil {
 			return errorMessage(err, cl, "")
 		}
@@ -208,6 +240,14 @@ func (s *Server) batch(c *conn, m *message.Batch) message.Message {
 		return errorMessage(err, cl, writeType)
 	}
 	return &message.VoidResult{}
+}
+
+// serialOf is a request's serial consistency (0 when it names none).
+func serialOf(sc *primitive.ConsistencyLevel) engine.Consistency {
+	if sc == nil {
+		return 0
+	}
+	return engine.Consistency(*sc)
 }
 
 func (ec *execCtx) context(timeout time.Duration) (context.Context, context.CancelFunc) {
@@ -561,9 +601,9 @@ func conditional(st cqlparse.Statement) bool {
 	case *cqlparse.Insert:
 		return st.IfNotExists
 	case *cqlparse.Update:
-		return st.IfExists
+		return st.IfExists || len(st.If) > 0
 	case *cqlparse.Delete:
-		return st.IfExists
+		return st.IfExists || len(st.If) > 0
 	case *cqlparse.Batch:
 		for _, s := range st.Statements {
 			if conditional(s) {

@@ -212,6 +212,13 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 
 	ctx, cancel := ec.context(st.Using.Timeout)
 	defer cancel()
+	if isSerial(ec.cl) {
+		unlock, err := ec.serialRead(ctx, ti, keys)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
 	var out [][][]byte
 	var nextState, lastClustering []byte
 	lastPart := 0
@@ -297,6 +304,8 @@ scan:
 	}
 	return res, nil
 }
+
+func isSerial(cl engine.Consistency) bool { return cl == engine.Serial || cl == engine.LocalSerial }
 
 // orderReversed validates ORDER BY as select_statement.cc does
 // (prepare_orderings, verify_ordering_is_valid) and reports whether it
@@ -477,6 +486,9 @@ func pkNames(ti *tableInfo) string {
 // (uint32), the last row's partition key (uint32 length, bytes) and its
 // clustering key.
 func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select, limit int) (message.Message, error) {
+	if isSerial(ec.cl) {
+		return nil, engine.Errorf(engine.CodeInvalid, "SERIAL/LOCAL_SERIAL consistency may only be requested for one partition at a time")
+	}
 	lo, hi, empty, err := ec.tokenBounds(ti, st.Where)
 	if err != nil {
 		return nil, err

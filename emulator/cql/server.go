@@ -78,6 +78,11 @@ type Server struct {
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
 	wg        sync.WaitGroup
+
+	// Lightweight transactions' partition locks when the backend has no
+	// Paxos of its own (lwt.go lockPartition).
+	casMu   sync.Mutex
+	casHeld map[string]chan struct{}
 }
 
 // NewServer returns a server for b. Call Serve to accept connections.

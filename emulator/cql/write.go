@@ -15,6 +15,9 @@ import (
 const maxTTL = 20 * 365 * 24 * 3600
 
 func (ec *execCtx) write(st cqlparse.Statement, writeType string) (message.Message, error) {
+	if conditional(st) {
+		return ec.cas(st)
+	}
 	ms, u, err := ec.mutations(st)
 	if err != nil {
 		return nil, err
@@ -237,9 +240,6 @@ func (ec *execCtx) writableTable(ks, name string) (*tableInfo, error) {
 }
 
 func (ec *execCtx) insert(st *cqlparse.Insert) ([]engine.Mutation, error) {
-	if st.IfNotExists {
-		return nil, engine.Errorf(engine.CodeInvalid, "INSERT ... IF NOT EXISTS (lightweight transactions) is not supported by the emulator")
-	}
 	ti, err := ec.writableTable(st.Keyspace, st.Table)
 	if err != nil {
 		return nil, err
@@ -437,9 +437,6 @@ func onlyStatic(ti *tableInfo, names []string) bool {
 }
 
 func (ec *execCtx) update(st *cqlparse.Update) ([]engine.Mutation, error) {
-	if st.IfExists {
-		return nil, engine.Errorf(engine.CodeInvalid, "UPDATE ... IF EXISTS (lightweight transactions) is not supported by the emulator")
-	}
 	ti, err := ec.writableTable(st.Keyspace, st.Table)
 	if err != nil {
 		return nil, err
@@ -528,9 +525,6 @@ func withStaticMutation(ti *tableInfo, m engine.Mutation, staticOnly bool) []eng
 }
 
 func (ec *execCtx) delete(st *cqlparse.Delete) ([]engine.Mutation, error) {
-	if st.IfExists {
-		return nil, engine.Errorf(engine.CodeInvalid, "DELETE ... IF EXISTS (lightweight transactions) is not supported by the emulator")
-	}
 	ti, err := ec.writableTable(st.Keyspace, st.Table)
 	if err != nil {
 		return nil, err

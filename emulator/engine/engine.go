@@ -25,6 +25,10 @@ const (
 	LocalQuorum Consistency = 0x0006
 	EachQuorum  Consistency = 0x0007
 	LocalOne    Consistency = 0x000A
+	// Serial and LocalSerial are the consistencies of a lightweight
+	// transaction's Paxos round (and of a linearizable read).
+	Serial      Consistency = 0x0008
+	LocalSerial Consistency = 0x0009
 )
 
 func (c Consistency) String() string {
@@ -47,6 +51,10 @@ func (c Consistency) String() string {
 		return "EACH_QUORUM"
 	case LocalOne:
 		return "LOCAL_ONE"
+	case Serial:
+		return "SERIAL"
+	case LocalSerial:
+		return "LOCAL_SERIAL"
 	}
 	return fmt.Sprintf("CONSISTENCY(%d)", uint16(c))
 }
@@ -258,6 +266,15 @@ type Backend interface {
 	Subscribe() (<-chan Event, func())
 	// ClusterName is system.local.cluster_name.
 	ClusterName() string
+}
+
+// PartitionLocker is implemented by a Backend that serialises lightweight
+// transactions on a partition cluster-wide (ScyllaDB: a Paxos round among
+// the partition's replicas, service/paxos/). LockPartition returns once no
+// other coordinator's transaction on the partition runs, and unlock ends
+// the caller's; the front end reads, decides and writes in between.
+type PartitionLocker interface {
+	LockPartition(ctx context.Context, keyspace, table string, partitionKey []byte) (unlock func(), err error)
 }
 
 // TabletRouter is implemented by a Backend whose tables may use tablets.

@@ -37,6 +37,8 @@ func (n *Node) handle(ctx context.Context, m *msg) (*msg, error) {
 			return nil, errors.New("counter_lead without one mutation")
 		}
 		return nil, n.leadCounter(ctx, &m.Muts[0], m.CL)
+	case opPaxosLock, opPaxosUnlock:
+		return n.servePaxosLock(ctx, m)
 	case opRangeRead:
 		if m.Range == nil {
 			return nil, errors.New("range_read without a request")

@@ -154,6 +154,7 @@ type Node struct {
 
 	// Counter leaders' row locks (counter.go).
 	counterLocks counterLocks
+	paxos        paxosLocks
 
 	// What the REST API's switches set (rest_ops.go), and the failure
 	// detector's generations and down times as the API shows them (gossip.go).

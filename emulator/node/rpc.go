@@ -38,6 +38,10 @@ const (
 	opCounterLead  = "counter_lead"
 	opCounterApply = "counter_apply"
 	opRangeRead    = "range_read"
+	// Lightweight transactions: a partition's lease from its paxos leader,
+	// and its release (paxos.go).
+	opPaxosLock   = "paxos_lock"
+	opPaxosUnlock = "paxos_unlock"
 )
 
 // msg is the union of all internode messages.

@@ -147,6 +147,9 @@ type Update struct {
 	Where           []Relation
 	Using           Using
 	IfExists        bool
+	// If holds the IF conditions (col op value AND ...) of a conditional
+	// update; Op is =, !=, <, <=, >, >= or IN.
+	If []Relation
 }
 
 // Delete is DELETE.
@@ -156,6 +159,7 @@ type Delete struct {
 	Where           []Relation
 	Using           Using
 	IfExists        bool
+	If              []Relation // as Update.If
 }
 
 // Truncate is TRUNCATE [TABLE].

@@ -984,30 +984,39 @@ func (p *parser) updateStmt() (Statement, error) {
 			break
 		}
 	}
-	if st.Where, st.IfExists, err = p.whereIfExists("updates"); err != nil {
+	if st.Where, st.IfExists, st.If, err = p.whereIf(); err != nil {
 		return nil, err
 	}
 	return st, nil
 }
 
-// whereIfExists parses the `WHERE ... [IF EXISTS]` tail of UPDATE and DELETE;
-// any other condition is refused (no lightweight transactions).
-func (p *parser) whereIfExists(what string) ([]Relation, bool, error) {
+// whereIf parses the `WHERE ... [IF EXISTS | IF cond [AND cond]...]` tail
+// of UPDATE and DELETE (cql3/Cql.g updateConditions).
+func (p *parser) whereIf() ([]Relation, bool, []Relation, error) {
 	if err := p.expectKw("where"); err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	where, err := p.where()
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	ifExists, err := p.ifExists()
+	if err != nil || ifExists {
+		return where, ifExists, nil, err
+	}
+	if !p.acceptKw("if") {
+		return where, false, nil, nil
+	}
+	conds, err := p.where()
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
-	if p.isKw("if") {
-		return nil, false, p.errf("conditional %s are not supported", what)
+	for _, c := range conds {
+		if c.Token != nil {
+			return nil, false, nil, p.errf("token() is not allowed in IF conditions")
+		}
 	}
-	return where, ifExists, nil
+	return where, false, conds, nil
 }
 
 func (p *parser) deleteStmt() (Statement, error) {
@@ -1035,7 +1044,7 @@ func (p *parser) deleteStmt() (Statement, error) {
 	if st.Using, err = p.using(); err != nil {
 		return nil, err
 	}
-	if st.Where, st.IfExists, err = p.whereIfExists("deletes"); err != nil {
+	if st.Where, st.IfExists, st.If, err = p.whereIf(); err != nil {
 		return nil, err
 	}
 	return st, nil
