@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -175,10 +174,11 @@ func filtersOf(q url.Values) []filter {
 	}
 }
 
-// match applies EC2's filter-value wildcards (* and ?).
+// match is true when any of the filter's values matches v (values are ORed,
+// EC2 API Filter), with EC2's wildcards.
 func (f filter) match(v string) bool {
 	for _, want := range f.values {
-		if ok, _ := path.Match(want, v); ok || want == v {
+		if wildcardMatch(want, v) {
 			return true
 		}
 	}
@@ -219,8 +219,8 @@ func (r *Region) runInstances(q url.Values) (string, *apiError) {
 	if err != nil {
 		return "", errf("InvalidParameterValue", "Invalid value '%s' for InstanceType.", typ)
 	}
-	if arch := provision.Architecture(typ); arch != img.arch {
-		return "", errf("InvalidParameterValue", "The architecture '%s' of the specified instance type does not match the architecture '%s' of the specified AMI. Specify an instance type and an AMI that have matching architectures, and try again.", arch, img.arch)
+	if arch := provision.Architecture(typ); arch != img.Arch {
+		return "", errf("InvalidParameterValue", "The architecture '%s' of the specified instance type does not match the architecture '%s' of the specified AMI. Specify an instance type and an AMI that have matching architectures, and try again.", arch, img.Arch)
 	}
 	if n, _ := strconv.Atoi(q.Get("MinCount")); n != 1 {
 		return "", errf("InvalidParameterValue", "the simulated region launches one instance per RunInstances (MinCount=%s)", q.Get("MinCount"))
@@ -276,7 +276,7 @@ func (r *Region) validZone(az string) bool {
 }
 
 func (r *Region) reservationXML(in *instance) string {
-	return fmt.Sprintf("<reservationId>r-%s</reservationId><ownerId>%s</ownerId><groupSet/><instancesSet>%s</instancesSet>", in.id[2:], OwnerID, r.instanceXML(in))
+	return fmt.Sprintf("<reservationId>r-%s</reservationId><ownerId>%s</ownerId><groupSet/><instancesSet>%s</instancesSet>", in.id[2:], AccountID, r.instanceXML(in))
 }
 
 var stateCodes = map[string]int{statePending: 0, stateRunning: 16, stateShuttingDown: 32, stateTerminated: 48, stateStopping: 64, stateStopped: 80}
@@ -284,7 +284,7 @@ var stateCodes = map[string]int{statePending: 0, stateRunning: 16, stateShutting
 func (r *Region) instanceXML(in *instance) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<item><instanceId>%s</instanceId><imageId>%s</imageId><instanceState><code>%d</code><name>%s</name></instanceState>",
-		in.id, in.image.id, stateCodes[in.state], in.state)
+		in.id, in.image.ID, stateCodes[in.state], in.state)
 	fmt.Fprintf(&b, "<privateDnsName>ip-%s.ec2.internal</privateDnsName><instanceType>%s</instanceType><launchTime>%s</launchTime>",
 		strings.ReplaceAll(in.private, ".", "-"), in.typ.Name, in.launched.Format(time.RFC3339))
 	fmt.Fprintf(&b, "<placement><availabilityZone>%s</availabilityZone><tenancy>default</tenancy></placement>", in.az)
@@ -307,7 +307,7 @@ func (r *Region) instanceXML(in *instance) string {
 		fmt.Fprintf(&b, "<item><groupId>%s</groupId><groupName>%s</groupName></item>", g, html.EscapeString(name))
 	}
 	b.WriteString("</groupSet>")
-	fmt.Fprintf(&b, "<architecture>%s</architecture>", in.image.arch)
+	fmt.Fprintf(&b, "<architecture>%s</architecture>", in.image.Arch)
 	if in.spot {
 		b.WriteString("<instanceLifecycle>spot</instanceLifecycle>")
 	}
@@ -370,7 +370,7 @@ func (r *Region) describeInstances(q url.Values) (string, *apiError) {
 	var b strings.Builder
 	b.WriteString("<reservationSet>")
 	for _, in := range sel {
-		fmt.Fprintf(&b, "<item><reservationId>r-%s</reservationId><ownerId>%s</ownerId><groupSet/><instancesSet>%s</instancesSet></item>", in.id[2:], OwnerID, r.instanceXML(in))
+		fmt.Fprintf(&b, "<item><reservationId>r-%s</reservationId><ownerId>%s</ownerId><groupSet/><instancesSet>%s</instancesSet></item>", in.id[2:], AccountID, r.instanceXML(in))
 	}
 	b.WriteString("</reservationSet>")
 	return b.String(), nil
@@ -544,7 +544,7 @@ func (r *Region) describeSGs(q url.Values) (string, *apiError) {
 		}
 		if ok {
 			fmt.Fprintf(&b, "<item><ownerId>%s</ownerId><groupId>%s</groupId><groupName>%s</groupName><groupDescription>%s</groupDescription><vpcId>vpc-sim</vpcId>%s</item>",
-				OwnerID, g.id, html.EscapeString(g.name), html.EscapeString(g.desc), tagSetXML(g.tags))
+				AccountID, g.id, html.EscapeString(g.name), html.EscapeString(g.desc), tagSetXML(g.tags))
 		}
 	}
 	b.WriteString("</securityGroupInfo>")
@@ -560,37 +560,72 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
+// describeImages serves DescribeImages as EC2 does for the parameters the
+// SDK sends (aws-sdk-go-v2 service/ec2 api_op_DescribeImages.go): Owner.N
+// scopes to those accounts ("self" is the caller's), filters are ANDed and a
+// filter's values ORed, tag:<key> matches that tag's value and tag-key a
+// key, all with EC2's wildcards. A filter the region does not serve is
+// refused rather than ignored, so a lookup never silently widens.
 func (r *Region) describeImages(q url.Values) (string, *apiError) {
 	owners := list(q, "Owner")
+	for i, o := range owners {
+		if o == "self" {
+			owners[i] = AccountID
+		}
+	}
 	fs := filtersOf(q)
 	var b strings.Builder
 	b.WriteString("<imagesSet>")
 	for _, im := range r.images {
-		if len(owners) > 0 && !contains(owners, im.owner) {
+		if len(owners) > 0 && !contains(owners, im.Owner) {
 			continue
 		}
-		ok := true
-		for _, f := range fs {
-			switch f.name {
-			case "name":
-				ok = ok && f.match(im.name)
-			case "architecture":
-				ok = ok && f.match(im.arch)
-			case "image-id":
-				ok = ok && f.match(im.id)
-			case "state":
-				ok = ok && f.match("available")
-			default:
-				return "", errf("InvalidParameterValue", "The filter '%s' is invalid (not served by the simulated region)", f.name)
-			}
+		ok, err := imageMatches(im, fs)
+		if err != nil {
+			return "", err
 		}
 		if ok {
-			fmt.Fprintf(&b, "<item><imageId>%s</imageId><imageOwnerId>%s</imageOwnerId><name>%s</name><imageState>available</imageState><architecture>%s</architecture><creationDate>%s</creationDate><rootDeviceType>ebs</rootDeviceType></item>",
-				im.id, im.owner, html.EscapeString(im.name), im.arch, im.created)
+			fmt.Fprintf(&b, "<item><imageId>%s</imageId><imageOwnerId>%s</imageOwnerId><name>%s</name><description>%s</description><imageState>available</imageState><isPublic>true</isPublic><architecture>%s</architecture><creationDate>%s</creationDate><rootDeviceType>ebs</rootDeviceType><virtualizationType>hvm</virtualizationType>%s</item>",
+				im.ID, im.Owner, html.EscapeString(im.Name), html.EscapeString(im.Description), im.Arch, im.Created, tagSetXML(im.Tags))
 		}
 	}
 	b.WriteString("</imagesSet>")
 	return b.String(), nil
+}
+
+// imageMatches applies every filter to an image.
+func imageMatches(im Image, fs []filter) (bool, *apiError) {
+	for _, f := range fs {
+		if ok, isTag := f.matchTags(im.Tags); isTag {
+			if !ok {
+				return false, nil
+			}
+			continue
+		}
+		var v string
+		switch f.name {
+		case "name":
+			v = im.Name
+		case "description":
+			v = im.Description
+		case "architecture":
+			v = im.Arch
+		case "image-id":
+			v = im.ID
+		case "owner-id":
+			v = im.Owner
+		case "state":
+			v = "available"
+		case "is-public":
+			v = "true"
+		default:
+			return false, errf("InvalidParameterValue", "The filter '%s' is invalid (not served by the simulated region)", f.name)
+		}
+		if !f.match(v) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 func (r *Region) createTags(q url.Values) (string, *apiError) {

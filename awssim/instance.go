@@ -21,7 +21,7 @@ type instance struct {
 	region                       *Region
 	id, az, clientToken, keyName string
 	typ                          provision.InstanceType
-	image                        *image
+	image                        *Image
 	private, public, loopback    string
 	userData                     string
 	tags, volumeTags             map[string]string

@@ -40,9 +40,10 @@ import (
 const (
 	AccessKeyID     = "aws-sim"
 	SecretAccessKey = "aws-sim-secret"
-	// OwnerID is the account that owns the simulated images: ScyllaDB's
-	// image account, where provision/aws looks them up.
-	OwnerID = "797456418907"
+	// AccountID is the simulated caller's own account (the owner of its
+	// reservations and security groups, and "self" in DescribeImages); an
+	// example account id, not ScyllaDB's (the images' owners are in images.go).
+	AccountID = "123456789012"
 )
 
 // RunnerAddress is the source address of the runner's connections on
@@ -82,9 +83,13 @@ type Options struct {
 	MaxInstances int
 	// RefuseSpot answers spot launches with InsufficientInstanceCapacity.
 	RefuseSpot bool
-	// Versions are the ScyllaDB versions with images (default 2025.1.0).
+	// Versions are the ScyllaDB versions with published images (default
+	// 2025.1.0), later ones newer: PublishedImages of each.
 	Versions []string
-	Logf     func(format string, args ...any)
+	// Images are served besides the published ones (a debug or candidate
+	// build, another account's image); an empty ID gets one.
+	Images []Image
+	Logf   func(format string, args ...any)
 }
 
 // Region is a running simulated region.
@@ -99,7 +104,7 @@ type Region struct {
 	instances  map[string]*instance
 	order      []string
 	sgs        map[string]*secGroup
-	images     []image
+	images     []Image
 	nextID     int
 	nextAddr   int
 	refuseSpot bool
@@ -108,8 +113,6 @@ type Region struct {
 	closed     bool
 	wg         sync.WaitGroup
 }
-
-type image struct{ id, name, arch, owner, created string }
 
 type secGroup struct {
 	id, name, desc string
@@ -159,11 +162,13 @@ func Start(ctx context.Context, o Options) (*Region, error) {
 	}
 	r := &Region{o: o, instances: map[string]*instance{}, sgs: map[string]*secGroup{}, nextAddr: o.FirstAddress - 1, refuseSpot: o.RefuseSpot}
 	for i, v := range o.Versions {
-		// One image per architecture, as ScyllaDB publishes them.
-		created := time.Date(2025, 1, 1+i, 0, 0, 0, 0, time.UTC).Format("2006-01-02T15:04:05.000Z")
-		r.images = append(r.images,
-			image{id: fmt.Sprintf("ami-5c%015x", 2*i+1), name: "ScyllaDB " + v, arch: "x86_64", owner: OwnerID, created: created},
-			image{id: fmt.Sprintf("ami-5c%015x", 2*i+2), name: "ScyllaDB " + v, arch: "arm64", owner: OwnerID, created: created})
+		r.images = append(r.images, PublishedImages(i, v)...)
+	}
+	for i, im := range o.Images {
+		if im.ID == "" {
+			im.ID = fmt.Sprintf("ami-5d%015x", i+1)
+		}
+		r.images = append(r.images, im)
 	}
 	var err error
 	if r.host, err = newHostKeys(); err != nil {
@@ -293,9 +298,9 @@ func (r *Region) Close() error {
 	return err
 }
 
-func (r *Region) image(id string) *image {
+func (r *Region) image(id string) *Image {
 	for i := range r.images {
-		if r.images[i].id == id {
+		if r.images[i].ID == id {
 			return &r.images[i]
 		}
 	}

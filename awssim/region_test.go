@@ -183,7 +183,7 @@ func sshRun(t *testing.T, r *Region, addr, cmd string) string {
 func TestMachineImageInstances(t *testing.T) {
 	r, c := start(t, Options{})
 	ctx := context.Background()
-	imgs, err := c.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{OwnerID}, Filters: []types.Filter{
+	imgs, err := c.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{ReleaseOwnerID}, Filters: []types.Filter{
 		{Name: awssdk.String("name"), Values: []string{"ScyllaDB 2025*"}}, {Name: awssdk.String("architecture"), Values: []string{"x86_64"}}}})
 	if err != nil || len(imgs.Images) != 1 {
 		t.Fatalf("DescribeImages: %v %+v", err, imgs)
@@ -290,7 +290,7 @@ func TestMachineImageInstances(t *testing.T) {
 func TestLaunchErrors(t *testing.T) {
 	r, c := start(t, Options{PrivateNet: "127.0.44.", PublicNet: "127.0.45.", LoopbackNet: "127.0.46."})
 	ctx := context.Background()
-	imgs, err := c.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{OwnerID}, Filters: []types.Filter{{Name: awssdk.String("architecture"), Values: []string{"x86_64"}}}})
+	imgs, err := c.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{ReleaseOwnerID}, Filters: []types.Filter{{Name: awssdk.String("architecture"), Values: []string{"x86_64"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

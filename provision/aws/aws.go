@@ -33,9 +33,6 @@ const (
 	CreatedByVal = "elasticity"
 )
 
-// ScyllaDB's AWS account that publishes the ScyllaDB machine images.
-const scyllaImageOwner = "797456418907"
-
 // Ports opened in a security group created for a run.
 // 19042 is the shard-aware CQL port (native_shard_aware_transport_port in
 // scylladb conf/scylla.yaml) that shard-aware drivers connect to.

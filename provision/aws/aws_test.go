@@ -306,22 +306,6 @@ func TestGravitonTypesGetTheArm64Image(t *testing.T) {
 	}
 }
 
-func TestNoVersionTakesTheNewestImage(t *testing.T) {
-	f := newFakeEC2(t)
-	f.images = []fakeImage{{"ami-a", "ScyllaDB 2025.1.0", "2025-01-01T00:00:00.000Z", ""}, {"ami-b", "ScyllaDB 2025.3.1", "2025-09-01T00:00:00.000Z", ""}}
-	var logs strings.Builder
-	p := testProvider(t, f, &logs, nil)
-	spec := testSpec()
-	spec.Version = ""
-	if _, err := p.Create(context.Background(), spec); err != nil {
-		t.Fatalf("Create: %v", err)
-	}
-	if in := f.live()[0]; in.ami != "ami-b" {
-		t.Errorf("image %s, want the newest ami-b", in.ami)
-	}
-	_ = p.Destroy(context.Background())
-}
-
 func TestEc2SnitchDC(t *testing.T) {
 	for zone, want := range map[string][2]string{"us-east-1a": {"us-east", "1a"}, "us-west-2b": {"us-west-2", "2b"}, "ap-southeast-1c": {"ap-southeast", "1c"}, "eu-west-3a": {"eu-west-3", "3a"}} {
 		if dc, rack := Ec2SnitchDC(zone); dc != want[0] || rack != want[1] {

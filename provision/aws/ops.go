@@ -212,8 +212,9 @@ func (p *Provider) ensureSecurityGroup(ctx context.Context) error {
 }
 
 // imageFor is the image of an instance type: aws.ami when given, else the
-// newest ScyllaDB machine image of the version for the type's architecture
-// (arm64 for Graviton types such as i8g), looked up once per architecture.
+// ScyllaDB machine image of the version for the type's architecture (arm64
+// for Graviton types such as i8g) by SCT's rule (ami.go), looked up once per
+// architecture.
 func (p *Provider) imageFor(ctx context.Context, instanceType string) (string, error) {
 	if p.opts.AMI != "" {
 		return p.opts.AMI, nil
@@ -237,38 +238,6 @@ func (p *Provider) imageFor(ctx context.Context, instanceType string) (string, e
 	p.amis[arch] = ami
 	p.mu.Unlock()
 	return ami, nil
-}
-
-// lookupAMI finds the newest ScyllaDB machine image of a version (any
-// version when none is given) and architecture.
-func (p *Provider) lookupAMI(ctx context.Context, version, arch string) (string, error) {
-	names := []string{"ScyllaDB " + version + "*", "ScyllaDB Enterprise " + version + "*"}
-	what := "ScyllaDB " + version
-	if version == "" {
-		// ScyllaDB's images are named "ScyllaDB <version>"; the newest wins.
-		names, what = []string{"ScyllaDB 20*", "ScyllaDB 6*", "ScyllaDB Enterprise 20*"}, "ScyllaDB (any version; set cluster.version or aws.ami to choose)"
-	}
-	out, err := p.client.DescribeImages(ctx, &ec2.DescribeImagesInput{
-		Owners: []string{scyllaImageOwner},
-		Filters: []types.Filter{
-			{Name: awssdk.String("name"), Values: names},
-			{Name: awssdk.String("architecture"), Values: []string{arch}},
-		},
-	})
-	if err != nil {
-		return "", fmt.Errorf("aws: looking up the %s image (%s): %s", what, arch, redact(err))
-	}
-	var best types.Image
-	for _, im := range out.Images {
-		if awssdk.ToString(im.CreationDate) > awssdk.ToString(best.CreationDate) {
-			best = im
-		}
-	}
-	if best.ImageId == nil {
-		return "", fmt.Errorf("aws: no %s image for %s found in %s", what, arch, p.opts.Region)
-	}
-	p.logf("using image %s (%s, %s)", awssdk.ToString(best.ImageId), awssdk.ToString(best.Name), arch)
-	return awssdk.ToString(best.ImageId), nil
 }
 
 func (p *Provider) find(n provision.Node) (provision.Node, error) {

@@ -114,9 +114,11 @@ func planLines(c *provision.Config, f provision.PlanFacts) []provision.PlanLine 
 	case c.AWS.AMI != "":
 		add("image", c.AWS.AMI)
 	case c.Cluster.Version == "":
-		add("image", fmt.Sprintf("newest \"ScyllaDB *\" of each architecture published by ScyllaDB (owner 797456418907) in %s; set cluster.version or aws.ami to choose", c.AWS.Region))
+		add("image", fmt.Sprintf("newest image with %s in %s, of each instance type's architecture, debug builds excluded (SCT's lookup); set cluster.version or aws.ami to choose",
+			scyllaImageQuery(""), c.AWS.Region))
 	default:
-		add("image", fmt.Sprintf("newest \"ScyllaDB %s*\" published by ScyllaDB (owner 797456418907) in %s", c.Cluster.Version, c.AWS.Region))
+		add("image", fmt.Sprintf("newest image with %s in %s, of each instance type's architecture, debug builds excluded (SCT's lookup for scylla_version %s); aws.ami overrides",
+			scyllaImageQuery(c.Cluster.Version), c.AWS.Region, c.Cluster.Version))
 	}
 	return out
 }
