@@ -50,7 +50,7 @@ func TestAWSSimPrintsTheEnvironmentAndServes(t *testing.T) {
 	}
 	c := ec2.New(ec2.Options{Region: vars["AWS_REGION"], BaseEndpoint: awssdk.String(vars["AWS_ENDPOINT_URL_EC2"]),
 		Credentials: credentials.NewStaticCredentialsProvider(vars["AWS_ACCESS_KEY_ID"], vars["AWS_SECRET_ACCESS_KEY"], ""), RetryMaxAttempts: 1})
-	imgs, err := c.DescribeImages(context.Background(), &ec2.DescribeImagesInput{Owners: []string{"797456418907"}})
+	imgs, err := c.DescribeImages(context.Background(), &ec2.DescribeImagesInput{Owners: []string{"797456418907", "158855661827"}}) // SCT's SCYLLA_AMI_OWNER_ID_LIST
 	if err != nil || len(imgs.Images) != 2 {
 		t.Errorf("DescribeImages through the printed environment: %v %+v", err, imgs)
 	}

@@ -82,7 +82,7 @@ every instance it still has.
 		fl.StringVar(&envFile, "env-file", "", "also write the export lines to this file")
 		fl.BoolVar(&o.RefuseSpot, "refuse-spot", false, "answer spot launches with InsufficientInstanceCapacity")
 		fl.IntVar(&o.MaxInstances, "max-instances", 64, "the account's instance limit")
-		fl.StringSliceVar(&o.Versions, "versions", []string{"2025.1.0"}, "ScyllaDB versions with images (x86_64 and arm64 each)")
+		fl.StringSliceVar(&o.Versions, "versions", []string{"2025.1.0"}, "ScyllaDB versions with published images (x86_64 and arm64 each, named and tagged as ScyllaDB's; later ones newer)")
 		fl.Float64Var(&l.StorageScaleMiBPerGB, "storage-scale-mib-per-gb", l.StorageScaleMiBPerGB, "emulated disk MiB per catalog GB (local.storage_scale_mib_per_gb)")
 		fl.Float64Var(&l.OpsPerVCPU, "ops-per-vcpu", l.OpsPerVCPU, "replica operations per second per vCPU (local.ops_per_vcpu)")
 		fl.Float64Var(&l.StreamMiBPerVCPU, "stream-mib-per-vcpu", l.StreamMiBPerVCPU, "streaming MiB/s per vCPU (local.stream_mib_per_vcpu)")
