@@ -205,6 +205,9 @@ func (ec *execCtx) runCAS(us []*casUpdate, batch bool, timeout time.Duration) (m
 		return nil, err
 	}
 	ti := first.ti
+	if err := ec.s.checkLWTTable(ti); err != nil {
+		return nil, err
+	}
 	ctx, cancel := ec.context(timeout)
 	defer cancel()
 	unlock, err := ec.s.lockPartition(ctx, ti.keyspace, ti.name, first.pk)
@@ -242,6 +245,20 @@ func (ec *execCtx) runCAS(us []*casUpdate, batch bool, timeout time.Duration) (m
 		return ec.routeHint(res, ti.keyspace, ti.name, first.pk), nil
 	}
 	return res, nil
+}
+
+// checkLWTTable refuses a transaction on a table with tablets where this
+// version cannot run one: service/storage_proxy.cc cas, unconditionally
+// in 2025.1, and while the cluster lacks LWT_WITH_TABLETS in 2025.4.
+func (s *Server) checkLWTTable(ti *tableInfo) error {
+	sch := s.b.Schema()
+	if sch == nil || sch.Keyspaces[ti.keyspace] == nil || !sch.Keyspaces[ti.keyspace].TabletsEnabled {
+		return nil
+	}
+	if hasFeature(s.b.Local().ScyllaVersion, "LWT_WITH_TABLETS") {
+		return nil
+	}
+	return engine.Errorf(engine.CodeInvalid, "Cannot use LightWeight Transactions for table %s.%s: LWT is not yet supported with tablets", ti.keyspace, ti.name)
 }
 
 // paxosReadCL is the consistency of the Paxos round's read: QUORUM for
@@ -517,6 +534,9 @@ func (ec *execCtx) serialRead(ctx context.Context, ti *tableInfo, keys [][]byte)
 	ec.serial = ec.cl
 	readCL, err := ec.paxosReadCL()
 	if err != nil {
+		return nil, err
+	}
+	if err := ec.s.checkLWTTable(ti); err != nil {
 		return nil, err
 	}
 	unlock, err = ec.s.lockPartition(ctx, ti.keyspace, ti.name, keys[0])

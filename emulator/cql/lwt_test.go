@@ -28,7 +28,7 @@ func TestLWTMetadataMark(t *testing.T) {
 	}
 
 	s := newSession(t, hp, "")
-	if err := s.Query(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`).Exec(); err != nil {
+	if err := s.Query(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1} AND tablets = {'enabled': false}`).Exec(); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Query(`CREATE TABLE ks.kv (key bigint PRIMARY KEY, value blob)`).Exec(); err != nil {
@@ -71,7 +71,9 @@ func TestLWTConditions(t *testing.T) {
 	hp := enginetest.StartServer(t, "127.0.1.44:0", mem)
 	s := newSession(t, hp, "")
 	for _, q := range []string{
-		`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`,
+		`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1} AND tablets = {'enabled': false}`,
+		`CREATE KEYSPACE tks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`,
+		`CREATE TABLE tks.kv (k int PRIMARY KEY, v int)`,
 		`CREATE TABLE ks.t (p int, c int, s int STATIC, v text, PRIMARY KEY (p, c))`,
 		`CREATE TABLE ks.kv (k int PRIMARY KEY, v int)`,
 	} {
@@ -158,6 +160,12 @@ func TestLWTConditions(t *testing.T) {
 	b.Query(`UPDATE ks.t SET s = 3 WHERE p = 2 IF s = 2`)
 	if _, _, err := s.ExecuteBatchCAS(b); err == nil || !strings.Contains(err.Error(), "BATCH with conditions cannot span multiple partitions") {
 		t.Errorf("conditional batch over two partitions: %v", err)
+	}
+	// 2025.1 runs no LWT on a table with tablets (service/storage_proxy.cc
+	// cas; 2025.4 does once the cluster has LWT_WITH_TABLETS).
+	if err := s.Query(`INSERT INTO tks.kv (k, v) VALUES (1, 1) IF NOT EXISTS`).Exec(); err == nil ||
+		!strings.Contains(err.Error(), "Cannot use LightWeight Transactions for table tks.kv: LWT is not yet supported with tablets") {
+		t.Errorf("LWT on a tablets table in 2025.1: %v", err)
 	}
 	if err := s.Query(`UPDATE ks.kv USING TIMESTAMP 5 SET v = 1 WHERE k = 3 IF EXISTS`).Exec(); err == nil ||
 		!strings.Contains(err.Error(), "Cannot provide custom timestamp for conditional updates") {

@@ -2,6 +2,7 @@ package cql
 
 import (
 	"bytes"
+	"crypto/md5"
 	"encoding/binary"
 	"encoding/json"
 	"math"
@@ -196,6 +197,43 @@ func sortedTables(sch *engine.Schema) []*engine.Table {
 	return ts
 }
 
+// schemaTables are the tables system_schema lists: the system tables the
+// node serves, then the users' (in keyspace, name order).
+func schemaTables(s *Server) []*engine.Table {
+	var ts []*engine.Table
+	for _, vt := range virtualTables {
+		ts = append(ts, vt.def())
+	}
+	ts = append(ts, sortedTables(schemaOf(s))...)
+	sort.SliceStable(ts, func(i, j int) bool {
+		if ts[i].Keyspace != ts[j].Keyspace {
+			return ts[i].Keyspace < ts[j].Keyspace
+		}
+		return ts[i].Name < ts[j].Name
+	})
+	return ts
+}
+
+// def is a system table's definition as system_schema shows it; its id is
+// derived from its name, as ScyllaDB's system tables' ids are
+// (schema/schema.cc generate_legacy_id: a name-based UUID).
+func (vt *virtualTable) def() *engine.Table {
+	ti := vt.info
+	t := &engine.Table{Keyspace: ti.keyspace, Name: ti.name, Options: map[string]string{}}
+	sum := md5.Sum([]byte(ti.keyspace + ti.name))
+	t.ID = sum
+	t.ID[6] = t.ID[6]&0x0f | 0x30
+	t.ID[8] = t.ID[8]&0x3f | 0x80
+	for _, c := range ti.all {
+		col := c.Column
+		if col.Kind != engine.PartitionKey {
+			col.Position = -1
+		}
+		t.Columns = append(t.Columns, col)
+	}
+	return t
+}
+
 func optMap(t *engine.Table, name string, def map[string]string) []byte {
 	if v, ok := t.Options[name]; ok {
 		var m map[string]string
@@ -240,7 +278,7 @@ func nodeRow(s *Server, n engine.NodeInfo, sch *engine.Schema) map[string][]byte
 		"rpc_address":        encInet(n.Addr),
 		"schema_version":     encUUID(sch.Version),
 		"tokens":             encTextSet(n.Tokens),
-		"supported_features": encText(""),
+		"supported_features": encText(supportedFeatures(n.ScyllaVersion)),
 	}
 }
 
@@ -343,6 +381,14 @@ func init() {
 		return rows
 	})
 
+	// ScyllaDB's own table of node-local facts (db/system_keyspace.cc
+	// scylla_local); test suites and tools tell ScyllaDB from Cassandra
+	// by a system table named scylla_* in system_schema.tables.
+	defineVirtual("system", "scylla_local", []vcol{{"key", "text"}, {"value", "text"}}, func(s *Server) []map[string][]byte {
+		return []map[string][]byte{
+			{"key": encText("enabled_features"), "value": encText(supportedFeatures(s.b.Local().ScyllaVersion))},
+		}
+	})
 	defineVirtual("system_schema", "tables", []vcol{
 		{"keyspace_name", "text"}, {"table_name", "text"}, {"bloom_filter_fp_chance", "double"},
 		{"caching", "map<text, text>"}, {"cdc", "map<text, text>"}, {"comment", "text"}, {"compaction", "map<text, text>"},
@@ -353,7 +399,7 @@ func init() {
 		{"speculative_retry", "text"},
 	}, func(s *Server) []map[string][]byte {
 		var rows []map[string][]byte
-		for _, t := range sortedTables(schemaOf(s)) {
+		for _, t := range schemaTables(s) {
 			flags := []string{"compound"}
 			if t.Options["compact_storage"] == "true" {
 				flags = []string{"dense"}
@@ -402,7 +448,7 @@ func init() {
 		{"column_name_bytes", "blob"}, {"kind", "text"}, {"position", "int"}, {"type", "text"},
 	}, func(s *Server) []map[string][]byte {
 		var rows []map[string][]byte
-		for _, t := range sortedTables(schemaOf(s)) {
+		for _, t := range schemaTables(s) {
 			for _, c := range t.Columns {
 				order := "none"
 				if c.Kind == engine.Clustering {

@@ -2,6 +2,8 @@ package cql_test
 
 import (
 	"net"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
@@ -87,5 +89,79 @@ func TestSystemTables(t *testing.T) {
 	}
 	if _, ok := rawQuery(t, rc, "INSERT INTO system.local (key) VALUES ('x')").(*message.Unauthorized); !ok {
 		t.Error("writes to system tables must be refused")
+	}
+}
+
+// Suites and drivers recognise ScyllaDB by system tables and features:
+// cqlpy's is_scylla looks for a system table named scylla_* in
+// system_schema.tables (db/system_keyspace.cc scylla_local), and the Go
+// driver reads TABLETS from system.local.supported_features
+// (gms/feature_service.cc supported_feature_set; LWT_WITH_TABLETS only
+// from 2025.4).
+func TestScyllaDetection(t *testing.T) {
+	mem := enginetest.NewMemory("detect")
+	hp := enginetest.StartServer(t, "127.0.1.45:0", mem)
+	s := newSession(t, hp, "")
+	var names []string
+	iter := s.Query(`SELECT table_name FROM system_schema.tables WHERE keyspace_name = 'system'`).Iter()
+	var name string
+	for iter.Scan(&name) {
+		names = append(names, name)
+	}
+	if err := iter.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(names, "scylla_local") || !slices.Contains(names, "local") || !slices.Contains(names, "peers") {
+		t.Errorf("system tables in system_schema.tables: %v", names)
+	}
+	var kind string
+	if err := s.Query(`SELECT kind FROM system_schema.columns WHERE keyspace_name = 'system' AND table_name = 'local' AND column_name = 'key'`).Scan(&kind); err != nil || kind != "partition_key" {
+		t.Errorf("system.local key column: %q %v", kind, err)
+	}
+	var value string
+	if err := s.Query(`SELECT value FROM system.scylla_local WHERE key = 'enabled_features'`).Scan(&value); err != nil || !strings.Contains(value, "TABLETS") {
+		t.Errorf("scylla_local enabled_features: %q %v", value, err)
+	}
+	var features string
+	if err := s.Query(`SELECT supported_features FROM system.local`).Scan(&features); err != nil {
+		t.Fatal(err)
+	}
+	list := strings.Split(features, ",")
+	for _, f := range []string{"TABLETS", "LWT", "CDC", "UDA", "COUNTERS"} {
+		if !slices.Contains(list, f) {
+			t.Errorf("supported_features lacks %s: %s", f, features)
+		}
+	}
+	for _, f := range []string{"UDF", "TEST_ONLY_FEATURE", "LWT_WITH_TABLETS"} {
+		if slices.Contains(list, f) {
+			t.Errorf("2025.1 supported_features has %s", f)
+		}
+	}
+	if !slices.IsSorted(list) {
+		t.Errorf("supported_features not sorted: %s", features)
+	}
+}
+
+// DESCRIBE KEYSPACE answers as ScyllaDB's server-side describe does
+// (cql3/statements/describe_statement.cc, data_dictionary.cc
+// keyspace_metadata::describe); the Go driver's suite reads its
+// create_statement to learn whether keyspaces get tablets by default.
+func TestDescribeKeyspace(t *testing.T) {
+	mem := enginetest.NewMemory("describe")
+	hp := enginetest.StartServer(t, "127.0.1.46:0", mem)
+	s := newSession(t, hp, "")
+	if err := s.Query(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	row := map[string]any{}
+	if err := s.Query(`DESCRIBE KEYSPACE ks`).MapScan(row); err != nil {
+		t.Fatal(err)
+	}
+	want := "CREATE KEYSPACE ks WITH replication = {'class': 'org.apache.cassandra.locator.NetworkTopologyStrategy', 'datacenter1': '1'} AND durable_writes = true AND tablets = {'enabled': true};"
+	if row["keyspace_name"] != "ks" || row["type"] != "keyspace" || row["name"] != "ks" || row["create_statement"] != want {
+		t.Errorf("DESCRIBE KEYSPACE ks: %v\nwant create_statement %s", row, want)
+	}
+	if err := s.Query(`DESC KEYSPACE nope`).Exec(); err == nil || !strings.Contains(err.Error(), "'nope' not found in keyspaces") {
+		t.Errorf("DESCRIBE of a missing keyspace: %v", err)
 	}
 }

@@ -241,6 +241,17 @@ func (p *parser) statement() (Statement, error) {
 	case "begin":
 		p.stmt = "BATCH"
 		return p.batchStmt()
+	case "describe", "desc":
+		p.stmt = "DESCRIBE"
+		p.i++
+		if !p.acceptKw("keyspace") {
+			return nil, p.errf("unsupported DESCRIBE %s (only DESCRIBE KEYSPACE name)", p.peek())
+		}
+		name, err := p.ident("keyspace name")
+		if err != nil {
+			return nil, err
+		}
+		return &DescribeKeyspace{Keyspace: name}, nil
 	}
 	p.stmt = strings.ToUpper(t.text)
 	return nil, p.errf("unsupported statement %s", t)
