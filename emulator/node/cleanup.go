@@ -14,42 +14,49 @@ import (
 // (api/storage_service.cc force_keyspace_cleanup, compaction/
 // task_manager_module.cc cleanup_keyspace_compaction_task_impl): after the
 // memtables are flushed, rows of tokens this node is no longer a replica of
-// are dropped and the space they took is reclaimed. Only vnodes keyspaces
-// need it: a tablets keyspace's replicas drop a tablet's data when it moves
-// away ("Keyspace X does not support cleanup", and 0 is answered); and it
-// is refused while the topology changes, when ranges are still moving.
+// are dropped and the space they took is reclaimed, as a "cleanup
+// compaction" task tree. Only vnodes keyspaces need it: a tablets
+// keyspace's replicas drop a tablet's data when it moves away ("Keyspace X
+// does not support cleanup": nothing runs); and it is refused while the
+// topology changes, when ranges are still moving.
 func (n *Node) CleanupKeyspace(ctx context.Context, ks string, ts []*engine.Table) error {
+	op, err := n.cleanupOp(ks, ts)
+	if err != nil || op == nil {
+		return err
+	}
+	_, err = n.runKeyspaceTask(ctx, "cleanup compaction", ks, ts, true, op)
+	return err
+}
+
+// cleanupOp checks that the keyspace needs and allows cleanup, flushes, and
+// returns the work on one table (nil when there is nothing to do).
+func (n *Node) cleanupOp(ks string, ts []*engine.Table) (tableOp, error) {
 	v := n.view.Load()
 	k := v.m.Keyspaces[ks]
 	if k == nil {
-		return noSuchKeyspace(ks)
+		return nil, noSuchKeyspace(ks)
 	}
 	if k.TabletsEnabled {
 		n.log.Logf(scyllalog.Info, "api", "Keyspace %s does not support cleanup", ks)
-		return nil
+		return nil, nil
 	}
 	n.log.Logf(scyllalog.Info, "api", "force_keyspace_cleanup: keyspace=%s tables=%s", ks, tableNames(ts))
 	for _, nm := range v.m.Nodes {
 		if nm.State == engine.StateJoining || nm.State == engine.StateLeaving {
 			const msg = "Can not perform cleanup operation when topology changes"
 			n.log.Logf(scyllalog.Warn, "api", "force_keyspace_cleanup: keyspace=%s tables=%s: %s", ks, tableNames(ts), msg)
-			return runtimeError(msg)
+			return nil, runtimeError(msg)
 		}
 	}
 	if err := n.flushTables(); err != nil {
-		return err
+		return nil, err
 	}
 	unowned := complementRanges(n.ownedRanges(v, k))
-	for _, t := range ts {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := n.cleanupTable(ks, t, unowned); err != nil {
-			return runtimeError("cleanup of %s.%s: %v", ks, t.Name, err)
-		}
-	}
-	n.disk.Refresh()
-	return nil
+	return func(_ context.Context, t *engine.Table) error {
+		err := n.cleanupTable(ks, t, unowned)
+		n.disk.Refresh()
+		return err
+	}, nil
 }
 
 // cleanupTable drops the table's rows in the unowned token ranges and

@@ -159,6 +159,7 @@ type Node struct {
 	// What the REST API's switches set (rest_ops.go), and the failure
 	// detector's generations and down times as the API shows them (gossip.go).
 	api       apiState
+	tasks     *taskManager // the task manager's registered tasks (tasks.go)
 	gens      map[string]int64
 	downSince map[string]time.Time
 }

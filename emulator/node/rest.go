@@ -29,6 +29,8 @@ func (n *Node) RESTHandler(nativeTransport func() bool) http.Handler {
 	n.restSnapshots(rt)
 	n.restGossip(rt)
 	n.restData(rt)
+	n.restTasks(rt)
+	n.restErrorInjection(rt)
 	return rt
 }
 

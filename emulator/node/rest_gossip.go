@@ -161,3 +161,16 @@ func heartBeatVersion(gen int64, seen time.Time) int64 {
 	}
 	return max(0, int64(seen.Sub(time.Unix(gen, 0))/heartbeatInterval))
 }
+
+// restErrorInjection adds v2/error_injection as a release build has it
+// (api/error_injection.cc over utils/error_injection.hh's
+// error_injection<false>): enabling and disabling are accepted and do
+// nothing, and no injection is ever enabled.
+func (n *Node) restErrorInjection(rt *restRouter) {
+	void := func(r *http.Request) (any, error) { return voidReply{}, nil }
+	rt.handle("POST /v2/error_injection/injection/{injection}", void)
+	rt.handle("DELETE /v2/error_injection/injection/{injection}", void)
+	rt.handle("DELETE /v2/error_injection/injection", void)
+	rt.handle("POST /v2/error_injection/injection/{injection}/message", void)
+	rt.handle("GET /v2/error_injection/injection", func(r *http.Request) (any, error) { return []string{}, nil })
+}

@@ -132,29 +132,6 @@ func (n *Node) flushTables() error {
 	return nil
 }
 
-// majorCompaction compacts each table's data into the bottom level, as
-// major compaction does (compaction/task_manager_module.cc
-// major_keyspace_compaction_task_impl), and records it in the history.
-func (n *Node) majorCompaction(ks string, ts []*engine.Table, flush bool) error {
-	if flush {
-		if err := n.flushTables(); err != nil {
-			return err
-		}
-	}
-	for _, t := range ts {
-		start := tableStart(t.ID)
-		end := keyUpperBound(start)
-		before := n.store.DiskUsage(start, end)
-		began := time.Now()
-		if err := n.store.CompactRange(start, end); err != nil {
-			return runtimeError("major compaction of %s.%s: %v", ks, t.Name, err)
-		}
-		n.recordCompaction(ks, t.Name, "Major", began, before, n.store.DiskUsage(start, end))
-	}
-	n.disk.Refresh()
-	return nil
-}
-
 func (n *Node) recordCompaction(ks, cf, kind string, began time.Time, in, out int64) {
 	n.api.mu.Lock()
 	defer n.api.mu.Unlock()
@@ -258,69 +235,7 @@ func (n *Node) restOps(rt *restRouter) {
 		}
 		return voidReply{}, nil
 	})
-	n.keyspaceOp(rt, "POST /storage_service/keyspace_compaction/{keyspace}", "cf", func(r *http.Request, ks string, ts []*engine.Table) (any, error) {
-		flush, err := boolParam(r, "flush_memtables", true)
-		if err != nil {
-			return nil, err
-		}
-		n.log.Logf(scyllalog.Info, "api", "force_keyspace_compaction: keyspace=%s tables=%s, flush=%v", ks, tableNames(ts), flush)
-		if err := n.majorCompaction(ks, ts, flush); err != nil {
-			return nil, err
-		}
-		return voidReply{}, nil
-	})
-	rt.handle("POST /storage_service/compact", func(r *http.Request) (any, error) {
-		flush, err := boolParam(r, "flush_memtables", true)
-		if err != nil {
-			return nil, err
-		}
-		n.log.Logf(scyllalog.Info, "api", "force_compaction: flush=%v", flush)
-		v := n.view.Load()
-		for ks := range v.m.Keyspaces {
-			ts, _ := n.tableInfos(ks, "")
-			if err := n.majorCompaction(ks, ts, flush); err != nil {
-				return nil, err
-			}
-			flush = false
-		}
-		return voidReply{}, nil
-	})
-	n.keyspaceOp(rt, "POST /storage_service/keyspace_cleanup/{keyspace}", "cf", func(r *http.Request, ks string, ts []*engine.Table) (any, error) {
-		if err := n.CleanupKeyspace(r.Context(), ks, ts); err != nil {
-			return nil, err
-		}
-		return 0, nil
-	})
-	n.keyspaceOp(rt, "GET /storage_service/keyspace_scrub/{keyspace}", "cf", func(r *http.Request, ks string, ts []*engine.Table) (any, error) {
-		if err := checkScrubOptions(r); err != nil {
-			return nil, err
-		}
-		snap, err := boolParam(r, "disable_snapshot", false)
-		if err != nil {
-			return nil, err
-		}
-		if !snap && len(ts) > 0 {
-			if _, err := n.takeSnapshot(fmt.Sprintf("pre-scrub-%d", time.Now().UnixMilli()), map[string][]*engine.Table{ks: ts}); err != nil {
-				return nil, err
-			}
-		}
-		// Rows in the emulator's store are never corrupt: scrub finds
-		// nothing (compaction_stats.validation_errors == 0: status 0).
-		n.log.Logf(scyllalog.Info, "compaction", "Finished scrubbing in %s mode", scrubModeName(r.URL.Query().Get("scrub_mode")))
-		return 0, nil
-	})
-	n.keyspaceOp(rt, "GET /storage_service/keyspace_upgrade_sstables/{keyspace}", "cf", func(r *http.Request, ks string, ts []*engine.Table) (any, error) {
-		if _, err := boolParam(r, "exclude_current_version", false); err != nil {
-			return nil, err
-		}
-		// Every sstable is of the current format: nothing to rewrite.
-		return 0, nil
-	})
-	n.keyspaceOp(rt, "POST /storage_service/keyspace_offstrategy_compaction/{keyspace}", "cf", func(r *http.Request, ks string, ts []*engine.Table) (any, error) {
-		// Streamed data is ingested straight into the tree: no table has
-		// sstables waiting for off-strategy compaction.
-		return false, nil
-	})
+	n.restCompactionOps(rt)
 	for _, sw := range []struct {
 		name string
 		m    *map[[16]byte]bool
@@ -489,12 +404,12 @@ func (n *Node) restColumnFamily(rt *restRouter) {
 		if err != nil {
 			return nil, err
 		}
-		flush, err := boolParam(r, "flush_memtables", true)
+		op, err := n.majorCompactionOp(r, t.Keyspace, []*engine.Table{t})
 		if err != nil {
 			return nil, err
 		}
-		if err := n.majorCompaction(t.Keyspace, []*engine.Table{t}, flush); err != nil {
-			return nil, err
+		if _, err := n.runKeyspaceTask(r.Context(), "major compaction", t.Keyspace, []*engine.Table{t}, true, op); err != nil {
+			return nil, runtimeError("%v", err)
 		}
 		return voidReply{}, nil
 	})

@@ -78,11 +78,15 @@ func (rt *restRouter) handle(pattern string, f restFunc, mandatory ...string) {
 			writeRESTError(w, err)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		if _, void := v.(voidReply); void {
+		b, err := json.Marshal(v)
+		if err != nil {
+			writeRESTError(w, err)
 			return
 		}
-		json.NewEncoder(w).Encode(v)
+		w.Header().Set("Content-Type", "application/json")
+		if _, void := v.(voidReply); !void {
+			w.Write(b) // as Seastar writes JSON: no newline after it
+		}
 	})
 }
 

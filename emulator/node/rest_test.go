@@ -274,3 +274,45 @@ func TestCleanupDropsUnownedVnodeRows(t *testing.T) {
 		t.Error("no cleanup line in the log")
 	}
 }
+
+// A keyspace's major compaction is a task tree in the compaction module
+// (keyspace → shard → table, one sequence number), listed while its time
+// to live lasts; the /tasks route answers the id of a task it runs in the
+// background (api/task_manager.cc, api/tasks.cc, tasks/task_manager.cc).
+func TestRESTCompactionTasks(t *testing.T) {
+	var log syncBuf
+	a := startMember(t, "127.0.9.1", &log, nil)
+	createKeyspaceTable(t, a, "ks", true, 20)
+	srv := httptest.NewServer(a.RESTHandler(nil))
+	defer srv.Close()
+	if code, v := restCall(t, srv, "POST", "/storage_service/keyspace_compaction/ks"); code != 200 {
+		t.Fatalf("compaction: %d %v", code, v)
+	}
+	if _, v := restCall(t, srv, "GET", "/task_manager/list_module_tasks/compaction"); len(v.([]any)) != 0 {
+		t.Errorf("a finished task outlived task_ttl 0: %v", v)
+	}
+	if _, old := restCall(t, srv, "POST", "/task_manager/ttl?ttl=1000"); old != float64(0) {
+		t.Errorf("the previous ttl: %v, want 0", old)
+	}
+	restCall(t, srv, "POST", "/storage_service/keyspace_compaction/ks")
+	_, v := restCall(t, srv, "GET", "/task_manager/list_module_tasks/compaction")
+	tasks, _ := v.([]any)
+	if len(tasks) != 1 || tasks[0].(map[string]any)["type"] != "major compaction" || tasks[0].(map[string]any)["state"] != "done" {
+		t.Fatalf("tasks: %v", v)
+	}
+	id := tasks[0].(map[string]any)["task_id"].(string)
+	_, v = restCall(t, srv, "GET", "/task_manager/task_status_recursive/"+id)
+	tree, _ := v.([]any)
+	if len(tree) != 3 || tree[1].(map[string]any)["parent_id"] != id || tree[2].(map[string]any)["scope"] != "table" ||
+		tree[2].(map[string]any)["sequence_number"] != tasks[0].(map[string]any)["sequence_number"] {
+		t.Errorf("task tree: %v", v)
+	}
+	_, v = restCall(t, srv, "POST", "/tasks/compaction/keyspace_compaction/ks")
+	async, _ := v.(string)
+	if _, st := restCall(t, srv, "GET", "/task_manager/wait_task/"+async); st.(map[string]any)["state"] != "done" {
+		t.Errorf("background compaction: %v", st)
+	}
+	restCall(t, srv, "POST", "/task_manager/drain/compaction")
+	wantError(t, srv, "GET", "/task_manager/task_status/"+id, 400, "task with id "+id+" not found")
+	wantError(t, srv, "GET", "/task_manager/list_module_tasks/nosuch", 400, "std::runtime_error (module nosuch not found)")
+}
