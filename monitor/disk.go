@@ -21,6 +21,7 @@ import (
 
 	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/cluster/scyllarest"
+	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
 )
 
@@ -32,6 +33,13 @@ const (
 	// SourceNodeExporter: node_filesystem_{size,avail}_bytes of the data
 	// mountpoint from node_exporter (port 9100 beside every ScyllaDB node).
 	SourceNodeExporter = "node_exporter"
+	// SourceContainerDF: node_exporter could not be read (ScyllaDB's image
+	// has none from 2026.3), so df of the data directory ran inside the
+	// node (docker exec): the node's own file system.
+	SourceContainerDF = results.DiskSourceContainerDF
+	// SourceContainerDFHost: as SourceContainerDF, with nothing mounted at
+	// the data directory: the host's file system.
+	SourceContainerDFHost = results.DiskSourceContainerDFHost
 	// SourceRESTLoadFallback: node_exporter could not be read, so used is
 	// REST /storage_service/load (live SSTable bytes only: no commitlog,
 	// compaction space or filesystem overhead) against the instance type's
@@ -80,6 +88,10 @@ type DiskMonitor struct {
 	// Logf receives scrape failures (once per node, from its second failure in a row).
 	Logf func(format string, args ...any)
 	HTTP *http.Client
+	// Inside reads a node's data file system from inside it (the docker
+	// backend's df in the container) where node_exporter cannot be read;
+	// with it set, the REST load fallback is never used. nil: REST load.
+	Inside func(ctx context.Context, n *cluster.Node) (provision.DiskUsage, error)
 
 	mu     sync.Mutex
 	latest map[string]results.NodeSample
@@ -164,8 +176,8 @@ func (m *DiskMonitor) SampleAll(ctx context.Context) []results.NodeSample {
 
 // Sample reads one node: ScyllaDB's metrics (port 9180) for the scylla_*
 // series, and disk usage and its machine's CPU time from node_exporter
-// (port 9100), or REST load against its instance type's disk when
-// node_exporter cannot be read.
+// (port 9100); where node_exporter cannot be read, disk usage from inside
+// the node (Inside) or else REST load against its instance type's disk.
 func (m *DiskMonitor) Sample(ctx context.Context, n *cluster.Node) results.NodeSample {
 	s := results.NodeSample{Time: time.Now().UTC(), Node: n.Name, Address: n.Address, Rack: n.Rack, InstanceType: n.InstanceType}
 	ctx, cancel := context.WithTimeout(ctx, m.Timeout)
@@ -187,6 +199,15 @@ func (m *DiskMonitor) Sample(ctx context.Context, n *cluster.Node) results.NodeS
 			s.Source = SourceNodeExporter
 			return s
 		}
+	}
+	if m.Inside != nil {
+		u, err := m.Inside(ctx, n)
+		if err != nil {
+			s.Error = fmt.Sprintf("node_exporter: %v; inside the node: %v", orNoFS(merr), err)
+			return s
+		}
+		s.DiskTotalBytes, s.DiskUsedBytes, s.DiskAvailBytes, s.Source = u.TotalBytes, u.UsedBytes, u.AvailBytes, u.Source
+		return s
 	}
 	cl := scyllarest.New(n.Address, n.RESTPort)
 	cl.Timeout, cl.Attempts = m.Timeout, 1

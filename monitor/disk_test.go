@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -137,5 +138,31 @@ scylla_reactor_utilization{shard="1"} 70
 	}
 	if got := pick(fams); got["reactor_utilization"] != 60 {
 		t.Fatalf("picked %v", got)
+	}
+}
+
+// Where node_exporter cannot be read and the backend reads the disk from
+// inside the node (docker: df in the container), that is the figure and
+// its source, never REST load; a failed read is the sample's error.
+func TestDiskMonitorInside(t *testing.T) {
+	_, nodes := fakeNodes(t, 70)
+	m := NewDiskMonitor(func() []*cluster.Node { return nodes[:2] }, nil, time.Second)
+	m.Timeout = time.Second
+	var asked []string
+	m.Inside = func(ctx context.Context, n *cluster.Node) (provision.DiskUsage, error) {
+		asked = append(asked, n.Name)
+		return provision.DiskUsage{TotalBytes: 2e9, UsedBytes: 5e8, AvailBytes: 1.5e9, Source: SourceContainerDF}, nil
+	}
+	latest := m.SampleAll(context.Background())
+	if len(latest) != 2 || latest[0].Source != SourceNodeExporter || latest[1].Source != SourceContainerDF ||
+		latest[1].DiskTotalBytes != 2e9 || latest[1].DiskUsedBytes != 5e8 || strings.Join(asked, ",") != "node-2" {
+		t.Fatalf("samples %+v, asked %v", latest, asked)
+	}
+	m.Inside = func(ctx context.Context, n *cluster.Node) (provision.DiskUsage, error) {
+		return provision.DiskUsage{}, errors.New("docker exec node-2 df: container is paused")
+	}
+	s := m.Sample(context.Background(), nodes[1])
+	if s.Source != "" || !strings.Contains(s.Error, "container is paused") || s.DiskTotalBytes != 0 {
+		t.Fatalf("failed read: %+v", s)
 	}
 }

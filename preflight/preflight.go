@@ -23,8 +23,12 @@ type Input struct {
 	// PlannedDiskBytes is what the run will write on this machine (local: the
 	// nodes' data; other backends: results only).
 	PlannedDiskBytes int64
-	// PlannedMemoryBytes is what the run's local processes need.
+	// PlannedMemoryBytes is what the run's local processes need;
+	// MemoryDetail says what it is made of, MemorySettings what to change
+	// when it does not fit (both optional).
 	PlannedMemoryBytes int64
+	MemoryDetail       string
+	MemorySettings     string
 	Binary             string // the elasticity binary (local backend)
 	BaseAddress        string // first loopback address of local nodes
 	Getenv             func(string) string
@@ -40,6 +44,8 @@ type Input struct {
 	// DockerDataDir is where containers' data lands (the engine's root
 	// directory); the disk check looks there too when set.
 	DockerDataDir string
+	// MemAvailable reads /proc/meminfo's MemAvailable (nil: the real file).
+	MemAvailable func() (int64, error)
 	// AIOMaxNr and AIONr read /proc/sys/fs/aio-max-nr and aio-nr (nil: the real files).
 	AIOMaxNr, AIONr func() (int64, error)
 }
@@ -76,7 +82,7 @@ func Run(ctx context.Context, in Input) ([]Check, error) {
 	var checks []Check
 	checks = append(checks, diskCheck(in))
 	if in.PlannedMemoryBytes > 0 {
-		checks = append(checks, memoryCheck(in.PlannedMemoryBytes))
+		checks = append(checks, memoryCheck(in))
 	}
 	switch in.Backend {
 	case "local", "":
@@ -140,12 +146,24 @@ func diskCheck(in Input) Check {
 	return c
 }
 
-func memoryCheck(need int64) Check {
-	avail, err := memAvailable()
+func memoryCheck(in Input) Check {
+	readAvail := in.MemAvailable
+	if readAvail == nil {
+		readAvail = memAvailable
+	}
+	avail, err := readAvail()
 	if err != nil {
 		return Check{Name: "memory", OK: true, Detail: "not checked: " + err.Error()}
 	}
-	return Check{Name: "memory", OK: avail >= need, Detail: fmt.Sprintf("%s available, %s needed", human(avail), human(need))}
+	need := in.PlannedMemoryBytes
+	c := Check{Name: "memory", OK: avail >= need, Detail: fmt.Sprintf("%s available, %s needed", human(avail), human(need))}
+	if in.MemoryDetail != "" {
+		c.Detail += " (" + in.MemoryDetail + ")"
+	}
+	if !c.OK && in.MemorySettings != "" {
+		c.Detail += ": lower " + in.MemorySettings
+	}
+	return c
 }
 
 func memAvailable() (int64, error) {

@@ -80,3 +80,19 @@ func TestDockerAIOAndImageChecks(t *testing.T) {
 		t.Fatalf("image: %v", err)
 	}
 }
+
+// A docker run that does not fit the host's memory fails naming what it
+// is made of and the setting to lower.
+func TestMemoryCheckNamesTheSetting(t *testing.T) {
+	in := Input{Backend: "static", OutDir: t.TempDir(), PlannedMemoryBytes: 20 << 30,
+		MemoryDetail: "6 containers' --memory 9.0 GiB", MemorySettings: "docker.storage_scale_mib_per_gb or docker.memory",
+		MemAvailable: func() (int64, error) { return 16 << 30, nil }}
+	_, err := Run(context.Background(), in)
+	if err == nil || !strings.Contains(err.Error(), "memory: 16.0 GiB available, 20.0 GiB needed (6 containers' --memory 9.0 GiB): lower docker.storage_scale_mib_per_gb or docker.memory") {
+		t.Fatalf("%v", err)
+	}
+	in.MemAvailable = func() (int64, error) { return 22 << 30, nil }
+	if _, err := Run(context.Background(), in); err != nil {
+		t.Fatalf("fits: %v", err)
+	}
+}

@@ -98,6 +98,35 @@ type DockerConfig struct {
 	SMP         int
 	MemoryBytes int64
 	Network     string
+	// DataMount is what is mounted at /var/lib/scylla (DockerDataTmpfs or DockerDataNone).
+	DataMount string
+	// StorageScaleMiBPerGB and TimeScale scale the catalog disk and the
+	// scenario's durations; 0 = by image (the backend's Model resolves them).
+	StorageScaleMiBPerGB float64
+	TimeScale            float64
+}
+
+// docker.data_mount's values.
+const (
+	// DockerDataTmpfs: a tmpfs of the node's scaled disk at /var/lib/scylla.
+	DockerDataTmpfs = "tmpfs"
+	// DockerDataNone: the image's own volume, on the host's file system.
+	DockerDataNone = "none"
+)
+
+// The docker backend's scale for real ScyllaDB images (the image double
+// takes the emulator's, local.*): see scenarios.DefaultDockerStorageScaleMiBPerGB.
+const (
+	DefaultDockerStorageScaleMiBPerGB = 4
+	DefaultDockerTimeScale            = 0.1
+)
+
+// CheckDockerDataMount reports what is wrong with a docker.data_mount value.
+func CheckDockerDataMount(v string) error {
+	if v != DockerDataTmpfs && v != DockerDataNone {
+		return fmt.Errorf("must be %q or %q, got %q", DockerDataTmpfs, DockerDataNone, v)
+	}
+	return nil
 }
 
 // AWSConfig configures EC2.

@@ -135,6 +135,20 @@ type IdentityChecker interface {
 	CheckIdentity(ctx context.Context, n Node) error
 }
 
+// DiskReader is an optional capability: a node's data file system as seen
+// from inside the node (docker: df in the container), for the disk monitor
+// where node_exporter cannot be read.
+type DiskReader interface {
+	ReadDisk(ctx context.Context, n Node) (DiskUsage, error)
+}
+
+// DiskUsage is one reading of a node's data file system.
+type DiskUsage struct {
+	TotalBytes, UsedBytes, AvailBytes float64
+	// Source says how it was read (results.NodeSample.Source).
+	Source string
+}
+
 // LogCollector is an optional capability: copy every node's full log into dir.
 type LogCollector interface {
 	CollectLogs(ctx context.Context, dir string) error

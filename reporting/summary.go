@@ -240,7 +240,7 @@ func Limitations(res *results.Result) []string {
 		out = append(out, EmulatedNote)
 	}
 	if res.Setup.TimeScale > 0 && res.Setup.TimeScale != 1 {
-		out = append(out, fmt.Sprintf("Scenario durations were multiplied by %g for the local backend.", res.Setup.TimeScale))
+		out = append(out, fmt.Sprintf("Scenario durations were multiplied by %g for the %s backend.", res.Setup.TimeScale, res.Setup.Backend))
 	}
 	if res.Status == results.StatusInterrupted {
 		out = append(out, "The run did not finish: the last cycle ends at the last record written.")

@@ -148,6 +148,7 @@ type reducer struct {
 	// phasePlan holds the plan's estimates of fill phases by name.
 	phasePlan map[string]float64
 	fallback  map[string]bool // nodes whose disk usage came from REST load
+	hostFS    map[string]bool // nodes whose disk figures are the host's file system
 	// thresholds: each node's stall threshold from its command line.
 	thresholds map[string]float64
 	steal      map[string][]counterSample // the nodes' reactor_cpu_steal_time_ms
@@ -564,11 +565,17 @@ func (r *reducer) sample(s *NodeSample) {
 	if s.DiskTotalBytes <= 0 {
 		return
 	}
-	if s.Source == DiskSourceRESTLoadFallback {
+	switch s.Source {
+	case DiskSourceRESTLoadFallback:
 		if r.fallback == nil {
 			r.fallback = map[string]bool{}
 		}
 		r.fallback[s.Node] = true
+	case DiskSourceContainerDFHost:
+		if r.hostFS == nil {
+			r.hostFS = map[string]bool{}
+		}
+		r.hostFS[s.Node] = true
 	}
 	r.see(s.Time)
 	if r.usage == nil {
@@ -659,6 +666,10 @@ func (r *reducer) finishDisk() {
 		r.res.Setup.Limitations = append(r.res.Setup.Limitations, fmt.Sprintf("Warning: disk usage of %s came from the REST load fallback "+
 			"(live SSTable bytes against the instance type's disk size; commitlog, compaction space and filesystem overhead not counted): "+
 			"node_exporter (port 9100) could not be read.", strings.Join(sortedNodeNames(r.fallback), ", ")))
+	}
+	if len(r.hostFS) > 0 {
+		r.res.Setup.Limitations = append(r.res.Setup.Limitations, fmt.Sprintf("Warning: disk figures of %s are the host's file system, "+
+			"the same for every node: nothing was mounted at their /var/lib/scylla (docker.data_mount none).", strings.Join(sortedNodeNames(r.hostFS), ", ")))
 	}
 }
 

@@ -104,13 +104,23 @@ type NodeSample struct {
 	// hypervisor ran something else while a vCPU had work) and in all modes.
 	CPUStealSeconds float64 `json:"cpu_steal_seconds,omitempty"`
 	CPUSeconds      float64 `json:"cpu_seconds,omitempty"`
-	Source          string  `json:"source,omitempty"` // "node_exporter" | "rest_load_fallback"
+	Source          string  `json:"source,omitempty"` // "node_exporter" | "container_df" | "container_df_host_fs" | "rest_load_fallback"
 	Error           string  `json:"error,omitempty"`  // set when the node could not be read
 }
 
 // DiskSourceRESTLoadFallback is NodeSample.Source when node_exporter could
 // not be read and used bytes are REST load (reports warn about it).
 const DiskSourceRESTLoadFallback = "rest_load_fallback"
+
+// Disk sources of the docker backend where the image has no node_exporter
+// (from scylla-2026.3): `df -P -B1 /var/lib/scylla` run in the container.
+const (
+	// DiskSourceContainerDF: the node's own data file system (a tmpfs).
+	DiskSourceContainerDF = "container_df"
+	// DiskSourceContainerDFHost: nothing was mounted at /var/lib/scylla
+	// (docker.data_mount none): the figures are the host's file system's.
+	DiskSourceContainerDFHost = "container_df_host_fs"
+)
 
 // Event types of events.jsonl.
 const (
@@ -203,7 +213,7 @@ type Setup struct {
 	ValueSizeBytes  int           `json:"value_size_bytes"`
 	Nemesis         []NemesisInfo `json:"nemesis"`
 	Thresholds      []Threshold   `json:"thresholds,omitempty"`
-	TimeScale       float64       `json:"time_scale,omitempty"` // local backend: scenario durations were multiplied by this
+	TimeScale       float64       `json:"time_scale,omitempty"` // local and docker backends: scenario durations were multiplied by this
 	Limitations     []string      `json:"limitations,omitempty"`
 	// RecoveryIntervals is N of sustained recovery (thresholds.recovery.intervals; 0: DefaultRecoveryIntervals).
 	RecoveryIntervals int `json:"recovery_intervals,omitempty"`

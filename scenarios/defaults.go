@@ -78,9 +78,19 @@ var (
 		{Name: "Soft Limit", TargetPercent: 70, Hold: Duration(30 * time.Minute)},
 		{Name: "Hard Limit", TargetPercent: 90, Hold: Duration(30 * time.Minute)},
 	}
-	DefaultDocker = Docker{SMP: 1, Memory: 2 << 30}
+	DefaultDocker = Docker{SMP: 1, Memory: 1 << 30, DataMount: provision.DockerDataTmpfs}
 	DefaultAWS    = AWS{Region: "us-east-1", LoaderInstanceType: "c6i.2xlarge", LoaderCount: 1, TTL: Duration(12 * time.Hour)}
 	DefaultReport = []string{"md", "html", "json"}
+)
+
+// The docker backend's scale for real ScyllaDB images, sized so that
+// configs/90pct-scaleout.yaml runs on a 2-core, 24 GiB machine in about
+// half an hour (README, "Docker backend"): an i4i.large's 468 GB become a
+// 1.83 GiB tmpfs, and 30-minute holds 3 minutes. With docker.memory 1 GiB
+// per shard the run takes at most ≈ 19 GiB of RAM (plan: "memory").
+const (
+	DefaultDockerStorageScaleMiBPerGB = provision.DefaultDockerStorageScaleMiBPerGB
+	DefaultDockerTimeScale            = provision.DefaultDockerTimeScale
 )
 
 const (
@@ -303,6 +313,7 @@ func applyDefaults(s *Scenario, d *decoder) {
 	if !d.isSet("docker.memory") {
 		s.Docker.Memory = DefaultDocker.Memory
 	}
+	str(&s.Docker.DataMount, DefaultDocker.DataMount)
 
 	a := &s.AWS
 	str(&a.Region, DefaultAWS.Region)

@@ -275,13 +275,20 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("%v: latency_recovered %s, want %s", c.sets, got, c.want)
 		}
 	}
-	// Real backends get real timeouts.
-	s, err = Parse([]byte(minimal+"backend: docker\n"), "x.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p, err := Resolve(s); err != nil || s.Timeouts != DefaultTimeoutsReal || p.TimeScale != 1 {
-		t.Errorf("docker timeouts %+v, time scale %v (%v)", s.Timeouts, p.TimeScale, err)
+	// Real backends get real timeouts; docker scales the scenario's
+	// durations for one machine (docker.time_scale), static does not.
+	for backend, scale := range map[string]float64{BackendDocker: DefaultDockerTimeScale, BackendStatic: 1} {
+		src := minimal + "backend: " + backend + "\n"
+		if backend == BackendStatic {
+			src += "static:\n  hosts: [127.0.0.1]\n"
+		}
+		s, err = Parse([]byte(src), "x.yaml", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, err := Resolve(s); err != nil || s.Timeouts != DefaultTimeoutsReal || p.TimeScale != scale {
+			t.Errorf("%s timeouts %+v, time scale %v, want %v (%v)", backend, s.Timeouts, p.TimeScale, scale, err)
+		}
 	}
 }
 

@@ -20,9 +20,10 @@ type Plan struct {
 	Backend     string `json:"backend"`
 	// Emulated comes from the backend: figures are shapes, not ScyllaDB's.
 	Emulated bool `json:"emulated"`
-	// TimeScale multiplies scenario durations (1 except on local).
+	// TimeScale multiplies scenario durations (1 except on local and docker).
 	TimeScale float64 `json:"time_scale"`
-	// StorageScaleMiBPerGB is set for emulated nodes: a node's disk is catalog GB × this many MiB.
+	// StorageScaleMiBPerGB is set for scaled disks (emulated nodes, docker's
+	// tmpfs): a node's disk is catalog GB × this many MiB.
 	StorageScaleMiBPerGB float64 `json:"storage_scale_mib_per_gb,omitempty"`
 	// LocalDataDir is where local nodes keep their data (local.data_dir).
 	LocalDataDir   string   `json:"local_data_dir,omitempty"`
@@ -296,8 +297,9 @@ func (s *Scenario) backendConfig() provision.Config {
 		},
 		Emulator: provision.EmulatorScale{StorageScaleMiBPerGB: l.StorageScaleMiBPerGB, OpsPerVCPU: l.OpsPerVCPU,
 			StreamMiBPerVCPU: l.StreamMiBPerVCPU, TimeScale: l.TimeScale, BlockedReactorNotifyMS: l.BlockedReactorNotifyMS},
-		Local:  provision.LocalConfig{BaseAddress: l.BaseAddress, DataDir: l.DataDir},
-		Docker: provision.DockerConfig{Image: s.Docker.Image, SMP: s.Docker.SMP, MemoryBytes: int64(s.Docker.Memory), Network: s.Docker.Network},
+		Local: provision.LocalConfig{BaseAddress: l.BaseAddress, DataDir: l.DataDir},
+		Docker: provision.DockerConfig{Image: s.Docker.Image, SMP: s.Docker.SMP, MemoryBytes: int64(s.Docker.Memory), Network: s.Docker.Network,
+			DataMount: s.Docker.DataMount, StorageScaleMiBPerGB: s.Docker.StorageScaleMiBPerGB, TimeScale: s.Docker.TimeScale},
 		AWS: provision.AWSConfig{Region: s.AWS.Region, AvailabilityZones: s.AWS.AvailabilityZones, SubnetIDs: s.AWS.SubnetIDs,
 			SecurityGroupIDs: s.AWS.SecurityGroupIDs, AMI: s.AWS.AMI, LoaderAMI: s.AWS.LoaderAMI, LoaderBinary: s.AWS.LoaderBinary,
 			KeyPair: s.AWS.KeyPair, RunnerCIDR: s.AWS.RunnerCIDR, Spot: s.AWS.Spot, PrivateIPs: s.AWS.PrivateIPs,
@@ -397,7 +399,7 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 	for _, f := range s.ExpectedErrors {
 		p.ExpectedErrors = append(p.ExpectedErrors, results.ErrorFilter{Type: f.Type, Regex: f.Regex, During: f.During, MaxCount: f.MaxCount})
 	}
-	if m.Emulated {
+	if m.Emulated || m.StorageScaleMiBPerGB > 0 {
 		p.StorageScaleMiBPerGB = m.StorageScaleMiBPerGB
 	}
 	if s.Backend == BackendLocal {

@@ -30,6 +30,12 @@ func (p *Plan) WriteText(w io.Writer) error {
 			pf("; node data: %s", p.LocalDataDir)
 		}
 		pf(")")
+	} else if p.TimeScale != 1 || p.StorageScaleMiBPerGB > 0 {
+		pf(" (real database nodes on scaled disks and durations: durations × %g", p.TimeScale)
+		if p.StorageScaleMiBPerGB > 0 {
+			pf(", disks %g MiB per catalog GB", p.StorageScaleMiBPerGB)
+		}
+		pf(")")
 	}
 	pf("\n")
 	db := p.Flavour

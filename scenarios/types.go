@@ -497,6 +497,20 @@ type Docker struct {
 	Memory Size `yaml:"memory"`
 	// Network is an existing docker network; "" = one created per run.
 	Network string `yaml:"network,omitempty"`
+	// DataMount is each node's /var/lib/scylla: "tmpfs" (the default), a
+	// file system of its own sized by StorageScaleMiBPerGB, so that every
+	// node reports its own disk; "none" leaves the image's volume on the
+	// host's file system, whose figures (the host's, the same for every
+	// node) the disk samples then show.
+	DataMount string `yaml:"data_mount"`
+	// StorageScaleMiBPerGB sizes the tmpfs: catalog disk GB × this many
+	// MiB. 0 = by image: DefaultDockerStorageScaleMiBPerGB for ScyllaDB,
+	// local.storage_scale_mib_per_gb for the image double.
+	StorageScaleMiBPerGB float64 `yaml:"storage_scale_mib_per_gb"`
+	// TimeScale multiplies every scenario duration (holds, steady state,
+	// calibration). 0 = by image: DefaultDockerTimeScale for ScyllaDB,
+	// local.time_scale for the image double.
+	TimeScale float64 `yaml:"time_scale"`
 }
 
 // AWS configures the EC2 backend. Racks map to availability zones.

@@ -274,6 +274,15 @@ func validate(s *Scenario, d *decoder) {
 	if s.Docker.Memory < 256<<20 {
 		d.problem("docker.memory", "%s is less than 256MiB", s.Docker.Memory)
 	}
+	if s.Docker.StorageScaleMiBPerGB < 0 {
+		d.problem("docker.storage_scale_mib_per_gb", "must be >= 0 (0: the image's default), got %v", s.Docker.StorageScaleMiBPerGB)
+	}
+	if s.Docker.TimeScale < 0 || s.Docker.TimeScale > 1 {
+		d.problem("docker.time_scale", "must be in [0, 1] (0: the image's default), got %v", s.Docker.TimeScale)
+	}
+	if err := provision.CheckDockerDataMount(s.Docker.DataMount); err != nil {
+		d.problem("docker.data_mount", "%v", err)
+	}
 
 	if s.Backend == BackendAWS {
 		a := s.AWS

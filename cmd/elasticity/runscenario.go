@@ -115,22 +115,24 @@ func preflightInput(p *scenarios.Plan, out, binary string, getenv func(string) s
 }
 
 // dockerPreflight: the image (present or pullable), the host's AIO slots
-// for every ScyllaDB shard, and memory and disk for the containers' sizes
-// (the data lands in the engine's root directory).
+// for every ScyllaDB shard, memory for the containers, their tmpfs data and
+// the runner (docker.MemoryFit, which names the settings to change), and
+// disk in the engine's root when the data is left on the host's disk.
 func dockerPreflight(p *scenarios.Plan, in *preflight.Input) {
 	counts := map[string]int{}
 	for _, n := range p.Nodes {
 		counts[n.InstanceType] += n.Count
-		in.PlannedDiskBytes += int64(n.DiskBytes) * int64(n.Count)
 	}
 	needs := docker.Needs(&p.Provision, counts)
-	if needs.Emulated {
-		// The double's processes use what an emulated node does, far
-		// below their containers' limits.
-		in.PlannedMemoryBytes = int64(len(needs.SMPs))*200<<20 + 512<<20
-	} else {
-		// Seastar takes all of --memory: the containers' limits are real.
-		in.PlannedMemoryBytes = needs.MemoryBytes
+	if !needs.Mounted {
+		for _, n := range p.Nodes {
+			in.PlannedDiskBytes += int64(n.DiskBytes) * int64(n.Count)
+		}
+	}
+	in.PlannedMemoryBytes = needs.Memory.NeedBytes()
+	in.MemoryDetail = needs.Memory.String()
+	in.MemorySettings = needs.Memory.Settings
+	if !needs.Emulated {
 		in.DockerSMPs = needs.SMPs
 	}
 	cfg := p.Provision

@@ -35,6 +35,10 @@ var scyllaOptions = func() map[string]scyllaOption {
 		"reactor-backend", "options-file", "io-properties-file", "api-port", "native-transport-port",
 		"prometheus-port", "prometheus-address", "storage-port", "tablets-mode-for-new-keyspaces",
 		"abort-on-lsa-bad-alloc", "abort-on-seastar-bad-alloc", "default-log-level", "logger-log-level",
+		// db/config.cc options the docker backend sets for a small disk
+		// (provision/docker smallDiskArgs); the double's disk is its mount.
+		"commitlog-segment-size-in-mb", "commitlog-total-space-in-mb", "schema-commitlog-segment-size-in-mb",
+		"target-tablet-size-in-bytes",
 	} {
 		m[n] = scyllaOption{name: n}
 	}

@@ -82,6 +82,12 @@ type Options struct {
 	// HostCPUs and HostMemoryGB bound what a node may ask for; 0 = this host's.
 	HostCPUs     int
 	HostMemoryGB float64
+	// DataMount is what goes at /var/lib/scylla: provision.DockerDataTmpfs
+	// (also ""), a tmpfs of the node's scaled disk, or
+	// provision.DockerDataNone, the image's volume on the host's disk.
+	DataMount string
+	// StorageScaleMiBPerGB sizes the tmpfs: catalog disk GB × this many MiB.
+	StorageScaleMiBPerGB float64
 	// NodeArgs adds per-node arguments (emulator scale factors, fault injection).
 	NodeArgs func(n provision.Node, it provision.InstanceType) []string
 	// Network is an existing user-defined network to attach the nodes to
@@ -152,7 +158,7 @@ func New(opts Options) *Provider {
 	// reports what matters through Logf.
 	tclog.SetDefault(tclog.NewNoopLogger())
 	if opts.HostCPUs <= 0 {
-		opts.HostCPUs = runtime.NumCPU()
+		opts.HostCPUs = hostCPUs()
 	}
 	if opts.HostMemoryGB <= 0 {
 		opts.HostMemoryGB = hostMemoryGB()
@@ -173,9 +179,11 @@ func (p *Provider) logf(format string, args ...any) { p.opts.Logf("docker: "+for
 //   - SMP/MemoryGB set with BaseInstanceType: those figures for the base type
 //     and, for another type, scaled by its vCPU (memory) ratio to the base;
 //
-// then smp is at most the host's CPUs and memory at most a quarter of the
-// host's memory (so that a few nodes fit on one machine), and at least 1
-// CPU and 1 GiB.
+// then smp is at most the host's CPUs, and a type whose shards were cut
+// to the host's CPUs keeps its memory per shard (an i4i.4xlarge's 8 shards
+// of 1 GiB become 2 of 1 GiB on 2 CPUs, not 2 of 4 GiB); memory is at most
+// a quarter of the host's memory (so that a few nodes fit on one machine),
+// and at least 1 CPU and 1 GiB.
 func (p *Provider) Resources(it provision.InstanceType) (smp int, memGB float64) {
 	smp, memGB = it.VCPUs, it.MemoryGB
 	base, baseErr := provision.LookupInstanceType(p.opts.BaseInstanceType)
@@ -192,7 +200,8 @@ func (p *Provider) Resources(it provision.InstanceType) (smp int, memGB float64)
 			memGB = p.opts.MemoryGB * it.MemoryGB / base.MemoryGB
 		}
 	}
-	if smp > p.opts.HostCPUs {
+	if smp > p.opts.HostCPUs && p.opts.HostCPUs > 0 {
+		memGB = memGB * float64(p.opts.HostCPUs) / float64(smp)
 		smp = p.opts.HostCPUs
 	}
 	if limit := p.opts.HostMemoryGB / 4; limit >= 1 && memGB > limit {
@@ -240,8 +249,13 @@ func (p *Provider) Request(n provision.Node, seeds []string, networkName string)
 	if err != nil {
 		return testcontainers.ContainerRequest{}, fmt.Errorf("docker: node %s has no valid address %q", n.Name, ip)
 	}
-	memBytes := int64((memGB + 1) * (1 << 30)) // +1 GiB for the process beyond the database's share
+	memBytes := p.memoryLimit(it, memGB)
+	var tmpfs map[string]string
+	if opts := p.tmpfsOptions(it); opts != "" {
+		tmpfs = map[string]string{DataDir: opts}
+	}
 	return testcontainers.ContainerRequest{
+		Tmpfs:          tmpfs,
 		Image:          p.opts.Image,
 		Name:           containerName(p.spec.RunID, n.Name),
 		Cmd:            cmd,
@@ -271,9 +285,78 @@ func (p *Provider) Request(n provision.Node, seeds []string, networkName string)
 	}, nil
 }
 
+// memoryLimit is a container's memory limit: the database's share, 1 GiB
+// for the processes beyond it, and the tmpfs, whose pages are charged to
+// the container's memory cgroup as it fills.
+func (p *Provider) memoryLimit(it provision.InstanceType, memGB float64) int64 {
+	return int64((memGB+1)*(1<<30)) + p.MountBytes(it)
+}
+
+// DataDir is ScyllaDB's work directory in the image (scylla.yaml's
+// workdir; dist/docker/redhat/build_docker.sh declares it a volume).
+const DataDir = "/var/lib/scylla"
+
+// Mounted says whether each node gets a data file system of its own.
+func (p *Provider) Mounted() bool { return p.opts.DataMount != provision.DockerDataNone }
+
+// MountBytes is the size of a node's tmpfs at DataDir: the catalog disk ×
+// the storage scale, in whole MiB; 0 when nothing is mounted.
+func (p *Provider) MountBytes(it provision.InstanceType) int64 {
+	if !p.Mounted() || p.opts.StorageScaleMiBPerGB <= 0 {
+		return 0
+	}
+	return int64(it.StorageGB*p.opts.StorageScaleMiBPerGB) << 20
+}
+
+// tmpfsOptions are the tmpfs mount options of a node ("" = no mount):
+// world-writable with the sticky bit as docker's default, since the image
+// runs scylla as user scylla (build_docker.sh: bconfig --user
+// scylla:scylla), which creates its directories under it. Seastar opens
+// files there without O_DIRECT (reactor.cc open_file_dma: tmpfs does not
+// support it), which ScyllaDB's startup check accepts
+// (utils/directories.cc disk_sanity → check_direct_io_support).
+func (p *Provider) tmpfsOptions(it provision.InstanceType) string {
+	b := p.MountBytes(it)
+	if b <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("rw,size=%dm,mode=1777", b>>20)
+}
+
+// smallDiskArgs configure ScyllaDB for a node's scaled disk; each is a
+// db/config.cc option (all present from scylla-2025.1.0 on), which the
+// entrypoint passes through to scylla (commandlineparser.py
+// parse_known_args). On a real i4i.large the defaults take a few percent
+// of 468 GB; on a 1.8 GiB tmpfs they would take a quarter of it:
+//
+//   - commitlog_segment_size_in_mb 64 → 8 ("8 or 16 MB is reasonable");
+//   - commitlog_total_space_in_mb: -1 means the node's memory
+//     (db/commitlog/commitlog.cc from_db_config); scaled as the disk is,
+//     the catalog memory × the storage scale, at least 4 segments per shard;
+//   - schema_commitlog_segment_size_in_mb 128 → 32: the schema commitlog
+//     takes two segments (replica/database.cc init_schema_commitlog);
+//   - target_tablet_size_in_bytes 5 GiB (service/tablet_allocator_fwd.hh)
+//     × the disk's scale, so that tablets split and merge at the same fill
+//     as on the real disk.
+func (p *Provider) smallDiskArgs(it provision.InstanceType, smp int) []string {
+	if p.MountBytes(it) <= 0 {
+		return nil
+	}
+	const segmentMiB = 8
+	total := max(int(it.MemoryGB*p.opts.StorageScaleMiBPerGB), 4*segmentMiB*smp)
+	diskScale := p.opts.StorageScaleMiBPerGB * (1 << 20) / 1e9
+	target := int64(float64(5<<30) * diskScale)
+	return []string{
+		"--commitlog-segment-size-in-mb", strconv.Itoa(segmentMiB),
+		"--commitlog-total-space-in-mb", strconv.Itoa(total),
+		"--schema-commitlog-segment-size-in-mb", "32",
+		"--target-tablet-size-in-bytes", strconv.FormatInt(target, 10),
+	}
+}
+
 func (p *Provider) version() Version {
 	if p.opts.Version.IsZero() {
-		return Version{2025, 1}
+		return Version{2025, 1, 0}
 	}
 	return p.opts.Version
 }
@@ -282,12 +365,15 @@ func (p *Provider) version() Version {
 // entrypoint, dist/docker/docker-entrypoint.py) for one node, and the files
 // copied in before it starts. It depends on the image's version:
 //
-//   - 2025.4 and later: --dc/--rack and --blocked-reactor-notify-ms are
-//     entrypoint flags (commandlineparser.py);
-//   - before: the rack goes into cassandra-rackdc.properties with
-//     GossipingPropertyFileSnitch, and no --blocked-reactor-notify-ms is
-//     passed, since scyllasetup.py already appends 999999999 and scylla
-//     refuses an option given twice.
+//   - 2025.4.0 and later: --dc/--rack are entrypoint flags
+//     (commandlineparser.py); before, the rack goes into
+//     cassandra-rackdc.properties with GossipingPropertyFileSnitch;
+//   - 2025.4.5 and later: --blocked-reactor-notify-ms is an entrypoint
+//     flag; before, none is passed, since scyllasetup.py already appends
+//     999999999 and scylla refuses an option given twice.
+//
+// With a data mount, ScyllaDB is also configured for the small disk
+// (smallDiskArgs).
 func (p *Provider) Command(n provision.Node, it provision.InstanceType, seeds []string) ([]string, []testcontainers.ContainerFile) {
 	smp, memGB := p.Resources(it)
 	ip := n.Address
@@ -308,6 +394,7 @@ func (p *Provider) Command(n provision.Node, it provision.InstanceType, seeds []
 		}
 		cmd = append(cmd, "--blocked-reactor-notify-ms", strconv.Itoa(ms))
 	}
+	cmd = append(cmd, p.smallDiskArgs(it, smp)...)
 	if v.DCRackFlags() {
 		cmd = append(cmd, "--dc", n.DC, "--rack", n.Rack)
 	} else {
@@ -835,7 +922,13 @@ func (p *Provider) Destroy(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func hostMemoryGB() float64 {
+// This host's CPUs and memory; variables so that tests can pose as another host.
+var (
+	hostCPUs     = runtime.NumCPU
+	hostMemoryGB = readHostMemoryGB
+)
+
+func readHostMemoryGB() float64 {
 	b, err := os.ReadFile("/proc/meminfo")
 	if err != nil {
 		return 8

@@ -27,46 +27,63 @@ const (
 // DefaultVersion is the ScyllaDB version of DefaultImage.
 const DefaultVersion = "2025.1"
 
-// Version is a ScyllaDB release (year.minor): the image's flags depend on it.
-type Version struct{ Year, Minor int }
+// Version is a ScyllaDB release: the image's flags depend on it, patch
+// included (2025.4.5's entrypoint takes a flag 2025.4.3's does not). A
+// version given without a patch ("2025.4", a floating tag's
+// cluster.version) counts as its .0 until the image says otherwise.
+type Version struct{ Year, Minor, Patch int }
 
-// ParseVersion reads "2025.1", "2025.1.3" or a label's "2025.1.3-0.20250115.abc".
+// ParseVersion reads "2025.1", "2025.4.5" or a label's "2025.4.5-0.20250115.abc".
 func ParseVersion(s string) (Version, error) {
 	core := s
 	if i := strings.IndexAny(core, "-~"); i >= 0 {
 		core = core[:i]
 	}
+	bad := fmt.Errorf("ScyllaDB version %q: want YEAR.MINOR[.PATCH], e.g. 2025.4.5", s)
 	parts := strings.Split(core, ".")
 	if len(parts) < 2 || len(parts) > 3 {
-		return Version{}, fmt.Errorf("ScyllaDB version %q: want YEAR.MINOR[.PATCH], e.g. 2025.1", s)
+		return Version{}, bad
 	}
-	y, err1 := strconv.Atoi(parts[0])
-	m, err2 := strconv.Atoi(parts[1])
-	if err1 != nil || err2 != nil || y < 0 || m < 0 {
-		return Version{}, fmt.Errorf("ScyllaDB version %q: want YEAR.MINOR[.PATCH], e.g. 2025.1", s)
+	var n [3]int
+	for i, p := range parts {
+		v, err := strconv.Atoi(p)
+		if err != nil || v < 0 {
+			return Version{}, bad
+		}
+		n[i] = v
 	}
-	return Version{y, m}, nil
+	return Version{n[0], n[1], n[2]}, nil
 }
 
-func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Year, v.Minor) }
+func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v.Year, v.Minor, v.Patch) }
 
 // IsZero: no version known.
 func (v Version) IsZero() bool { return v == Version{} }
 
-func (v Version) atLeast(y, m int) bool { return v.Year > y || v.Year == y && v.Minor >= m }
+// AtLeast compares with year.minor.patch.
+func (v Version) AtLeast(y, m, p int) bool {
+	if v.Year != y {
+		return v.Year > y
+	}
+	if v.Minor != m {
+		return v.Minor > m
+	}
+	return v.Patch >= p
+}
 
-// StallFlag: the entrypoint takes --blocked-reactor-notify-ms (branch-2025.4
-// dist/docker/commandlineparser.py). Before, scyllasetup.py hard-codes
-// --blocked-reactor-notify-ms 999999999 and a second one makes scylla refuse
-// to start ("option '--blocked-reactor-notify-ms' cannot be specified more
-// than once").
-func (v Version) StallFlag() bool { return v.atLeast(2025, 4) }
+// StallFlag: the entrypoint takes --blocked-reactor-notify-ms, from
+// scylla-2025.4.5 (dist/docker/commandlineparser.py; 2025.4.0 to 2025.4.4
+// have no such option) and in every 2026 release. Before, scyllasetup.py
+// hard-codes --blocked-reactor-notify-ms 999999999 and a second one makes
+// scylla refuse to start ("option '--blocked-reactor-notify-ms' cannot be
+// specified more than once").
+func (v Version) StallFlag() bool { return v.AtLeast(2025, 4, 5) }
 
-// DCRackFlags: the entrypoint takes --dc and --rack (branch-2025.4
+// DCRackFlags: the entrypoint takes --dc and --rack (from scylla-2025.4.0:
 // commandlineparser.py, written to cassandra-rackdc.properties by
 // scyllasetup.py's write_rackdc_properties). Before, they would reach scylla,
 // which does not know them.
-func (v Version) DCRackFlags() bool { return v.atLeast(2025, 4) }
+func (v Version) DCRackFlags() bool { return v.AtLeast(2025, 4, 0) }
 
 // ImageFor is the image of a docker run: docker.image, else cluster.image,
 // else scylladb/scylla tagged with cluster.version, else DefaultImage.
@@ -169,7 +186,7 @@ func (info *ImageInfo) fallbackVersion(configured string) error {
 		}
 		info.Version, info.VersionFrom = v, "cluster.version"
 	case info.Ref == DefaultImage:
-		info.Version, info.VersionFrom = Version{2025, 1}, "the default image's version"
+		info.Version, info.VersionFrom = Version{2025, 1, 0}, "the default image's version"
 	default:
 		return fmt.Errorf("docker: cannot tell the ScyllaDB version of image %s (no %s label): set cluster.version", info.Ref, LabelImageVersion)
 	}

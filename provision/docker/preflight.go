@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
@@ -16,8 +17,10 @@ type HostNeeds struct {
 	Emulated bool
 	// SMPs are the --smp of every container, in start order.
 	SMPs []int
-	// MemoryBytes is the sum of the containers' memory limits.
-	MemoryBytes int64
+	// Memory is what the run takes of this host's memory at most.
+	Memory MemoryFit
+	// Mounted: the nodes' data is on tmpfs (RAM), not on the host's disk.
+	Mounted bool
 }
 
 // Needs sizes the run's containers (Resources, as the provider will) for
@@ -25,19 +28,93 @@ type HostNeeds struct {
 func Needs(c *provision.Config, counts map[string]int) HostNeeds {
 	info, _ := localImageInfo(c)
 	p := New(optionsFor(c, info, provision.BuildOptions{}))
-	h := HostNeeds{Image: imageRef(c), Emulated: info.Emulated}
+	h := HostNeeds{Image: imageRef(c), Emulated: info.Emulated, Mounted: p.Mounted()}
 	for typ, n := range counts {
 		it, err := provision.LookupInstanceType(typ)
 		if err != nil {
 			continue
 		}
-		smp, memGB := p.Resources(it)
+		smp, _ := p.Resources(it)
 		for i := 0; i < n; i++ {
 			h.SMPs = append(h.SMPs, smp)
-			h.MemoryBytes += int64((memGB + 1) * (1 << 30))
 		}
 	}
+	h.Memory = MemoryFitFor(c, info, counts)
 	return h
+}
+
+// Memory a docker run takes besides the database's --memory.
+const (
+	// RealOverheadBytes: a ScyllaDB container beyond --memory (Seastar's
+	// reserve for the kernel and threads, supervisord, the entrypoint).
+	RealOverheadBytes = 512 << 20
+	// EmulatedNodeBytes: an image double's node, whatever its --memory
+	// (an emulated node process, as on the local backend).
+	EmulatedNodeBytes = 200 << 20
+	// RunnerBytes: the runner and its load generator.
+	RunnerBytes = 512 << 20
+	// dataMargin: the tmpfs data at most is every initial node's disk full
+	// plus a quarter (tablets in flight during the grow, before their
+	// source is cleaned up, and what the workload writes afterwards); the
+	// grow moves data, it does not add it.
+	dataMargin = 1.25
+)
+
+// MemoryFit is what a docker run takes of this host's memory at most:
+// every container's database memory and overhead, the data its tmpfs
+// holds (RAM), and the runner.
+type MemoryFit struct {
+	Containers    int
+	DatabaseBytes int64 // Σ --memory (0 for the image double)
+	OverheadBytes int64 // Σ beyond --memory
+	DataBytes     int64 // tmpfs pages at most
+	RunnerBytes   int64
+	HostBytes     int64 // this host's memory
+	// Settings name what to change when it does not fit.
+	Settings string
+}
+
+// MemoryFitFor computes the fit for every node the run starts (type → count).
+func MemoryFitFor(c *provision.Config, info ImageInfo, counts map[string]int) MemoryFit {
+	p := New(optionsFor(c, info, provision.BuildOptions{}))
+	f := MemoryFit{RunnerBytes: RunnerBytes, HostBytes: int64(p.opts.HostMemoryGB * (1 << 30))}
+	for typ, n := range counts {
+		it, err := provision.LookupInstanceType(typ)
+		if err != nil {
+			continue
+		}
+		_, memGB := p.Resources(it)
+		f.Containers += n
+		if info.Emulated {
+			f.OverheadBytes += int64(n) * EmulatedNodeBytes
+		} else {
+			f.DatabaseBytes += int64(n) * int64(memGB*(1<<30))
+			f.OverheadBytes += int64(n) * RealOverheadBytes
+		}
+	}
+	if it, err := provision.LookupInstanceType(c.Cluster.InstanceType); err == nil {
+		initial := c.Cluster.NodesPerRack * len(c.Cluster.Racks)
+		f.DataBytes = int64(float64(initial) * float64(p.MountBytes(it)) * dataMargin)
+	}
+	f.Settings = "docker.memory"
+	if p.Mounted() {
+		f.Settings = "docker.storage_scale_mib_per_gb or docker.memory"
+	}
+	if info.Emulated {
+		f.Settings = "docker.storage_scale_mib_per_gb"
+	}
+	return f
+}
+
+// NeedBytes is the sum.
+func (f MemoryFit) NeedBytes() int64 {
+	return f.DatabaseBytes + f.OverheadBytes + f.DataBytes + f.RunnerBytes
+}
+
+func (f MemoryFit) String() string {
+	gib := func(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
+	return fmt.Sprintf("at most %s of this host's %s: %d containers' --memory %s + %s beyond it, data on tmpfs %s (the initial disks full, +25%%), runner %s",
+		gib(f.NeedBytes()), gib(f.HostBytes), f.Containers, gib(f.DatabaseBytes), gib(f.OverheadBytes), gib(f.DataBytes), gib(f.RunnerBytes))
 }
 
 // CheckImage finds the run's image in the engine or pulls it; the error

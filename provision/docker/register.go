@@ -61,28 +61,64 @@ func localImageInfo(c *provision.Config) (ImageInfo, error) {
 	return info, err
 }
 
+// Scales are a docker run's disk and time scale for its image:
+// docker.storage_scale_mib_per_gb and docker.time_scale, where 0 is the
+// image's default (provision.DefaultDocker* for ScyllaDB; the emulator's
+// scale model, local.*, for the image double).
+type Scales struct {
+	StorageMiBPerGB float64
+	Time            float64
+}
+
+// ScalesFor resolves the scales of a configuration and its image.
+func ScalesFor(c *provision.Config, info ImageInfo) Scales {
+	sc := Scales{StorageMiBPerGB: c.Docker.StorageScaleMiBPerGB, Time: c.Docker.TimeScale}
+	if sc.StorageMiBPerGB <= 0 {
+		sc.StorageMiBPerGB = provision.DefaultDockerStorageScaleMiBPerGB
+		if info.Emulated {
+			sc.StorageMiBPerGB = c.Emulator.StorageScaleMiBPerGB
+		}
+	}
+	if sc.Time <= 0 {
+		sc.Time = provision.DefaultDockerTimeScale
+		if info.Emulated {
+			sc.Time = c.Emulator.TimeScale
+		}
+	}
+	if sc.Time <= 0 {
+		sc.Time = 1
+	}
+	return sc
+}
+
 // optionsFor are the provider's options for a configuration and its image.
 func optionsFor(c *provision.Config, info ImageInfo, o provision.BuildOptions) Options {
+	sc := ScalesFor(c, info)
 	opts := Options{
 		Image:    info.Ref,
 		Version:  info.Version,
 		Emulated: info.Emulated,
 		// docker.smp and docker.memory size a node of cluster.instance_type;
 		// larger grow instances get proportionally more, within the host.
-		SMP:              c.Docker.SMP,
-		MemoryGB:         float64(c.Docker.MemoryBytes) / (1 << 30),
-		BaseInstanceType: c.Cluster.InstanceType,
-		Network:          c.Docker.Network,
-		Logf:             o.Logf,
+		SMP:                  c.Docker.SMP,
+		MemoryGB:             float64(c.Docker.MemoryBytes) / (1 << 30),
+		BaseInstanceType:     c.Cluster.InstanceType,
+		Network:              c.Docker.Network,
+		DataMount:            c.Docker.DataMount,
+		StorageScaleMiBPerGB: sc.StorageMiBPerGB,
+		Logf:                 o.Logf,
 	}
 	if info.Emulated {
 		// The same scale model as the local backend, so that an emulated
-		// docker run fills and streams as fast as a local one. The stall
-		// threshold is not among them: it is the image's (2025.4's entrypoint
-		// flag, set from the scale model; 999999999 before, scyllasetup.py).
+		// docker run fills and streams as fast as a local one, with the
+		// docker run's disk and time scale. The stall threshold is not
+		// among them: it is the image's (the entrypoint's flag from
+		// 2025.4.5, set from the scale model; 999999999 before, scyllasetup.py).
 		opts.StallThresholdMS = c.Emulator.BlockedReactorNotifyMS
+		e := c.Emulator
+		e.StorageScaleMiBPerGB, e.TimeScale = sc.StorageMiBPerGB, sc.Time
 		var args []string
-		all := c.Emulator.NodeArgs()
+		all := e.NodeArgs()
 		for i := 0; i+1 < len(all); i += 2 {
 			if all[i] != "--blocked-reactor-notify-ms" {
 				args = append(args, all[i], all[i+1])
@@ -98,24 +134,69 @@ func optionsFor(c *provision.Config, info ImageInfo, o provision.BuildOptions) O
 	return opts
 }
 
+// realModel is real ScyllaDB in containers on this host: the real
+// figures, with the disks and durations scaled, and the host's CPUs shared
+// by every node and the load generator (CPUShare).
+func realModel(c *provision.Config, info ImageInfo) provision.Model {
+	sc := ScalesFor(c, info)
+	m := provision.RealModel(60)
+	m.TimeScale = sc.Time
+	mounted := c.Docker.DataMount != provision.DockerDataNone
+	if mounted {
+		m.StorageScaleMiBPerGB = sc.StorageMiBPerGB
+	}
+	share := CPUShare(c, hostCPUs())
+	m.OpsPerVCPU *= share
+	m.StreamMiBPerVCPU *= share
+	m.FillMiBPerVCPU *= share
+	// Scaled data: a migration's compactions end within a minute of its
+	// streaming, where a real node's take minutes.
+	m.RecoverySeconds = 60
+	disk := fmt.Sprintf("each node's %s is a tmpfs of its catalog disk × %g MiB per GB, so figures are per node, from inside the container", DataDir, sc.StorageMiBPerGB)
+	if !mounted {
+		disk = fmt.Sprintf("docker.data_mount is none: each node's %s is the image's volume on the host's file system, so disk figures are the host's, the same for every node", DataDir)
+	}
+	m.Limitations = []string{fmt.Sprintf("Real ScyllaDB %s in containers on one machine (docker backend, image %s): %s; scenario durations × %g; the nodes and the load generator share this host's %d CPUs.",
+		info.Version, info.Ref, disk, sc.Time, hostCPUs())}
+	return m
+}
+
+// CPUShare is the part of a catalog vCPU a container gets for the
+// estimates: half of the host's CPUs go to the initial nodes (the other
+// half to the load generator and the runner), at most 1.
+func CPUShare(c *provision.Config, hostCPUs int) float64 {
+	it, err := provision.LookupInstanceType(c.Cluster.InstanceType)
+	vcpus := c.Cluster.NodesPerRack * len(c.Cluster.Racks) * it.VCPUs
+	if err != nil || vcpus <= 0 || hostCPUs <= 0 {
+		return 1
+	}
+	return min(1, float64(hostCPUs)/float64(2*vcpus))
+}
+
 // The docker backend: containers of the database image, or of the image
-// double (then emulated, with the local backend's scale model, time scale
-// included). Which one it is, and its ScyllaDB version, come from the
-// image's labels, never from its name.
+// double (then emulated, with the local backend's scale model). Which one
+// it is, and its ScyllaDB version, come from the image's labels, never
+// from its name.
 func init() {
 	provision.Register(provision.Backend{
 		Name: "docker",
 		Model: func(c *provision.Config) provision.Model {
 			info, _ := localImageInfo(c)
 			if !info.Emulated {
-				return provision.RealModel(60)
+				return realModel(c, info)
 			}
+			sc := ScalesFor(c, info)
 			e := c.Emulator
+			e.StorageScaleMiBPerGB, e.TimeScale = sc.StorageMiBPerGB, sc.Time
 			m := provision.EmulatedModel(e)
 			m.SetupSeconds = 60
 			m.TimeoutBase = 5 * time.Minute // containers start slower than processes
-			m.Limitations = []string{fmt.Sprintf("Emulated nodes (docker backend, image double %s posing as ScyllaDB %s): figures are shapes, not ScyllaDB's. Disks are %.2g MiB per catalog GB, %.0f ops/s per vCPU, %.0f MiB/s streaming per vCPU; scenario durations × %g.",
-				info.Ref, info.Version, e.StorageScaleMiBPerGB, e.OpsPerVCPU, e.StreamMiBPerVCPU, e.TimeScale)}
+			disk := fmt.Sprintf("a tmpfs of %.2g MiB per catalog GB at %s", e.StorageScaleMiBPerGB, DataDir)
+			if c.Docker.DataMount == provision.DockerDataNone {
+				disk = fmt.Sprintf("docker.data_mount none: %s on the host's file system, so disk figures are the host's", DataDir)
+			}
+			m.Limitations = []string{fmt.Sprintf("Emulated nodes (docker backend, image double %s posing as ScyllaDB %s): figures are shapes, not ScyllaDB's. Disks: %s; %.0f ops/s per vCPU, %.0f MiB/s streaming per vCPU; scenario durations × %g.",
+				info.Ref, info.Version, disk, e.OpsPerVCPU, e.StreamMiBPerVCPU, e.TimeScale)}
 			return m
 		},
 		New: func(ctx context.Context, c *provision.Config, o provision.BuildOptions) (provision.Provider, error) {
@@ -139,9 +220,10 @@ func init() {
 	})
 }
 
-// planLines show the image, its version and where that came from, and the
-// exact container command of every node the run starts (addresses are
-// given out at run time: shown as <node-N>).
+// planLines show the image, its version and where that came from, each
+// node's data mount, the exact container command of every node the run
+// starts (addresses are given out at run time: shown as <node-N>), and the
+// memory the run takes of this host.
 func planLines(c *provision.Config, f provision.PlanFacts) []provision.PlanLine {
 	var lines []provision.PlanLine
 	add := func(label, value string) {
@@ -162,6 +244,12 @@ func planLines(c *provision.Config, f provision.PlanFacts) []provision.PlanLine 
 	}
 	p := New(optionsFor(c, info, provision.BuildOptions{}))
 	p.spec = c.Cluster
+	sc := ScalesFor(c, info)
+	if p.Mounted() {
+		add("data", fmt.Sprintf("each node's %s is a tmpfs of its catalog disk × %g MiB per GB (docker.storage_scale_mib_per_gb; RAM, charged to the container's memory limit); durations × %g (docker.time_scale)", DataDir, sc.StorageMiBPerGB, sc.Time))
+	} else {
+		add("data", fmt.Sprintf("docker.data_mount none: %s is the image's volume on the host's file system: every node's disk figures are the host's; durations × %g (docker.time_scale)", DataDir, sc.Time))
+	}
 	// As AddNodes gives them: the initial nodes start together with the
 	// first as their seed; later ones get the three oldest.
 	initial := c.Cluster.NodesPerRack * len(c.Cluster.Racks)
@@ -183,13 +271,19 @@ func planLines(c *provision.Config, f provision.PlanFacts) []provision.PlanLine 
 		}
 		cmd, files := p.Command(n, it, seeds)
 		smp, memGB := p.Resources(it)
-		line := fmt.Sprintf("(%s, %s) docker run --network <run network> --ip %s --cpus %d --memory %dm %s %s",
-			n.Rack, n.InstanceType, n.Address, smp, int((memGB+1)*1024), info.Ref, strings.Join(cmd, " "))
+		mount := ""
+		if o := p.tmpfsOptions(it); o != "" {
+			mount = " --tmpfs " + DataDir + ":" + o
+		}
+		line := fmt.Sprintf("(%s, %s) docker run --network <run network> --ip %s --cpus %d --memory %dm%s %s %s",
+			n.Rack, n.InstanceType, n.Address, smp, p.memoryLimit(it, memGB)>>20, mount, info.Ref, strings.Join(cmd, " "))
 		for _, fl := range files {
 			line += "; copies in " + fl.ContainerFilePath
 		}
 		add(n.Name, line)
 	}
+	fit := MemoryFitFor(c, info, f.InstanceCounts)
+	add("memory", fit.String())
 	return lines
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/scenarios"
@@ -60,8 +61,8 @@ func planText(p *scenarios.Plan) string {
 // the entrypoint's --blocked-reactor-notify-ms).
 func TestDoubleByLabelVersionFromLabel(t *testing.T) {
 	fakeImages(t, map[string]ImageInfo{
-		"scylladb/scylla:2025.4": {Present: true, Emulated: true, Version: Version{2025, 1}, VersionFrom: "label"},
-		"my/double:x":            {Present: true, Emulated: true, Version: Version{2025, 4}, VersionFrom: "label"},
+		"scylladb/scylla:2025.4": {Present: true, Emulated: true, Version: Version{2025, 1, 0}, VersionFrom: "label"},
+		"my/double:x":            {Present: true, Emulated: true, Version: Version{2025, 4, 5}, VersionFrom: "label"},
 	})
 	p := resolvePlan(t, "docker.image=scylladb/scylla:2025.4", "local.ops_per_vcpu=300")
 	if !p.Emulated || p.TimeScale >= 1 || p.SteadyState >= 10*60e9 {
@@ -74,7 +75,7 @@ func TestDoubleByLabelVersionFromLabel(t *testing.T) {
 	p = resolvePlan(t, "docker.image=my/double:x")
 	txt = planText(p)
 	if strings.Count(txt, "--blocked-reactor-notify-ms 25") != 4 || !strings.Contains(txt, "--dc dc1 --rack rack2") || strings.Contains(txt, "cassandra-rackdc") {
-		t.Errorf("2025.4 double:\n%s", txt)
+		t.Errorf("2025.4.5 double:\n%s", txt)
 	}
 	be, _ := provision.Lookup("docker")
 	prov, err := be.New(context.Background(), &p.Provision, provision.BuildOptions{FaultArgs: func(n provision.Node) []string {
@@ -93,19 +94,38 @@ func TestDoubleByLabelVersionFromLabel(t *testing.T) {
 }
 
 // cluster.version picks the scylladb/scylla tag; a real image is not
-// emulated and keeps real durations; without an engine the version is
-// cluster.version's.
+// emulated and runs on the docker time scale; without an engine the
+// version is cluster.version's, and the stall flag follows its exact
+// patch: 2025.4.0 has none (its scyllasetup.py appends 999999999 and its
+// commandlineparser.py has no such option), 2025.4.5 and 2026.3.0 take it.
 func TestClusterVersionPicksTheTag(t *testing.T) {
 	fakeImages(t, map[string]ImageInfo{})
-	p := resolvePlan(t, "cluster.version=2025.4")
-	if p.Emulated || p.TimeScale != 1 {
-		t.Errorf("real image: emulated %v, time scale %v", p.Emulated, p.TimeScale)
+	for _, tc := range []struct {
+		version, shown string
+		stall          bool
+	}{
+		{"2025.4", "ScyllaDB 2025.4.0", false},
+		{"2025.4.0", "ScyllaDB 2025.4.0", false},
+		{"2025.4.4", "ScyllaDB 2025.4.4", false},
+		{"2025.4.5", "ScyllaDB 2025.4.5", true},
+		{"2026.1.0", "ScyllaDB 2026.1.0", true},
+		{"2026.3.0", "ScyllaDB 2026.3.0", true},
+	} {
+		p := resolvePlan(t, "cluster.version="+tc.version)
+		if p.Emulated || p.TimeScale != provision.DefaultDockerTimeScale {
+			t.Errorf("%s: real image: emulated %v, time scale %v", tc.version, p.Emulated, p.TimeScale)
+		}
+		txt := planText(p)
+		want := 0
+		if tc.stall {
+			want = 4
+		}
+		if !strings.Contains(txt, "scylladb/scylla:"+tc.version+" ("+tc.shown+", from cluster.version)") || strings.Count(txt, "--blocked-reactor-notify-ms 25") != want ||
+			strings.Count(txt, "--blocked-reactor-notify-ms") != want || strings.Count(txt, "--dc dc1") != 4 {
+			t.Errorf("%s: plan:\n%s", tc.version, txt)
+		}
 	}
-	txt := planText(p)
-	if !strings.Contains(txt, "scylladb/scylla:2025.4 (ScyllaDB 2025.4, from cluster.version)") || strings.Count(txt, "--blocked-reactor-notify-ms 25") != 4 {
-		t.Errorf("plan:\n%s", txt)
-	}
-	p = resolvePlan(t)
+	p := resolvePlan(t)
 	if txt := planText(p); !strings.Contains(txt, "scylladb/scylla:2025.1") || strings.Contains(txt, "--blocked-reactor-notify-ms") {
 		t.Errorf("default image:\n%s", txt)
 	}
@@ -120,14 +140,84 @@ func TestClusterVersionPicksTheTag(t *testing.T) {
 	}
 }
 
+// A floating tag resolves to what the image's label says, patch included:
+// scylladb/scylla:2025.4 labelled 2025.4.5 gets the stall flag, labelled
+// 2025.4.3 does not, whatever cluster.version says.
+func TestFloatingTagFollowsTheLabel(t *testing.T) {
+	for label, stall := range map[string]bool{"2025.4.5-0.20260110.abc": true, "2025.4.3-0.20251201.def": false} {
+		info := ImageInfo{Ref: "scylladb/scylla:2025.4", Present: true}
+		if err := info.setVersion(label, "2025.4"); err != nil {
+			t.Fatal(err)
+		}
+		fakeImages(t, map[string]ImageInfo{"scylladb/scylla:2025.4": info})
+		txt := planText(resolvePlan(t, "cluster.version=2025.4"))
+		if strings.Contains(txt, "--blocked-reactor-notify-ms") != stall {
+			t.Errorf("label %s: stall flag %v, want %v:\n%s", label, !stall, stall, txt)
+		}
+	}
+}
+
 // The version label as ScyllaDB's build sets it ("$version-$release").
 func TestImageVersionFromLabel(t *testing.T) {
 	info := ImageInfo{Ref: "scylladb/scylla:latest"}
-	if err := info.setVersion("2025.4.1-0.20251105.0a1b2c3d", "2025.1"); err != nil || info.Version != (Version{2025, 4}) || info.Warning == "" {
+	if err := info.setVersion("2025.4.1-0.20251105.0a1b2c3d", "2025.1"); err != nil || info.Version != (Version{2025, 4, 1}) || info.Warning == "" {
 		t.Errorf("%+v %v", info, err)
 	}
 	info = ImageInfo{Ref: "x/y:z"}
 	if err := info.setVersion("", ""); err == nil {
 		t.Errorf("no label, no cluster.version: %+v", info)
+	}
+}
+
+// poseAsHost makes the sizing see a host of cpus CPUs and memGB GiB.
+func poseAsHost(t *testing.T, cpus int, memGB float64) {
+	oc, om := hostCPUs, hostMemoryGB
+	hostCPUs, hostMemoryGB = func() int { return cpus }, func() float64 { return memGB }
+	t.Cleanup(func() { hostCPUs, hostMemoryGB = oc, om })
+}
+
+// The main scenario with the real default image on a 2-core, 24 GiB
+// machine (issue 39): at most 64 GiB to write (it was 1.15 TiB), an
+// estimate under 45 minutes (it was ≈ 5 h 48 min), every node's mount in
+// the plan, and the memory it all takes within the host's.
+func TestMainScenarioFitsOneMachine(t *testing.T) {
+	fakeImages(t, map[string]ImageInfo{})
+	poseAsHost(t, 2, 24)
+	sc, err := scenarios.Load("../../configs/90pct-scaleout.yaml", []string{"backend=docker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := scenarios.Resolve(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var write float64
+	for _, f := range p.Fill {
+		write += f.WriteBytes
+	}
+	if p.Emulated || write > 64<<30 || p.Estimated() > 45*time.Minute || p.Estimated() < 15*time.Minute {
+		t.Errorf("emulated %v, to write %.1f GiB, estimate %s", p.Emulated, write/(1<<30), p.Estimated())
+	}
+	txt := planText(p)
+	if strings.Count(txt, "--tmpfs /var/lib/scylla:rw,size=1872m,mode=1777") != 3 || strings.Count(txt, "--tmpfs /var/lib/scylla:rw,size=15000m,mode=1777") != 3 {
+		t.Errorf("mounts:\n%s", txt)
+	}
+	fit := MemoryFitFor(&p.Provision, ImageInfo{Ref: DefaultImage, Version: Version{2025, 1, 0}}, map[string]int{"i4i.large": 3, "i4i.4xlarge": 3})
+	// 3 × 1 GiB + 3 × 2 GiB (2 shards), 6 × 512 MiB, 1.25 × 3 × 1872 MiB, 512 MiB.
+	if fit.DatabaseBytes != 9<<30 || fit.OverheadBytes != 3<<30 || fit.DataBytes != int64(1.25*3*1872*(1<<20)) || fit.NeedBytes() > 20<<30 || !strings.Contains(txt, "memory: at most 19.4 GiB of this host's 24.0 GiB") {
+		t.Errorf("fit %+v = %d:\n%s", fit, fit.NeedBytes(), txt)
+	}
+	// Larger disks do not fit: the pre-flight's hint names the setting.
+	sc, err = scenarios.Load("../../configs/90pct-scaleout.yaml", []string{"backend=docker", "docker.storage_scale_mib_per_gb=8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = scenarios.Resolve(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	needs := Needs(&p.Provision, map[string]int{"i4i.large": 3, "i4i.4xlarge": 3})
+	if needs.Memory.NeedBytes() < 24<<30 || !strings.Contains(needs.Memory.Settings, "docker.storage_scale_mib_per_gb") || !needs.Mounted {
+		t.Errorf("scale 8: %+v", needs)
 	}
 }

@@ -68,7 +68,7 @@ func TestScyllaContainerRequestsThreeRacks(t *testing.T) {
 }
 
 func TestResourcesWithinHostLimitsAndDCRackFlags(t *testing.T) {
-	p := New(Options{HostCPUs: 2, HostMemoryGB: 24, Version: Version{2025, 4}})
+	p := New(Options{HostCPUs: 2, HostMemoryGB: 24, Version: Version{2025, 4, 5}})
 	it, _ := provision.LookupInstanceType("i4i.4xlarge")
 	if smp, mem := p.Resources(it); smp != 2 || mem != 6 {
 		t.Fatalf("i4i.4xlarge on a 2-core 24 GiB host: smp %d mem %v", smp, mem)
@@ -78,10 +78,16 @@ func TestResourcesWithinHostLimitsAndDCRackFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// branch-2025.4 dist/docker/commandlineparser.py: --dc, --rack and
+	// scylla-2025.4.5 dist/docker/commandlineparser.py: --dc, --rack and
 	// --blocked-reactor-notify-ms are entrypoint flags.
 	if cmd := strings.Join(req.Cmd, " "); !strings.Contains(cmd, "--blocked-reactor-notify-ms 25 --dc dc1 --rack rack2") || strings.Contains(cmd, "snitch") || len(req.Files) != 0 {
-		t.Fatalf("2025.4+ images take --dc/--rack and the stall threshold: %s", cmd)
+		t.Fatalf("2025.4.5+ images take --dc/--rack and the stall threshold: %s", cmd)
+	}
+	// scylla-2025.4.0: --dc and --rack, no stall flag (scyllasetup.py
+	// appends 999999999 itself).
+	p.opts.Version = Version{2025, 4, 0}
+	if cmd := strings.Join(p.mustCmd(t, "i4i.4xlarge"), " "); strings.Contains(cmd, "--blocked-reactor-notify-ms") || !strings.Contains(cmd, "--dc dc1 --rack rack2") {
+		t.Fatalf("2025.4.0 takes --dc/--rack but no stall threshold: %s", cmd)
 	}
 	if _, err := p.Request(provision.Node{Name: "x", InstanceType: "m1.tiny", Address: "10.0.0.1"}, nil, "n"); err == nil || !strings.Contains(err.Error(), "i4i.large") {
 		t.Fatalf("unknown type: %v", err)
@@ -129,7 +135,8 @@ func TestResourcesTable(t *testing.T) {
 		{"override for every type", Options{HostCPUs: 8, HostMemoryGB: 64, SMP: 1, MemoryGB: 2}, "i4i.4xlarge", 1, 2, 1e9, 3 << 30},
 		{"base type keeps the override", Options{HostCPUs: 8, HostMemoryGB: 64, SMP: 1, MemoryGB: 2, BaseInstanceType: "i4i.large"}, "i4i.large", 1, 2, 1e9, 3 << 30},
 		{"twice the base", Options{HostCPUs: 8, HostMemoryGB: 64, SMP: 1, MemoryGB: 2, BaseInstanceType: "i4i.large"}, "i4i.xlarge", 2, 4, 2e9, 5 << 30},
-		{"8× the base, capped by host", Options{HostCPUs: 2, HostMemoryGB: 32, SMP: 1, MemoryGB: 2, BaseInstanceType: "i4i.large"}, "i4i.4xlarge", 2, 8, 2e9, 9 << 30},
+		// 8 shards of 2 GiB cut to the host's 2 CPUs: 2 shards of 2 GiB.
+		{"8× the base, capped by host", Options{HostCPUs: 2, HostMemoryGB: 32, SMP: 1, MemoryGB: 2, BaseInstanceType: "i4i.large"}, "i4i.4xlarge", 2, 4, 2e9, 5 << 30},
 		{"half the base rounds up to 1", Options{HostCPUs: 8, HostMemoryGB: 64, SMP: 1, MemoryGB: 1, BaseInstanceType: "i4i.xlarge"}, "i4i.large", 1, 1, 1e9, 2 << 30},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,5 +171,70 @@ func TestSeedsAreTheOldestLiveNodes(t *testing.T) {
 	}
 	if got := strings.Join(p.seedsLocked(), ","); got != "10.0.0.2,10.0.0.3,10.0.0.4" {
 		t.Fatalf("seeds %s", got)
+	}
+}
+
+func (p *Provider) mustCmd(t *testing.T, typ string) []string {
+	t.Helper()
+	req, err := p.Request(provision.Node{Name: "node-4", DC: "dc1", Rack: "rack2", InstanceType: typ, Address: "10.213.1.5"}, []string{"10.213.1.2"}, "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req.Cmd
+}
+
+// A node's data file system: a tmpfs of its catalog disk × the storage
+// scale at /var/lib/scylla, counted in the container's memory limit, and
+// ScyllaDB's options for a small disk (db/config.cc); none with
+// docker.data_mount none.
+func TestDataMount(t *testing.T) {
+	p := New(Options{HostCPUs: 2, HostMemoryGB: 24, SMP: 1, MemoryGB: 1, BaseInstanceType: "i4i.large", StorageScaleMiBPerGB: 4, Version: Version{2026, 3, 0}})
+	p.spec = provision.ClusterSpec{RunID: "r", DC: "dc1"}
+	for _, tc := range []struct {
+		typ, tmpfs, args string
+		limit            int64
+	}{
+		// 468 GB × 4 MiB = 1872 MiB; commitlog total 16 GB × 4 = 64 MiB; tablets 5 GiB × 4 MiB/GB.
+		{"i4i.large", "rw,size=1872m,mode=1777", "--commitlog-segment-size-in-mb 8 --commitlog-total-space-in-mb 64 --schema-commitlog-segment-size-in-mb 32 --target-tablet-size-in-bytes 22517998", 2<<30 + 1872<<20},
+		// 3750 GB × 4 = 15000 MiB; 128 GB × 4 = 512 MiB; 2 shards of 1 GiB.
+		{"i4i.4xlarge", "rw,size=15000m,mode=1777", "--commitlog-segment-size-in-mb 8 --commitlog-total-space-in-mb 512 ", 3<<30 + 15000<<20},
+	} {
+		req, err := p.Request(provision.Node{Name: "node-1", DC: "dc1", Rack: "r1", InstanceType: tc.typ, Address: "10.213.1.2"}, nil, "n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hc := &container.HostConfig{}
+		req.HostConfigModifier(hc)
+		if req.Tmpfs[DataDir] != tc.tmpfs || hc.Memory != tc.limit || !strings.Contains(strings.Join(req.Cmd, " "), tc.args) {
+			t.Errorf("%s: tmpfs %v, memory limit %d (want %d), command %s", tc.typ, req.Tmpfs, hc.Memory, tc.limit, strings.Join(req.Cmd, " "))
+		}
+	}
+	p.opts.DataMount = provision.DockerDataNone
+	req, err := p.Request(provision.Node{Name: "node-1", DC: "dc1", Rack: "r1", InstanceType: "i4i.large", Address: "10.213.1.2"}, nil, "n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &container.HostConfig{}
+	req.HostConfigModifier(hc)
+	if len(req.Tmpfs) != 0 || hc.Memory != 2<<30 || strings.Contains(strings.Join(req.Cmd, " "), "commitlog") {
+		t.Errorf("data_mount none: tmpfs %v, memory limit %d, command %v", req.Tmpfs, hc.Memory, req.Cmd)
+	}
+}
+
+// df -P -B1 as GNU coreutils prints it (POSIX format, 1-byte blocks).
+func TestParseDF(t *testing.T) {
+	u, err := ParseDF("Filesystem       1-blocks      Used  Available Capacity Mounted on\ntmpfs          1962934272 104857600 1858076672       6% /var/lib/scylla\n")
+	if err != nil || u.TotalBytes != 1962934272 || u.AvailBytes != 1858076672 || u.UsedBytes != 104857600 {
+		t.Fatalf("%+v %v", u, err)
+	}
+	// Reserved blocks count as used (total − available), as node_exporter's size − avail.
+	u, err = ParseDF("Filesystem         1-blocks        Used   Available Capacity Mounted on\n/dev/vda       270553174016 15709995008 82083299328      17% /\n")
+	if err != nil || u.UsedBytes != 270553174016-82083299328 {
+		t.Fatalf("%+v %v", u, err)
+	}
+	for _, bad := range []string{"", "df: /var/lib/scylla: No such file or directory", "Filesystem 1-blocks Used Available Capacity Mounted on\ntmpfs x 1 2 3% /var/lib/scylla", "Filesystem 1-blocks\ntmpfs 1"} {
+		if _, err := ParseDF(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
 	}
 }

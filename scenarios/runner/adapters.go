@@ -10,6 +10,7 @@ import (
 
 	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/monitor"
+	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/scenarios"
 	"github.com/elasticity-dev/elasticity/stress"
@@ -36,6 +37,13 @@ func newDiskMonitor(lc *liveCluster, env *Env) *diskMonitor {
 		return out
 	}, env.MetricsWriter, interval)
 	m.Logf = env.Logf
+	if dr, ok := lc.p.(provision.DiskReader); ok {
+		// Disk figures from inside each node, never the host's, where
+		// node_exporter is absent (docker: ScyllaDB's image from 2026.3).
+		m.Inside = func(ctx context.Context, n *cluster.Node) (provision.DiskUsage, error) {
+			return dr.ReadDisk(ctx, n.Node)
+		}
+	}
 	return &diskMonitor{m: m}
 }
 
