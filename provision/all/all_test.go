@@ -21,14 +21,17 @@ func TestBackendsRegistered(t *testing.T) {
 		emulated       bool
 		timeScale      float64
 		sweeper        bool
+		// storageScale: real ScyllaDB in containers gets scaled disks (a
+		// tmpfs per node) and durations, and says so in every report.
+		storageScale float64
 	}{
-		{"local", "", true, 0.01, true},
-		{"docker", "scylladb/scylla:2025.1", false, 1, true},
+		{"local", "", true, 0.01, true, 0.5},
+		{"docker", "scylladb/scylla:2025.1", false, provision.DefaultDockerTimeScale, true, provision.DefaultDockerStorageScaleMiBPerGB},
 		// Emulated only by the image double's label (provision/docker's
 		// tests): a name alone, for an image not built here, is not.
-		{"docker", "elasticity-emulator:not-built-here", false, 1, true},
-		{"aws", "", false, 1, true},
-		{"static", "", false, 1, false},
+		{"docker", "elasticity-emulator:not-built-here", false, provision.DefaultDockerTimeScale, true, provision.DefaultDockerStorageScaleMiBPerGB},
+		{"aws", "", false, 1, true, 0},
+		{"static", "", false, 1, false, 0},
 	} {
 		be, err := provision.Lookup(c.backend)
 		if err != nil {
@@ -38,10 +41,10 @@ func TestBackendsRegistered(t *testing.T) {
 		if m.Emulated != c.emulated || m.TimeScale != c.timeScale || (be.Sweeper != nil) != c.sweeper {
 			t.Errorf("%s %s: emulated %v, time scale %v, sweeper %v", c.backend, c.image, m.Emulated, m.TimeScale, be.Sweeper != nil)
 		}
-		if m.Emulated != (len(m.Limitations) > 0) {
+		if (m.Emulated || c.storageScale > 0) != (len(m.Limitations) > 0) {
 			t.Errorf("%s %s: emulated %v but limitations %q", c.backend, c.image, m.Emulated, m.Limitations)
 		}
-		if !m.Emulated && (m.StreamMiBPerVCPU != provision.RealStreamMiBPerVCPU || m.StorageScaleMiBPerGB != 0) {
+		if !m.Emulated && (m.StreamMiBPerVCPU != provision.RealStreamMiBPerVCPU || m.StorageScaleMiBPerGB != c.storageScale) {
 			t.Errorf("%s: real nodes with model %+v", c.backend, m)
 		}
 	}
