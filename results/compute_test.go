@@ -425,3 +425,22 @@ func TestCycleThroughputIsPerSecondOfItsIntervals(t *testing.T) {
 		t.Errorf("Cycle #0: %.1f writes/s over %.1f s, want 100/s over 4.5 s", c.WriteOpsPerS, c.DurationS)
 	}
 }
+
+// Disk figures read from the host's file system (docker.data_mount none)
+// are called out in the report's limitations, naming the nodes.
+func TestComputeHostFSDiskIsCalledOut(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	events := []Event{{Time: t0, Type: EventRunStart, Setup: &Setup{Scenario: "s"}}}
+	met := []NodeSample{
+		{Time: t0.Add(time.Second), Node: "node-1", DiskTotalBytes: 270e9, DiskUsedBytes: 188e9, Source: DiskSourceContainerDFHost},
+		{Time: t0.Add(time.Second), Node: "node-2", DiskTotalBytes: 270e9, DiskUsedBytes: 188e9, Source: DiskSourceContainerDFHost},
+		{Time: t0.Add(time.Second), Node: "node-3", DiskTotalBytes: 2e9, DiskUsedBytes: 1e9, Source: DiskSourceContainerDF},
+	}
+	res, err := Compute(runDir(t, events, nil, met))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := res.Setup.Limitations; len(l) != 1 || !strings.Contains(l[0], "disk figures of node-1, node-2 are the host's file system") {
+		t.Errorf("limitations %q", l)
+	}
+}

@@ -37,7 +37,7 @@ import (
 var (
 	binary    string                // static elasticity binary, also the image's
 	image     string                // the double posing as 2025.1
-	images    = map[string]string{} // by the ScyllaDB version the double poses as
+	images    = map[string]string{} // by the ScyllaDB version the double poses as (as given: "2025.4", "2025.4.5")
 	skipWhy   string                // why every test skips (no engine)
 	setupErr  error
 	dockerCli *testcontainers.DockerClient
@@ -65,12 +65,15 @@ func TestMain(m *testing.M) {
 		defer os.RemoveAll(tmp)
 		// A cold static build takes minutes on a busy machine.
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+		versions := append([]string{"2025.1", "2025.4"}, mainVersions...)
 		var tags []string
-		tags, binary, setupErr = dockertest.EmulatorImages(ctx, c, tmp, "2025.1", "2025.4")
+		tags, binary, setupErr = dockertest.EmulatorImages(ctx, c, tmp, versions...)
 		cancel()
 		if setupErr == nil {
 			image = tags[0]
-			images["2025.1"], images["2025.4"] = tags[0], tags[1]
+			for i, v := range versions {
+				images[v] = tags[i]
+			}
 		}
 		return m.Run()
 	}())
