@@ -33,7 +33,7 @@ func pinnedSession(t *testing.T, host string) *gocql.Session {
 // service/paxos rounds; 2025.1 runs LWT only without tablets): the counter ends at the number of applied
 // updates, none lost to a race.
 func TestStaticAndLWTAcrossCoordinators(t *testing.T) {
-	c := startCluster(t, testOptions(t, "127.0.42.1", 3))
+	c := startCluster(t, testOptions(t, "127.0.142.1", 3))
 	hosts := c.Hosts()
 	s := session(t, hosts...)
 	for _, q := range []string{
