@@ -95,32 +95,74 @@ func (l listener) answers(addr netip.Addr, port int) bool {
 	return l.port == port && (l.addr == addr || l.addr.IsUnspecified())
 }
 
-// socketInodes returns the inodes of pid's open sockets.
-func socketInodes(pid int) (map[string]bool, error) {
-	dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
-	ents, err := os.ReadDir(dir)
+// groupSockets returns the inodes of the sockets open in the process group
+// that pid leads. Both launchers start each node in a group of its own
+// (Setpgid), so a node started through a wrapper, whose listeners belong to
+// the wrapper's child, is still recognised.
+func groupSockets(pid int) (map[string]bool, error) {
+	out := map[string]bool{}
+	if err := addSockets(out, pid); err != nil {
+		return nil, err
+	}
+	procs, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]bool{}
+	for _, e := range procs {
+		other, err := strconv.Atoi(e.Name())
+		if err != nil || other == pid || processGroup(other) != pid {
+			continue
+		}
+		_ = addSockets(out, other) // gone meanwhile, or not ours to read
+	}
+	return out, nil
+}
+
+// processGroup is pid's process group, or -1 (field 5 of /proc/<pid>/stat,
+// counted after the parenthesised command name, which may hold spaces).
+func processGroup(pid int) int {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return -1
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:])) // state ppid pgrp ...
+	if i < 0 || len(f) < 3 {
+		return -1
+	}
+	g, err := strconv.Atoi(f[2])
+	if err != nil {
+		return -1
+	}
+	return g
+}
+
+// addSockets adds the inodes of pid's open sockets to set.
+func addSockets(set map[string]bool, pid int) error {
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
 	for _, e := range ents {
 		t, err := os.Readlink(filepath.Join(dir, e.Name()))
 		if err != nil {
 			continue // closed meanwhile
 		}
 		if in, ok := strings.CutPrefix(t, "socket:["); ok {
-			out[strings.TrimSuffix(in, "]")] = true
+			set[strings.TrimSuffix(in, "]")] = true
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // ErrNotOurs marks an address whose listener is not the started process's.
 var ErrNotOurs = errors.New("another process answers on the node's address")
 
-// CheckServes fails unless process pid holds the listener that answers on
-// addr at every one of ports: it is what a client reaching addr:port talks
-// to. A process that has exited holds nothing.
+// CheckServes fails unless process pid (or its process group, when pid
+// leads one) holds the listener that answers on addr at every one of ports:
+// it is what a client reaching addr:port talks to. A process that has
+// exited holds nothing.
 func CheckServes(pid int, addr string, ports ...int) error {
 	a, err := netip.ParseAddr(addr)
 	if err != nil {
@@ -130,7 +172,7 @@ func CheckServes(pid int, addr string, ports ...int) error {
 	if err != nil {
 		return fmt.Errorf("checking who answers on %s: %w", addr, err)
 	}
-	own, err := socketInodes(pid)
+	own, err := groupSockets(pid)
 	if err != nil {
 		return fmt.Errorf("checking who answers on %s: reading the sockets of pid %d: %w", addr, pid, err)
 	}
@@ -147,7 +189,7 @@ func CheckServes(pid int, addr string, ports ...int) error {
 		case found == nil:
 			return fmt.Errorf("nothing listens on %s (pid %d is not serving it)", hp, pid)
 		case !own[found.inode]:
-			return fmt.Errorf("%w: %s is held by another process, not pid %d", ErrNotOurs, hp, pid)
+			return fmt.Errorf("%w: %s is held by another process, not pid %d or its group", ErrNotOurs, hp, pid)
 		}
 	}
 	return nil

@@ -9,8 +9,11 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -127,5 +130,43 @@ func TestNodeLosingItsAddressFails(t *testing.T) {
 			t.Fatalf("detached=%v: the error does not carry the node's own: %v", detached, err)
 		}
 		t.Logf("detached=%v: %v", detached, err)
+	}
+}
+
+// runWrapped runs the node as a child (the wrapper's own group) until
+// SIGTERM, which it passes on.
+func runWrapped(args []string) int {
+	exe, err := os.Executable()
+	if err != nil {
+		return 1
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), wrapperEnv+"=0")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	if err := cmd.Start(); err != nil {
+		return 1
+	}
+	go func() { <-term; cmd.Process.Signal(syscall.SIGTERM) }()
+	if err := cmd.Wait(); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// TestNodeBehindWrapper: a node whose listeners belong to a child of the
+// started process (a wrapper) is still the started node: its process
+// group holds the address.
+func TestNodeBehindWrapper(t *testing.T) {
+	opts := testOptions(t, freeTestBase(t, 1), 1)
+	opts.Env = append(opts.Env, wrapperEnv+"=1")
+	c := startCluster(t, opts)
+	n := c.Nodes()[0]
+	if err := CheckServes(n.Pid, n.Addr, RESTPort, CQLPort); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckServes(os.Getpid(), n.Addr, RESTPort); !errors.Is(err, ErrNotOurs) {
+		t.Fatalf("the test process took for the node's: %v", err)
 	}
 }

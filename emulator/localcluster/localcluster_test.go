@@ -29,7 +29,14 @@ import (
 // cmd/elasticity.
 const nodeEnv = "ELASTICITY_LOCALCLUSTER_TEST_NODE"
 
+// With this variable set (and nodeEnv) the test binary is a wrapper that
+// runs the node as its child, in its process group.
+const wrapperEnv = "ELASTICITY_LOCALCLUSTER_TEST_WRAPPER"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(wrapperEnv) == "1" {
+		os.Exit(runWrapped(os.Args[1:]))
+	}
 	if os.Getenv(nodeEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		code := emulator.Main(ctx, os.Args[1:], os.Stderr)
