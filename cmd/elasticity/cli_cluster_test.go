@@ -72,7 +72,7 @@ func TestClusterUpOnTakenAddress(t *testing.T) {
 		Hosts []string            `json:"hosts"`
 		Nodes []localcluster.Node `json:"nodes"`
 	}
-	if err := json.Unmarshal([]byte(out), &up); err != nil || len(up.Hosts) != 1 || up.Hosts[0] != base {
+	if err := json.Unmarshal([]byte(out), &up); err != nil || len(up.Hosts) != 1 || up.Hosts[0] != base || up.Nodes[0].HostID == "" {
 		t.Fatalf("first cluster up printed %q (%v)", out, err)
 	}
 

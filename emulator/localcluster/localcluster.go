@@ -79,6 +79,9 @@ type Node struct {
 	DataDir string `json:"data_dir"`
 	LogPath string `json:"log"`
 	Pid     int    `json:"pid"`
+	// HostID is what the node's own REST API says once its process is
+	// known to hold the address (/storage_service/hostid/local).
+	HostID string `json:"host_id,omitempty"`
 
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited (not detached)
@@ -313,6 +316,9 @@ func (c *Cluster) waitNormal(ctx context.Context, nodes []*Node) error {
 			if err == nil {
 				err = c.checkOurs(n)
 			}
+			if err == nil {
+				err = c.learnHostID(ctx, n)
+			}
 			if err != nil {
 				err = fmt.Errorf("node %d (%s): %w%s", n.Index+1, n.Addr, err, logTail(n.LogPath))
 			}
@@ -356,6 +362,26 @@ func (c *Cluster) checkOurs(n *Node) error {
 		return fmt.Errorf("process %d exited before becoming NORMAL, and another process answers on its address", c.pidOf(n))
 	}
 	return err
+}
+
+// learnHostID records the host id n's own REST API reports (asked after
+// checkOurs, so the answer is n's).
+func (c *Cluster) learnHostID(ctx context.Context, n *Node) error {
+	url := "http://" + net.JoinHostPort(n.Addr, strconv.Itoa(RESTPort)) + "/storage_service/hostid/local"
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+	if err != nil {
+		return fmt.Errorf("reading its host id: %w", err)
+	}
+	defer resp.Body.Close()
+	var id string
+	if err := json.NewDecoder(resp.Body).Decode(&id); err != nil || id == "" {
+		return fmt.Errorf("reading its host id: %s: %q, %v", resp.Status, id, err)
+	}
+	c.mu.Lock()
+	n.HostID = id
+	c.mu.Unlock()
+	return nil
 }
 
 // nodePorts are the ports a node cannot start without.
