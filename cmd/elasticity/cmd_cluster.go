@@ -30,7 +30,10 @@ func init() {
 			Short: "Start or stop a local emulated cluster",
 			Long: `cluster up starts a detached local cluster of emulated nodes (one process per node on
 127.0.0.2, 127.0.0.3, ...; pids recorded in --dir), waits until every node is NORMAL and
-prints one JSON line with hosts and ports. cluster down stops it.`,
+prints one JSON line with hosts, ports and each node's pid and host id. A node is NORMAL
+only when its own process holds the address that answered; a node that dies fails the
+start with its log. A taken --base-address fails, naming a free one; without
+--base-address a taken default range moves to a free one. cluster down stops it.`,
 		}
 		var (
 			dir, itype, base, name string
