@@ -67,6 +67,8 @@ func (n *Node) handle(ctx context.Context, m *msg) (*msg, error) {
 			return nil, errors.New("scan without a request")
 		}
 		return n.scanOut(ctx, m.Scan)
+	case opRepairPull:
+		return nil, n.repairPull(ctx, m.Scan)
 	case opTruncate:
 		s := tableStart(m.Table)
 		return nil, n.store.DeleteRange(s, keyUpperBound(s), true)

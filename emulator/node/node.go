@@ -160,6 +160,7 @@ type Node struct {
 	// detector's generations and down times as the API shows them (gossip.go).
 	api       apiState
 	tasks     *taskManager // the task manager's registered tasks (tasks.go)
+	repairs   repairJobs   // repair_async requests (repair.go)
 	gens      map[string]int64
 	downSince map[string]time.Time
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"sort"
 	"strconv"
@@ -334,8 +335,48 @@ func (n *Node) restRepair(rt *restRouter) {
 		if k.TabletsEnabled {
 			return nil, &restError{http.StatusForbidden, "Cannot repair tablet keyspace. Use /storage_service/tablets/repair to repair tablet keyspaces."}
 		}
-		return nil, runtimeError("repair of vnodes keyspace %s is not supported by this emulator", ks)
+		return n.startRepair(r, ks, k)
 	})
+	rt.handle("GET /storage_service/repair_async/{keyspace}", func(r *http.Request) (any, error) {
+		id, err := strconv.Atoi(r.URL.Query().Get("id"))
+		if err != nil {
+			return nil, badParam("id (%s): type error - should be int", r.URL.Query().Get("id"))
+		}
+		return n.repairStatus(id)
+	}, "id")
+	// repair_await_completion: the status once the repair finished, or
+	// when timeout seconds passed (-1 or none: no timeout).
+	rt.handle("GET /storage_service/repair_status", func(r *http.Request) (any, error) {
+		id, err := strconv.Atoi(r.URL.Query().Get("id"))
+		if err != nil {
+			return nil, badParam("id (%s): type error - should be int", r.URL.Query().Get("id"))
+		}
+		deadline := time.Duration(math.MaxInt64)
+		if s := r.URL.Query().Get("timeout"); s != "" {
+			secs, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || secs < -1 {
+				return nil, badParam("timeout can only be -1 (means no timeout) or non negative integer")
+			}
+			if secs >= 0 {
+				deadline = time.Duration(secs) * time.Second
+			}
+		}
+		n.repairs.mu.Lock()
+		job := n.repairs.jobs[id]
+		n.repairs.mu.Unlock()
+		if job == nil {
+			return nil, badParam("unknown repair id %d", id)
+		}
+		t := time.NewTimer(deadline)
+		defer t.Stop()
+		select {
+		case <-job.done:
+		case <-t.C:
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+		return n.repairStatus(id)
+	}, "id")
 }
 
 func (a *apiState) nextRepairID() int {

@@ -38,6 +38,8 @@ const (
 	opCounterLead  = "counter_lead"
 	opCounterApply = "counter_apply"
 	opRangeRead    = "range_read"
+	// Repair: pull a range's rows from a peer and merge them (repair.go).
+	opRepairPull = "repair_pull"
 	// Lightweight transactions: a partition's lease from its paxos leader,
 	// and its release (paxos.go).
 	opPaxosLock   = "paxos_lock"

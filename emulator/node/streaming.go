@@ -33,6 +33,7 @@ type scanReq struct {
 	Max        int
 	Rate       float64
 	Shard      int
+	From       string // opRepairPull: the host id to pull the range from
 }
 
 // streamIn copies a tablet's rows from a source replica into this node, as
