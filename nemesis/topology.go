@@ -306,9 +306,12 @@ func shrinkBatch(ctx context.Context, env *Env, s Step, nodes []*cluster.Node, d
 
 // decommissionAll decommissions the nodes concurrently and waits for all,
 // recording when each was requested and when each had left (node_op
-// events): the topology coordinator executes one node request at a time
-// (scylladb service/topology_coordinator.cc), so a parallel step's nodes
-// leave one after another.
+// events). Before ScyllaDB 2026.1 the topology coordinator executes one
+// node request at a time (scylladb service/topology_coordinator.cc), so a
+// parallel step's nodes leave one after another; from 2026.1 they are
+// drained together and only their final step is one at a time
+// (results.ScaleIn). Nothing here waits on either order: each node's own
+// decommission call returns when it has left.
 func decommissionAll(ctx context.Context, env *Env, base results.Event, nodes []*cluster.Node) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(nodes))

@@ -70,3 +70,29 @@ func TestStallTableSuppressedReports(t *testing.T) {
 		t.Errorf("no suppressed reports, yet %q %q", tb.Columns, tb.Note)
 	}
 }
+
+// A parallel removal's per-node table says how the database version ran
+// it: queued before 2026.1, drained in parallel from 2026.1, both when the
+// version is not recorded; a join's table says joins are one at a time.
+func TestNodeOpsNoteByVersion(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 3, 0, 0, 0, time.UTC)
+	at := func(s float64) *time.Time { v := t0.Add(time.Duration(s * float64(time.Second))); return &v }
+	for _, tc := range []struct {
+		version string
+		kind    results.StepKind
+		want    string
+	}{
+		{"2025.4.0", results.KindShrink, "Before ScyllaDB 2026.1"},
+		{"2026.1.0", results.KindDrain, "From ScyllaDB 2026.1 nodes requested to leave together are drained in parallel"},
+		{"", results.KindShrink, "not recorded"},
+		{"2026.1.0", results.KindGrow, "one join at a time"},
+	} {
+		res := &results.Result{Setup: results.Setup{DatabaseVersion: tc.version},
+			Steps: []results.StepTiming{{Step: "Remove 2", Cycle: "Cycle #1", Kind: tc.kind, Mode: results.ModeParallel, RequestedAt: t0,
+				NodeOps: []results.NodeOp{{Node: "node-4", RequestedAt: t0, LeftAt: at(10)}, {Node: "node-5", RequestedAt: t0, LeftAt: at(11)}}}}}
+		tb, ok := nodeOpTable("x", "Remove 2", res)
+		if !ok || !strings.Contains(tb.Note, tc.want) {
+			t.Errorf("%s %s: note %q, want %q", tc.version, tc.kind, tb.Note, tc.want)
+		}
+	}
+}

@@ -486,10 +486,17 @@ func stepTable(res *results.Result) Table {
 }
 
 // nodeOpTable is one topology step's nodes: when each was requested and
-// when it joined or left, as the topology coordinator executed them.
+// when it joined or left, as the topology coordinator executed them. The
+// note says how that coordinator runs requests made together: joins one
+// at a time, removals by the database version (results.ScaleInNote).
 func nodeOpTable(id, step string, res *results.Result) (Table, bool) {
 	t := Table{ID: id, Name: step + " - nodes", Columns: []string{"cycle", "node", "requested", "joined", "left", "from request [s]"},
-		Note: "The topology coordinator executes one node request at a time (scylladb service/topology_coordinator.cc): nodes requested together join or leave one after another, and the last waits for the others."}
+		Note: results.JoinNote}
+	for _, s := range res.Steps {
+		if s.Step == step && (s.Kind == results.KindShrink || s.Kind == results.KindDrain) {
+			t.Note = results.ScaleInNote(res.Setup.DatabaseVersion)
+		}
+	}
 	at := func(p *time.Time) string {
 		if p == nil {
 			return "—"

@@ -138,7 +138,8 @@ const (
 	EventStepEnd       = "step_end" // Step
 	// EventNodeOp: Step, Cycle, Kind, Mode, Node, State (requested |
 	// joined | left): one node's part of a topology step, as the topology
-	// coordinator executed it (one node request at a time).
+	// coordinator executed it (joins one at a time; removals one at a
+	// time before ScyllaDB 2026.1, drained together from 2026.1: ScaleIn).
 	EventNodeOp    = "node_op"
 	EventNodeState = "node_state"      // Node, State (started|joining|normal|leaving|left|down|up|died|removed), Expected
 	EventStall     = "reactor_stalled" // Node, StallMS, Line
@@ -513,9 +514,10 @@ const (
 
 // NodeOp is one node's part of a topology step: when it was requested and
 // when it joined (grow) or left (shrink, drain). The topology coordinator
-// executes one node request at a time (scylladb
-// service/topology_coordinator.cc), so in a parallel step the nodes are
-// requested together and join or leave one after another.
+// executes one join at a time (scylladb service/topology_coordinator.cc),
+// so in a parallel grow the nodes are requested together and join one
+// after another; in a parallel removal they leave one after another before
+// 2026.1 and are drained together from 2026.1 (ScaleIn).
 type NodeOp struct {
 	Node        string     `json:"node"`
 	RequestedAt time.Time  `json:"requested_at"`

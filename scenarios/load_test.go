@@ -95,7 +95,7 @@ func TestBrokenScenarios(t *testing.T) {
 		{"grow unknown field", minimal + "nemesis:\n  - grow_cluster:\n      count: 2\n", nil, 4, "nemesis.0.grow_cluster.count", "unknown field"},
 		{"shrink below rf", minimal + "nemesis:\n  - shrink_cluster:\n      count_per_rack: 1\n", nil, 4, "nemesis.0.shrink_cluster.count_per_rack", "leaves 0 nodes"},
 		{"decommission both", minimal + "cluster: {nodes_per_rack: 3}\nnemesis:\n  - decommission:\n      nodes: [node-1]\n      count_per_rack: 1\n", nil, 5, "nemesis.0.decommission.nodes", "either nodes or count_per_rack"},
-		{"drain workers", minimal + "cluster: {nodes_per_rack: 2}\nnemesis:\n  - drain:\n      workers: 2\n", nil, 5, "nemesis.0.drain.workers", "topology coordinator executes one node request at a time"},
+		{"drain workers", minimal + "cluster: {nodes_per_rack: 2}\nnemesis:\n  - drain:\n      workers: 2\n", nil, 5, "nemesis.0.drain.workers", "how many nodes drain at once is the database version's"},
 		{"drain mode", minimal + "cluster: {nodes_per_rack: 2}\nnemesis:\n  - drain:\n      mode: fast\n", nil, 5, "nemesis.0.drain.mode", `"fast" is not one of serial, parallel`},
 		{"hold zero", minimal + "nemesis:\n  - hold: 0\n", nil, 3, "nemesis.0.hold.duration", "must be > 0"},
 		{"hook no command", minimal + "nemesis:\n  - hook:\n      args: [a]\n", nil, 3, "nemesis.0.hook.command", "is required"},

@@ -583,6 +583,7 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 				}
 				detail = fmt.Sprintf("decommission %d node(s), newest first", count)
 			} else {
+				ph.Mode = st.Drain.Mode
 				racks = st.Drain.Racks
 				count = len(st.Drain.Nodes)
 				if count == 0 {
@@ -595,31 +596,54 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 			}
 			// Remove the newest nodes (best effort for named nodes); each holds
 			// about 1/N of the data (tablets balanced by count), which it streams
-			// out at its own bandwidth; the coordinator runs the removals one
-			// at a time, so parallel requests take as long as serial ones.
+			// out at its own bandwidth. Serially, one node per cycle. Requested
+			// together, the coordinator drains them one after another before
+			// 2026.1 and all at once from 2026.1 (results.ScaleIn; an unknown
+			// version is planned as the longer, queued way).
 			before := len(nodes)
-			var removedCPU int
+			share := 0.0
+			if before > 0 {
+				share = onDisk / float64(before)
+			}
+			var perNode []float64 // each removed node's streaming time
 			for i := 0; i < count && len(nodes) > 0; i++ {
-				removedCPU += nodes[len(nodes)-1].it.VCPUs
+				perNode = append(perNode, share/(streamBytesPerVCPU*float64(max(1, nodes[len(nodes)-1].it.VCPUs))))
 				nodes = nodes[:len(nodes)-1]
 			}
-			moved := 0.0
-			if before > 0 {
-				moved = onDisk * float64(before-len(nodes)) / float64(before)
-			}
+			moved := share * float64(len(perNode))
 			ph.Cycles = 1
 			if ph.Mode == ModeSerial && count > 1 {
 				ph.Cycles = count
 			}
-			stream := moved / (streamBytesPerVCPU * float64(max(1, removedCPU)))
+			stream := 0.0
+			for _, t := range perNode {
+				if ph.Mode == ModeParallel && results.ScaleIn(s.Cluster.Version) == results.ScaleInParallel {
+					stream = max(stream, t)
+				} else {
+					stream += t
+				}
+			}
 			ph.Seconds = float64(ph.Cycles)*m.RecoverySeconds + stream
 			leave := results.DurRemoveNodes
 			if st.Drain != nil {
 				leave = results.DurDrainNodes
 			}
 			for c := 0; c < ph.Cycles; c++ {
-				per := stream / float64(ph.Cycles)
+				per := stream
+				if ph.Cycles > 1 && c < len(perNode) {
+					per = perNode[c]
+				}
 				estimates[si] = append(estimates[si], map[string]float64{leave: per, results.DurDataBalanced: per, results.DurLatencyRecov: per + m.RecoverySeconds})
+			}
+			if ph.Mode == ModeParallel && count > 1 {
+				switch results.ScaleIn(s.Cluster.Version) {
+				case results.ScaleInParallel:
+					detail += ", drained all at once (ScyllaDB 2026.1+)"
+				case results.ScaleInQueued:
+					detail += ", drained one after another (ScyllaDB before 2026.1)"
+				default:
+					detail += ", planned as drained one after another (before 2026.1; from 2026.1 all at once)"
+				}
 			}
 			ph.Detail = fmt.Sprintf("%s; ≈%s to move", detail, HumanBytes(moved))
 		case st.Hold != nil:

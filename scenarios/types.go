@@ -261,9 +261,11 @@ type Shrink struct {
 
 // Drain evacuates the data of nodes (by name, or CountPerRack newest first
 // in each of Racks), then removes them. Mode parallel requests every
-// node's removal at once; ScyllaDB's topology coordinator still executes
-// one node request at a time (service/topology_coordinator.cc), so the
-// requests queue there, as the step's events show.
+// node's removal at once; before ScyllaDB 2026.1 the topology coordinator
+// executes one node request at a time (service/topology_coordinator.cc), so
+// the requests queue there; from 2026.1 the nodes are drained in parallel
+// and only their final step queues (results.ScaleIn). The step's events
+// show which.
 type Drain struct {
 	Nodes        []string `yaml:"nodes,omitempty"`
 	CountPerRack int      `yaml:"count_per_rack,omitempty"`

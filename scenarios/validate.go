@@ -519,7 +519,7 @@ func validateNemesis(s *Scenario, d *decoder, instanceType func(string, string),
 			remove(p, st.Drain.Nodes, st.Drain.CountPerRack, st.Drain.Racks)
 			oneOf(p+".mode", st.Drain.Mode, modes)
 			if st.Drain.Workers != 0 {
-				d.problem(p+".workers", "is not a ScyllaDB setting: the topology coordinator executes one node request at a time (scylladb service/topology_coordinator.cc); use mode: parallel to request every removal at once")
+				d.problem(p+".workers", "is not a ScyllaDB setting: how many nodes drain at once is the database version's (before 2026.1 the topology coordinator executes one node request at a time, scylladb service/topology_coordinator.cc; from 2026.1 every node requested to leave is drained in parallel); use mode: parallel to request every removal at once")
 			}
 		case st.Hold != nil:
 			positive(p+".duration", float64(st.Hold.Duration))

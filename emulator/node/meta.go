@@ -45,6 +45,9 @@ type NodeMeta struct {
 	// DrainTotal is the tablet replicas it held when it started leaving.
 	DrainTotal int
 	Removing   bool // removenode (dead node) rather than decommission
+	// Draining: a NORMAL node with a paused leave or remove request whose
+	// tablets the balancer moves away (from 2026.1, tablet_draining.go).
+	Draining bool
 }
 
 func (n *NodeMeta) internode() string { return n.Addr + ":" + strconv.Itoa(n.InternodePort) }

@@ -292,7 +292,7 @@ func (n *Node) finishedPercentage(op string) float64 {
 	case "decommission", "removenode":
 		var nm *NodeMeta
 		for _, x := range v.m.Nodes {
-			if x.State == engine.StateLeaving && x.Removing == (op == "removenode") {
+			if drains(x) && x.Removing == (op == "removenode") {
 				nm = x
 			}
 		}

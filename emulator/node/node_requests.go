@@ -16,7 +16,10 @@ import (
 // here a JOINING or LEAVING member) the coordinator keeps working on it and
 // other requests wait in topology.requests; the next is the one of lowest
 // topology_request value (service/topology_state_machine.hh: replace, join,
-// remove, leave, rebuild), first come first served among equals.
+// remove, leave, rebuild), first come first served among equals. Before
+// 2026.1 that holds for the whole of a decommission or removenode; from
+// 2026.1 the nodes drain first, all at once, and only the final step
+// queues here (tablet_draining.go).
 
 // requestPriority is topology_request's order.
 func requestPriority(kind string) int {

@@ -281,8 +281,10 @@ func (n *Node) balanceOnce() bool {
 	return true
 }
 
-// plan chooses migrations: drain leaving nodes first, then even out
-// tablets per shard among the normal nodes of each rack.
+// plan chooses migrations: drain leaving and draining nodes first (all of
+// them at once: one leaving node before 2026.1, every node with a leave or
+// remove request from 2026.1), then even out tablets per shard among the
+// normal nodes of each rack.
 func (n *Node) plan(v *view, load map[string][]int, busy map[string]int) []move {
 	m := v.m
 	var moves []move
@@ -302,7 +304,7 @@ func (n *Node) plan(v *view, load map[string][]int, busy map[string]int) []move 
 		var best *NodeMeta
 		bestSameRack := false
 		for _, nm := range sortedNodes(m) {
-			if nm.State != engine.StateNormal || nm.DC != from.DC || !n.isUp(nm.HostID) || hasReplica(t, nm.HostID) || !canUse(nm.HostID) {
+			if nm.State != engine.StateNormal || nm.Draining || nm.DC != from.DC || !n.isUp(nm.HostID) || hasReplica(t, nm.HostID) || !canUse(nm.HostID) {
 				continue
 			}
 			same := nm.Rack == from.Rack
@@ -320,7 +322,7 @@ func (n *Node) plan(v *view, load map[string][]int, busy map[string]int) []move 
 			}
 			for _, r := range t.Replicas {
 				from := m.Nodes[r.Host]
-				if from == nil || from.State != engine.StateLeaving || (!from.Removing && !canUse(r.Host)) {
+				if !drains(from) || (!from.Removing && !canUse(r.Host)) {
 					continue
 				}
 				to := target(t, from)
@@ -338,7 +340,7 @@ func (n *Node) plan(v *view, load map[string][]int, busy map[string]int) []move 
 	// Even out per rack.
 	racks := map[string][]*NodeMeta{}
 	for _, nm := range sortedNodes(m) {
-		if nm.State == engine.StateNormal && n.isUp(nm.HostID) {
+		if nm.State == engine.StateNormal && !nm.Draining && n.isUp(nm.HostID) {
 			racks[nm.DC+"/"+nm.Rack] = append(racks[nm.DC+"/"+nm.Rack], nm)
 		}
 	}

@@ -142,6 +142,11 @@ func (n *Node) execCoord(ctx context.Context, op *coordOp) error {
 		if cur.State == engine.StateLeaving || cur.State == engine.StateLeft {
 			return nil
 		}
+		if parallelTabletDraining(n.cfg.Version) {
+			if err := n.drainForRequest(ctx, op); err != nil {
+				return err
+			}
+		}
 		release, err := n.admitNodeRequest(ctx, op.Kind, cur.Addr)
 		if err != nil {
 			return err
@@ -155,15 +160,21 @@ func (n *Node) execCoord(ctx context.Context, op *coordOp) error {
 			if cur.State == engine.StateLeaving || cur.State == engine.StateLeft {
 				return nil, nil
 			}
-			if err := canLose(m, cur); err != nil {
-				return nil, err
+			if !cur.Draining {
+				if err := canLose(m, cur); err != nil {
+					return nil, err
+				}
 			}
 			c := m.clone()
 			x := c.Nodes[op.HostID]
 			x.State = engine.StateLeaving
 			x.Removing = op.Kind == "removenode"
-			x.DrainTotal = sum(shardLoad(m)[op.HostID])
-			n.log.Logf(scyllalog.Info, "raft_topology", "Starting %s of %s (%d tablet replicas to move)", op.Kind, x.Addr, x.DrainTotal)
+			left := sum(shardLoad(m)[op.HostID])
+			if !x.Draining {
+				x.DrainTotal = left
+			}
+			x.Draining = false
+			n.log.Logf(scyllalog.Info, "raft_topology", "Starting %s of %s (%d tablet replicas to move)", op.Kind, x.Addr, left)
 			return c, nil
 		})
 	case "balancing":
@@ -181,8 +192,9 @@ func (n *Node) execCoord(ctx context.Context, op *coordOp) error {
 	return fmt.Errorf("unknown coordinator operation %q", op.Kind)
 }
 
-// canLose checks that the other normal nodes of nm's datacenter can still
-// hold every tablet keyspace's replicas once nm is gone.
+// canLose checks that the other normal nodes of nm's datacenter, draining
+// ones left out, can still hold every tablet keyspace's replicas once nm is
+// gone.
 func canLose(m *Meta, nm *NodeMeta) error {
 	left := 0
 	var dcs []string
@@ -192,7 +204,7 @@ func canLose(m *Meta, nm *NodeMeta) error {
 			seen[o.DC] = true
 			dcs = append(dcs, o.DC)
 		}
-		if o.HostID != nm.HostID && o.DC == nm.DC && o.State == engine.StateNormal {
+		if o.HostID != nm.HostID && o.DC == nm.DC && o.State == engine.StateNormal && !o.Draining {
 			left++
 		}
 	}
@@ -300,7 +312,7 @@ func (n *Node) quiesce(ctx context.Context) error {
 func (n *Node) topologyIdle() bool {
 	v := n.view.Load()
 	for _, nm := range v.m.Nodes {
-		if nm.State == engine.StateJoining || nm.State == engine.StateLeaving {
+		if nm.State == engine.StateJoining || drains(nm) {
 			return false
 		}
 	}

@@ -185,62 +185,101 @@ func TestQuiesceWindowAfterJoin(t *testing.T) {
 	}
 }
 
-// Node requests run one at a time (scylladb service/topology_coordinator.cc
-// get_next_task: a node in transition is worked on until done, other
-// requests wait in topology.requests): two decommissions asked at once are
-// never both LEAVING.
-func TestNodeRequestsOneAtATime(t *testing.T) {
-	var log syncBuf
-	a := startMember(t, "127.0.9.1", &log, nil)
-	createTable(t, a, 400) // 400 KiB at 256 KiB/s: each drain takes a while
-	b := startMember(t, "127.0.9.2", &log, nil)
-	c := startMember(t, "127.0.9.3", &log, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	deadline := time.Now().Add(30 * time.Second)
-	for (tabletsOf(a, b.HostID()) == 0 || tabletsOf(a, c.HostID()) == 0) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err := a.Quiesce(ctx); err != nil {
-		t.Fatal(err)
-	}
-	errs := make(chan error, 2)
-	for _, n := range []*Node{b, c} {
-		go func() { errs <- n.Decommission(ctx) }()
-	}
-	sawQueued, maxLeaving := false, 0
-	for done := 0; done < 2; {
-		select {
-		case err := <-errs:
-			if err != nil {
+// Scale-in by the version the nodes pose as. Before 2026.1 node requests run
+// one at a time (scylladb service/topology_coordinator.cc get_next_task: a
+// node in transition is worked on until done, other requests wait in
+// topology.requests): of two decommissions asked at once, one drains while
+// the other is queued. From scylla-2026.1.0 (PARALLEL_TABLET_DRAINING,
+// gms/feature_service.hh; service/storage_service.cc marks every node with
+// a leave or remove request draining, service/tablet_allocator.cc drains
+// them all) both drain at once, and only the final step, LEAVING to LEFT,
+// is one node at a time.
+func TestScaleInByVersion(t *testing.T) {
+	for _, tc := range []struct {
+		version  string
+		parallel bool
+	}{
+		{"2025.4.0", false},
+		{"2026.1.0", true},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			var log syncBuf
+			asVersion := func(n *Node) { n.cfg.Version = tc.version }
+			a := startMember(t, "127.0.9.1", &log, asVersion)
+			createTable(t, a, 400) // 400 KiB at 256 KiB/s: each drain takes a while
+			b := startMember(t, "127.0.9.2", &log, asVersion)
+			c := startMember(t, "127.0.9.3", &log, asVersion)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			deadline := time.Now().Add(30 * time.Second)
+			for (tabletsOf(a, b.HostID()) == 0 || tabletsOf(a, c.HostID()) == 0) && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+			}
+			if err := a.Quiesce(ctx); err != nil {
 				t.Fatal(err)
 			}
-			done++
-		case <-time.After(5 * time.Millisecond):
-		}
-		leaving := 0
-		for _, nm := range a.view.Load().m.Nodes {
-			if nm.State == engine.StateLeaving {
-				leaving++
+			errs := make(chan error, 2)
+			for _, n := range []*Node{b, c} {
+				go func() { errs <- n.Decommission(ctx) }()
 			}
-		}
-		maxLeaving = max(maxLeaving, leaving)
-		if len(a.QueuedRequests()) > 0 {
-			sawQueued = true
-		}
+			sawQueued, maxLeaving, maxDraining := false, 0, 0
+			for done := 0; done < 2; {
+				select {
+				case err := <-errs:
+					if err != nil {
+						t.Fatal(err)
+					}
+					done++
+				case <-time.After(5 * time.Millisecond):
+				}
+				m := a.view.Load().m
+				load := shardLoad(m)
+				leaving, draining := 0, 0
+				for id, nm := range m.Nodes {
+					if nm.State == engine.StateLeaving {
+						leaving++
+					}
+					if drains(nm) && sum(load[id]) > 0 {
+						draining++
+					}
+				}
+				maxLeaving, maxDraining = max(maxLeaving, leaving), max(maxDraining, draining)
+				if len(a.QueuedRequests()) > 0 {
+					sawQueued = true
+				}
+			}
+			if maxLeaving != 1 {
+				t.Errorf("%d nodes were LEAVING at once, want 1 (the final step is one node at a time)", maxLeaving)
+			}
+			if want := map[bool]int{false: 1, true: 2}[tc.parallel]; maxDraining != want {
+				t.Errorf("%d nodes had tablets drained at once, want %d", maxDraining, want)
+			}
+			queuedLog := strings.Contains(log.String(), "decommission request for 127.0.9.") && strings.Contains(log.String(), "queued: node")
+			if !tc.parallel && (!sawQueued || !queuedLog) {
+				t.Errorf("the second decommission was never seen queued (queue %v, log line %v)", sawQueued, queuedLog)
+			}
+			if tc.parallel && !strings.Contains(log.String(), "due to leave request") {
+				t.Error("no \"Will drain node ... due to leave request\" log line")
+			}
+			for _, n := range []*Node{b, c} {
+				if st := a.view.Load().m.Nodes[n.HostID()].State; st != engine.StateLeft {
+					t.Errorf("%s is %s, want LEFT", n.cfg.ListenAddress, st)
+				}
+			}
+		})
 	}
-	if maxLeaving != 1 {
-		t.Errorf("%d nodes were leaving at once, want 1", maxLeaving)
-	}
-	if !sawQueued {
-		t.Error("the second decommission was never seen queued")
-	}
-	if !strings.Contains(log.String(), "decommission request for 127.0.9.") || !strings.Contains(log.String(), "queued: node") {
-		t.Error("no queued-request log line")
-	}
-	for _, n := range []*Node{b, c} {
-		if st := a.view.Load().m.Nodes[n.HostID()].State; st != engine.StateLeft {
-			t.Errorf("%s is %s, want LEFT", n.cfg.ListenAddress, st)
+}
+
+// parallelTabletDraining follows the version a node poses as:
+// PARALLEL_TABLET_DRAINING is in scylla-2026.1.0-rc0 and later tags and in
+// no 2025.x one (gms/feature_service.hh at each tag).
+func TestParallelTabletDrainingByVersion(t *testing.T) {
+	for v, want := range map[string]bool{
+		"2025.1.0-emulated": false, "2025.4.10": false, "2026.1.0-rc0": true, "2026.1": true,
+		"2026.3.0": true, "2027.1.0": true, "": false, "latest": false,
+	} {
+		if got := parallelTabletDraining(v); got != want {
+			t.Errorf("%q: %v, want %v", v, got, want)
 		}
 	}
 }

@@ -57,7 +57,7 @@ func fakeNode(args []string) int {
 	str := map[string]*string{}
 	for _, name := range []string{"listen-address", "data-dir", "cluster-name", "dc", "rack", "instance-type", "vcpus", "memory-gb",
 		"disk-gb", "seeds", "log-file", "cql-port", "rest-port", "metrics-port", "internode-port", "storage-scale-mib-per-gb",
-		"ops-per-vcpu", "stream-mib-per-vcpu", "blocked-reactor-notify-ms", "fail-startup", "slow-factor", "time-scale"} {
+		"ops-per-vcpu", "stream-mib-per-vcpu", "blocked-reactor-notify-ms", "fail-startup", "slow-factor", "time-scale", "version"} {
 		str[name] = fs.String(name, "", "")
 	}
 	if err := fs.Parse(args[1:]); err != nil {
@@ -68,7 +68,7 @@ func fakeNode(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	logLine(logf, "INFO", "init - starting fake node "+*str["listen-address"]+" rack "+*str["rack"]+" vcpus "+*str["vcpus"]+" disk-gb "+*str["disk-gb"]+" seeds "+*str["seeds"])
+	logLine(logf, "INFO", "init - starting fake node "+*str["listen-address"]+" rack "+*str["rack"]+" vcpus "+*str["vcpus"]+" disk-gb "+*str["disk-gb"]+" seeds "+*str["seeds"]+" version "+*str["version"])
 	if msg := *str["fail-startup"]; msg != "" {
 		logLine(logf, "ERROR", "init - Startup failed: std::runtime_error ("+msg+")")
 		return 1

@@ -411,6 +411,11 @@ func (p *Provider) startNew(s provision.NodeSpec, initial bool) (provision.Node,
 		"--internode-port", strconv.Itoa(p.opts.InternodePort),
 		"--blocked-reactor-notify-ms", strconv.Itoa(p.opts.BlockedReactorNotifyMS),
 	)
+	if spec.Version != "" {
+		// The version the node poses as (its release_version and the
+		// behaviour that depends on it, e.g. scale-in from 2026.1).
+		args = append(args, "--version", spec.Version)
+	}
 	if p.opts.StorageScaleMiBPerGB > 0 {
 		args = append(args, "--storage-scale-mib-per-gb", f(p.opts.StorageScaleMiBPerGB))
 	}

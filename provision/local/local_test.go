@@ -149,7 +149,7 @@ func childPid(t *testing.T, p *Provider, name string) int {
 func TestLifecycle(t *testing.T) {
 	p, dir := newTestProvider(t, "127.0.4.100", nil)
 	ctx := context.Background()
-	nodes, err := p.Create(ctx, provision.ClusterSpec{RunID: "r1", Dir: dir, Racks: []string{"rack1", "rack2"}, NodesPerRack: 1, InstanceType: "i4i.large"})
+	nodes, err := p.Create(ctx, provision.ClusterSpec{RunID: "r1", Dir: dir, Racks: []string{"rack1", "rack2"}, NodesPerRack: 1, InstanceType: "i4i.large", Version: "2026.1.0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,8 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("log path %s", n.LogPath)
 	}
 	log, _ := os.ReadFile(nodes[1].LogPath)
-	if !strings.Contains(string(log), "rack rack2 vcpus 2 disk-gb 468 seeds 127.0.4.100") {
+	// cluster.version reaches the node: the version it poses as.
+	if !strings.Contains(string(log), "rack rack2 vcpus 2 disk-gb 468 seeds 127.0.4.100 version 2026.1.0") {
 		t.Fatalf("node-2 log: %s", log)
 	}
 	child1 := childPid(t, p, "node-1")
