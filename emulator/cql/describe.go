@@ -36,6 +36,7 @@ func (s *Server) describe(ks string, st cqlparse.Statement, nbinds int) (*messag
 			return nil, nil, err
 		}
 		d.special(ti, x.Limit, "[limit]", datatype.Int)
+		d.special(ti, x.PerPartitionLimit, "[per_partition_limit]", datatype.Int)
 		d.pk = pkIndexes(ti, x.Where)
 	case *cqlparse.Insert, *cqlparse.Update, *cqlparse.Delete:
 		pk, err := d.modification(st)

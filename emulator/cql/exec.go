@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
@@ -25,9 +27,11 @@ type execCtx struct {
 	serial   engine.Consistency // the serial consistency of a conditional statement (0 = SERIAL)
 	ts       *int64             // protocol default timestamp
 	skipMeta bool
-	pageSize int                   // rows per page; 0 = everything at once
-	paging   []byte                // paging state from the previous page
-	result   *message.RowsMetadata // prepared result metadata, if any
+	pageSize int // rows per page; 0 = everything at once
+	// perPartition is a SELECT's PER PARTITION LIMIT (0 = none).
+	perPartition int
+	paging       []byte                // paging state from the previous page
+	result       *message.RowsMetadata // prepared result metadata, if any
 	// tokenAware: the partition key is bound by markers, so a driver
 	// could have routed by it (ScyllaDB's _may_use_token_aware_routing,
 	// cql3/statements/modification_statement.cc and select_statement.cc).
@@ -402,11 +406,26 @@ func (ec *execCtx) keyValues(ti *tableInfo, where []cqlparse.Relation, cols []*c
 			if err != nil {
 				return nil, nil, err
 			}
-			vals[pos] = list
+			vals[pos] = sortedValues(c, list)
 			found[pos] = true
 		}
 	}
 	return vals, found, nil
+}
+
+// sortedValues sorts an IN list by the column type's order and drops
+// duplicates, as cql3/restrictions/statement_restrictions.cc keeps value
+// lists ("sorted and deduped using value comparator").
+func sortedValues(c *colInfo, list [][]byte) [][]byte {
+	cmp := func(a, b []byte) int {
+		if v, ok := compareEncoded(c.dt, a, b); ok {
+			return v
+		}
+		return bytes.Compare(a, b)
+	}
+	out := slices.Clone(list)
+	slices.SortStableFunc(out, cmp)
+	return slices.CompactFunc(out, func(a, b []byte) bool { return cmp(a, b) == 0 })
 }
 
 func (ec *execCtx) inValues(t cqlparse.Term, c *colInfo) ([][]byte, error) {
@@ -515,6 +534,50 @@ func (ec *execCtx) clusteringPrefix(ti *tableInfo, where []cqlparse.Relation) ([
 		}
 	}
 	return prefix, n, nil
+}
+
+// clusteringPrefixes is clusteringPrefix with IN allowed: the clustering
+// prefixes the equality and IN restrictions select, in clustering order
+// without duplicates (select_statement.cc make_partition_slice sorts the
+// bounds; cql3/restrictions: IN on clustering columns).
+func (ec *execCtx) clusteringPrefixes(ti *tableInfo, where []cqlparse.Relation) ([][]byte, int, error) {
+	vals, found, err := ec.keyValues(ti, where, ti.ck, true)
+	if err != nil {
+		return nil, 0, err
+	}
+	prefixes := [][]byte{nil}
+	n := 0
+	for i, ok := range found {
+		if !ok {
+			break
+		}
+		c := ti.ck[i]
+		var next [][]byte
+		for _, p := range prefixes {
+			for _, v := range vals[i] {
+				b, err := clusteringAppend(bytes.Clone(p), c.dt, v, c.Desc)
+				if err != nil {
+					return nil, 0, engine.Errorf(engine.CodeInvalid, "%s: %v", c.Name, err)
+				}
+				next = append(next, b)
+			}
+		}
+		if len(next) > 100 {
+			// cql3/restrictions/statement_restrictions.cc, with db::config's
+			// max_clustering_key_restrictions_per_query default of 100.
+			return nil, 0, engine.Errorf(engine.CodeInvalid, "size of clustering-key IN list or clustering-key cartesian product of IN list %d is greater than maximum 100. Use --max-clustering-key-restrictions-per-query configuration option to change default setting.", len(next))
+		}
+		prefixes = next
+		n++
+	}
+	for i := n; i < len(found); i++ {
+		if found[i] {
+			return nil, 0, engine.Errorf(engine.CodeInvalid, "PRIMARY KEY column %q cannot be restricted as preceding column %q is not restricted", ti.ck[i].Name, ti.ck[n].Name)
+		}
+	}
+	sort.Slice(prefixes, func(i, j int) bool { return bytes.Compare(prefixes[i], prefixes[j]) < 0 })
+	prefixes = slices.CompactFunc(prefixes, bytes.Equal)
+	return prefixes, n, nil
 }
 
 // errorMessage maps an error to the protocol error the client should see.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
@@ -20,6 +21,64 @@ type projection struct {
 	cols  []*colInfo
 	names []string
 	count bool
+	// attrs are the writetime()/ttl() selectors, whose values follow the
+	// table's columns in a decoded row (colInfo.idx len(ti.all)+i).
+	attrs []cellAttr
+}
+
+// cellAttr is writetime(col) or ttl(col) (cql3/expr column_mutation_attribute).
+type cellAttr struct {
+	fn  string
+	col *colInfo
+}
+
+// attrSelector validates writetime(col)/ttl(col) as cql3/expr/prepare_expr.cc
+// prepare_column_mutation_attribute does and returns its output column:
+// writetime a bigint, ttl an int, named as ScyllaDB names them.
+func (p *projection) attrSelector(ti *tableInfo, sel cqlparse.Selector) (*colInfo, error) {
+	c, err := ti.column(sel.Column)
+	if err != nil {
+		return nil, err
+	}
+	if c.Kind.InPrimaryKey() {
+		return nil, engine.Errorf(engine.CodeInvalid, "%s is not legal on partition key component %s", sel.Func, c.Name)
+	}
+	if strings.Contains(c.Type, "<") && !strings.HasPrefix(c.Type, "frozen<") {
+		return nil, engine.Errorf(engine.CodeInvalid, "%s expects an atomic column, but %s is a non-frozen collection", sel.Func, c.Name)
+	}
+	dt := datatype.DataType(datatype.Bigint)
+	if sel.Func == "ttl" {
+		dt = datatype.Int
+	}
+	name := sel.Func + "(" + c.Name + ")"
+	out := &colInfo{Column: engine.Column{Name: name, Type: dt.AsCql()}, dt: dt, idx: len(ti.all) + len(p.attrs)}
+	p.attrs = append(p.attrs, cellAttr{fn: sel.Func, col: c})
+	return out, nil
+}
+
+// withAttrs appends the writetime()/ttl() values of a decoded row, from its
+// cells' metadata (meta) and its partition's static row's (staticMeta).
+func (p *projection) withAttrs(full [][]byte, meta, staticMeta map[string]engine.CellMeta) [][]byte {
+	if len(p.attrs) == 0 {
+		return full
+	}
+	now := time.Now().Unix()
+	for _, a := range p.attrs {
+		m, ok := meta[a.col.Name]
+		if a.col.Kind == engine.Static {
+			m, ok = staticMeta[a.col.Name]
+		}
+		var v []byte
+		switch {
+		case !ok || full[a.col.idx] == nil:
+		case a.fn == "writetime":
+			v = binary.BigEndian.AppendUint64(nil, uint64(m.Timestamp))
+		case m.Expiry > 0 && m.Expiry > now:
+			v = binary.BigEndian.AppendUint32(nil, uint32(m.Expiry-now))
+		}
+		full = append(full, v)
+	}
+	return full
 }
 
 func (ti *tableInfo) project(st *cqlparse.Select) (*projection, error) {
@@ -44,6 +103,19 @@ func (ti *tableInfo) project(st *cqlparse.Select) (*projection, error) {
 					name = sel.Alias
 				}
 				p.cols = append(p.cols, &colInfo{Column: engine.Column{Name: name, Type: "bigint"}, dt: datatype.Bigint, idx: -1})
+				p.names = append(p.names, name)
+				continue
+			}
+			if sel.Func != "" {
+				c, err := p.attrSelector(ti, sel)
+				if err != nil {
+					return nil, err
+				}
+				p.cols = append(p.cols, c)
+				name := c.Name
+				if sel.Alias != "" {
+					name = sel.Alias
+				}
 				p.names = append(p.names, name)
 				continue
 			}
@@ -118,18 +190,12 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	limit := 0
-	if st.Limit != nil {
-		l, ok, err := ec.intTerm(st.Limit, "limit")
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			if l <= 0 {
-				return nil, engine.Errorf(engine.CodeInvalid, "LIMIT must be strictly positive")
-			}
-			limit = int(l)
-		}
+	limit, err := ec.limitValue(st.Limit, "LIMIT")
+	if err != nil {
+		return nil, err
+	}
+	if ec.perPartition, err = ec.limitValue(st.PerPartitionLimit, "PER PARTITION LIMIT"); err != nil {
+		return nil, err
 	}
 	if ti.virtual != nil {
 		rows, err := ec.virtualRows(ti, st.Where)
@@ -159,7 +225,7 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 	if reversed && len(keys) > 1 {
 		return nil, engine.Errorf(engine.CodeInvalid, "ORDER BY with an IN restriction on the partition key is not supported by the emulator")
 	}
-	prefix, n, err := ec.clusteringPrefix(ti, st.Where)
+	prefixes, n, err := ec.clusteringPrefixes(ti, st.Where)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +236,7 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 		if err != nil {
 			return nil, err
 		}
-		if c.Kind == engine.PartitionKey || (c.Kind == engine.Clustering && r.Op == "=" && c.Position < n) {
+		if c.Kind == engine.PartitionKey || (c.Kind == engine.Clustering && (r.Op == "=" || r.Op == "IN") && c.Position < n) {
 			continue
 		}
 		if c.Kind == engine.Regular && !st.AllowFiltering {
@@ -234,18 +300,23 @@ scan:
 				readLimit = 0
 			}
 		}
+		resuming := ki == startPart && after != nil
+		if pp := ec.perPartition; pp > 0 && len(filters) == 0 && !reversed && !resuming && (readLimit == 0 || readLimit > pp) {
+			readLimit = pp
+		}
 		if readLimit > 0 && ti.hasStatic() {
 			readLimit++ // the static row comes first
 		}
-		rows, err := ec.s.b.Read(ctx, engine.Read{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: keys[ki], ClusteringPrefix: prefix, Limit: readLimit}, ec.cl)
+		rows, err := ec.readPrefixes(ctx, ti, keys[ki], prefixes, readLimit, len(p.attrs) > 0)
 		if err != nil {
 			return nil, err
 		}
-		resuming := ki == startPart && after != nil
+		prefix := prefixes[0]
 		var static map[string][]byte
+		var staticMeta map[string]engine.CellMeta
 		switch {
 		case len(rows) > 0 && ti.isStaticRow(rows[0]):
-			static, rows = rows[0].Cells, rows[1:]
+			static, staticMeta, rows = rows[0].Cells, rows[0].Meta, rows[1:]
 		case ti.hasStatic() && (len(prefix) > 0 || resuming) && len(rows) > 0:
 			if static, err = ec.staticCells(ctx, ti, keys[ki]); err != nil {
 				return nil, err
@@ -259,9 +330,15 @@ scan:
 				rows[i], rows[j] = rows[j], rows[i]
 			}
 		}
+		quota := partitionQuota{n: ec.perPartition}
 		for _, r := range rows {
-			if ki == startPart && after != nil {
-				if c := bytes.Compare(r.Clustering, after); (!reversed && c <= 0) || (reversed && c >= 0) {
+			// Rows up to the paging state's are decoded too, to count
+			// them against PER PARTITION LIMIT.
+			done := false
+			if resuming {
+				c := bytes.Compare(r.Clustering, after)
+				done = (!reversed && c <= 0) || (reversed && c >= 0)
+				if done && quota.n == 0 {
 					continue
 				}
 			}
@@ -269,10 +346,17 @@ scan:
 			if len(r.Clustering) == 0 && ti.hasStatic() {
 				full, err = ti.staticOnlyRow(keyParts[ki], static), nil
 			}
+			full = p.withAttrs(full, r.Meta, staticMeta)
 			if err != nil {
 				return nil, engine.Errorf(engine.CodeServerError, "decoding row of %s.%s: %v", ti.keyspace, ti.name, err)
 			}
 			if !matches(filters, full) {
+				continue
+			}
+			if !quota.take(keys[ki]) {
+				break
+			}
+			if done {
 				continue
 			}
 			if pageSize > 0 && len(out) == pageSize {
@@ -303,6 +387,91 @@ scan:
 		return ec.routeHint(res, ti.keyspace, ti.name, keys[0]), nil
 	}
 	return res, nil
+}
+
+// readPrefixes reads a partition's rows under each clustering prefix, in
+// order (prefixes are sorted and distinct), each read up to limit rows.
+func (ec *execCtx) readPrefixes(ctx context.Context, ti *tableInfo, pk []byte, prefixes [][]byte, limit int, meta bool) ([]engine.Row, error) {
+	var rows []engine.Row
+	for _, p := range prefixes {
+		rs, err := ec.s.b.Read(ctx, engine.Read{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: pk, ClusteringPrefix: p, Limit: limit, CellMeta: meta}, ec.cl)
+		if err != nil {
+			return nil, err
+		}
+		if len(p) > 0 && len(rs) > 0 && ti.isStaticRow(rs[0]) {
+			rs = rs[1:]
+		}
+		rows = append(rows, rs...)
+	}
+	return rows, nil
+}
+
+// rowsUpTo counts the rows of a scan's resumed partition up to and
+// including the paging state's row, for PER PARTITION LIMIT.
+func (ec *execCtx) rowsUpTo(ctx context.Context, ti *tableInfo, p *projection, filters []rowFilter, after *engine.RangeRow) (int, error) {
+	rows, err := ec.s.b.Read(ctx, engine.Read{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: after.PartitionKey, CellMeta: len(p.attrs) > 0}, ec.cl)
+	if err != nil {
+		return 0, err
+	}
+	parts, err := ti.splitPartitionKey(after.PartitionKey)
+	if err != nil {
+		return 0, rowErr(ti, err)
+	}
+	rs := &rangeStatics{ti: ti}
+	n := 0
+	for i := range rows {
+		if bytes.Compare(rows[i].Clustering, after.Clustering) > 0 {
+			break
+		}
+		r := &engine.RangeRow{PartitionKey: after.PartitionKey, Row: rows[i]}
+		full, skip, err := rs.row(ctx, ec, r, parts, restrictsClustering(ti, nil))
+		if err != nil {
+			return 0, err
+		}
+		if !skip && matches(filters, p.withAttrs(full, r.Meta, rs.meta)) {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// limitValue evaluates LIMIT or PER PARTITION LIMIT (0 = none), as
+// select_statement.cc get_limit.
+func (ec *execCtx) limitValue(t *cqlparse.Term, what string) (int, error) {
+	if t == nil {
+		return 0, nil
+	}
+	l, ok, err := ec.intTerm(t, "limit")
+	if err != nil || !ok {
+		return 0, err
+	}
+	if l <= 0 {
+		return 0, engine.Errorf(engine.CodeInvalid, "%s must be strictly positive", what)
+	}
+	return int(l), nil
+}
+
+// partitionQuota counts a scan's rows per partition against PER PARTITION
+// LIMIT (n = 0: no limit).
+type partitionQuota struct {
+	n    int
+	pk   []byte
+	seen int
+}
+
+// take reports whether one more row of partition pk may be returned.
+func (q *partitionQuota) take(pk []byte) bool {
+	if q.n == 0 {
+		return true
+	}
+	if !bytes.Equal(q.pk, pk) {
+		q.pk, q.seen = pk, 0
+	}
+	if q.seen >= q.n {
+		return false
+	}
+	q.seen++
+	return true
 }
 
 func isSerial(cl engine.Consistency) bool { return cl == engine.Serial || cl == engine.LocalSerial }
@@ -540,6 +709,13 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 	var last *engine.RangeRow
 	statics := &rangeStatics{ti: ti}
 	noStaticOnly := restrictsClustering(ti, st.Where)
+	quota := partitionQuota{n: ec.perPartition}
+	if quota.n > 0 && after != nil {
+		if quota.seen, err = ec.rowsUpTo(ctx, ti, p, filters, after); err != nil {
+			return nil, err
+		}
+		quota.pk = after.PartitionKey
+	}
 	for !empty {
 		want := 0
 		if pageSize > 0 {
@@ -551,7 +727,7 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 		if len(filters) > 0 && want > 0 {
 			want = max(want, 1000) // filtered rows: read in chunks
 		}
-		rows, err := ec.s.b.ReadRange(ctx, engine.RangeRead{Keyspace: ti.keyspace, Table: ti.name, Start: lo, End: hi, After: after, Limit: want}, ec.cl)
+		rows, err := ec.s.b.ReadRange(ctx, engine.RangeRead{Keyspace: ti.keyspace, Table: ti.name, Start: lo, End: hi, After: after, Limit: want, CellMeta: len(p.attrs) > 0}, ec.cl)
 		if err != nil {
 			return nil, err
 		}
@@ -570,7 +746,8 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 			if skip {
 				continue
 			}
-			if !matches(filters, full) {
+			full = p.withAttrs(full, r.Meta, statics.meta)
+			if !matches(filters, full) || !quota.take(r.PartitionKey) {
 				continue
 			}
 			if pageSize > 0 && len(out) == pageSize {
@@ -612,6 +789,7 @@ type rangeStatics struct {
 	ti     *tableInfo
 	pk     []byte // the partition whose static cells are known
 	static map[string][]byte
+	meta   map[string]engine.CellMeta
 }
 
 // row decodes a scanned row into all-columns order; skip is set for a
@@ -624,7 +802,7 @@ func (rs *rangeStatics) row(ctx context.Context, ec *execCtx, r *engine.RangeRow
 		return full, false, rowErr(ti, err)
 	}
 	if ti.isStaticRow(r.Row) {
-		rs.pk, rs.static = r.PartitionKey, r.Cells
+		rs.pk, rs.static, rs.meta = r.PartitionKey, r.Cells, r.Meta
 		rows, err := ec.s.b.Read(ctx, engine.Read{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: r.PartitionKey, Limit: 2}, ec.cl)
 		if err != nil {
 			return nil, false, err
@@ -635,7 +813,7 @@ func (rs *rangeStatics) row(ctx context.Context, ec *execCtx, r *engine.RangeRow
 		return ti.staticOnlyRow(parts, r.Cells), false, nil
 	}
 	if !bytes.Equal(rs.pk, r.PartitionKey) {
-		rs.pk = r.PartitionKey
+		rs.pk, rs.meta = r.PartitionKey, nil
 		if rs.static, err = ec.staticCells(ctx, ti, r.PartitionKey); err != nil {
 			return nil, false, err
 		}

@@ -166,6 +166,9 @@ type Read struct {
 	// ClusteringPrefix restricts the rows to those whose Clustering starts with these bytes.
 	ClusteringPrefix []byte
 	Limit            int // 0 = no limit
+	// CellMeta asks for each cell's write timestamp and expiry in Row.Meta
+	// (for writetime() and ttl()).
+	CellMeta bool
 }
 
 // Row is a stored row. A counter column's cell is its value as a CQL
@@ -174,6 +177,15 @@ type Row struct {
 	Clustering []byte
 	Cells      map[string][]byte
 	Timestamp  int64
+	// Meta holds each cell's write timestamp and expiry when the read
+	// asked for them (Read.CellMeta, RangeRead.CellMeta).
+	Meta map[string]CellMeta
+}
+
+// CellMeta is what writetime() and ttl() read of a cell.
+type CellMeta struct {
+	Timestamp int64 // microseconds since the epoch
+	Expiry    int64 // unix seconds; 0 = no TTL
 }
 
 // RangeRead fetches the rows of every partition whose token lies in
@@ -186,6 +198,8 @@ type RangeRead struct {
 	// After, when set, resumes strictly after that row (paging).
 	After *RangeRow
 	Limit int // rows; 0 = no limit
+	// CellMeta: as Read.CellMeta.
+	CellMeta bool
 }
 
 // RangeRow is a row of a range scan with its partition key. Rows come in

@@ -48,9 +48,6 @@ var driverSuiteSkips = map[string]string{
 	"TestJSONSupport":                       "INSERT JSON and toJson() are not emulated",
 	"TestTracing":                           "query tracing (system_traces) is not emulated",
 	"TestPagingWithAllowFiltering":          "range deletions on clustering columns (DELETE ... WHERE c > ?) are not emulated",
-	"TestGetHostPortMapping":                "IN on a clustering column in this table's query shape is not emulated",
-	"TestWhereIn":                           "IN on clustering columns is not emulated",
-	"TestBatch_WithTimestamp":               "writetime() is not emulated",
 	"TestNewConnectWithLowTimeout":          "asserts what happens with 100 ns timeouts, which depends on the machine's speed: flaky under load",
 }
 

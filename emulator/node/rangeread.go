@@ -24,6 +24,7 @@ type rangeReq struct {
 	First, Last     int64
 	After           []byte
 	Limit           int
+	CellMeta        bool
 }
 
 // ReadRange implements engine.Backend.
@@ -48,7 +49,7 @@ func (n *Node) ReadRange(ctx context.Context, rr engine.RangeRead, cl engine.Con
 		if rr.Limit > 0 {
 			want = rr.Limit - len(out)
 		}
-		req := rangeReq{Keyspace: rr.Keyspace, Table: rr.Table, First: first, Last: last, After: after, Limit: want}
+		req := rangeReq{Keyspace: rr.Keyspace, Table: rr.Table, First: first, Last: last, After: after, Limit: want, CellMeta: rr.CellMeta}
 		rows, err := n.readSegment(ctx, v, ks, t, &req, cl, counter)
 		if err != nil {
 			return nil, err
@@ -211,7 +212,7 @@ func (n *Node) localReadRange(ctx context.Context, req *rangeReq) ([]engine.Rang
 	if err := n.cap.Do(ctx, n.shardOf(v, t, req.First), 1); err != nil {
 		return nil, err
 	}
-	rows, err := n.store.ReadRange(t.ID, req.First, req.Last, req.After, req.Limit)
+	rows, err := n.store.ReadRange(t.ID, req.First, req.Last, req.After, req.Limit, req.CellMeta)
 	if err != nil {
 		return nil, fmt.Errorf("scanning %s.%s: %w", req.Keyspace, req.Table, err)
 	}

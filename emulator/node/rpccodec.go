@@ -188,6 +188,11 @@ func appendFast(b []byte, m *msg) []byte {
 		b = appendBytes(b, r.PartitionKey)
 		b = appendBytes(b, r.ClusteringPrefix)
 		b = binary.AppendVarint(b, int64(r.Limit))
+		if r.CellMeta {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
 	}
 	if m.Rows != nil {
 		b = binary.AppendUvarint(b, uint64(len(m.Rows)))
@@ -196,6 +201,12 @@ func appendFast(b []byte, m *msg) []byte {
 			b = appendBytes(b, r.Clustering)
 			b = appendCells(b, r.Cells)
 			b = binary.AppendVarint(b, r.Timestamp)
+			b = binary.AppendUvarint(b, uint64(len(r.Meta)))
+			for k, cm := range r.Meta {
+				b = appendStr(b, k)
+				b = binary.AppendVarint(b, cm.Timestamp)
+				b = binary.AppendVarint(b, cm.Expiry)
+			}
 		}
 	}
 	return b
@@ -390,6 +401,7 @@ func decodeFast(b []byte, m *msg) error {
 		r.PartitionKey = d.bytes()
 		r.ClusteringPrefix = d.bytes()
 		r.Limit = int(d.varint())
+		r.CellMeta = d.byte1() == 1
 		m.Read = r
 	}
 	if flags&hasRows != 0 {
@@ -400,6 +412,13 @@ func decodeFast(b []byte, m *msg) error {
 			r.Clustering = d.bytes()
 			r.Cells = d.cells()
 			r.Timestamp = d.varint()
+			if k := d.count(); k > 0 {
+				r.Meta = make(map[string]engine.CellMeta, k)
+				for j := 0; j < k && d.err == nil; j++ {
+					name := d.str()
+					r.Meta[name] = engine.CellMeta{Timestamp: d.varint(), Expiry: d.varint()}
+				}
+			}
 		}
 	}
 	if d.err != nil {

@@ -510,7 +510,7 @@ func (s *Store) Read(id [16]byte, r engine.Read) ([]engine.Row, error) {
 	now := time.Now().Unix()
 	var rows []engine.Row
 	for ok := it.First(); ok; ok = it.Next() {
-		row, live, err := liveRow(it.Value(), it.Key()[len(p):], now)
+		row, live, err := liveRow(it.Value(), it.Key()[len(p):], now, r.CellMeta)
 		if err != nil {
 			return nil, err
 		}
@@ -537,7 +537,7 @@ func (s *Store) ReadRow(id [16]byte, r engine.Read) ([]engine.Row, error) {
 		return nil, err
 	}
 	defer closer.Close()
-	row, live, err := liveRow(v, []byte{}, time.Now().Unix())
+	row, live, err := liveRow(v, []byte{}, time.Now().Unix(), r.CellMeta)
 	if err != nil || !live {
 		return nil, err
 	}
@@ -546,7 +546,7 @@ func (s *Store) ReadRow(id [16]byte, r engine.Read) ([]engine.Row, error) {
 
 // liveRow decodes a stored row, leaving out expired cells; live is false
 // when every cell has expired. Counter cells keep their shards.
-func liveRow(v, clustering []byte, now int64) (row engine.Row, live bool, err error) {
+func liveRow(v, clustering []byte, now int64, meta bool) (row engine.Row, live bool, err error) {
 	cs, err := decodeRow(v)
 	if err != nil {
 		return row, false, fmt.Errorf("reading row: %w", err)
@@ -561,6 +561,12 @@ func liveRow(v, clustering []byte, now int64) (row engine.Row, live bool, err er
 		if c.TS > row.Timestamp {
 			row.Timestamp = c.TS
 		}
+		if meta {
+			if row.Meta == nil {
+				row.Meta = make(map[string]engine.CellMeta, len(cs))
+			}
+			row.Meta[c.Name] = engine.CellMeta{Timestamp: c.TS, Expiry: c.Expiry}
+		}
 		if c.Null {
 			row.Cells[c.Name] = nil
 		} else {
@@ -573,7 +579,7 @@ func liveRow(v, clustering []byte, now int64) (row engine.Row, live bool, err er
 // ReadRange returns up to limit rows (0 = all) of the partitions whose
 // tokens lie in [first, last], in key order (token, partition, clustering),
 // starting strictly after the row at key after when after is set.
-func (s *Store) ReadRange(id [16]byte, first, last int64, after []byte, limit int) ([]engine.RangeRow, error) {
+func (s *Store) ReadRange(id [16]byte, first, last int64, after []byte, limit int, meta bool) ([]engine.RangeRow, error) {
 	lower, upper := tokenRangeKeys(id, first, last)
 	if after != nil && bytes.Compare(after, lower) >= 0 {
 		lower = append(bytes.Clone(after), 0) // the next key after it
@@ -590,7 +596,7 @@ func (s *Store) ReadRange(id [16]byte, first, last int64, after []byte, limit in
 		if err != nil {
 			return nil, err
 		}
-		row, live, err := liveRow(it.Value(), ck, now)
+		row, live, err := liveRow(it.Value(), ck, now, meta)
 		if err != nil {
 			return nil, err
 		}

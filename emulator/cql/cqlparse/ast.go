@@ -118,11 +118,13 @@ type Insert struct {
 	Using           Using
 }
 
-// Selector is one item of a SELECT list: a column, or token(Token...).
+// Selector is one item of a SELECT list: a column, token(Token...), or
+// a cell attribute of Column: Func "writetime" or "ttl".
 type Selector struct {
 	Column string
 	Alias  string
 	Token  []string
+	Func   string
 }
 
 // Select is SELECT.
@@ -133,11 +135,13 @@ type Select struct {
 	Columns         []Selector
 	Where           []Relation
 	// OrderBy is ORDER BY's columns; Desc[i] says DESC for OrderBy[i].
-	OrderBy        []string
-	OrderDesc      []bool
-	Limit          *Term
-	AllowFiltering bool
-	Using          Using
+	OrderBy   []string
+	OrderDesc []bool
+	Limit     *Term
+	// PerPartitionLimit is PER PARTITION LIMIT's value.
+	PerPartitionLimit *Term
+	AllowFiltering    bool
+	Using             Using
 }
 
 // Update is UPDATE.

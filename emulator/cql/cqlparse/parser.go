@@ -803,11 +803,24 @@ func (p *parser) selectStmt() (Statement, error) {
 				}
 				sel := Selector{Column: col}
 				if p.peek().kind == tSymbol && p.peek().text == "(" {
-					if col != "token" || p.toks[p.i-1].kind != tIdent {
+					switch {
+					case p.toks[p.i-1].kind != tIdent:
 						return nil, p.errf("function %s() is not supported in selection", col)
-					}
-					if sel.Token, err = p.tokenArgs(); err != nil {
-						return nil, err
+					case col == "token":
+						if sel.Token, err = p.tokenArgs(); err != nil {
+							return nil, err
+						}
+					case col == "writetime" || col == "ttl":
+						args, err := p.tokenArgs()
+						if err != nil {
+							return nil, err
+						}
+						if len(args) != 1 {
+							return nil, p.errf("%s expects one column, got %d arguments", col, len(args))
+						}
+						sel.Func, sel.Column = col, args[0]
+					default:
+						return nil, p.errf("function %s() is not supported in selection", col)
 					}
 				}
 				if p.acceptKw("as") {
@@ -860,7 +873,17 @@ func (p *parser) selectStmt() (Statement, error) {
 		}
 	}
 	if p.acceptKw("per") {
-		return nil, p.errf("PER PARTITION LIMIT is not supported")
+		if err := p.expectKw("partition"); err != nil {
+			return nil, err
+		}
+		if err := p.expectKw("limit"); err != nil {
+			return nil, err
+		}
+		t, err := p.term()
+		if err != nil {
+			return nil, err
+		}
+		st.PerPartitionLimit = &t
 	}
 	if p.acceptKw("limit") {
 		t, err := p.term()

@@ -400,16 +400,27 @@ func (m *Memory) readLocked(rd engine.Read) ([]engine.Row, error) {
 		}
 		live := r.exp.IsZero() || now.Before(r.exp)
 		cells := map[string][]byte{}
+		var meta map[string]engine.CellMeta
 		for name, c := range r.cells {
 			if c.v != nil && (c.exp.IsZero() || now.Before(c.exp)) {
 				cells[name] = c.v
 				live = true
+				if rd.CellMeta {
+					if meta == nil {
+						meta = map[string]engine.CellMeta{}
+					}
+					cm := engine.CellMeta{Timestamp: c.ts}
+					if !c.exp.IsZero() {
+						cm.Expiry = c.exp.Unix()
+					}
+					meta[name] = cm
+				}
 			}
 		}
 		if !live {
 			continue
 		}
-		out = append(out, engine.Row{Clustering: r.clustering, Cells: cells, Timestamp: r.ts})
+		out = append(out, engine.Row{Clustering: r.clustering, Cells: cells, Timestamp: r.ts, Meta: meta})
 		if rd.Limit > 0 && len(out) >= rd.Limit {
 			break
 		}
@@ -452,7 +463,7 @@ func (m *Memory) ReadRange(ctx context.Context, rr engine.RangeRead, cl engine.C
 		if after != nil && less(k, *after) {
 			continue
 		}
-		rows, err := m.readLocked(engine.Read{Keyspace: rr.Keyspace, Table: rr.Table, PartitionKey: []byte(k.k)})
+		rows, err := m.readLocked(engine.Read{Keyspace: rr.Keyspace, Table: rr.Table, PartitionKey: []byte(k.k), CellMeta: rr.CellMeta})
 		if err != nil {
 			return nil, err
 		}
