@@ -3,9 +3,7 @@ package matrix
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/elasticity-dev/elasticity/reporting"
 	"github.com/elasticity-dev/elasticity/results"
@@ -64,53 +62,6 @@ func (g group) pending() string {
 	return "no measured pass"
 }
 
-// figureOrder: derived values, durations, then cycle figures by cycle number.
-func figureOrder(passes []Pass) []string {
-	seen := map[string]bool{}
-	for _, p := range passes {
-		for k := range p.Figures {
-			seen[k] = true
-		}
-	}
-	var derived, durs, cycles []string
-	for _, n := range results.DerivedFigures {
-		if seen[n] {
-			derived = append(derived, n)
-			delete(seen, n)
-		}
-	}
-	for k := range seen {
-		if strings.HasPrefix(k, "Cycle #") {
-			cycles = append(cycles, k)
-		} else {
-			durs = append(durs, k)
-		}
-	}
-	sort.Strings(durs)
-	cycleNum := func(s string) int {
-		n, _ := strconv.Atoi(strings.TrimPrefix(strings.SplitN(s, ".", 2)[0], "Cycle #"))
-		return n
-	}
-	sort.SliceStable(cycles, func(i, j int) bool {
-		if a, b := cycleNum(cycles[i]), cycleNum(cycles[j]); a != b {
-			return a < b
-		}
-		return cycles[i] < cycles[j]
-	})
-	return append(append(derived, durs...), cycles...)
-}
-
-// Num prints a figure: whole numbers from 1000 up, one decimal from 10.
-func Num(v float64) string {
-	switch a := math.Abs(v); {
-	case a >= 1000:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case a >= 10:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
-}
-
 // headline figures of the passes table.
 var headline = []struct{ col, fig string }{
 	{"scale-out [s]", results.FigScaleOut}, {"nodes normal [s]", results.FigNodesNormal},
@@ -118,15 +69,58 @@ var headline = []struct{ col, fig string }{
 	{"op/s per vCPU after", results.FigOpsPerVCPUAfter},
 }
 
-// Sections are the matrix's part of the comparison report, built from
-// matrix.jsonl alone: the passes (skipped ones as pending with their
-// reason), every figure per variant (mean ± sd, median), the outliers and
-// the expectations with their chart.
-func Sections(passes []Pass, expects []ExpectResult) []reporting.Section {
-	var out []reporting.Section
-	if len(expects) > 0 {
-		out = append(out, expectSection(expects))
+// CompareOptions are the matrix's part of the comparison report, built
+// from matrix.jsonl alone: its verdict line, the expectations with their
+// chart and the passes (skipped ones as pending with their reason) after
+// the answer tables, every figure per variant in the long tables, and the
+// outliers after them.
+func CompareOptions(s *Summary) reporting.CompareOptions {
+	var secs []reporting.Section
+	if len(s.Expectations) > 0 {
+		secs = append(secs, expectSection(s.Expectations))
 	}
+	secs = append(secs, passesSection(s.Passes))
+	groups := groupsOf(s.Passes)
+	var figs []reporting.VariantFigures
+	var outliers [][]reporting.Cell
+	for _, g := range groups {
+		f := reporting.VariantFigures{Name: g.variant, Pending: g.pending()}
+		for _, p := range g.passes {
+			if p.Measured() && p.Figures != nil {
+				f.Runs = append(f.Runs, p.Figures)
+			}
+		}
+		figs = append(figs, f)
+	}
+	for _, fig := range figureNames(s.Passes) {
+		for _, g := range groups {
+			x, from := g.sample(fig)
+			for _, o := range Outliers(x) {
+				p := from[o.Index]
+				outliers = append(outliers, []reporting.Cell{{Value: fmt.Sprintf("%d (%s)", p.Index, p.Dir)}, {Value: g.variant}, {Value: fig},
+					{Value: reporting.Num(o.Value)}, {Value: reporting.Num(o.RestMean) + " ± " + reporting.Num(o.RestSD)}, {Value: fmt.Sprintf("%.1f sd", o.Distance)}})
+			}
+		}
+	}
+	ot := reporting.Table{ID: "outliers", Name: "Outliers to explain", Columns: []string{"pass", "variant", "figure", "value", "rest of its variant", "distance"}, Rows: outliers,
+		Note: fmt.Sprintf("A pass more than %d sd from the mean of the other passes of its variant (needs at least 3 measured passes): explain it before adding rounds.", OutlierSD)}
+	if len(outliers) == 0 {
+		ot.Note = "None. " + ot.Note
+	}
+	return reporting.CompareOptions{Verdict: s.VerdictLine(), Sections: secs, Figures: figs, Late: []reporting.Section{{Table: ot}}}
+}
+
+// figureNames are the passes' figure names in the long tables' order.
+func figureNames(passes []Pass) []string {
+	var runs []map[string]float64
+	for _, p := range passes {
+		runs = append(runs, p.Figures)
+	}
+	return reporting.FigureNames([]reporting.VariantFigures{{Runs: runs}})
+}
+
+// passesSection is one row per line of matrix.jsonl.
+func passesSection(passes []Pass) reporting.Section {
 	pt := reporting.Table{ID: "passes", Name: "Passes (matrix.jsonl)", Columns: []string{"#", "variant", "repeat", "status", "elapsed [s]"},
 		Note: "One line of matrix.jsonl per pass, in run order. A pass whose cell's pre-flight failed is pending with the reason; a failed hook fails its pass and is named."}
 	for _, h := range headline {
@@ -146,11 +140,11 @@ func Sections(passes []Pass, expects []ExpectResult) []reporting.Section {
 				st.Value += ": " + p.Reason
 			}
 		}
-		row := []reporting.Cell{{Value: strconv.Itoa(p.Index)}, {Value: p.Variant}, {Value: strconv.Itoa(p.Repeat)}, st, {Value: Num(p.ElapsedS)}}
+		row := []reporting.Cell{{Value: strconv.Itoa(p.Index)}, {Value: p.Variant}, {Value: strconv.Itoa(p.Repeat)}, st, {Value: reporting.Num(p.ElapsedS)}}
 		for _, h := range headline {
 			v := "—"
 			if x, ok := p.Figures[h.fig]; ok {
-				v = Num(x)
+				v = reporting.Num(x)
 			}
 			row = append(row, reporting.Cell{Value: v})
 		}
@@ -160,48 +154,7 @@ func Sections(passes []Pass, expects []ExpectResult) []reporting.Section {
 		}
 		pt.Rows = append(pt.Rows, append(row, reporting.Cell{Value: dir}))
 	}
-	out = append(out, reporting.Section{Table: pt})
-
-	groups := groupsOf(passes)
-	gt := reporting.Table{ID: "groups", Name: "Figures per variant: mean ± sd, median (n)", Columns: []string{"figure"},
-		Note: "Every figure of result.json's derived values, durations (seconds; a duration name alone is the total over the run's steps) and cycles, over the passes that ran to the end (thresholds passed or failed). sd is the sample standard deviation."}
-	for _, g := range groups {
-		gt.Columns = append(gt.Columns, g.variant)
-	}
-	var outliers [][]reporting.Cell
-	for _, fig := range figureOrder(passes) {
-		row := []reporting.Cell{{Value: fig}}
-		for _, g := range groups {
-			x, from := g.sample(fig)
-			switch {
-			case len(x) == 0:
-				v := "—"
-				if why := g.pending(); why != "" {
-					v = why
-				}
-				row = append(row, reporting.Cell{Value: v})
-				continue
-			case len(x) == 1:
-				row = append(row, reporting.Cell{Value: Num(x[0]) + " (n=1)"})
-			default:
-				row = append(row, reporting.Cell{Value: fmt.Sprintf("%s ± %s, median %s (n=%d)", Num(stats.Mean(x)), Num(stats.SD(x)), Num(stats.Median(x)), len(x))})
-			}
-			for _, o := range Outliers(x) {
-				p := from[o.Index]
-				outliers = append(outliers, []reporting.Cell{{Value: fmt.Sprintf("%d (%s)", p.Index, p.Dir)}, {Value: g.variant}, {Value: fig},
-					{Value: Num(o.Value)}, {Value: Num(o.RestMean) + " ± " + Num(o.RestSD)}, {Value: fmt.Sprintf("%.1f sd", o.Distance)}})
-			}
-		}
-		gt.Rows = append(gt.Rows, row)
-	}
-	out = append(out, reporting.Section{Table: gt})
-	ot := reporting.Table{ID: "outliers", Name: "Outliers to explain", Columns: []string{"pass", "variant", "figure", "value", "rest of its variant", "distance"}, Rows: outliers,
-		Note: fmt.Sprintf("A pass more than %d sd from the mean of the other passes of its variant (needs at least 3 measured passes): explain it before adding rounds.", OutlierSD)}
-	if len(outliers) == 0 {
-		ot.Note = "None. " + ot.Note
-	}
-	out = append(out, reporting.Section{Table: ot})
-	return out
+	return reporting.Section{Table: pt}
 }
 
 // Outlier is a value far from the rest of its sample.
@@ -247,7 +200,7 @@ func expectSection(rs []ExpectResult) reporting.Section {
 				}
 				return "—"
 			}
-			return fmt.Sprintf("%s ± %s (n=%d)", Num(s.Mean), Num(s.SD), s.N)
+			return fmt.Sprintf("%s ± %s (n=%d)", reporting.Num(s.Mean), reporting.Num(s.SD), s.N)
 		}
 		v := reporting.Cell{Value: r.Verdict}
 		switch r.Verdict {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/elasticity-dev/elasticity/reporting"
@@ -271,6 +272,42 @@ func (s *Summary) tally() {
 	}
 }
 
+// VerdictWord is the matrix's verdict: the expectations' when there are any
+// (FAIL when one failed, else INCONCLUSIVE when one was, else PASS), else
+// the passes' (passed, failed, error, interrupted, upper-cased).
+func (s *Summary) VerdictWord() string {
+	if len(s.Expectations) == 0 {
+		return strings.ToUpper(s.Verdict)
+	}
+	counts := s.expectCounts()
+	switch {
+	case counts[ExpectFail] > 0:
+		return ExpectFail
+	case counts[ExpectInconclusive] > 0:
+		return ExpectInconclusive
+	}
+	return ExpectPass
+}
+
+func (s *Summary) expectCounts() map[string]int {
+	counts := map[string]int{}
+	for _, x := range s.Expectations {
+		counts[x.Verdict]++
+	}
+	return counts
+}
+
+// VerdictLine is the matrix's verdict with its tally, as `elasticity
+// matrix` prints it last and the comparison shows it first.
+func (s *Summary) VerdictLine() string {
+	tally := fmt.Sprintf("%d passed, %d failed thresholds, %d errors, %d skipped", s.Passed, s.Failed, s.Errored, s.Skipped)
+	if len(s.Expectations) > 0 {
+		c := s.expectCounts()
+		tally += fmt.Sprintf("; expectations: %d PASS, %d FAIL, %d INCONCLUSIVE", c[ExpectPass], c[ExpectFail], c[ExpectInconclusive])
+	}
+	return fmt.Sprintf("matrix verdict: %s (%s)", s.VerdictWord(), tally)
+}
+
 // Write writes out/matrix.json.
 func (s *Summary) Write(out string) error {
 	b, err := json.MarshalIndent(s, "", "  ")
@@ -326,7 +363,7 @@ func Report(out string, s *Summary) error {
 			dirs = append(dirs, d)
 		}
 	}
-	if err := reporting.Compare(dirs, out, Sections(passes, s.Expectations)...); err != nil {
+	if err := reporting.Compare(dirs, out, CompareOptions(s)); err != nil {
 		return fmt.Errorf("matrix: writing the comparison report: %w", err)
 	}
 	return nil

@@ -27,6 +27,7 @@ type run struct {
 	name    string
 	variant string
 	res     *results.Result
+	tl      *Timeline // nil for a directory holding only result.json
 }
 
 // repeatSuffix is how `elasticity matrix` names repeats of one variant.
@@ -38,32 +39,62 @@ func VariantOf(dir string) string {
 	return repeatSuffix.ReplaceAllString(filepath.Base(filepath.Clean(dir)), "")
 }
 
-// Section is a part of a comparison its caller computed (the matrix's
-// passes, groups and expectations), shown before the runs' tables.
+// Section is a part of a comparison: a table, a chart or both.
 type Section struct {
 	Table Table
-	// SVG is a self-contained chart shown after the table: inline in the
-	// HTML, written to File and linked from the markdown.
+	// SVG is a self-contained chart (or several) shown after the table in
+	// the HTML; with File it is also written there and linked from the
+	// markdown, without it the markdown points to the HTML.
 	SVG  string
 	File string
+	// Markdown, when set, is the table as comparison.md shows it (values
+	// coloured apart from what follows them, such as a ratio).
+	Markdown *Table
+	// Groups head the columns in the HTML: each group's name spans its
+	// columns (the last ones of the table, in order), whose own names start
+	// with it and are shown without it.
+	Groups []ColumnGroup
+}
+
+// ColumnGroup is a header over Span columns.
+type ColumnGroup struct {
+	Name string
+	Span int
+}
+
+// CompareOptions are what a caller adds to a comparison.
+type CompareOptions struct {
+	// Verdict is the line under the title (default: the runs' statuses).
+	Verdict string
+	// Sections come after the answer tables and the charts (a matrix's
+	// expectations and passes).
+	Sections []Section
+	// Figures are the long tables' figures per variant; nil: the runs'.
+	Figures []VariantFigures
+	// Late sections come after the long figure tables (a matrix's outliers).
+	Late []Section
 }
 
 // Compare writes comparison.md and comparison.html into the directory out
-// ("" = the current directory): the given sections, then per-cycle rows of
-// every run side by side with ratios to the first run, and, for variants
-// run more than once, mean ± stddev with a verdict against the first
-// variant. Without directories (no cell ran) only the sections are shown.
-func Compare(dirs []string, out string, sections ...Section) error {
-	if len(dirs) == 0 && len(sections) == 0 {
+// ("" = the current directory). The answer comes first: P99 per cycle per
+// variant with the ratio to the variant's own Cycle #0, the scale-out
+// durations per variant, compaction and host per variant; then the charts
+// (HTML), the caller's sections, the runs, the long figure tables grouped
+// (latency, throughput, host and compaction, durations), and last every
+// run side by side per cycle, with mean ± sd and a verdict against the
+// first variant for repeated variants. Without directories (no cell ran)
+// only the caller's sections and figures are shown.
+func Compare(dirs []string, out string, opt CompareOptions) error {
+	if len(dirs) == 0 && len(opt.Sections) == 0 && len(opt.Figures) == 0 {
 		return fmt.Errorf("comparing runs: no results directory given")
 	}
 	var runs []run
 	for _, d := range dirs {
-		res, err := Load(d)
+		r, err := loadRun(d)
 		if err != nil {
 			return fmt.Errorf("comparing runs: %s: %w", d, err)
 		}
-		runs = append(runs, run{dir: d, name: filepath.Base(filepath.Clean(d)), variant: VariantOf(d), res: res})
+		runs = append(runs, r)
 	}
 	if out == "" {
 		out = "."
@@ -71,53 +102,161 @@ func Compare(dirs []string, out string, sections ...Section) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("comparing runs: creating %s: %w", out, err)
 	}
-	title := fmt.Sprintf("elasticity comparison of %d runs", len(runs))
-	var intro []string
-	if len(runs) > 0 {
-		sections = append(sections, tableSections(compareTables(runs))...)
-		intro = append(intro, "Ratios are to the first run ("+runs[0].name+"). Latencies are response times in ms; lower is better. Throughput in op/s; higher is better.")
+	vs := variantsOf(runs)
+	title := compareTitle(runs, vs)
+	intro := []string{opt.Verdict}
+	if opt.Verdict == "" {
+		intro[0] = runsVerdict(runs, vs)
 	}
 	if anyEmulated(runs) {
 		intro = append(intro, EmulatedNote)
 	}
-	if n := hostBoundRuns(runs); n != "" {
-		intro = append(intro, n)
+	var secs []Section
+	if len(runs) > 0 {
+		secs = append(secs, p99Section(vs, runs), durationSection(vs), healthSection(vs), chartSection(vs, runs))
 	}
-	if n := compactionBehindRuns(runs); n != "" {
-		intro = append(intro, n)
+	secs = append(secs, opt.Sections...)
+	tables := compareTables(runs)
+	if len(tables) > 0 {
+		secs = append(secs, Section{Table: tables[0]})
 	}
+	figs := opt.Figures
+	if figs == nil {
+		figs = runFigures(vs)
+	}
+	secs = append(secs, tableSections(FigureTables(figs))...)
+	secs = append(secs, opt.Late...)
+	if len(tables) > 1 {
+		secs = append(secs, tableSections(tables[1:])...)
+	}
+	md, err := compareMarkdown(out, title, intro, secs)
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(out, FileCompareMD), md); err != nil {
+		return err
+	}
+	var h bytes.Buffer
+	if err := tablesPage(&h, title, intro, secs); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(out, FileCompareHTML), h.Bytes())
+}
+
+// loadRun reads a run directory with its per-interval latency for the
+// charts: recomputed from the .jsonl files when they exist (they are the
+// source of truth), else result.json without charts.
+func loadRun(d string) (run, error) {
+	a, err := analyze(d)
+	if err != nil {
+		return run{}, err
+	}
+	if a.Timeline != nil {
+		Evaluate(a.Result)
+	}
+	return run{dir: d, name: filepath.Base(filepath.Clean(d)), variant: VariantOf(d), res: a.Result, tl: a.Timeline}, nil
+}
+
+func compareMarkdown(out, title string, intro []string, secs []Section) ([]byte, error) {
 	var md bytes.Buffer
-	fmt.Fprintf(&md, "# %s\n\n", title)
-	for _, s := range intro {
-		fmt.Fprintf(&md, "%s\n\n", mdText(s))
+	fmt.Fprintf(&md, "# %s\n\n", mdText(title))
+	for i, s := range intro {
+		if i == 0 {
+			fmt.Fprintf(&md, "**%s**\n\n", mdText(s))
+			continue
+		}
+		fmt.Fprintf(&md, "> %s\n\n", mdText(s))
 	}
-	for _, sec := range sections {
+	for _, sec := range secs {
 		t := sec.Table
+		if sec.Markdown != nil {
+			t = *sec.Markdown
+		}
 		fmt.Fprintf(&md, "## %s\n\n", mdText(t.Name))
 		if len(t.Rows) > 0 {
 			if err := mdTable(&md, t, MarkdownOptions{}); err != nil {
-				return fmt.Errorf("comparing runs: %w", err)
+				return nil, fmt.Errorf("comparing runs: %w", err)
 			}
 			md.WriteString("\n")
 		}
 		if t.Note != "" {
 			fmt.Fprintf(&md, "%s\n\n", mdText(t.Note))
 		}
-		if sec.SVG != "" && sec.File != "" {
+		switch {
+		case sec.SVG != "" && sec.File != "":
 			if err := writeFile(filepath.Join(out, sec.File), []byte(sec.SVG)); err != nil {
-				return err
+				return nil, err
 			}
 			fmt.Fprintf(&md, "![%s](%s)\n\n", mdText(t.Name), sec.File)
+		case sec.SVG != "":
+			fmt.Fprintf(&md, "The charts are in [%s](%s).\n\n", FileCompareHTML, FileCompareHTML)
 		}
 	}
-	if err := writeFile(filepath.Join(out, FileCompareMD), md.Bytes()); err != nil {
-		return err
+	return md.Bytes(), nil
+}
+
+// compareTitle names the scenario when every run is of the same one.
+func compareTitle(runs []run, vs []variant) string {
+	scen := ""
+	for i, r := range runs {
+		if i == 0 {
+			scen = r.res.Setup.Scenario
+		} else if r.res.Setup.Scenario != scen {
+			scen = ""
+			break
+		}
 	}
-	var h bytes.Buffer
-	if err := tablesPage(&h, title, intro, sections); err != nil {
-		return err
+	t := "elasticity comparison"
+	if scen != "" {
+		t += ": " + scen
 	}
-	return writeFile(filepath.Join(out, FileCompareHTML), h.Bytes())
+	return t + fmt.Sprintf(", %d variant%s (%d run%s)", len(vs), plural(len(vs)), len(runs), plural(len(runs)))
+}
+
+// runsVerdict tallies the runs' statuses.
+func runsVerdict(runs []run, vs []variant) string {
+	if len(runs) == 0 {
+		return "No run to compare."
+	}
+	counts := map[string]int{}
+	var order []string
+	for _, r := range runs {
+		if counts[r.res.Status] == 0 {
+			order = append(order, r.res.Status)
+		}
+		counts[r.res.Status]++
+	}
+	var parts []string
+	for _, s := range order {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+	}
+	return fmt.Sprintf("Verdict: %d run%s of %d variant%s: %s.", len(runs), plural(len(runs)), len(vs), plural(len(vs)), strings.Join(parts, ", "))
+}
+
+// chartSection holds the comparison's charts.
+func chartSection(vs []variant, runs []run) Section {
+	return Section{Table: Table{ID: "charts", Name: "Charts",
+		Note: "P99 per cycle per variant; each run's P99 per interval from its first topology request (writes, then reads); the scale-out durations per variant. A variant has the same colour in every chart."},
+		SVG: strings.Join(compareCharts(vs, runs), "\n")}
+}
+
+// runFigures are the runs' figures per variant: the runs that ran to the
+// end (thresholds passed or failed) count, as a matrix counts its passes.
+func runFigures(vs []variant) []VariantFigures {
+	var out []VariantFigures
+	for _, v := range vs {
+		f := VariantFigures{Name: v.label}
+		for _, r := range v.runs {
+			if r.res.Status == results.StatusPassed || r.res.Status == results.StatusFailed {
+				f.Runs = append(f.Runs, results.Figures(r.res))
+			}
+		}
+		if len(f.Runs) == 0 {
+			f.Pending = "no run ran to the end"
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 func anyEmulated(runs []run) bool {
@@ -127,52 +266,6 @@ func anyEmulated(runs []run) bool {
 		}
 	}
 	return false
-}
-
-// hostBoundRuns names the runs with host-bound cycles, and their worst host
-// figures: a latency compared across such runs is the machines' difference,
-// not the variants'. "" when none was.
-func hostBoundRuns(runs []run) string {
-	var names []string
-	for _, r := range runs {
-		var cycles []string
-		var lag, steal float64
-		for _, c := range r.res.Cycles {
-			if c.HostBound {
-				cycles = append(cycles, c.Name)
-				lag = max(lag, c.HostLagMSPerS+c.LoaderLagMSPerS)
-				steal = max(steal, c.CPUStealPct)
-			}
-		}
-		if len(cycles) == 0 {
-			continue
-		}
-		worst := fmt.Sprintf("lag up to %.0f ms/s", lag)
-		if steal > 0 {
-			worst += fmt.Sprintf(", CPU steal up to %.0f%%", steal)
-		}
-		names = append(names, fmt.Sprintf("%s (%s; %s)", r.name, strings.Join(cycles, ", "), worst))
-	}
-	if len(names) == 0 {
-		return ""
-	}
-	return "Host-bound runs: " + strings.Join(names, "; ") + ". Their latencies in those cycles are the machine's, not the model's: compared with another run's, they measure the two runs' hosts."
-}
-
-// compactionBehindRuns names the runs in which compaction fell behind the
-// writes, and in which cycles: their offered load is more than the cluster
-// sustains. "" when it kept up in every run.
-func compactionBehindRuns(runs []run) string {
-	var names []string
-	for _, r := range runs {
-		if cycles := results.CompactionBehindCycles(r.res.Cycles); len(cycles) > 0 {
-			names = append(names, fmt.Sprintf("%s (%s)", r.name, strings.Join(cycles, ", ")))
-		}
-	}
-	if len(names) == 0 {
-		return ""
-	}
-	return "Compaction fell behind in: " + strings.Join(names, "; ") + ". In those cycles the compaction backlog kept growing: the offered load is more than that cluster sustains, and its latency rises with the backlog."
 }
 
 // metric is one compared number of a cycle.
@@ -210,6 +303,9 @@ func ratio(v, base float64) string {
 }
 
 func compareTables(runs []run) []Table {
+	if len(runs) == 0 {
+		return nil
+	}
 	var out []Table
 	// The runs.
 	rt := Table{ID: "runs", Name: "Runs", Columns: []string{"run", "variant", "status", "setup", "scale-out", "nodes normal", "data balanced", "latency recovered", "op/s per vCPU before", "op/s per vCPU after"},
@@ -245,7 +341,8 @@ func compareTables(runs []run) []Table {
 	}
 	sort.SliceStable(names, func(i, j int) bool { return nodeOrder(names[i], names[j]) })
 	for _, name := range names {
-		t := Table{ID: "cycle-" + strings.TrimPrefix(name, "Cycle #"), Name: name, Columns: []string{"run"}}
+		t := Table{ID: "cycle-" + strings.TrimPrefix(name, "Cycle #"), Name: name + ", every run", Columns: []string{"run"},
+			Note: "Ratios are to the first run (" + runs[0].name + "). Latencies are response times in ms, lower is better; throughput in op/s, higher is better."}
 		for _, m := range compared {
 			t.Columns = append(t.Columns, m.name)
 		}
@@ -354,14 +451,15 @@ func metricKey(col string) []string {
 }
 
 var tablesTmpl = template.Must(template.New("tables").Parse(`<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title><style>{{.CSS}}</style></head>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>{{.Title}}</title><style>{{.CSS}}</style></head>
 <body><h1>{{.Title}}</h1>
-{{range .Intro}}<p class="note">{{.}}</p>{{end}}
+{{range $i, $p := .Intro}}{{if eq $i 0}}<p><b>{{$p}}</b></p>{{else}}<div class="emulated">{{$p}}</div>{{end}}{{end}}
 {{range .Sections}}{{with .Table}}<h2 id="{{.ID}}">{{.Name}}</h2>
-{{if .Rows}}<table id="t-{{.ID}}"><thead><tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
-{{range .Rows}}<tr>{{range .}}<td{{if .Status}} class="{{.Status}}"{{end}}{{if .Threshold}} title="{{.Threshold}}"{{end}}>{{.Value}}</td>{{end}}</tr>
+{{if .Rows}}<table id="t-{{.ID}}"><thead>{{end}}{{end}}{{if .Table.Rows}}{{if .Groups}}<tr>{{range .Lead}}<th rowspan="2">{{.}}</th>{{end}}{{range .Groups}}<th colspan="{{.Span}}" class="group">{{.Name}}</th>{{end}}</tr>
+<tr>{{range .Grouped}}<th>{{.}}</th>{{end}}</tr>{{else}}<tr>{{range .Table.Columns}}<th>{{.}}</th>{{end}}</tr>{{end}}</thead><tbody>
+{{range .Rows}}<tr>{{range .}}<td{{if .Class}} class="{{.Class}}"{{end}}{{if .Threshold}} title="{{.Threshold}}"{{end}}>{{.Value}}</td>{{end}}</tr>
 {{end}}</tbody></table>{{end}}
-{{if .Note}}<p class="note">{{.Note}}</p>{{end}}{{end}}
+{{with .Table}}{{if .Note}}<p class="note">{{.Note}}</p>{{end}}{{end}}
 {{if .SVG}}<div class="chart">{{.SVG}}</div>{{end}}
 {{end}}</body></html>
 `))
@@ -376,23 +474,57 @@ func tableSections(tables []Table) []Section {
 }
 
 type htmlSection struct {
-	Table Table
-	SVG   template.HTML // built by this package's chart writers, which escape every text
+	Table  Table
+	Rows   [][]htmlCell
+	Groups []ColumnGroup
+	// Lead are the columns before the groups, Grouped the grouped ones
+	// without their group's name.
+	Lead, Grouped []string
+	SVG           template.HTML // built by this package's chart writers, which escape every text
 }
 
 func tablesPage(w *bytes.Buffer, title string, intro []string, sections []Section) error {
 	hs := make([]htmlSection, len(sections))
 	for i, s := range sections {
 		hs[i] = htmlSection{Table: s.Table, SVG: template.HTML(s.SVG)}
+		for _, r := range s.Table.Rows {
+			row := make([]htmlCell, len(r))
+			for j, c := range r {
+				row[j] = htmlCell{Value: c.Value, Class: c.Status, Threshold: c.Threshold}
+				if j > 0 && numeric(c.Value) {
+					row[j].Class = strings.TrimSpace(row[j].Class + " num")
+				}
+			}
+			hs[i].Rows = append(hs[i].Rows, row)
+		}
+		span := 0
+		for _, g := range s.Groups {
+			span += g.Span
+		}
+		cols := s.Table.Columns
+		if len(s.Groups) == 0 || span > len(cols) {
+			continue
+		}
+		hs[i].Groups, hs[i].Lead = s.Groups, cols[:len(cols)-span]
+		k := len(cols) - span
+		for _, g := range s.Groups {
+			for _, c := range cols[k : k+g.Span] {
+				hs[i].Grouped = append(hs[i].Grouped, strings.TrimPrefix(c, g.Name+" "))
+			}
+			k += g.Span
+		}
 	}
 	err := tablesTmpl.Execute(w, struct {
 		Title    string
 		Intro    []string
 		Sections []htmlSection
 		CSS      template.CSS
-	}{title, intro, hs, template.CSS(css)})
+	}{title, intro, hs, template.CSS(css + compareCSS)})
 	if err != nil {
 		return fmt.Errorf("rendering the comparison: %w", err)
 	}
 	return nil
 }
+
+// compareCSS: the column groups' headers stand out over their columns.
+const compareCSS = `th.group{text-align:center;background:#eaeef2}`

@@ -21,7 +21,7 @@ func TestCompareWritesPages(t *testing.T) {
 	a := copyRun(t, filepath.Join("testdata", "run1"))
 	b := interruptedRun(t)
 	out := filepath.Join(t.TempDir(), "cmp")
-	if err := Compare([]string{a, b}, out); err != nil {
+	if err := Compare([]string{a, b}, out, CompareOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	md, err := os.ReadFile(filepath.Join(out, FileCompareMD))
@@ -40,13 +40,14 @@ func TestCompareWritesPages(t *testing.T) {
 	if strings.Contains(string(html), "http") {
 		t.Error("comparison HTML references a URL")
 	}
-	if err := Compare(nil, out); err == nil {
+	if err := Compare(nil, out, CompareOptions{}); err == nil {
 		t.Error("Compare of nothing succeeded")
 	}
 }
 
-// A comparison names the runs whose cycles were host-bound, with their
-// worst lag and steal, and says nothing when none was.
+// A comparison's "Compaction and host per variant" table names the
+// variants whose cycles were host-bound, with their worst lag and steal,
+// and whose compaction fell behind, and says "none" and "yes" otherwise.
 func TestCompareNamesHostBoundAndCompactionBehindRuns(t *testing.T) {
 	root := t.TempDir()
 	write := func(name string, cycles ...results.Cycle) string {
@@ -65,7 +66,7 @@ func TestCompareNamesHostBoundAndCompactionBehindRuns(t *testing.T) {
 		results.Cycle{Name: "Cycle #2", HostLagMSPerS: 1, CPUStealPct: 44, HostBound: true})
 	read := func(dirs ...string) string {
 		out := filepath.Join(t.TempDir(), "cmp")
-		if err := Compare(dirs, out); err != nil {
+		if err := Compare(dirs, out, CompareOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		md, err := os.ReadFile(filepath.Join(out, FileCompareMD))
@@ -74,18 +75,19 @@ func TestCompareNamesHostBoundAndCompactionBehindRuns(t *testing.T) {
 		}
 		return string(md)
 	}
-	if md := read(quiet, noisy); !strings.Contains(md, "Host-bound runs: noisy (Cycle #1, Cycle #2; lag up to 42 ms/s, CPU steal up to 44%).") {
+	if md := read(quiet, noisy); !strings.Contains(md, "| not measured       | $${\\color{orange}Cycle #1, Cycle #2 (lag up to 42 ms/s, CPU steal up to 44%)}$$ |") ||
+		!strings.Contains(md, "| not measured       | $${\\color{green}none}$$ ") {
 		t.Errorf("comparison does not name the host-bound run:\n%s", md)
 	}
-	if md := read(quiet, quiet); strings.Contains(md, "Host-bound runs") {
+	if md := read(quiet, quiet); strings.Contains(md, "lag up to") {
 		t.Errorf("comparison of quiet runs names host-bound ones:\n%s", md)
 	}
 	behind := write("load80", results.Cycle{Name: "Cycle #0", CompactionBehind: true, CompactionBacklog: &results.BacklogGrowth{Node: "node-1", Start: 0.2, End: 24}},
 		results.Cycle{Name: "Cycle #1", CompactionBacklog: &results.BacklogGrowth{Node: "node-2", Start: 24, End: 25}})
-	if md := read(quiet, behind); !strings.Contains(md, "Compaction fell behind in: load80 (Cycle #0).") {
+	if md := read(quiet, behind); !strings.Contains(md, "no: Cycle #0 (node-1: 0.2 → 24.0)") {
 		t.Errorf("comparison does not name the run whose compaction fell behind:\n%s", md)
 	}
-	if md := read(quiet, noisy); strings.Contains(md, "Compaction fell behind") {
+	if md := read(quiet, noisy); strings.Contains(md, "no: Cycle") {
 		t.Errorf("comparison of runs whose compaction kept up names one:\n%s", md)
 	}
 }

@@ -31,6 +31,11 @@ type fixture struct {
 	pool int
 	// metricsEvery writes disk samples every that many intervals (default 1).
 	metricsEvery int
+	// load > 0 is the offered load in percent of capacity (a matrix's
+	// variant): the scale-out's latency rises with it, and the nodes export
+	// their compaction backlog and scheduling lag; from 80 compaction falls
+	// behind in Cycle #1 and Cycle #2 is host-bound. 0: the load of run1.
+	load float64
 }
 
 // smallFixture is checked in as testdata/run1 (regenerate with -update).
@@ -54,6 +59,10 @@ type fixtureWriter struct {
 	// latency multiplier and phase
 	stress  float64
 	filling bool
+	// backlog is the nodes' normalized compaction backlog, stealMS their
+	// scheduling lag counter and hostBusy whether it grows (load > 0 only).
+	backlog, stealMS float64
+	hostBusy         bool
 	ticks   int
 	cache   map[string][]results.LatencyRecord
 }
@@ -102,10 +111,15 @@ func (w *fixtureWriter) advance(d time.Duration, diskTarget func(n *fixNode, fra
 			continue
 		}
 		w.balance()
+		w.host(w.f.interval)
 		for _, n := range w.nodes {
 			s := results.NodeSample{Time: w.now, Node: n.name, Rack: n.rack, InstanceType: n.typ, DiskTotalBytes: n.total, DiskUsedBytes: n.used, DiskAvailBytes: n.total - n.used, Source: "node_exporter",
 				Metrics: map[string]float64{MetricTablets: math.Round(n.tablets), MetricUtilization: w.utilization(), MetricMigrations: math.Round(n.migrations),
 					MetricReadTimeouts: n.readTimeouts, MetricWriteTimeouts: 0}}
+			if w.f.load > 0 {
+				s.Metrics["compaction_manager_normalized_backlog"] = w.backlog
+				s.Metrics["reactor_cpu_steal_time_ms"] = w.stealMS
+			}
 			if err := w.met.Write(s); err != nil {
 				panic(err)
 			}
@@ -133,6 +147,23 @@ func (w *fixtureWriter) balance() {
 		if w.stress > 3 {
 			n.readTimeouts += 1
 		}
+	}
+}
+
+// host moves the compaction backlog and the scheduling lag of a variant
+// with a load: the backlog grows while the scale-out overloads a cluster at
+// 80% or more and drains otherwise; a busy host lags 30 ms per second.
+func (w *fixtureWriter) host(d time.Duration) {
+	if w.f.load <= 0 {
+		return
+	}
+	if w.f.load >= 80 && w.stress > 3 {
+		w.backlog += 1.5
+	} else {
+		w.backlog = math.Max(1, w.backlog*0.9)
+	}
+	if w.hostBusy {
+		w.stealMS += 30 * d.Seconds()
 	}
 }
 
@@ -181,6 +212,9 @@ func (w *fixtureWriter) makeLatency(op string, from, to time.Time) results.Laten
 	sh, _ := results.EncodeHDR(s)
 	secs := to.Sub(from).Seconds()
 	count := int64(1000 * secs) // 1,000 op/s of each type (the histogram holds a sample)
+	if w.f.load > 0 {
+		count = int64(1000 * secs * w.f.load / 50)
+	}
 	if op == results.OpFill {
 		count = int64(5000 * secs)
 	}
@@ -263,6 +297,10 @@ func writeFixture(dir string, f fixture) error {
 		TimeScale:   1,
 		Limitations: []string{"emulated nodes: capacity scaled down from the instance catalog"},
 	}
+	if f.load > 0 {
+		setup.LoadPercent, setup.RateOpsPerSec = f.load, setup.CapacityOps*f.load/100
+		setup.RunID = fmt.Sprintf("fixture-load%.0f", f.load)
+	}
 	w.emit(results.Event{Type: results.EventRunStart, Setup: setup, Message: "run fixture-run1 of 90pct-scaleout"})
 	phase := func(p results.Phase, name string, fn func()) {
 		w.emit(results.Event{Type: results.EventPhaseStart, Phase: p, Name: name})
@@ -307,6 +345,10 @@ func writeFixture(dir string, f fixture) error {
 			ev.Type = results.EventStepRequested
 			w.emit(ev)
 			w.stress = []float64{0, 4.5, 2, 1.3}[i]
+			if f.load > 0 {
+				w.stress = 1 + (w.stress-1)*f.load/50
+				w.hostBusy = f.load >= 80 && i == 2
+			}
 			w.emit(results.Event{Type: results.EventNodeState, Node: name, State: "started"})
 			w.advance(f.join/2, nil)
 			w.emit(results.Event{Type: results.EventNodeState, Node: name, State: "joining"})
@@ -355,6 +397,7 @@ func writeFixture(dir string, f fixture) error {
 			ev.Type = results.EventStepEnd
 			w.emit(ev)
 			w.emit(results.Event{Type: results.EventCycleEnd, Cycle: cyc, Step: "grow"})
+			w.hostBusy = false
 		}
 		w.snapshot("Scale out")
 	})

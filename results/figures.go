@@ -38,15 +38,19 @@ const (
 	FigCycleHostLag  = "host_lag_ms_per_sec"
 	FigCycleLoadLag  = "loader_lag_ms_per_sec"
 	FigCycleSteal    = "cpu_steal_pct"
+	// FigCycleBacklog is the normalized compaction backlog at the cycle's
+	// end of the node whose backlog grew the most (Cycle.CompactionBacklog);
+	// absent when the nodes do not export it.
+	FigCycleBacklog = "compaction_backlog"
 )
 
 // CycleFigures are the metrics a "Cycle #N.<metric>" figure may name.
 func CycleFigures() []string {
-	out := make([]string, 0, len(CycleMetrics)+7)
+	out := make([]string, 0, len(CycleMetrics)+8)
 	for _, m := range CycleMetrics {
 		out = append(out, m.Name)
 	}
-	return append(out, FigCycleDuration, FigCycleErrors, FigCycleDropped, FigCycleStalls, FigCycleHostLag, FigCycleLoadLag, FigCycleSteal)
+	return append(out, FigCycleDuration, FigCycleErrors, FigCycleDropped, FigCycleStalls, FigCycleHostLag, FigCycleLoadLag, FigCycleSteal, FigCycleBacklog)
 }
 
 // FigureLowerBetter says which way a figure improves: durations, latencies,
@@ -103,6 +107,11 @@ func cycleFigure(c *Cycle, name string) (float64, bool) {
 		return c.LoaderLagMSPerS, true
 	case FigCycleSteal:
 		return c.CPUStealPct, true
+	case FigCycleBacklog:
+		if c.CompactionBacklog == nil {
+			return 0, false
+		}
+		return c.CompactionBacklog.End, true
 	}
 	return 0, false
 }
@@ -131,8 +140,9 @@ func Figures(res *Result) map[string]float64 {
 	for i := range res.Cycles {
 		c := &res.Cycles[i]
 		for _, m := range CycleFigures() {
-			v, _ := cycleFigure(c, m)
-			out[CycleFigure(c.Name, m)] = v
+			if v, ok := cycleFigure(c, m); ok {
+				out[CycleFigure(c.Name, m)] = v
+			}
 		}
 	}
 	return out

@@ -24,6 +24,13 @@ func TestFiguresFlattenResult(t *testing.T) {
 	if _, ok := f[FigLatencyRecovered]; ok {
 		t.Error("an unmeasured derived value is a figure")
 	}
+	if _, ok := f["Cycle #0."+FigCycleBacklog]; ok {
+		t.Error("a compaction backlog the nodes did not export is a figure")
+	}
+	res.Cycles[0].CompactionBacklog = &BacklogGrowth{Node: "node-1", Start: 2, End: 24}
+	if v := Figures(res)["Cycle #0."+FigCycleBacklog]; v != 24 {
+		t.Errorf("Cycle #0.compaction_backlog = %g, want the backlog at the cycle's end (24)", v)
+	}
 	// Every flattened name passes the syntax check.
 	for name := range f {
 		if err := CheckFigureSyntax(name, []string{DurAddNodes, "Soft Limit"}); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -236,19 +235,7 @@ func matrixExit(e *env, s *matrix.Summary) error {
 		fmt.Fprintln(e.Stdout, x.Line())
 		counts[x.Verdict]++
 	}
-	tally := fmt.Sprintf("%d passed, %d failed thresholds, %d errors, %d skipped", s.Passed, s.Failed, s.Errored, s.Skipped)
-	verdict := strings.ToUpper(s.Verdict)
-	if len(s.Expectations) > 0 {
-		verdict = matrix.ExpectPass
-		switch {
-		case counts[matrix.ExpectFail] > 0:
-			verdict = matrix.ExpectFail
-		case counts[matrix.ExpectInconclusive] > 0:
-			verdict = matrix.ExpectInconclusive
-		}
-		tally += fmt.Sprintf("; expectations: %d PASS, %d FAIL, %d INCONCLUSIVE", counts[matrix.ExpectPass], counts[matrix.ExpectFail], counts[matrix.ExpectInconclusive])
-	}
-	fmt.Fprintf(e.Stdout, "matrix verdict: %s (%s)\n", verdict, tally)
+	fmt.Fprintln(e.Stdout, s.VerdictLine())
 
 	switch {
 	case s.Verdict == results.StatusInterrupted:

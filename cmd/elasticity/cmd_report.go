@@ -163,7 +163,7 @@ func compareCmd(e *env, dirs []string, out string, check bool) error {
 	if out == "" {
 		out = filepath.Dir(filepath.Clean(dirs[0]))
 	}
-	if err := reporting.Compare(dirs, out); err != nil {
+	if err := reporting.Compare(dirs, out, reporting.CompareOptions{}); err != nil {
 		return withCode(ExitRunError, fmt.Errorf("report: %w", err))
 	}
 	fmt.Fprintln(e.Stdout, filepath.Join(out, reporting.FileCompareMD))
