@@ -63,8 +63,8 @@ type fixtureWriter struct {
 	// scheduling lag counter and hostBusy whether it grows (load > 0 only).
 	backlog, stealMS float64
 	hostBusy         bool
-	ticks   int
-	cache   map[string][]results.LatencyRecord
+	ticks            int
+	cache            map[string][]results.LatencyRecord
 }
 
 type fixNode struct {
