@@ -61,9 +61,13 @@ type Config struct {
 	MetricsPort  int
 	// NodeExporterPort is where the node_exporter beside the node serves
 	// (ScyllaDB's images run it on 9100); 0 runs none.
-	NodeExporterPort       int
-	InternodePort          int
-	StorageScaleMiBPerGB   float64
+	NodeExporterPort     int
+	InternodePort        int
+	StorageScaleMiBPerGB float64
+	// DiskFromFilesystem: the node's disk is the filesystem of DataDir
+	// (statfs), not DiskGB × StorageScaleMiBPerGB (the image double's
+	// nodes, emulator/image).
+	DiskFromFilesystem     bool
 	OpsPerVCPU             float64
 	StreamMiBPerVCPU       float64
 	BlockedReactorNotifyMS int
@@ -246,6 +250,7 @@ func Run(ctx context.Context, c Config) error {
 		ClusterName: c.ClusterName, ListenAddress: c.ListenAddress, DataDir: c.DataDir, DC: c.DC, Rack: c.Rack, Seeds: c.Seeds,
 		VCPUs: c.VCPUs, CQLPort: c.CQLPort, InternodePort: c.InternodePort, RESTPort: c.RESTPort,
 		DiskBytes:             int64(c.DiskGB * c.StorageScaleMiBPerGB * (1 << 20)),
+		DiskFromFilesystem:    c.DiskFromFilesystem,
 		OpsPerVCPU:            c.OpsPerVCPU,
 		StreamBytesPerSec:     c.StreamMiBPerVCPU * float64(c.VCPUs) * (1 << 20),
 		StallThreshold:        time.Duration(c.BlockedReactorNotifyMS) * time.Millisecond,

@@ -1,8 +1,10 @@
 // Package diskmodel models the data disk of an emulated node: usage is the
 // real bytes under the node's data directory, measured against an emulated
-// capacity (the instance type's disk, scaled down). Writes past the
-// capacity fail with "No space left on device", and crossing the high and
-// critical utilization levels is logged as ScyllaDB does.
+// capacity (the instance type's disk, scaled down), or, for the image
+// double (NewFilesystem), against the real filesystem the data directory
+// is on, as a ScyllaDB node's disk is. Writes past the capacity fail with
+// "No space left on device", and crossing the high and critical
+// utilization levels is logged as ScyllaDB does.
 package diskmodel
 
 import (
@@ -12,6 +14,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/elasticity-dev/elasticity/emulator/engine"
@@ -40,11 +43,24 @@ const (
 // ScyllaDB logger name ("commitlog", "disk_space_monitor", ...).
 type Logf func(level, logger, format string, args ...any)
 
+// StatfsInterval bounds how often a filesystem disk's statfs is read: a
+// system call, far cheaper than the walk, so that the space left follows
+// the filesystem closely.
+const StatfsInterval = 100 * time.Millisecond
+
 // Disk is the emulated disk of one node. Safe for concurrent use.
 type Disk struct {
 	dir      string
 	capacity int64
 	logf     Logf
+
+	// onFS: capacity and space left are the filesystem's (statfs of dir).
+	onFS      bool
+	reserve   int64 // bytes writes must leave free on the filesystem
+	fsSize    atomic.Int64 // bytes of the filesystem
+	fsAvail   atomic.Int64 // bytes available to a non-root user at the last statfs
+	fsPending atomic.Int64 // bytes admitted by CheckWrite since that statfs
+	lastStat  atomic.Int64 // unix nanos of the last statfs
 
 	walked     atomic.Int64 // bytes found by the last walk
 	pending    atomic.Int64 // bytes admitted by CheckWrite since the last walk
@@ -70,8 +86,75 @@ func New(dataDir string, capacityBytes int64, logf func(level, logger, format st
 	return d
 }
 
-// Capacity is the emulated capacity in bytes (node_filesystem_size_bytes).
-func (d *Disk) Capacity() int64 { return d.capacity }
+// NewFilesystem returns the disk of dataDir as the filesystem it is on:
+// capacity and space left from statfs (Blocks and Bavail × Bsize, as
+// node_exporter and ScyllaDB's disk space monitor read them), usage (the
+// node's load) still the bytes under dataDir. A tmpfs of N bytes mounted
+// there is a disk of N bytes that fills up; an unmounted container
+// directory is the host's disk. Writes are refused with ENOSPC once they
+// would leave less than reserve bytes: the room the node's own store
+// needs to flush and compact (a real "no space left" under the store's
+// manifest write would crash the double where ScyllaDB refuses writes:
+// from 2025.4 it rejects them above critical_disk_utilization_level, 98%,
+// db/config.cc). logf may be nil.
+func NewFilesystem(dataDir string, reserve int64, logf func(level, logger, format string, args ...any)) (*Disk, error) {
+	if logf == nil {
+		logf = func(string, string, string, ...any) {}
+	}
+	d := &Disk{dir: dataDir, logf: logf, onFS: true, reserve: reserve}
+	if err := d.readStatfs(); err != nil {
+		return nil, err
+	}
+	d.Refresh()
+	return d, nil
+}
+
+// statfs is the system call, replaced in tests.
+var statfs = syscall.Statfs
+
+// FilesystemSize is the size in bytes of the filesystem dir is on.
+func FilesystemSize(dir string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := statfs(dir, &st); err != nil {
+		return 0, fmt.Errorf("statfs %s: %w", dir, err)
+	}
+	return int64(st.Blocks) * st.Bsize, nil
+}
+
+func (d *Disk) readStatfs() error {
+	var st syscall.Statfs_t
+	if err := statfs(d.dir, &st); err != nil {
+		return fmt.Errorf("statfs %s: %w", d.dir, err)
+	}
+	pend := d.fsPending.Load()
+	d.fsSize.Store(int64(st.Blocks) * st.Bsize)
+	d.fsAvail.Store(int64(st.Bavail) * st.Bsize)
+	d.fsPending.Add(-pend) // what was admitted before is in the figures now
+	d.lastStat.Store(time.Now().UnixNano())
+	return nil
+}
+
+func (d *Disk) maybeStatfs() {
+	if time.Now().UnixNano()-d.lastStat.Load() < int64(StatfsInterval) {
+		return
+	}
+	if err := d.readStatfs(); err != nil {
+		d.logf("WARN", "disk_space_monitor", "Failed to read the filesystem of %s: %v", d.dir, err)
+	}
+}
+
+// Capacity is the disk's size in bytes (node_filesystem_size_bytes): the
+// emulated capacity, or the filesystem's.
+func (d *Disk) Capacity() int64 {
+	if d.onFS {
+		d.maybeStatfs()
+		return d.fsSize.Load()
+	}
+	return d.capacity
+}
+
+// OnFilesystem reports whether the disk is the data directory's filesystem.
+func (d *Disk) OnFilesystem() bool { return d.onFS }
 
 // Used is the bytes in use: the last walk of the data directory plus what
 // was admitted since, refreshed when the walk is older than RefreshInterval.
@@ -80,16 +163,30 @@ func (d *Disk) Used() int64 {
 	return d.walked.Load() + d.pending.Load()
 }
 
-// Avail is the bytes left (node_filesystem_avail_bytes), never negative.
+// Avail is the bytes left (node_filesystem_avail_bytes), never negative:
+// on a filesystem, what statfs last said less what was admitted since.
 func (d *Disk) Avail() int64 {
+	if d.onFS {
+		d.maybeStatfs()
+		return max(0, d.fsAvail.Load()-d.fsPending.Load())
+	}
 	if d.capacity <= 0 {
 		return 0
 	}
 	return max(0, d.capacity-d.Used())
 }
 
-// Utilization is Used/Capacity (0 when unlimited).
+// Utilization is Used/Capacity (0 when unlimited); on a filesystem,
+// (size - available) / size, as ScyllaDB's disk space monitor computes it
+// from std::filesystem::space.
 func (d *Disk) Utilization() float64 {
+	if d.onFS {
+		size := d.Capacity()
+		if size <= 0 {
+			return 0
+		}
+		return float64(size-d.Avail()) / float64(size)
+	}
 	if d.capacity <= 0 {
 		return 0
 	}
@@ -102,6 +199,17 @@ func (d *Disk) Failed() uint64 { return d.failedTotal.Load() }
 // CheckWrite admits a write of n bytes, or returns an *engine.Error with
 // CodeWriteFailure and "No space left on device" when it does not fit.
 func (d *Disk) CheckWrite(n int64) error {
+	if d.onFS {
+		if n > d.Avail()-d.reserve {
+			d.failedTotal.Add(1)
+			d.logENOSPC()
+			return &engine.Error{Code: engine.CodeWriteFailure, Message: ENOSPCMessage, Failures: 1, WriteType: "SIMPLE"}
+		}
+		d.fsPending.Add(n)
+		d.pending.Add(n)
+		d.checkLevels(d.Utilization())
+		return nil
+	}
 	if d.capacity <= 0 {
 		return nil
 	}
@@ -188,7 +296,10 @@ func (d *Disk) Refresh() {
 	d.walked.Store(size)
 	d.pending.Add(-pend)
 	d.lastWalk.Store(time.Now().UnixNano())
-	if d.capacity > 0 {
+	switch {
+	case d.onFS:
+		d.checkLevels(d.Utilization())
+	case d.capacity > 0:
 		d.checkLevels(float64(size+d.pending.Load()) / float64(d.capacity))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -166,4 +167,74 @@ func BenchmarkCheckWrite(b *testing.B) {
 			d.CheckWrite(100)
 		}
 	})
+}
+
+// fakeFS makes statfs answer a filesystem of size bytes with avail left
+// (4 KiB blocks), as a tmpfs mounted at the data directory would.
+func fakeFS(t *testing.T, size, avail *int64) {
+	t.Helper()
+	old := statfs
+	statfs = func(path string, st *syscall.Statfs_t) error {
+		st.Bsize, st.Frsize = 4096, 4096
+		st.Blocks, st.Bfree, st.Bavail = uint64(*size/4096), uint64(*avail/4096), uint64(*avail/4096)
+		return nil
+	}
+	t.Cleanup(func() { statfs = old })
+}
+
+// A disk on its filesystem (the image double): capacity and space left are
+// statfs's, whatever the node was told; writes that do not fit what is
+// left less the store's reserve, counting those admitted since the last
+// statfs, fail with ENOSPC as ScyllaDB reports it; space freed on the
+// filesystem is seen again.
+func TestDiskOnFilesystem(t *testing.T) {
+	size, avail := int64(64<<20), int64(1<<20)
+	fakeFS(t, &size, &avail)
+	var log logRec
+	d, err := NewFilesystem(t.TempDir(), 100<<10, log.logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Capacity() != 64<<20 || d.Avail() != 1<<20 || !d.OnFilesystem() {
+		t.Fatalf("capacity %d, avail %d", d.Capacity(), d.Avail())
+	}
+	if u := d.Utilization(); u < 0.98 || u > 0.99 {
+		t.Errorf("utilization %.4f, want 63/64", u)
+	}
+	if err := d.CheckWrite(600 << 10); err != nil {
+		t.Fatal(err)
+	}
+	err = d.CheckWrite(400 << 10) // 1000 KiB admitted in all: fits, but not with the 100 KiB reserve
+	var ee *engine.Error
+	if !errors.As(err, &ee) || ee.Code != engine.CodeWriteFailure || !strings.Contains(ee.Message, "No space left on device") {
+		t.Fatalf("second write: %v, want ENOSPC", err)
+	}
+	if log.count("Exception in segment reservation: storage_io_error (Storage I/O error: 28: No space left on device)") != 1 || d.Failed() != 1 {
+		t.Errorf("log %v, failed %d", log.lines, d.Failed())
+	}
+	// The filesystem frees space (compaction, a tablet moved away).
+	avail = 32 << 20
+	time.Sleep(StatfsInterval + 10*time.Millisecond)
+	if d.Avail() != 32<<20 {
+		t.Errorf("avail after freeing: %d", d.Avail())
+	}
+	if err := d.CheckWrite(600 << 10); err != nil {
+		t.Errorf("a write that fits again: %v", err)
+	}
+}
+
+// The filesystem's size of a real directory is its statfs's.
+func TestFilesystemSizeIsStatfs(t *testing.T) {
+	dir := t.TempDir()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	got, err := FilesystemSize(dir)
+	if err != nil || got != int64(st.Blocks)*st.Bsize {
+		t.Errorf("FilesystemSize = %d, %v; statfs %d", got, err, int64(st.Blocks)*st.Bsize)
+	}
+	if _, err := FilesystemSize(filepath.Join(dir, "missing")); err == nil {
+		t.Error("no error for a missing directory")
+	}
 }

@@ -314,3 +314,16 @@ func TestSupervisorRestartsAKilledProgram(t *testing.T) {
 		t.Errorf("no stop line:\n%s", log.String())
 	}
 }
+
+// The double's node takes the filesystem of /var/lib/scylla as its disk,
+// as a real node does, whatever size the command line names.
+func TestScyllaDiskIsTheFilesystem(t *testing.T) {
+	vals := mustParse(t, []string{"--listen-address", "10.0.0.2", "--disk-gb", "468", "--storage-scale-mib-per-gb", "0.5"})
+	cfg, err := ScyllaConfig(vals, "2025.4.5", os.ReadFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.DiskFromFilesystem || cfg.DataDir != DataMountpoint {
+		t.Errorf("disk from filesystem %v, data dir %s", cfg.DiskFromFilesystem, cfg.DataDir)
+	}
+}

@@ -9,8 +9,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/elasticity-dev/elasticity/emulator"
+	"github.com/elasticity-dev/elasticity/emulator/scyllalog"
 )
 
 // scyllaOption is one option the double's scylla knows: ScyllaDB's and
@@ -54,6 +56,8 @@ var scyllaOptions = func() map[string]scyllaOption {
 
 // EmulatorFlags are the double's own scylla options (emulator model and
 // fault injection); real ScyllaDB refuses them as unrecognised.
+// --disk-gb and --storage-scale-mib-per-gb are accepted but do not size the
+// disk (ScyllaConfig: DiskFromFilesystem).
 var EmulatorFlags = []string{"instance-type", "vcpus", "memory-gb", "disk-gb", "storage-scale-mib-per-gb",
 	"ops-per-vcpu", "stream-mib-per-vcpu", "fail-startup", "slow-factor", "initial-tablets", "time-scale"}
 
@@ -112,6 +116,10 @@ func ScyllaConfig(vals map[string][]string, version string, readFile func(string
 	c := emulator.DefaultConfig()
 	c.Version = version
 	c.DataDir = "/var/lib/scylla" // scylla.yaml's workdir in the image
+	// The disk is whatever filesystem the container has at the data
+	// directory, as a real node's is: the host's (the image's volume)
+	// unless the run mounts one there.
+	c.DiskFromFilesystem = true
 	// db/config.cc defaults.
 	c.ClusterName = "Test Cluster"
 	c.DC, c.Rack = "datacenter1", "rack1" // SimpleSnitch
@@ -246,6 +254,12 @@ func ScyllaMain(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 2
 	}
 	cfg.Stderr = stdout // --log-to-stdout 1
+	if len(vals["disk-gb"]) > 0 || len(vals["storage-scale-mib-per-gb"]) > 0 {
+		// Accepted for compatibility with older command lines, but the
+		// double's disk is the filesystem, never a size it is told.
+		fmt.Fprint(stdout, scyllalog.Format(time.Now(), scyllalog.Warn, 0, "main", "init",
+			"--disk-gb and --storage-scale-mib-per-gb do not size the image double's disk: it is the filesystem of "+DataMountpoint))
+	}
 	if err := emulator.Run(ctx, cfg); err != nil {
 		if errors.Is(err, emulator.ErrInvalidConfig) {
 			return 2

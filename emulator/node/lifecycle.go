@@ -61,7 +61,14 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		subs: map[chan engine.Event]struct{}{}, migrations: map[string]bool{}, wake: make(chan struct{}, 1), metaDirty: make(chan struct{}, 1), statsTrigger: make(chan struct{}, 1), joined: make(chan struct{}), left: make(chan struct{})}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.started = time.Now()
-	st, err := OpenStore(filepath.Join(cfg.DataDir, "data"), cfg.DiskBytes)
+	storeBytes := cfg.DiskBytes
+	if cfg.DiskFromFilesystem {
+		var err error
+		if storeBytes, err = diskmodel.FilesystemSize(cfg.DataDir); err != nil {
+			return nil, fmt.Errorf("reading the data directory's filesystem: %w", err)
+		}
+	}
+	st, err := OpenStore(filepath.Join(cfg.DataDir, "data"), storeBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +91,15 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		},
 		CompactionShares: n.newCompactionBacklog().shares})
 	n.chargeCompactions()
-	n.disk = diskmodel.New(cfg.DataDir, cfg.DiskBytes, n.log.Logf)
+	if cfg.DiskFromFilesystem {
+		if n.disk, err = diskmodel.NewFilesystem(cfg.DataDir, storeReserve(storeBytes), n.log.Logf); err != nil {
+			n.cap.Close()
+			return fail(err)
+		}
+		n.log.Logf(scyllalog.Info, "disk_space_monitor", "Data directory %s: a filesystem of %d bytes, %d available", cfg.DataDir, n.disk.Capacity(), n.disk.Avail())
+	} else {
+		n.disk = diskmodel.New(cfg.DataDir, cfg.DiskBytes, n.log.Logf)
+	}
 	n.log.Logf(scyllalog.Info, "init", "Scylla version %s starting, host id %s, %d shards", cfg.Version, n.hostID, cfg.VCPUs)
 
 	n.ln, err = net.Listen("tcp", net.JoinHostPort(cfg.ListenAddress, strconv.Itoa(cfg.InternodePort)))

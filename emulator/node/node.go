@@ -55,6 +55,10 @@ type Config struct {
 	RESTPort      int
 	// DiskBytes is the emulated disk capacity (0 = unlimited).
 	DiskBytes int64
+	// DiskFromFilesystem makes the disk the filesystem DataDir is on
+	// (its size and space left from statfs), as a real node's is; the
+	// image double's nodes have it. DiskBytes is then not used.
+	DiskFromFilesystem bool
 	// OpsPerVCPU is the modelled request capacity of one shard per second.
 	OpsPerVCPU float64
 	// StreamBytesPerSec is the node's streaming bandwidth (all shards).

@@ -408,6 +408,15 @@ func storeSizes(capacityBytes int64) storeSizing {
 	}
 }
 
+// storeReserve is the room the store needs on a real filesystem to flush
+// and compact (the WAL files of its memtables and a base level's
+// compaction), or 2% (ScyllaDB's critical_disk_utilization_level, 98%),
+// whichever is more: user writes stop there (diskmodel.NewFilesystem).
+func storeReserve(capacityBytes int64) int64 {
+	sz := storeSizes(capacityBytes)
+	return max(capacityBytes/50, 4*sz.memtable+sz.lbase)
+}
+
 // blockCacheSize is the Pebble block cache for an emulated disk.
 func blockCacheSize(capacityBytes int64) int64 {
 	if capacityBytes <= 0 {

@@ -2,6 +2,7 @@ package dockertest
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocql/gocql"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
@@ -104,6 +106,20 @@ func TestImagesBehaveAsTheRealOnes(t *testing.T) {
 			t.Errorf("2026.3 runs node_exporter:\n%s", status)
 		}
 	})
+	t.Run("a tmpfs of 16 MiB is a node of 16 MiB that fills up", func(t *testing.T) {
+		n := start(t, ctx, byVersion["2025.4.5"], map[string]string{"/var/lib/scylla": "rw,size=16m"})
+		fillUntilENOSPC(t, ctx, n)
+		row := df(t, ctx, n)
+		// Writes stop short of 100%: the store's reserve (4 memtables and a
+		// base level, ~1.7 MiB of 16) keeps its flushes off a full tmpfs.
+		if pct, _ := strconv.Atoi(strings.TrimSuffix(row[4], "%")); row[1] != strconv.Itoa(16<<20) || pct < 80 {
+			t.Errorf("df after the node filled its disk: %v", row)
+		}
+		waitLog(t, ctx, n, "Exception in segment reservation: storage_io_error (Storage I/O error: 28: No space left on device)")
+		if l := logs(t, ctx, n); !strings.Contains(l, "a filesystem of 16777216 bytes") || strings.Contains(l, "exited: scylla") {
+			t.Errorf("the node's disk is not the tmpfs, or scylla exited:\n%s", l)
+		}
+	})
 	t.Run("2025.4.0 given --blocked-reactor-notify-ms refuses to start", func(t *testing.T) {
 		n := start(t, ctx, byVersion["2025.4.0"], nil, "--blocked-reactor-notify-ms", "25")
 		waitLog(t, ctx, n, "gave up: scylla entered FATAL state")
@@ -111,6 +127,49 @@ func TestImagesBehaveAsTheRealOnes(t *testing.T) {
 			t.Errorf("no refusal in the log:\n%s", log)
 		}
 	})
+}
+
+// fillUntilENOSPC writes 4 KiB rows through CQL (the container's address
+// on its bridge network) until a write fails, which must be ScyllaDB's
+// "No space left on device".
+func fillUntilENOSPC(t *testing.T, ctx context.Context, n testcontainers.Container) {
+	t.Helper()
+	ip, err := n.ContainerIP(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := gocql.NewCluster(ip)
+	cl.Timeout, cl.ConnectTimeout, cl.NumConns = 10*time.Second, 5*time.Second, 1
+	var s *gocql.Session
+	waitUntil(t, ctx, "CQL on "+ip, func() (bool, string) {
+		s, err = cl.CreateSession()
+		return err == nil, fmt.Sprint(err)
+	})
+	defer s.Close()
+	for _, q := range []string{`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`,
+		`CREATE TABLE ks.t (k bigint PRIMARY KEY, v blob)`} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	value := make([]byte, 4096)
+	var werr error
+	k := 0
+	for ; k < 20000 && werr == nil; k++ {
+		_, _ = rand.Read(value)
+		werr = s.Query(`INSERT INTO ks.t (k, v) VALUES (?, ?)`, int64(k), value).Exec()
+	}
+	if werr == nil || !strings.Contains(werr.Error(), "No space left on device") {
+		t.Fatalf("after %d rows of 4 KiB: write error %v, want No space left on device; log:\n%s", k, werr, tail(logs(t, ctx, n), 6000))
+	}
+	t.Logf("disk full after %d rows of 4 KiB: %v", k, werr)
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
 }
 
 func start(t *testing.T, ctx context.Context, image string, tmpfs map[string]string, args ...string) testcontainers.Container {
