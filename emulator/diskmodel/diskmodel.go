@@ -56,7 +56,7 @@ type Disk struct {
 
 	// onFS: capacity and space left are the filesystem's (statfs of dir).
 	onFS      bool
-	reserve   int64 // bytes writes must leave free on the filesystem
+	reserve   int64        // bytes writes must leave free on the filesystem
 	fsSize    atomic.Int64 // bytes of the filesystem
 	fsAvail   atomic.Int64 // bytes available to a non-root user at the last statfs
 	fsPending atomic.Int64 // bytes admitted by CheckWrite since that statfs
