@@ -359,7 +359,7 @@ func Report(out string, s *Summary) error {
 	var dirs []string
 	for _, p := range passes {
 		d := filepath.Join(out, p.Dir)
-		if _, err := os.Stat(filepath.Join(d, results.FileEvents)); err == nil && p.Status != StatusSkipped {
+		if p.Status != StatusSkipped && isRunDir(d) {
 			dirs = append(dirs, d)
 		}
 	}
@@ -367,6 +367,17 @@ func Report(out string, s *Summary) error {
 		return fmt.Errorf("matrix: writing the comparison report: %w", err)
 	}
 	return nil
+}
+
+// isRunDir: the directory holds a run's records or its result.json (a run
+// collected from elsewhere without its .jsonl files).
+func isRunDir(d string) bool {
+	for _, f := range []string{results.FileEvents, results.FileResult} {
+		if _, err := os.Stat(filepath.Join(d, f)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrNoCells is returned when nothing would run.

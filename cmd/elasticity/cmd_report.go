@@ -33,9 +33,14 @@ DIR/report.md and DIR/report.html. The status comes from the events
 With several directories it writes a comparison instead: comparison.md and
 comparison.html, into --out (default: the parent directory of the first
 run, which is the matrix directory for runs of ` + "`elasticity matrix`" + `).
-Every run side by side per cycle with ratios to the first run; repeats of
-one variant (directories named <variant>-r1, <variant>-r2 ...) are shown as
-mean ± stddev with a verdict better / worse / inconclusive (Welch's t-test).
+Repeats of one variant (directories named <variant>-r1, <variant>-r2 ...)
+group together. It answers first: P99 per cycle and variant with the ratio
+to each variant's own Cycle #0, the scale-out durations per variant, and
+whether compaction kept up and any cycle was host-bound; then the charts
+(comparison.html), the runs, every figure per variant grouped (latency,
+throughput, host and compaction, durations) and last every run side by side
+per cycle, repeats as mean ± stddev with a verdict better / worse /
+inconclusive (Welch's t-test).
 
 A matrix directory (with matrix.jsonl) gets its comparison rebuilt from
 matrix.jsonl and its expectations judged again (matrix.json keeps them):
