@@ -297,7 +297,11 @@ func tableDef(ks string, x *cqlparse.CreateTable) (*engine.Table, error) {
 		if used[name] {
 			return nil, engine.Errorf(engine.CodeInvalid, "Multiple definition of identifier %s in PRIMARY KEY", name)
 		}
-		if strings.ContainsAny(typ, "<") {
+		if typ == "duration" {
+			// cql3/statements/create_table_statement.cc
+			return nil, engine.Errorf(engine.CodeInvalid, "duration type is not supported for PRIMARY KEY part %s", name)
+		}
+		if strings.ContainsAny(typ, "<") && !strings.HasPrefix(typ, "frozen<tuple<") {
 			return nil, engine.Errorf(engine.CodeInvalid, "Invalid collection type for PRIMARY KEY component %s", name)
 		}
 		used[name] = true
@@ -320,7 +324,11 @@ func tableDef(ks string, x *cqlparse.CreateTable) (*engine.Table, error) {
 		if used[name] {
 			return nil, engine.Errorf(engine.CodeInvalid, "Multiple definition of identifier %s in PRIMARY KEY", name)
 		}
-		if strings.ContainsAny(typ, "<") {
+		if typ == "duration" {
+			// cql3/statements/create_table_statement.cc
+			return nil, engine.Errorf(engine.CodeInvalid, "duration type is not supported for PRIMARY KEY part %s", name)
+		}
+		if strings.ContainsAny(typ, "<") && !strings.HasPrefix(typ, "frozen<tuple<") {
 			return nil, engine.Errorf(engine.CodeInvalid, "Invalid collection type for PRIMARY KEY component %s", name)
 		}
 		switch typ {

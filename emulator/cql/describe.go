@@ -1,6 +1,8 @@
 package cql
 
 import (
+	"fmt"
+
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
@@ -91,6 +93,7 @@ func (d *describer) modification(st cqlparse.Statement) ([]uint16, error) {
 				d.set(t.Bind, ti.spec(c))
 				byCol[c.Name] = t.Bind
 			}
+			d.tupleMarkers(ti, c.Name, c.dt, x.Values[i])
 		}
 		d.using(ti, x.Using)
 		var pk []uint16
@@ -116,6 +119,7 @@ func (d *describer) modification(st cqlparse.Statement) ([]uint16, error) {
 			if a.Value.Kind == cqlparse.TermBind {
 				d.set(a.Value.Bind, ti.spec(c))
 			}
+			d.tupleMarkers(ti, c.Name, c.dt, a.Value)
 		}
 		if err := d.relations(ti, x.Where); err != nil {
 			return nil, err
@@ -139,6 +143,24 @@ func (d *describer) modification(st cqlparse.Statement) ([]uint16, error) {
 		return pkIndexes(ti, x.Where), nil
 	}
 	return nil, engine.Errorf(engine.CodeInvalid, "%s is not allowed in a batch", st.Name())
+}
+
+// tupleMarkers types the bind markers inside a tuple literal by the
+// tuple's element types.
+func (d *describer) tupleMarkers(ti *tableInfo, name string, dt datatype.DataType, t cqlparse.Term) {
+	tt, ok := dt.(*datatype.Tuple)
+	if t.Kind != cqlparse.TermTuple || !ok {
+		return
+	}
+	for i, el := range t.Values {
+		if i >= len(tt.FieldTypes) {
+			return
+		}
+		if el.Kind == cqlparse.TermBind {
+			d.set(el.Bind, &message.ColumnMetadata{Keyspace: ti.keyspace, Table: ti.name, Name: fmt.Sprintf("%s[%d]", name, i), Type: tt.FieldTypes[i]})
+		}
+		d.tupleMarkers(ti, name, tt.FieldTypes[i], el)
+	}
 }
 
 func (d *describer) set(i int, spec *message.ColumnMetadata) {

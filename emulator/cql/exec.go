@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -312,6 +313,9 @@ func (ec *execCtx) run(st cqlparse.Statement) message.Message {
 // value returns the serialized value of a term for a column of type dt.
 // unset reports a protocol "unset" bind value.
 func (ec *execCtx) value(t cqlparse.Term, col string, dt datatype.DataType) (b []byte, unset bool, err error) {
+	if t.Kind == cqlparse.TermTuple {
+		return ec.tupleValue(t, col, dt)
+	}
 	if t.Kind == cqlparse.TermBind {
 		if t.Bind >= len(ec.values) {
 			return nil, false, engine.Errorf(engine.CodeInvalid, "No value bound for marker %d (%s)", t.Bind, col)
@@ -336,6 +340,36 @@ func (ec *execCtx) value(t cqlparse.Term, col string, dt datatype.DataType) (b [
 		return nil, false, engine.Errorf(engine.CodeInvalid, "%v", err)
 	}
 	return b, false, nil
+}
+
+// tupleValue serialises a tuple literal whose elements may be bind markers:
+// each element as [int length][bytes], -1 for null (the protocol's tuple
+// encoding; cql3/tuples.cc).
+func (ec *execCtx) tupleValue(t cqlparse.Term, col string, dt datatype.DataType) ([]byte, bool, error) {
+	tt, ok := dt.(*datatype.Tuple)
+	if !ok {
+		return nil, false, engine.Errorf(engine.CodeInvalid, "Invalid tuple literal for %s of type %s", col, typeName(dt))
+	}
+	if len(t.Values) > len(tt.FieldTypes) {
+		return nil, false, engine.Errorf(engine.CodeInvalid, "Invalid tuple literal for %s: too many elements. Type %s expects %d but got %d", col, typeName(dt), len(tt.FieldTypes), len(t.Values))
+	}
+	out := []byte{}
+	for i, el := range t.Values {
+		b, unset, err := ec.value(el, col, tt.FieldTypes[i])
+		if err != nil {
+			return nil, false, err
+		}
+		if unset {
+			return nil, false, engine.Errorf(engine.CodeInvalid, "Invalid unset value for tuple field number %d", i)
+		}
+		if b == nil {
+			out = binary.BigEndian.AppendUint32(out, math.MaxUint32)
+			continue
+		}
+		out = binary.BigEndian.AppendUint32(out, uint32(len(b)))
+		out = append(out, b...)
+	}
+	return out, false, nil
 }
 
 func (ec *execCtx) intTerm(t *cqlparse.Term, what string) (int64, bool, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"net"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ var primitiveTypes = map[string]datatype.DataType{
 	"date":      datatype.Date,
 	"decimal":   datatype.Decimal,
 	"double":    datatype.Double,
+	"duration":  datatype.Duration,
 	"float":     datatype.Float,
 	"inet":      datatype.Inet,
 	"int":       datatype.Int,
@@ -40,7 +42,7 @@ var primitiveTypes = map[string]datatype.DataType{
 }
 
 // parseType turns a CQL type name (as produced by cqlparse) into a protocol
-// data type. Collections and counters are supported; UDTs and tuples are not.
+// data type. Collections, tuples and counters are supported; UDTs are not.
 func parseType(s string) (datatype.DataType, error) {
 	s = strings.TrimSpace(strings.ToLower(s))
 	if dt, ok := primitiveTypes[s]; ok {
@@ -71,6 +73,19 @@ func parseType(s string) (datatype.DataType, error) {
 				return datatype.NewList(el), nil
 			}
 			return datatype.NewSet(el), nil
+		}
+	case "tuple":
+		// cql3/cql3_type.cc: a tuple's elements, any type but counter.
+		var elems []datatype.DataType
+		for _, a := range args {
+			el, err := parseType(a)
+			if err != nil {
+				return nil, err
+			}
+			elems = append(elems, el)
+		}
+		if len(elems) > 0 {
+			return datatype.NewTuple(elems...), nil
 		}
 	case "map":
 		if len(args) == 2 {
@@ -117,6 +132,14 @@ func typeName(dt datatype.DataType) string {
 		return "set<" + typeName(t.ElementType) + ">"
 	case *datatype.Map:
 		return "map<" + typeName(t.KeyType) + ", " + typeName(t.ValueType) + ">"
+	case *datatype.Tuple:
+		// Tuples are always frozen; system_schema shows them so
+		// (types/tuple.cc tuple_type_impl::make_name).
+		var names []string
+		for _, el := range t.FieldTypes {
+			names = append(names, typeName(el))
+		}
+		return "frozen<tuple<" + strings.Join(names, ", ") + ">>"
 	}
 	if dt == datatype.Varchar {
 		return "text"
@@ -183,8 +206,97 @@ func encodeLiteral(dt datatype.DataType, t cqlparse.Term) ([]byte, error) {
 			return nil, bad()
 		}
 		return encodeCollection(x.KeyType, x.ValueType, t.Keys, t.Values)
+	case *datatype.Tuple:
+		if t.Kind != cqlparse.TermTuple || len(t.Values) > len(x.FieldTypes) {
+			return nil, bad()
+		}
+		out := []byte{}
+		for i, el := range t.Values {
+			b, err := encodeLiteral(x.FieldTypes[i], el)
+			if err != nil {
+				return nil, err
+			}
+			if b == nil {
+				out = binary.BigEndian.AppendUint32(out, math.MaxUint32)
+				continue
+			}
+			out = binary.BigEndian.AppendUint32(out, uint32(len(b)))
+			out = append(out, b...)
+		}
+		return out, nil
 	}
 	switch dt {
+	case datatype.Duration:
+		if t.Kind != cqlparse.TermDuration && t.Kind != cqlparse.TermString {
+			return nil, bad()
+		}
+		return encodeDuration(t.Text)
+	case datatype.Date:
+		// types/types.cc simple_date_type_impl: days since the epoch,
+		// unsigned, with the epoch at 2^31; a string 'yyyy-mm-dd' or the
+		// number itself.
+		switch t.Kind {
+		case cqlparse.TermString:
+			d, err := time.Parse("2006-01-02", t.Text)
+			if err != nil {
+				return nil, fmt.Errorf("Unable to coerce '%s' to a formatted date (long)", t.Text)
+			}
+			days := d.Unix() / 86400
+			return binary.BigEndian.AppendUint32(nil, uint32(days+1<<31)), nil
+		case cqlparse.TermInt:
+			v, err := strconv.ParseUint(t.Text, 10, 32)
+			if err != nil {
+				return nil, bad()
+			}
+			return binary.BigEndian.AppendUint32(nil, uint32(v)), nil
+		}
+		return nil, bad()
+	case datatype.Time:
+		// time_type_impl: nanoseconds since midnight, from 'hh:mm:ss[.fffffffff]'.
+		if t.Kind == cqlparse.TermInt {
+			v, err := strconv.ParseInt(t.Text, 10, 64)
+			if err != nil {
+				return nil, bad()
+			}
+			return putInt(8, v), nil
+		}
+		if t.Kind != cqlparse.TermString {
+			return nil, bad()
+		}
+		hms, frac, _ := strings.Cut(t.Text, ".")
+		tm, err := time.Parse("15:04:05", hms)
+		if err != nil || len(frac) > 9 {
+			return nil, fmt.Errorf("Timestamp format must be hh:mm:ss[.fffffffff]")
+		}
+		ns := int64(tm.Hour())*int64(time.Hour) + int64(tm.Minute())*int64(time.Minute) + int64(tm.Second())*int64(time.Second)
+		if frac != "" {
+			f, err := strconv.ParseInt(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("Timestamp format must be hh:mm:ss[.fffffffff]")
+			}
+			ns += f
+		}
+		return putInt(8, ns), nil
+	case datatype.Decimal:
+		// decimal_type_impl: scale (int) then the unscaled varint.
+		if t.Kind != cqlparse.TermInt && t.Kind != cqlparse.TermFloat {
+			return nil, bad()
+		}
+		mant, exp, hasExp := strings.Cut(strings.ToLower(t.Text), "e")
+		intPart, fracPart, _ := strings.Cut(mant, ".")
+		scale := len(fracPart)
+		if hasExp {
+			e, err := strconv.Atoi(exp)
+			if err != nil {
+				return nil, bad()
+			}
+			scale -= e
+		}
+		n, ok := new(big.Int).SetString(intPart+fracPart, 10)
+		if !ok {
+			return nil, bad()
+		}
+		return append(binary.BigEndian.AppendUint32(nil, uint32(int32(scale))), varintBytes(n)...), nil
 	case datatype.Varchar, datatype.Ascii:
 		if t.Kind != cqlparse.TermString {
 			return nil, bad()
@@ -287,6 +399,76 @@ func encodeLiteral(dt datatype.DataType, t cqlparse.Term) ([]byte, error) {
 		return varintBytes(n), nil
 	}
 	return nil, fmt.Errorf("literals of type %s are not supported; use a bind marker", typeName(dt))
+}
+
+// encodeDuration parses a duration literal in the unit form
+// (1y2mo3d4h5m6s789ms, optionally negative; cql3/duration.cc) and
+// serialises it as types/types.cc duration_type_impl does: months, days
+// and nanoseconds, each a zigzag variable-length integer
+// (vint_serialization.cc).
+func encodeDuration(text string) ([]byte, error) {
+	s := strings.ToLower(text)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var months, days, nanos int64
+	units := []struct {
+		name string
+		m, d int64
+		ns   int64
+	}{{"y", 12, 0, 0}, {"mo", 1, 0, 0}, {"w", 0, 7, 0}, {"d", 0, 1, 0}, {"h", 0, 0, int64(time.Hour)},
+		{"ms", 0, 0, int64(time.Millisecond)}, {"m", 0, 0, int64(time.Minute)}, {"s", 0, 0, int64(time.Second)},
+		{"us", 0, 0, int64(time.Microsecond)}, {"µs", 0, 0, int64(time.Microsecond)}, {"ns", 0, 0, 1}}
+	if s == "" {
+		return nil, fmt.Errorf("Unable to convert '%s' to a duration", text)
+	}
+	for s != "" {
+		i := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == 0 {
+			return nil, fmt.Errorf("Unable to convert '%s' to a duration", text)
+		}
+		n, err := strconv.ParseInt(s[:i], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("Unable to convert '%s' to a duration", text)
+		}
+		s = s[i:]
+		found := false
+		for _, u := range units {
+			if strings.HasPrefix(s, u.name) {
+				months, days, nanos = months+n*u.m, days+n*u.d, nanos+n*u.ns
+				s, found = s[len(u.name):], true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("Unable to convert '%s' to a duration", text)
+		}
+	}
+	if neg {
+		months, days, nanos = -months, -days, -nanos
+	}
+	return appendVInt(appendVInt(appendVInt(nil, months), days), nanos), nil
+}
+
+// appendVInt writes a signed variable-length integer as
+// vint_serialization.cc (Cassandra's VIntCoding) does: zigzag, then the
+// number of extra bytes as leading one bits of the first byte.
+func appendVInt(dst []byte, v int64) []byte {
+	u := uint64((v << 1) ^ (v >> 63))
+	magnitude := bits.LeadingZeros64(u | 1)
+	size := (639 - magnitude*9) >> 6
+	if size == 1 {
+		return append(dst, byte(u))
+	}
+	buf := make([]byte, size)
+	for i := size - 1; i >= 0; i-- {
+		buf[i] = byte(u)
+		u >>= 8
+	}
+	buf[0] |= ^byte(0xff >> (size - 1))
+	return append(dst, buf...)
 }
 
 func encodeCollection(kt, vt datatype.DataType, keys, vals []cqlparse.Term) ([]byte, error) {

@@ -23,6 +23,7 @@ const (
 	TermMap                          // {k: v, ...}
 	TermList                         // [a, b] or (a, b) in IN relations
 	TermDuration                     // 5s, 100ms
+	TermTuple                        // (a, b, ...) (Values)
 )
 
 // Term is a value in a statement: a literal or a bind marker.

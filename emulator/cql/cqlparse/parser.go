@@ -575,6 +575,23 @@ func (p *parser) term() (Term, error) {
 		case "[":
 			p.i++
 			return p.collection("]")
+		case "(":
+			// A tuple literal (cql3/Cql.g tupleLiteral).
+			p.i++
+			tm := Term{Kind: TermTuple}
+			for {
+				el, err := p.term()
+				if err != nil {
+					return Term{}, err
+				}
+				tm.Values = append(tm.Values, el)
+				if p.accept(")") {
+					return tm, nil
+				}
+				if err := p.expect(","); err != nil {
+					return Term{}, err
+				}
+			}
 		}
 	}
 	return Term{}, p.errf("expecting a value, got %s", t)
