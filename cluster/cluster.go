@@ -502,7 +502,7 @@ func (c *Cluster) checkIdentity(ctx context.Context, n *Node) error {
 	if exited := c.checkExited([]*Node{n}); exited != nil {
 		return exited
 	}
-	return fmt.Errorf("%s (%s) answered, but not as the node started: %w", n.Name, n.Address, err)
+	return fmt.Errorf("%s (%s) answered as ready, but not from the process started for it: %w", n.Name, n.Address, err)
 }
 
 // checkExited fails when the provider knows a waited-for process has ended.
