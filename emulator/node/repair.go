@@ -245,7 +245,13 @@ func (n *Node) startRepair(r *http.Request, ks string, k *engine.Keyspace) (int,
 		return 0, err
 	}
 	work := n.planRepair(n.view.Load(), k, ts, spans, primary)
-	id := n.api.nextRepairID()
+	// The repair's id is its task's sequence number (repair/repair.cc
+	// repair_start; task tree: user_requested_repair → shard_repair,
+	// repair/task_manager_module.hh).
+	root, ctx := n.tasks.newRoot(n.ctx, "repair", "user_requested_repair", "keyspace", ks, "", true)
+	shard := root.child("shard", "")
+	shard.Type = "shard_repair"
+	id := int(root.Seq)
 	job := &repairJob{done: make(chan struct{})}
 	n.repairs.mu.Lock()
 	if n.repairs.jobs == nil {
@@ -253,10 +259,11 @@ func (n *Node) startRepair(r *http.Request, ks string, k *engine.Keyspace) (int,
 	}
 	n.repairs.jobs[id] = job
 	n.repairs.mu.Unlock()
-	root, ctx := n.tasks.newRoot(n.ctx, "repair", "user_requested_repair", "keyspace", ks, "", true)
 	go func() {
 		defer n.tasks.finished(root)
-		job.err = root.run(ctx, func(ctx context.Context) error { return n.repair(ctx, id, ks, work) })
+		job.err = root.run(ctx, func(ctx context.Context) error {
+			return shard.run(ctx, func(ctx context.Context) error { return n.repair(ctx, id, ks, work) })
+		})
 		if job.err != nil {
 			n.log.Logf(scyllalog.Warn, "repair", "%v", job.err)
 		}

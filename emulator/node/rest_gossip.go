@@ -149,10 +149,11 @@ func (n *Node) restGossip(rt *restRouter) {
 	rt.handle("GET /failure_detector/endpoint_phi_values", func(r *http.Request) (any, error) { return []any{}, nil })
 
 	rt.handle("GET /system/uptime_ms", func(r *http.Request) (any, error) { return time.Since(n.started).Milliseconds(), nil })
-	// The formats of the sstables ScyllaDB writes: the newest it can read
-	// (sstables/version.hh) and db::config's sstable_format default.
+	// The sstable formats (sstables/sstables_manager.cc): the highest the
+	// cluster's features allow, mt, and the one written, sstable_format of
+	// the scylla.yaml ScyllaDB ships (conf/scylla.yaml: sstable_format: mt).
 	rt.handle("GET /system/highest_supported_sstable_version", func(r *http.Request) (any, error) { return "mt", nil })
-	rt.handle("GET /system/chosen_sstable_version", func(r *http.Request) (any, error) { return "me", nil })
+	rt.handle("GET /system/chosen_sstable_version", func(r *http.Request) (any, error) { return "mt", nil })
 }
 
 func heartBeatVersion(gen int64, seen time.Time) int64 {

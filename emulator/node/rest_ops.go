@@ -39,7 +39,6 @@ type apiState struct {
 	// compaction_throughput_mb_per_sec and stream_io_throughput_mb_per_sec.
 	compactionMBps, streamMBps int64
 	history                    []compactionRecord
-	repairSeq                  int
 	snapMu                     sync.Mutex // snapshots taken, listed or cleared one at a time
 }
 
@@ -323,8 +322,8 @@ func (n *Node) restRepair(rt *restRouter) {
 			}
 		}
 		ks := r.PathValue("keyspace")
-		id := n.api.nextRepairID()
 		if localKeyspaces[ks] {
+			id := n.tasks.nextSeq("repair")
 			n.log.Logf(scyllalog.Info, "repair", "repair[%d]: completed successfully: nothing to repair for keyspace %s with local replication strategy", id, ks)
 			return id, nil
 		}
@@ -377,13 +376,6 @@ func (n *Node) restRepair(rt *restRouter) {
 		}
 		return n.repairStatus(id)
 	}, "id")
-}
-
-func (a *apiState) nextRepairID() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.repairSeq++
-	return a.repairSeq
 }
 
 func scrubModeName(mode string) string {

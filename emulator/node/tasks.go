@@ -79,6 +79,15 @@ func (tm *taskManager) newRoot(ctx context.Context, module, typ, scope, ks, tabl
 	return t, ctx
 }
 
+// nextSeq takes a module's next sequence number without a task (a repair
+// of a keyspace with nothing to repair).
+func (tm *taskManager) nextSeq(module string) int64 {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	tm.seq[module]++
+	return tm.seq[module]
+}
+
 // child adds a child task that inherits the parent's sequence number.
 func (t *task) child(scope, table string) *task {
 	c := &task{ID: newUUID(), Module: t.Module, Type: t.Type, Scope: scope, Keyspace: t.Keyspace, Table: table, Seq: t.Seq,
