@@ -11,11 +11,23 @@ import (
 	"github.com/elasticity-dev/elasticity/emulator/scyllalog"
 )
 
+// The REST and repair tests' members live in their own loopback range
+// (127.0.47.0/24), apart from the topology tests' 127.0.9.0/24.
+const restNet = "127.0.47."
+
+// restMember starts member i (1, 2, …) of the REST tests' cluster.
+func restMember(t *testing.T, i int, log *syncBuf) *Node {
+	t.Helper()
+	n := openMemberAt(t, fmt.Sprintf("%s%d", restNet, i), t.TempDir(), log)
+	t.Cleanup(func() { n.Close() })
+	return n
+}
+
 // openMemberAt starts (or restarts) a member on addr with its data in dir.
 func openMemberAt(t *testing.T, addr, dir string, log *syncBuf) *Node {
 	t.Helper()
-	cfg := Config{ClusterName: "topo", ListenAddress: addr, DC: "dc1", Rack: "rack1", DataDir: dir, VCPUs: 1, InternodePort: topoPort,
-		Seeds: []string{"127.0.9.1"}, StreamBytesPerSec: 256 << 10, InitialTablets: 8, Log: scyllalog.New(log), TimeScale: 0.05}
+	cfg := Config{ClusterName: "rest", ListenAddress: addr, DC: "dc1", Rack: "rack1", DataDir: dir, VCPUs: 1, InternodePort: topoPort,
+		Seeds: []string{restNet + "1"}, StreamBytesPerSec: 256 << 10, InitialTablets: 8, Log: scyllalog.New(log), TimeScale: 0.05}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	n, err := New(ctx, cfg)
@@ -44,10 +56,10 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // down fails the repair.
 func TestRepairCopiesRowsAReplicaMissed(t *testing.T) {
 	var log syncBuf
-	a := startMember(t, "127.0.9.1", &log, nil)
-	startMember(t, "127.0.9.2", &log, nil)
+	a := restMember(t, 1, &log)
+	restMember(t, 2, &log)
 	dirC := t.TempDir()
-	c := openMemberAt(t, "127.0.9.3", dirC, &log)
+	c := openMemberAt(t, restNet+"3", dirC, &log)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	k := &engine.Keyspace{Name: "vn", Replication: map[string]string{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "3"}, DurableWrites: true}
@@ -61,7 +73,7 @@ func TestRepairCopiesRowsAReplicaMissed(t *testing.T) {
 	}
 	cID := c.hostID
 	c.Close()
-	waitFor(t, "127.0.9.3 seen down", func() bool { return !a.isUp(cID) })
+	waitFor(t, "the third member seen down", func() bool { return !a.isUp(cID) })
 	key := []byte("written-while-down")
 	m := engine.Mutation{Keyspace: "vn", Table: "t", PartitionKey: key, Cells: map[string][]byte{"v": []byte("x")}, Timestamp: time.Now().UnixMicro()}
 	if err := a.Write(ctx, []engine.Mutation{m}, engine.Quorum); err != nil {
@@ -74,9 +86,9 @@ func TestRepairCopiesRowsAReplicaMissed(t *testing.T) {
 		t.Errorf("repair with a replica down: %v, want FAILED", st)
 	}
 
-	c = openMemberAt(t, "127.0.9.3", dirC, &log)
+	c = openMemberAt(t, restNet+"3", dirC, &log)
 	defer c.Close()
-	waitFor(t, "127.0.9.3 seen up", func() bool { return a.isUp(cID) && c.isUp(a.hostID) })
+	waitFor(t, "the third member seen up", func() bool { return a.isUp(cID) && c.isUp(a.hostID) })
 	tok := Token(key)
 	if got := tokensIn(t, c, "vn", tok); got != 0 {
 		t.Fatalf("the restarted replica already holds the row (%d)", got)

@@ -95,7 +95,7 @@ func localTokens(t *testing.T, n *Node, ks string) []int64 {
 // routes::handle, normalize_url; handlers.hh verify_mandatory_params).
 func TestRESTErrorsAreSeastarJSON(t *testing.T) {
 	var log syncBuf
-	a := startMember(t, "127.0.9.1", &log, nil)
+	a := restMember(t, 1, &log)
 	srv := httptest.NewServer(a.RESTHandler(nil))
 	defer srv.Close()
 	wantError(t, srv, "GET", "/storage_service/no_such_path", 404, "Not found")
@@ -104,7 +104,7 @@ func TestRESTErrorsAreSeastarJSON(t *testing.T) {
 	wantError(t, srv, "POST", "/storage_service/compaction_throughput", 400, "Missing mandatory parameter 'value'")
 	wantError(t, srv, "POST", "/storage_service/keyspace_flush/nosuch", 400, "Can't find a keyspace nosuch")
 	for _, p := range []string{"/gossiper/endpoint/live", "/gossiper/endpoint/live/"} {
-		if code, v := restCall(t, srv, "GET", p); code != 200 || fmt.Sprint(v) != "[127.0.9.1]" {
+		if code, v := restCall(t, srv, "GET", p); code != 200 || fmt.Sprint(v) != "["+restNet+"1]" {
 			t.Errorf("GET %s: %d %v", p, code, v)
 		}
 	}
@@ -115,7 +115,7 @@ func TestRESTErrorsAreSeastarJSON(t *testing.T) {
 // (api/storage_service.cc, api/column_family.cc).
 func TestRESTKeyspaceOperations(t *testing.T) {
 	var log syncBuf
-	a := startMember(t, "127.0.9.1", &log, nil)
+	a := restMember(t, 1, &log)
 	createKeyspaceTable(t, a, "ks", true, 20)
 	srv := httptest.NewServer(a.RESTHandler(nil))
 	defer srv.Close()
@@ -147,7 +147,7 @@ func TestRESTKeyspaceOperations(t *testing.T) {
 // (api/storage_service.cc ensure_tablets_disabled).
 func TestRESTRing(t *testing.T) {
 	var log syncBuf
-	a := startMember(t, "127.0.9.1", &log, nil)
+	a := restMember(t, 1, &log)
 	createKeyspaceTable(t, a, "vn", false, 0)
 	srv := httptest.NewServer(a.RESTHandler(nil))
 	defer srv.Close()
@@ -157,7 +157,7 @@ func TestRESTRing(t *testing.T) {
 	}
 	_, own := restCall(t, srv, "GET", "/storage_service/ownership/vn")
 	if o, _ := own.([]any); len(o) != 1 || o[0].(map[string]any)["value"] != "1" {
-		t.Errorf("ownership/vn: %v, want 127.0.9.1 owning 1", own)
+		t.Errorf("ownership/vn: %v, want the one member owning 1", own)
 	}
 	_, own = restCall(t, srv, "GET", "/storage_service/ownership")
 	var sum float64
@@ -172,12 +172,12 @@ func TestRESTRing(t *testing.T) {
 	wantError(t, srv, "GET", "/storage_service/range_to_endpoint_map/tb", 400,
 		"storage_service/range_to_endpoint_map is per-table in keyspace 'tb'. Please provide table name using 'cf' parameter.")
 	_, m := restCall(t, srv, "GET", "/storage_service/range_to_endpoint_map/tb?cf=t")
-	if r, _ := m.([]any); len(r) == 0 || fmt.Sprint(r[0].(map[string]any)["value"]) != "[127.0.9.1]" {
+	if r, _ := m.([]any); len(r) == 0 || fmt.Sprint(r[0].(map[string]any)["value"]) != "["+restNet+"1]" {
 		t.Errorf("range_to_endpoint_map/tb?cf=t: %v", m)
 	}
 	wantError(t, srv, "GET", "/storage_service/ownership", 400, "storage_service/ownership cannot be used when a keyspace uses tablets")
 	_, eps := restCall(t, srv, "GET", "/storage_service/natural_endpoints/v2/tb?cf=t&key_component=x")
-	if fmt.Sprint(eps) != "[127.0.9.1]" {
+	if fmt.Sprint(eps) != "["+restNet+"1]" {
 		t.Errorf("natural_endpoints/v2: %v", eps)
 	}
 }
@@ -187,7 +187,7 @@ func TestRESTRing(t *testing.T) {
 // replica/table.cc get_snapshot_details); clearing removes it.
 func TestRESTSnapshots(t *testing.T) {
 	var log syncBuf
-	a := startMember(t, "127.0.9.1", &log, nil)
+	a := restMember(t, 1, &log)
 	createKeyspaceTable(t, a, "ks", true, 200)
 	srv := httptest.NewServer(a.RESTHandler(nil))
 	defer srv.Close()
@@ -244,10 +244,10 @@ func TestRESTSnapshots(t *testing.T) {
 // (compaction/task_manager_module.cc cleanup_keyspace_compaction_task_impl).
 func TestCleanupDropsUnownedVnodeRows(t *testing.T) {
 	var log syncBuf
-	a := startMember(t, "127.0.9.1", &log, nil)
+	a := restMember(t, 1, &log)
 	createKeyspaceTable(t, a, "vn", false, 300)
 	before := localTokens(t, a, "vn")
-	startMember(t, "127.0.9.2", &log, nil)
+	restMember(t, 2, &log)
 	deadline := time.Now().Add(20 * time.Second)
 	for len(a.view.Load().ring) != 2*numVnodeTokens || a.view.Load().m.Nodes[a.hostID].State != engine.StateNormal {
 		if time.Now().After(deadline) {
@@ -288,7 +288,7 @@ func TestCleanupDropsUnownedVnodeRows(t *testing.T) {
 // background (api/task_manager.cc, api/tasks.cc, tasks/task_manager.cc).
 func TestRESTCompactionTasks(t *testing.T) {
 	var log syncBuf
-	a := startMember(t, "127.0.9.1", &log, nil)
+	a := restMember(t, 1, &log)
 	createKeyspaceTable(t, a, "ks", true, 20)
 	srv := httptest.NewServer(a.RESTHandler(nil))
 	defer srv.Close()
