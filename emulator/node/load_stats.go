@@ -41,7 +41,11 @@ func (n *Node) capacityUnknown(v *view) *NodeMeta {
 	n.statsMu.Lock()
 	defer n.statsMu.Unlock()
 	for _, nm := range sortedNodes(v.m) {
-		if nm.State == engine.StateNormal && !n.statsKnown[nm.HostID] {
+		// A draining node is no target: its capacity is not needed
+		// (service/tablet_allocator.cc: "We may not have capacity
+		// information for the drained node"), and a dead one being removed
+		// never answers.
+		if nm.State == engine.StateNormal && !nm.Draining && !n.statsKnown[nm.HostID] {
 			return nm
 		}
 	}

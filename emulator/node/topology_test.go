@@ -270,6 +270,44 @@ func TestScaleInByVersion(t *testing.T) {
 	}
 }
 
+// Removenode of a dead node completes in both ways: from 2026.1 the dead
+// node stays NORMAL while its tablets are rebuilt elsewhere, and the
+// balancer needs no capacity of a draining node (service/tablet_allocator.cc
+// "We may not have capacity information for the drained node"), so its
+// silence does not stop balancing.
+func TestRemoveDeadNodeByVersion(t *testing.T) {
+	for _, version := range []string{"2025.4.0", "2026.1.0"} {
+		t.Run(version, func(t *testing.T) {
+			var log syncBuf
+			asVersion := func(n *Node) { n.cfg.Version = version }
+			a := startMember(t, "127.0.9.1", &log, asVersion)
+			b := startMember(t, "127.0.9.2", &log, asVersion)
+			createTableRF(t, a, 100, 2)
+			c := openMemberAt(t, "127.0.9.3", t.TempDir(), &log) // closed below, not at cleanup
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			dead := c.HostID()
+			waitFor(t, "tablets on 127.0.9.3", func() bool { return tabletsOf(a, dead) > 0 })
+			if err := a.Quiesce(ctx); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			waitFor(t, "127.0.9.3 seen down", func() bool { return !a.isUp(dead) && !b.isUp(dead) })
+			// A load stats refresh has found it silent: its capacity is unknown.
+			waitFor(t, "127.0.9.3's capacity unknown", func() bool {
+				nm := a.capacityUnknown(a.view.Load())
+				return nm != nil && nm.HostID == dead
+			})
+			if err := b.RemoveNode(ctx, dead); err != nil {
+				t.Fatalf("removenode: %v", err)
+			}
+			if st := a.view.Load().m.Nodes[dead].State; st != engine.StateLeft || tabletsOf(a, dead) != 0 {
+				t.Errorf("removed node is %s with %d tablets, want LEFT with none", st, tabletsOf(a, dead))
+			}
+		})
+	}
+}
+
 // parallelTabletDraining follows the version a node poses as:
 // PARALLEL_TABLET_DRAINING is in scylla-2026.1.0-rc0 and later tags and in
 // no 2025.x one (gms/feature_service.hh at each tag).
