@@ -316,6 +316,10 @@ func (ec *execCtx) value(t cqlparse.Term, col string, dt datatype.DataType) (b [
 	if t.Kind == cqlparse.TermTuple {
 		return ec.tupleValue(t, col, dt)
 	}
+	if t.Kind == cqlparse.TermFunc {
+		b, err := ec.funcValue(t, col, dt)
+		return b, false, err
+	}
 	if t.Kind == cqlparse.TermBind {
 		if t.Bind >= len(ec.values) {
 			return nil, false, engine.Errorf(engine.CodeInvalid, "No value bound for marker %d (%s)", t.Bind, col)

@@ -36,6 +36,17 @@ type cellAttr struct {
 // prepare_column_mutation_attribute does and returns its output column:
 // writetime a bigint, ttl an int, named as ScyllaDB names them.
 func (p *projection) attrSelector(ti *tableInfo, sel cqlparse.Selector) (*colInfo, error) {
+	if sel.Column == "" {
+		// A function without arguments, named as ScyllaDB names it:
+		// system.now().
+		dt := funcType(sel.Func)
+		if dt == nil {
+			return nil, engine.Errorf(engine.CodeInvalid, "Unknown function '%s'", sel.Func)
+		}
+		out := &colInfo{Column: engine.Column{Name: "system." + sel.Func + "()", Type: typeName(dt)}, dt: dt, idx: len(ti.all) + len(p.attrs)}
+		p.attrs = append(p.attrs, cellAttr{fn: sel.Func})
+		return out, nil
+	}
 	c, err := ti.column(sel.Column)
 	if err != nil {
 		return nil, err
@@ -64,6 +75,11 @@ func (p *projection) withAttrs(full [][]byte, meta, staticMeta map[string]engine
 	}
 	now := time.Now().Unix()
 	for _, a := range p.attrs {
+		if a.col == nil {
+			v, _ := (&execCtx{}).funcValue(cqlparse.Term{Kind: cqlparse.TermFunc, Text: a.fn}, "", nil)
+			full = append(full, v)
+			continue
+		}
 		m, ok := meta[a.col.Name]
 		if a.col.Kind == engine.Static {
 			m, ok = staticMeta[a.col.Name]
@@ -201,6 +217,9 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 		rows, err := ec.virtualRows(ti, st.Where)
 		if err != nil {
 			return nil, err
+		}
+		for i := range rows {
+			rows[i] = p.withAttrs(rows[i], nil, nil)
 		}
 		if limit > 0 && len(rows) > limit {
 			rows = rows[:limit]

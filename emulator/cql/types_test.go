@@ -64,3 +64,52 @@ func TestTupleDurationAndLiterals(t *testing.T) {
 		t.Errorf("duration key: %v", err)
 	}
 }
+
+// The time and uuid functions of cql3/functions/time_uuid_fcts.hh and
+// uuid_fcts.hh, in values, conditions and selections.
+func TestTimeFunctions(t *testing.T) {
+	mem := enginetest.NewMemory("fcts")
+	hp := enginetest.StartServer(t, "127.0.1.49:0", mem)
+	s := newSession(t, hp, "")
+	for _, q := range []string{
+		`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1} AND tablets = {'enabled': false}`,
+		`CREATE TABLE ks.t (k int PRIMARY KEY, id timeuuid, at timestamp, u uuid)`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := time.Now().Add(-time.Second)
+	if err := s.Query(`INSERT INTO ks.t (k, id, at, u) VALUES (1, now(), dateOf(now()), uuid())`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	var id, u gocql.UUID
+	var at time.Time
+	if err := s.Query(`SELECT id, at, u FROM ks.t WHERE k = 1`).Scan(&id, &at, &u); err != nil {
+		t.Fatal(err)
+	}
+	if id.Version() != 1 || id.Time().Before(before) || at.Before(before) || at.After(time.Now().Add(time.Second)) || u.Version() != 4 {
+		t.Errorf("now() %v (time %v), dateOf(now()) %v, uuid() %v", id, id.Time(), at, u)
+	}
+	if err := s.Query(`UPDATE ks.t SET at = '2020-01-01' WHERE k = 1`).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	if applied, err := s.Query(`UPDATE ks.t SET at = toTimestamp(now()) WHERE k = 1 IF at = toTimestamp(now())`).MapScanCAS(map[string]any{}); err != nil || applied {
+		t.Errorf("conditional update on toTimestamp(now()): applied %v, %v", applied, err)
+	}
+	if applied, err := s.Query(`UPDATE ks.t SET at = toTimestamp(now()) WHERE k = 1 IF at < toTimestamp(now())`).MapScanCAS(map[string]any{}); err != nil || !applied {
+		t.Errorf("conditional update IF at < toTimestamp(now()): applied %v, %v", applied, err)
+	}
+	var now []byte
+	iter := s.Query(`SELECT now() FROM system.local`).Iter()
+	if cols := iter.Columns(); len(cols) != 1 || cols[0].Name != "system.now()" {
+		t.Errorf("now() column: %+v", cols)
+	}
+	if !iter.Scan(&now) || len(now) != 16 {
+		t.Errorf("SELECT now(): %x", now)
+	}
+	iter.Close()
+	if err := s.Query(`INSERT INTO ks.t (k, at) VALUES (2, now())`).Exec(); err == nil || !strings.Contains(err.Error(), "Type error: cannot assign result of function system.now (type timeuuid) to at (type timestamp)") {
+		t.Errorf("now() into a timestamp: %v", err)
+	}
+}

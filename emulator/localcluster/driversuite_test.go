@@ -30,8 +30,6 @@ var driverSuiteSkips = map[string]string{
 	"TestMapScanUDT":               "user-defined types (CREATE TYPE) are not emulated",
 	"TestRecreateSchema":           "needs secondary indexes, materialized views, UDTs and every table option ScyllaDB shows (paxos_grace_seconds, tombstone_gc)",
 	"TestSessionMetadataAPIs":      "needs secondary indexes and materialized views",
-	"TestSingleHostQueryExecutor":  "the now() function is not emulated",
-	"TestCAS":                      "the dateOf(now()) functions are not emulated",
 	"TestQuery_NamedValues":        "named bind values (:name) are not emulated",
 	"TestJSONSupport":              "INSERT JSON and toJson() are not emulated",
 	"TestTracing":                  "query tracing (system_traces) is not emulated",

@@ -24,6 +24,7 @@ const (
 	TermList                         // [a, b] or (a, b) in IN relations
 	TermDuration                     // 5s, 100ms
 	TermTuple                        // (a, b, ...) (Values)
+	TermFunc                         // name(args...): Text is the lower-case name, Values the arguments
 )
 
 // Term is a value in a statement: a literal or a bind marker.

@@ -557,6 +557,27 @@ func (p *parser) term() (Term, error) {
 			p.i++
 			return Term{Kind: TermFloat, Text: t.text}, nil
 		}
+		if nt := p.peekAt(1); nt.kind == tSymbol && nt.text == "(" {
+			// A function call (cql3/Cql.g functionName '(' terms ')').
+			p.i += 2
+			tm := Term{Kind: TermFunc, Text: t.text}
+			if p.accept(")") {
+				return tm, nil
+			}
+			for {
+				arg, err := p.term()
+				if err != nil {
+					return Term{}, err
+				}
+				tm.Values = append(tm.Values, arg)
+				if p.accept(")") {
+					return tm, nil
+				}
+				if err := p.expect(","); err != nil {
+					return Term{}, err
+				}
+			}
+		}
 	case tSymbol:
 		switch t.text {
 		case "-":
@@ -827,6 +848,10 @@ func (p *parser) selectStmt() (Statement, error) {
 						if sel.Token, err = p.tokenArgs(); err != nil {
 							return nil, err
 						}
+					case p.peekAt(1).kind == tSymbol && p.peekAt(1).text == ")":
+						// A function without arguments: now(), uuid(), currentTimestamp() ...
+						p.i += 2
+						sel.Func, sel.Column = col, ""
 					case col == "writetime" || col == "ttl":
 						args, err := p.tokenArgs()
 						if err != nil {

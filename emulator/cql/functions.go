@@ -1,0 +1,139 @@
+package cql
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"sync"
+	"time"
+
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
+	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+// Native scalar functions of keyspace system that statements use in
+// values and selections: cql3/functions/time_uuid_fcts.hh (now,
+// currentTimestamp, currentDate, currentTime, currentTimeUUID, dateOf,
+// toTimestamp, unixTimestampOf, toUnixTimestamp, toDate) and uuid_fcts.hh
+// (uuid).
+
+// funcType is a function's result type; nil for an unknown function.
+func funcType(name string) datatype.DataType {
+	switch name {
+	case "now", "currenttimeuuid":
+		return datatype.Timeuuid
+	case "currenttimestamp", "dateof", "totimestamp":
+		return datatype.Timestamp
+	case "currentdate", "todate":
+		return datatype.Date
+	case "currenttime":
+		return datatype.Time
+	case "unixtimestampof", "tounixtimestamp":
+		return datatype.Bigint
+	case "uuid":
+		return datatype.Uuid
+	}
+	return nil
+}
+
+// funcValue evaluates a function call for a receiver of type dt.
+func (ec *execCtx) funcValue(t cqlparse.Term, col string, dt datatype.DataType) ([]byte, error) {
+	ft := funcType(t.Text)
+	if ft == nil {
+		return nil, engine.Errorf(engine.CodeInvalid, "Unknown function %s called", t.Text)
+	}
+	if dt != nil && typeName(dt) != typeName(ft) {
+		return nil, engine.Errorf(engine.CodeInvalid, "Type error: cannot assign result of function system.%s (type %s) to %s (type %s)", t.Text, typeName(ft), col, typeName(dt))
+	}
+	now := time.Now()
+	switch t.Text {
+	case "now", "currenttimeuuid":
+		return timeUUID(now), nil
+	case "currenttimestamp":
+		return binary.BigEndian.AppendUint64(nil, uint64(now.UnixMilli())), nil
+	case "currentdate":
+		return dateValue(now), nil
+	case "currenttime":
+		y, m, d := now.Date()
+		return binary.BigEndian.AppendUint64(nil, uint64(now.Sub(time.Date(y, m, d, 0, 0, 0, 0, now.Location())))), nil
+	case "uuid":
+		b := make([]byte, 16)
+		_, _ = rand.Read(b)
+		b[6] = b[6]&0x0f | 0x40
+		b[8] = b[8]&0x3f | 0x80
+		return b, nil
+	}
+	// Conversions of one timeuuid argument.
+	if len(t.Values) != 1 {
+		return nil, engine.Errorf(engine.CodeInvalid, "Invalid number of arguments in call to function system.%s: 1 required but %d provided", t.Text, len(t.Values))
+	}
+	arg, _, err := ec.value(t.Values[0], col, datatype.Timeuuid)
+	if err != nil {
+		return nil, err
+	}
+	if arg == nil {
+		return nil, nil
+	}
+	ms := uuidMillis(arg)
+	switch t.Text {
+	case "todate":
+		return dateValue(time.UnixMilli(ms)), nil
+	}
+	return binary.BigEndian.AppendUint64(nil, uint64(ms)), nil
+}
+
+// gregorianOffset is the number of 100 ns intervals between the UUID
+// epoch (1582-10-15) and the Unix epoch.
+const gregorianOffset = 0x01B21DD213814000
+
+var timeUUIDState struct {
+	sync.Mutex
+	last uint64
+	node [8]byte
+	init bool
+}
+
+// timeUUID is a version 1 UUID for t, unique within the process
+// (utils/UUID_gen.hh get_time_UUID).
+func timeUUID(t time.Time) []byte {
+	s := &timeUUIDState
+	s.Lock()
+	if !s.init {
+		_, _ = rand.Read(s.node[:])
+		s.node[2] |= 0x01 // multicast bit: not a real MAC
+		s.init = true
+	}
+	ts := uint64(t.UnixNano()/100) + gregorianOffset
+	if ts <= s.last {
+		ts = s.last + 1
+	}
+	s.last = ts
+	node := s.node
+	s.Unlock()
+	b := make([]byte, 16)
+	binary.BigEndian.PutUint32(b[0:], uint32(ts))
+	binary.BigEndian.PutUint16(b[4:], uint16(ts>>32))
+	binary.BigEndian.PutUint16(b[6:], uint16(ts>>48)&0x0fff|0x1000)
+	b[8] = node[0]&0x3f | 0x80
+	b[9] = node[1]
+	copy(b[10:], node[2:8])
+	return b
+}
+
+// uuidMillis is a version 1 UUID's time in Unix milliseconds.
+func uuidMillis(u []byte) int64 {
+	if len(u) != 16 {
+		return 0
+	}
+	ts := uint64(binary.BigEndian.Uint16(u[6:])&0x0fff)<<48 | uint64(binary.BigEndian.Uint16(u[4:]))<<32 | uint64(binary.BigEndian.Uint32(u[0:]))
+	return int64(ts-gregorianOffset) / 10000
+}
+
+// dateValue is a date's encoding: days since the epoch, with the epoch at 2^31.
+func dateValue(t time.Time) []byte {
+	days := t.Unix() / 86400
+	if t.Unix() < 0 && t.Unix()%86400 != 0 {
+		days--
+	}
+	return binary.BigEndian.AppendUint32(nil, uint32(days+1<<31))
+}
