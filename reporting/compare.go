@@ -491,7 +491,7 @@ func tablesPage(w *bytes.Buffer, title string, intro []string, sections []Sectio
 			row := make([]htmlCell, len(r))
 			for j, c := range r {
 				row[j] = htmlCell{Value: c.Value, Class: c.Status, Threshold: c.Threshold}
-				if j > 0 && numeric(c.Value) {
+				if v, _, _ := strings.Cut(c.Value, " ×"); j > 0 && numeric(v) { // a number and its ratio
 					row[j].Class = strings.TrimSpace(row[j].Class + " num")
 				}
 			}

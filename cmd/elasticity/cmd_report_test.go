@@ -74,7 +74,12 @@ func TestReportCompare(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (output %s)", err, out)
 	}
-	for _, want := range []string{"## Cycle #1", "(×1.00)", "01-load=50 (n=2)", "inconclusive"} {
+	// The same layout as a matrix's: the answer first.
+	if secs := strings.Split(string(md), "\n## "); len(secs) < 4 || !strings.HasPrefix(secs[1], "P99 per cycle and variant") ||
+		!strings.HasPrefix(secs[2], "Scale-out durations per variant") || !strings.HasPrefix(secs[3], "Compaction and host per variant") {
+		t.Errorf("comparison does not answer first:\n%.1200s", md)
+	}
+	for _, want := range []string{"| load=50 (n=2) P99 write [ms] ", "## Latency per variant [ms]", "## Cycle #1", "(×1.00)", "01-load=50 (n=2)", "inconclusive"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("comparison lacks %q", want)
 		}
