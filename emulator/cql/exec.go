@@ -31,8 +31,9 @@ type execCtx struct {
 	pageSize int // rows per page; 0 = everything at once
 	// perPartition is a SELECT's PER PARTITION LIMIT (0 = none).
 	perPartition int
-	paging       []byte                // paging state from the previous page
-	result       *message.RowsMetadata // prepared result metadata, if any
+	paging       []byte                     // paging state from the previous page
+	result       *message.RowsMetadata      // prepared result metadata, if any
+	vars         *message.VariablesMetadata // the markers' specs, for named values
 	// tokenAware: the partition key is bound by markers, so a driver
 	// could have routed by it (ScyllaDB's _may_use_token_aware_routing,
 	// cql3/statements/modification_statement.cc and select_statement.cc).
@@ -77,11 +78,13 @@ func (s *Server) query(c *conn, m *message.Query) message.Message {
 	if opts.Keyspace != "" {
 		ec.keyspace = opts.Keyspace
 	}
-	if nbinds > 0 && c.tabletsRouting.Load() {
+	if nbinds > 0 && (c.tabletsRouting.Load() || len(opts.NamedValues) > 0) {
 		// ScyllaDB prepares a QUERY too; its partition key markers
-		// allow token-aware routing as an EXECUTE's do.
+		// allow token-aware routing as an EXECUTE's do, and its markers'
+		// names place named values.
 		if vars, _, err := s.describe(ec.keyspace, st, nbinds); err == nil {
 			ec.tokenAware = len(vars.PkIndices) > 0
+			ec.vars = withBindNames(vars, cqlparse.BindNames(m.Query))
 		}
 	}
 	if err := ec.bindValues(opts, nbinds, st); err != nil {
@@ -92,7 +95,9 @@ func (s *Server) query(c *conn, m *message.Query) message.Message {
 
 func (ec *execCtx) bindValues(opts *message.QueryOptions, nbinds int, st cqlparse.Statement) error {
 	if len(opts.NamedValues) > 0 {
-		return engine.Errorf(engine.CodeInvalid, "Named bind values are not supported; bind by position")
+		if err := ec.placeNamedValues(opts, nbinds); err != nil {
+			return err
+		}
 	}
 	if len(opts.PositionalValues) != nbinds {
 		return engine.Errorf(engine.CodeInvalid, "There were %d markers(?) in CQL but %d bound variables", nbinds, len(opts.PositionalValues))
@@ -103,6 +108,44 @@ func (ec *execCtx) bindValues(opts *message.QueryOptions, nbinds int, st cqlpars
 	}
 	ec.paging = opts.PagingState
 	return nil
+}
+
+// placeNamedValues orders a request's named values by its markers' names,
+// as cql3/query_options.cc prepare does.
+func (ec *execCtx) placeNamedValues(opts *message.QueryOptions, nbinds int) error {
+	if ec.vars == nil || len(ec.vars.Columns) != nbinds {
+		return engine.Errorf(engine.CodeInvalid, "Named bind values need the statement's bind markers to be known")
+	}
+	values := make([]*primitive.Value, nbinds)
+	for i, spec := range ec.vars.Columns {
+		v, ok := opts.NamedValues[spec.Name]
+		if !ok {
+			return engine.Errorf(engine.CodeInvalid, "Missing value for bind marker with name: %s", spec.Name)
+		}
+		values[i] = v
+	}
+	cp := *opts
+	cp.PositionalValues, cp.NamedValues = values, nil
+	*opts = cp
+	return nil
+}
+
+// withBindNames names the specs of :name markers after them, as ScyllaDB
+// names a named marker's variable.
+func withBindNames(vars *message.VariablesMetadata, names []string) *message.VariablesMetadata {
+	if vars == nil || len(names) != len(vars.Columns) {
+		return vars
+	}
+	out := *vars
+	out.Columns = make([]*message.ColumnMetadata, len(vars.Columns))
+	for i, c := range vars.Columns {
+		cp := *c
+		if names[i] != "" {
+			cp.Name = names[i]
+		}
+		out.Columns[i] = &cp
+	}
+	return &out
 }
 
 func (s *Server) prepare(c *conn, m *message.Prepare) message.Message {
@@ -118,6 +161,7 @@ func (s *Server) prepare(c *conn, m *message.Prepare) message.Message {
 	if err != nil {
 		return errorMessage(err, engine.One, "")
 	}
+	vars = withBindNames(vars, cqlparse.BindNames(m.Query))
 	key := preparedID(ks, m.Query)
 	p := &prepared{id: key[:], query: m.Query, keyspace: ks, stmt: st, nbinds: nbinds, vars: vars, result: result}
 	s.prepared.put(key, p)
@@ -138,7 +182,7 @@ func (s *Server) executePrepared(c *conn, m *message.Execute) message.Message {
 	if opts == nil {
 		opts = &message.QueryOptions{}
 	}
-	ec := &execCtx{s: s, c: c, keyspace: p.keyspace, cl: engine.Consistency(opts.Consistency), serial: serialOf(opts.SerialConsistency), ts: opts.DefaultTimestamp, skipMeta: opts.SkipMetadata, result: p.result,
+	ec := &execCtx{s: s, c: c, keyspace: p.keyspace, cl: engine.Consistency(opts.Consistency), serial: serialOf(opts.SerialConsistency), ts: opts.DefaultTimestamp, skipMeta: opts.SkipMetadata, result: p.result, vars: p.vars,
 		tokenAware: p.vars != nil && len(p.vars.PkIndices) > 0}
 	if err := ec.bindValues(opts, p.nbinds, p.stmt); err != nil {
 		return errorMessage(err, ec.cl, "")

@@ -113,3 +113,30 @@ func TestTimeFunctions(t *testing.T) {
 		t.Errorf("now() into a timestamp: %v", err)
 	}
 }
+
+// Named bind values are placed by their markers' names
+// (cql3/query_options.cc prepare); a :name marker's variable is named
+// after it, a ? marker's after its column.
+func TestNamedValues(t *testing.T) {
+	mem := enginetest.NewMemory("named")
+	hp := enginetest.StartServer(t, "127.0.1.50:0", mem)
+	s := newSession(t, hp, "")
+	for _, q := range []string{
+		`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`,
+		`CREATE TABLE ks.t (id int PRIMARY KEY, value text)`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Query(`INSERT INTO ks.t (id, value) VALUES (:key, :v)`, gocql.NamedValue("key", 1), gocql.NamedValue("v", "named")).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	var v string
+	if err := s.Query(`SELECT value FROM ks.t WHERE id = :key`, gocql.NamedValue("key", 1)).Scan(&v); err != nil || v != "named" {
+		t.Errorf("read back by a named value: %q %v", v, err)
+	}
+	if err := s.Query(`SELECT value FROM ks.t WHERE id = :key`, gocql.NamedValue("other", 1)).Exec(); err == nil || !strings.Contains(err.Error(), "Missing value for bind marker with name: key") {
+		t.Errorf("a missing named value: %v", err)
+	}
+}

@@ -30,7 +30,6 @@ var driverSuiteSkips = map[string]string{
 	"TestMapScanUDT":               "user-defined types (CREATE TYPE) are not emulated",
 	"TestRecreateSchema":           "needs secondary indexes, materialized views, UDTs and every table option ScyllaDB shows (paxos_grace_seconds, tombstone_gc)",
 	"TestSessionMetadataAPIs":      "needs secondary indexes and materialized views",
-	"TestQuery_NamedValues":        "named bind values (:name) are not emulated",
 	"TestJSONSupport":              "INSERT JSON and toJson() are not emulated",
 	"TestTracing":                  "query tracing (system_traces) is not emulated",
 	"TestPagingWithAllowFiltering": "range deletions on clustering columns (DELETE ... WHERE c > ?) are not emulated",

@@ -26,6 +26,25 @@ const maxDepth = 32
 // maxLen bounds the statement text the parser accepts.
 const maxLen = 1 << 20
 
+// BindNames returns the names of a statement's bind markers in order: the
+// name of a :name marker, "" for a ? marker (nil when it does not lex).
+func BindNames(src string) []string {
+	toks, err := lex(src)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, t := range toks {
+		switch t.kind {
+		case tBind:
+			names = append(names, "")
+		case tNamedBind:
+			names = append(names, t.text)
+		}
+	}
+	return names
+}
+
 // Parse parses one statement (an optional trailing ';' is allowed) and
 // returns it with the number of bind markers it contains.
 func Parse(src string) (Statement, int, error) {
