@@ -60,7 +60,9 @@ fuzz:
 e2e-docker:
 	$(GO) test -p 1 -v -count 1 -timeout 30m ./provision/docker/... ./e2e/docker/
 
-# The versions the image double is built as (provision/docker/dockertest.Versions).
+# The versions the image double is built as (provision/docker/dockertest.Versions),
+# each tagged elasticity-emulator:<version> and, as upstream's floating tags,
+# elasticity-emulator:<year.minor> for the last one listed of that branch.
 EMULATOR_VERSIONS ?= 2025.1.0 2025.4.0 2025.4.5 2026.1.0 2026.3.0
 emulator-image:
 	mkdir -p build/emulator
@@ -69,6 +71,7 @@ emulator-image:
 	for p in scylla supervisorctl df; do ln -sfn /elasticity build/emulator/rootfs/usr/bin/$$p; done
 	for v in $(EMULATOR_VERSIONS); do \
 	  docker build -f Dockerfile.emulator --build-arg SCYLLA_VERSION=$$v -t elasticity-emulator:$$v build/emulator || exit 1; \
+	  docker tag elasticity-emulator:$$v elasticity-emulator:$${v%.*} || exit 1; \
 	done
 
 clean:
