@@ -10,7 +10,13 @@
 // (replicated reads and writes), topology_coordinator.go (node requests,
 // schema changes, quiesce), tablet_balancer.go (migration planning),
 // streaming.go (tablet streaming, cleanup), pacing.go (streaming bandwidth),
-// meta.go (cluster metadata), store.go (Pebble), metrics.go, rest.go.
+// meta.go (cluster metadata), store.go (Pebble), metrics.go; operations an
+// operator asks for: cleanup.go (vnodes cleanup), repair.go, snapshot.go and
+// store_snapshot.go, tasks.go (the task manager); the REST API: rest.go
+// (membership), rest_router.go (Seastar's routing and errors), rest_ring.go,
+// rest_ops.go and rest_compaction.go (keyspace operations, compaction),
+// rest_snapshots.go, rest_gossip.go (gossip, failure detector, system),
+// rest_data.go (natural endpoints, faults).
 package node
 
 import (
