@@ -197,12 +197,13 @@ func (n *Node) shardOf(v *view, t *engine.Table, token int64) int {
 func (n *Node) localWrite(ctx context.Context, ms []engine.Mutation, counter bool) error {
 	v := n.view.Load()
 	ids := make([][16]byte, len(ms))
+	tables := make([]*engine.Table, len(ms))
 	for i := range ms {
 		_, t, err := n.lookup(v, ms[i].Keyspace, ms[i].Table)
 		if err != nil {
 			return err
 		}
-		ids[i] = t.ID
+		ids[i], tables[i] = t.ID, t
 		if err := n.cap.Do(ctx, n.shardOf(v, t, Token(ms[i].PartitionKey)), 1); err != nil {
 			return err
 		}
@@ -215,6 +216,9 @@ func (n *Node) localWrite(ctx context.Context, ms []engine.Mutation, counter boo
 		return engine.Errorf(engine.CodeWriteFailure, "applying mutation: %v", err)
 	}
 	n.met.replicaWrites.Add(float64(len(ms)))
+	for i := range ms {
+		n.topSampler.sample(true, tables[i], ms[i].PartitionKey)
+	}
 	return nil
 }
 
@@ -227,6 +231,7 @@ func (n *Node) localRead(ctx context.Context, r engine.Read) ([]engine.Row, erro
 	if err := n.cap.Do(ctx, n.shardOf(v, t, Token(r.PartitionKey)), 1); err != nil {
 		return nil, err
 	}
+	n.topSampler.sample(false, t, r.PartitionKey)
 	if len(r.ClusteringPrefix) == 0 && !hasClustering(t) {
 		return n.store.ReadRow(t.ID, r)
 	}

@@ -16,7 +16,7 @@
 // (membership), rest_router.go (Seastar's routing and errors), rest_ring.go,
 // rest_ops.go and rest_compaction.go (keyspace operations, compaction),
 // rest_snapshots.go, rest_gossip.go (gossip, failure detector, system),
-// rest_data.go (natural endpoints, faults).
+// rest_data.go (natural endpoints, faults), toppartitions.go.
 package node
 
 import (
@@ -168,11 +168,13 @@ type Node struct {
 
 	// What the REST API's switches set (rest_ops.go), and the failure
 	// detector's generations and down times as the API shows them (gossip.go).
-	api       apiState
-	tasks     *taskManager // the task manager's registered tasks (tasks.go)
-	repairs   repairJobs   // repair_async requests (repair.go)
-	gens      map[string]int64
-	downSince map[string]time.Time
+	api     apiState
+	tasks   *taskManager // the task manager's registered tasks (tasks.go)
+	repairs repairJobs   // repair_async requests (repair.go)
+	// topSampler counts partitions for toppartitions queries (toppartitions.go).
+	topSampler topSampler
+	gens       map[string]int64
+	downSince  map[string]time.Time
 }
 
 // view is an immutable snapshot derived from a Meta.

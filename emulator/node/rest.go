@@ -30,6 +30,7 @@ func (n *Node) RESTHandler(nativeTransport func() bool) http.Handler {
 	n.restGossip(rt)
 	n.restData(rt)
 	n.restTasks(rt)
+	n.restTopPartitions(rt)
 	n.restErrorInjection(rt)
 	return rt
 }

@@ -323,3 +323,34 @@ func TestRESTCompactionTasks(t *testing.T) {
 	wantError(t, srv, "GET", "/task_manager/task_status/"+id, 400, "task with id "+id+" not found")
 	wantError(t, srv, "GET", "/task_manager/list_module_tasks/nosuch", 400, "std::runtime_error (module nosuch not found)")
 }
+
+// toppartitions counts the replica's writes and reads per partition for its
+// duration and names the most frequent "(ks:cf) key" (api/column_family.cc
+// rest_toppartitions_generic, db/data_listeners.cc).
+func TestRESTTopPartitions(t *testing.T) {
+	var log syncBuf
+	a := restMember(t, 1, &log)
+	createKeyspaceTable(t, a, "ks", true, 0)
+	srv := httptest.NewServer(a.RESTHandler(nil))
+	defer srv.Close()
+	done := make(chan any)
+	go func() {
+		_, v := restCall(t, srv, "GET", "/storage_service/toppartitions?table_filters=ks:t&duration=1500&list_size=1")
+		done <- v
+	}()
+	waitFor(t, "the query started", func() bool { return strings.Contains(log.String(), "toppartitions query") })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i, key := range []string{"hot\nkey", "hot\nkey", "hot\nkey", "cold"} {
+		m := engine.Mutation{Keyspace: "ks", Table: "t", PartitionKey: []byte(key), Cells: map[string][]byte{"v": {byte(i)}}, Timestamp: time.Now().UnixMicro()}
+		if err := a.Write(ctx, []engine.Mutation{m}, engine.One); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v := (<-done).(map[string]any)
+	w := v["write"].([]any)
+	if v["write_cardinality"] != float64(2) || len(w) != 1 || w[0].(map[string]any)["partition"] != "(ks:t) hot\nkey" || w[0].(map[string]any)["count"] != float64(3) {
+		t.Errorf("toppartitions: %v", v)
+	}
+	wantError(t, srv, "GET", "/storage_service/toppartitions", 400, "Missing mandatory parameter 'duration'")
+}
