@@ -21,6 +21,14 @@ func startMember(t *testing.T, addr string, log *syncBuf, tweak func(*Node)) *No
 
 func startMemberIn(t *testing.T, addr, rack string, log *syncBuf, tweak func(*Node)) *Node {
 	t.Helper()
+	n := openMember(t, addr, rack, log, tweak)
+	t.Cleanup(func() { n.Close() })
+	return n
+}
+
+// openMember is startMemberIn for a member the test closes itself.
+func openMember(t *testing.T, addr, rack string, log *syncBuf, tweak func(*Node)) *Node {
+	t.Helper()
 	cfg := Config{ClusterName: "topo", ListenAddress: addr, DC: "dc1", Rack: rack, DataDir: t.TempDir(), VCPUs: 1, InternodePort: topoPort,
 		Seeds: []string{"127.0.9.1"}, StreamBytesPerSec: 256 << 10, InitialTablets: 8, Log: scyllalog.New(log),
 		TimeScale: 0.05} // the load stats refresh every 3 s
@@ -30,11 +38,11 @@ func startMemberIn(t *testing.T, addr, rack string, log *syncBuf, tweak func(*No
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { n.Close() })
 	if tweak != nil {
 		tweak(n)
 	}
 	if err := n.Join(ctx); err != nil {
+		n.Close()
 		t.Fatal(err)
 	}
 	n.MarkServing()
@@ -283,7 +291,7 @@ func TestRemoveDeadNodeByVersion(t *testing.T) {
 			a := startMember(t, "127.0.9.1", &log, asVersion)
 			b := startMember(t, "127.0.9.2", &log, asVersion)
 			createTableRF(t, a, 100, 2)
-			c := openMemberAt(t, "127.0.9.3", t.TempDir(), &log) // closed below, not at cleanup
+			c := openMember(t, "127.0.9.3", "rack1", &log, asVersion) // closed below, not at cleanup
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			dead := c.HostID()
