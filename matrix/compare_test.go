@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,12 +60,11 @@ func loadResult(load float64) *results.Result {
 	return res
 }
 
-// The comparison of a load_percent=50,70,80 matrix, as `elasticity matrix`
-// writes it (runs holding their result.json), in markdown: the verdict,
-// then P99 per cycle × variant with the ratios to each variant's Cycle #0,
-// the scale-out durations and compaction and host per variant, before the
-// expectations, the passes and the long tables.
-func TestReportGoldenLoadMatrix(t *testing.T) {
+// runLoadMatrix runs a load_percent=50,70,80 matrix whose passes write
+// loadResult into their run directories, and reports it; preflight may
+// refuse cells.
+func runLoadMatrix(t *testing.T, preflight func(context.Context, Cell, string) error) (out string, md []byte) {
+	t.Helper()
 	axes, _ := ParseAxes([]string{"workload.load_percent=50,70,80"})
 	cells := Expand(axes, 1)
 	x, err := ParseExpect(`"Cycle #1.write_p99_ms": load_percent=80 / load_percent=50 <= 2`)
@@ -74,8 +74,8 @@ func TestReportGoldenLoadMatrix(t *testing.T) {
 	if err := x.Check(axes, cells); err != nil {
 		t.Fatal(err)
 	}
-	out := t.TempDir()
-	sum, err := Run(context.Background(), cells, Options{Out: out, Expect: []Expectation{x},
+	out = t.TempDir()
+	sum, err := Run(context.Background(), cells, Options{Out: out, Expect: []Expectation{x}, Preflight: preflight,
 		Run: func(_ context.Context, c Cell, dir string) (string, error) {
 			var load float64
 			fmt.Sscan(c.Values()["workload.load_percent"], &load)
@@ -109,14 +109,42 @@ func TestReportGoldenLoadMatrix(t *testing.T) {
 	if err := Report(out, sum); err != nil {
 		t.Fatal(err)
 	}
-	md, err := os.ReadFile(filepath.Join(out, reporting.FileCompareMD))
+	md, err = os.ReadFile(filepath.Join(out, reporting.FileCompareMD))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out, md
+}
+
+// The comparison of a load_percent=50,70,80 matrix, as `elasticity matrix`
+// writes it (runs holding their result.json), in markdown: the verdict,
+// then P99 per cycle × variant with the ratios to each variant's Cycle #0,
+// the scale-out durations and compaction and host per variant, before the
+// expectations, the passes and the long tables.
+func TestReportGoldenLoadMatrix(t *testing.T) {
+	_, md := runLoadMatrix(t, nil)
 	checkGolden(t, "comparison-load-50-70-80.golden.md", md)
 	heads := strings.Split(string(md), "\n## ")
 	if len(heads) < 5 || !strings.HasPrefix(heads[1], "P99 per cycle and variant") || !strings.HasPrefix(heads[2], "Scale-out durations per variant") ||
 		!strings.HasPrefix(heads[3], "Compaction and host per variant") || !strings.HasPrefix(heads[0], "# elasticity comparison: 90pct-scaleout, 3 variants (3 runs)\n\n**matrix verdict: ") {
 		t.Errorf("the comparison does not answer first:\n%.1500s", md)
+	}
+}
+
+// A variant whose cell could not run here has no column in the answer
+// tables: they say why, and its long-table cells are pending.
+func TestReportNamesPendingVariants(t *testing.T) {
+	_, md := runLoadMatrix(t, func(_ context.Context, c Cell, _ string) error {
+		if c.Values()["workload.load_percent"] == "80" {
+			return errors.New("memory: 1.2 GiB available, 3.4 GiB needed")
+		}
+		return nil
+	})
+	p99 := string(md)[strings.Index(string(md), "## P99"):strings.Index(string(md), "## Scale-out")]
+	if strings.Contains(p99, "load_percent=80 P99") || !strings.Contains(p99, "Not measured: load_percent=80: pending (memory: 1.2 GiB available, 3.4 GiB needed).") {
+		t.Errorf("P99 table of a matrix with a pending variant:\n%s", p99)
+	}
+	if !strings.Contains(string(md), "| Cycle #1.write_p99_ms | 65.1                  | 317.1                 | pending (memory: 1.2 GiB available, 3.4 GiB needed) |") {
+		t.Errorf("the long tables do not show the pending variant:\n%s", md)
 	}
 }

@@ -111,18 +111,26 @@ func Compare(dirs []string, out string, opt CompareOptions) error {
 	if anyEmulated(runs) {
 		intro = append(intro, EmulatedNote)
 	}
+	figs := opt.Figures
+	if figs == nil {
+		figs = runFigures(vs)
+	}
 	var secs []Section
 	if len(runs) > 0 {
 		secs = append(secs, p99Section(vs, runs), durationSection(vs), healthSection(vs), chartSection(vs, runs))
+		if n := notMeasured(figs); n != "" {
+			for i := range secs[:3] {
+				secs[i].Table.Note += " " + n
+				if m := secs[i].Markdown; m != nil {
+					m.Note += " " + n
+				}
+			}
+		}
 	}
 	secs = append(secs, opt.Sections...)
 	tables := compareTables(runs)
 	if len(tables) > 0 {
 		secs = append(secs, Section{Table: tables[0]})
-	}
-	figs := opt.Figures
-	if figs == nil {
-		figs = runFigures(vs)
 	}
 	secs = append(secs, tableSections(FigureTables(figs))...)
 	secs = append(secs, opt.Late...)
@@ -238,6 +246,22 @@ func chartSection(vs []variant, runs []run) Section {
 	return Section{Table: Table{ID: "charts", Name: "Charts",
 		Note: "P99 per cycle per variant; each run's P99 per interval from its first topology request (writes, then reads); the scale-out durations per variant. A variant has the same colour in every chart."},
 		SVG: strings.Join(compareCharts(vs, runs), "\n")}
+}
+
+// notMeasured names the variants without a measured run and why (a
+// matrix's pending cells), which the answer tables cannot show; "" when
+// every variant has one.
+func notMeasured(figs []VariantFigures) string {
+	var parts []string
+	for _, f := range figs {
+		if len(f.Runs) == 0 {
+			parts = append(parts, f.Name+": "+f.Pending)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Not measured: " + strings.Join(parts, "; ") + "."
 }
 
 // runFigures are the runs' figures per variant: the runs that ran to the
