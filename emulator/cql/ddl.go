@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
 	"github.com/elasticity-dev/elasticity/emulator/engine"
@@ -116,7 +117,7 @@ func (ec *execCtx) schemaChange(st cqlparse.Statement) (*engine.SchemaChange, er
 			}
 			return nil, &engine.Error{Code: engine.CodeAlreadyExists, Message: "Table '" + ks + "." + x.Table + "' already exists", Keyspace: ks, Table: x.Table}
 		}
-		t, err := tableDef(ks, x)
+		t, err := tableDef(ks, x, keyspaceTypes(sch, ks))
 		if err == nil {
 			err = checkCounterTable(sch.Keyspaces[ks], x, t)
 		}
@@ -124,6 +125,8 @@ func (ec *execCtx) schemaChange(st cqlparse.Statement) (*engine.SchemaChange, er
 			return nil, err
 		}
 		return &engine.SchemaChange{Kind: engine.CreateTable, IfNotExists: x.IfNotExists, Table: t, KeyspaceName: ks, TableName: t.Name}, nil
+	case *cqlparse.CreateType, *cqlparse.DropType:
+		return ec.typeChange(sch, st)
 	case *cqlparse.DropTable:
 		ks := x.Keyspace
 		if ks == "" {
@@ -144,6 +147,113 @@ func (ec *execCtx) schemaChange(st cqlparse.Statement) (*engine.SchemaChange, er
 		return &engine.SchemaChange{Kind: engine.DropTable, IfExists: x.IfExists, KeyspaceName: ks, TableName: x.Table}, nil
 	}
 	return nil, engine.Errorf(engine.CodeSyntaxError, "%s is not a schema statement", st.Name())
+}
+
+// keyspaceTypes resolves the user-defined types of a keyspace.
+func keyspaceTypes(sch *engine.Schema, ks string) userTypes {
+	return func(name string) *engine.UserType {
+		if sch == nil {
+			return nil
+		}
+		return sch.Types[ks][name]
+	}
+}
+
+// typeChange validates CREATE TYPE and DROP TYPE as
+// cql3/statements/create_type_statement.cc and drop_type_statement.cc do.
+func (ec *execCtx) typeChange(sch *engine.Schema, st cqlparse.Statement) (*engine.SchemaChange, error) {
+	var ks, name string
+	switch x := st.(type) {
+	case *cqlparse.CreateType:
+		ks, name = x.Keyspace, x.Type
+	case *cqlparse.DropType:
+		ks, name = x.Keyspace, x.Type
+	}
+	if ks == "" {
+		ks = ec.keyspace
+	}
+	if ks == "" {
+		return nil, engine.Errorf(engine.CodeInvalid, "No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
+	}
+	if sch == nil || sch.Keyspaces[ks] == nil {
+		return nil, engine.Errorf(engine.CodeInvalid, "Keyspace %s doesn't exist", ks)
+	}
+	x, create := st.(*cqlparse.CreateType)
+	if !create {
+		d := st.(*cqlparse.DropType)
+		if sch.Types[ks][name] == nil {
+			if d.IfExists {
+				return nil, nil
+			}
+			return nil, engine.Errorf(engine.CodeInvalid, "No user type named %s exists.", name)
+		}
+		for _, t := range sch.Tables[ks] {
+			for _, c := range t.Columns {
+				if strings.Contains(c.Type, name) {
+					if dt, err := parseTypeIn(c.Type, keyspaceTypes(sch, ks)); err == nil && usesType(dt, name) {
+						return nil, engine.Errorf(engine.CodeInvalid, "Cannot drop user type %s.%s as it is still used by table %s.%s", ks, name, ks, t.Name)
+					}
+				}
+			}
+		}
+		return &engine.SchemaChange{Kind: engine.DropType, IfExists: d.IfExists, KeyspaceName: ks, TableName: name}, nil
+	}
+	if sch.Types[ks][name] != nil {
+		if x.IfNotExists {
+			return nil, nil
+		}
+		return nil, engine.Errorf(engine.CodeInvalid, "A user type of name %s.%s already exists", ks, name)
+	}
+	ut := &engine.UserType{Keyspace: ks, Name: name}
+	seen := map[string]bool{}
+	for _, f := range x.Fields {
+		if seen[f.Name] {
+			return nil, engine.Errorf(engine.CodeInvalid, "Duplicate field name %s in type %s", f.Name, name)
+		}
+		seen[f.Name] = true
+		dt, err := parseTypeIn(f.Type, keyspaceTypes(sch, ks))
+		if err != nil {
+			return nil, engine.Errorf(engine.CodeInvalid, "Unknown type %s", f.Type)
+		}
+		if dt == datatype.Counter {
+			return nil, engine.Errorf(engine.CodeInvalid, "A user type cannot contain counters")
+		}
+		typ := typeName(dt)
+		if _, udt := dt.(*datatype.UserDefined); udt || strings.HasPrefix(strings.ToLower(f.Type), "frozen<") {
+			typ = "frozen<" + typ + ">"
+		}
+		ut.FieldNames = append(ut.FieldNames, f.Name)
+		ut.FieldTypes = append(ut.FieldTypes, typ)
+	}
+	return &engine.SchemaChange{Kind: engine.CreateType, IfNotExists: x.IfNotExists, Type: ut, KeyspaceName: ks, TableName: name}, nil
+}
+
+// usesType reports whether a type is, or contains, the UDT name.
+func usesType(dt datatype.DataType, name string) bool {
+	switch t := dt.(type) {
+	case *datatype.UserDefined:
+		if t.Name == name {
+			return true
+		}
+		for _, f := range t.FieldTypes {
+			if usesType(f, name) {
+				return true
+			}
+		}
+	case *datatype.List:
+		return usesType(t.ElementType, name)
+	case *datatype.Set:
+		return usesType(t.ElementType, name)
+	case *datatype.Map:
+		return usesType(t.KeyType, name) || usesType(t.ValueType, name)
+	case *datatype.Tuple:
+		for _, f := range t.FieldTypes {
+			if usesType(f, name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (ec *execCtx) keyspaceDef(x *cqlparse.CreateKeyspace) (*engine.Keyspace, error) {
@@ -270,17 +380,20 @@ func (ec *execCtx) datacenters() []string {
 }
 
 // tableDef validates CREATE TABLE and builds the engine table.
-func tableDef(ks string, x *cqlparse.CreateTable) (*engine.Table, error) {
+func tableDef(ks string, x *cqlparse.CreateTable, udts userTypes) (*engine.Table, error) {
 	defs := map[string]string{}
 	for _, c := range x.Columns {
 		if _, dup := defs[c.Name]; dup {
 			return nil, engine.Errorf(engine.CodeInvalid, "Multiple definition of identifier %s", c.Name)
 		}
-		dt, err := parseType(c.Type)
+		dt, err := parseTypeIn(c.Type, udts)
 		if err != nil {
 			return nil, engine.Errorf(engine.CodeInvalid, "column %s: %v", c.Name, err)
 		}
 		defs[c.Name] = typeName(dt)
+		if _, udt := dt.(*datatype.UserDefined); udt && strings.HasPrefix(strings.ToLower(c.Type), "frozen<") {
+			defs[c.Name] = "frozen<" + typeName(dt) + ">"
+		}
 	}
 	t := &engine.Table{Keyspace: ks, Name: x.Table, Options: map[string]string{}}
 	if _, err := rand.Read(t.ID[:]); err != nil {

@@ -336,7 +336,7 @@ func (ec *execCtx) run(st cqlparse.Statement) message.Message {
 		res, err = ec.describeKeyspace(x)
 	case *cqlparse.Truncate:
 		res, err = ec.truncate(x)
-	case *cqlparse.CreateKeyspace, *cqlparse.DropKeyspace, *cqlparse.CreateTable, *cqlparse.DropTable:
+	case *cqlparse.CreateKeyspace, *cqlparse.DropKeyspace, *cqlparse.CreateTable, *cqlparse.DropTable, *cqlparse.CreateType, *cqlparse.DropType:
 		res, err = ec.ddl(st)
 	default:
 		err = engine.Errorf(engine.CodeSyntaxError, "%s statements are not supported", st.Name())

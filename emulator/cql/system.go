@@ -487,8 +487,29 @@ func init() {
 		{"speculative_retry", "text"}, {"where_clause", "text"},
 	}, none)
 	defineVirtual("system_schema", "types", []vcol{
-		{"keyspace_name", "text"}, {"type_name", "text"}, {"field_names", "list<text>"}, {"field_types", "list<text>"},
-	}, none)
+		{"keyspace_name", "text"}, {"type_name", "text"}, {"field_names", "frozen<list<text>>"}, {"field_types", "frozen<list<text>>"},
+	}, func(s *Server) []map[string][]byte {
+		// db/schema_tables.cc types: one row per user-defined type.
+		sch := schemaOf(s)
+		var rows []map[string][]byte
+		for _, ks := range sortedKeyspaces(sch) {
+			var names []string
+			for n := range sch.Types[ks] {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				ut := sch.Types[ks][n]
+				rows = append(rows, map[string][]byte{
+					"keyspace_name": encText(ks),
+					"type_name":     encText(n),
+					"field_names":   encTextList(ut.FieldNames),
+					"field_types":   encTextList(ut.FieldTypes),
+				})
+			}
+		}
+		return rows
+	})
 	defineVirtual("system_schema", "functions", []vcol{
 		{"keyspace_name", "text"}, {"function_name", "text"}, {"argument_types", "list<text>"},
 		{"argument_names", "list<text>"}, {"body", "text"}, {"called_on_null_input", "boolean"}, {"language", "text"},

@@ -47,7 +47,7 @@ type tableKey struct {
 	id       [16]byte
 }
 
-func infoFor(t *engine.Table) (*tableInfo, error) {
+func infoFor(t *engine.Table, udts userTypes) (*tableInfo, error) {
 	key := tableKey{t.Keyspace, t.Name, t.ID}
 	tableInfoCache.RLock()
 	ti := tableInfoCache.m[key]
@@ -61,7 +61,7 @@ func infoFor(t *engine.Table) (*tableInfo, error) {
 	}
 	var pk, ck, st, reg []*colInfo
 	for _, c := range t.Columns {
-		dt, err := parseType(c.Type)
+		dt, err := parseTypeIn(c.Type, udts)
 		if err != nil {
 			return nil, fmt.Errorf("table %s.%s column %s: %w", t.Keyspace, t.Name, c.Name, err)
 		}
@@ -139,7 +139,7 @@ func (s *Server) resolveTable(sessionKS, ks, name string) (*tableInfo, error) {
 	if t == nil {
 		return nil, engine.Errorf(engine.CodeInvalid, "unconfigured table %s", name)
 	}
-	ti, err := infoFor(t)
+	ti, err := infoFor(t, keyspaceTypes(sch, ks))
 	if err != nil {
 		return nil, engine.Errorf(engine.CodeServerError, "%v", err)
 	}

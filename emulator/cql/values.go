@@ -14,6 +14,7 @@ import (
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
+	"github.com/elasticity-dev/elasticity/emulator/engine"
 )
 
 // primitiveTypes are the CQL types a user table may use.
@@ -43,7 +44,14 @@ var primitiveTypes = map[string]datatype.DataType{
 
 // parseType turns a CQL type name (as produced by cqlparse) into a protocol
 // data type. Collections, tuples and counters are supported; UDTs are not.
-func parseType(s string) (datatype.DataType, error) {
+func parseType(s string) (datatype.DataType, error) { return parseTypeIn(s, nil) }
+
+// userTypes resolves a user-defined type's name in a keyspace (nil: none).
+type userTypes func(name string) *engine.UserType
+
+// parseTypeIn is parseType with the user-defined types of a keyspace:
+// a UDT is a datatype.UserDefined with its fields' types resolved.
+func parseTypeIn(s string, udts userTypes) (datatype.DataType, error) {
 	s = strings.TrimSpace(strings.ToLower(s))
 	if dt, ok := primitiveTypes[s]; ok {
 		return dt, nil
@@ -54,6 +62,9 @@ func parseType(s string) (datatype.DataType, error) {
 	}
 	open := strings.IndexByte(s, '<')
 	if open < 0 || !strings.HasSuffix(s, ">") {
+		if ut := lookupUserType(udts, s); ut != nil {
+			return userDefined(ut, udts)
+		}
 		return nil, fmt.Errorf("unsupported type %q", s)
 	}
 	outer, inner := s[:open], s[open+1:len(s)-1]
@@ -61,11 +72,11 @@ func parseType(s string) (datatype.DataType, error) {
 	switch outer {
 	case "frozen":
 		if len(args) == 1 {
-			return parseType(args[0])
+			return parseTypeIn(args[0], udts)
 		}
 	case "list", "set":
 		if len(args) == 1 {
-			el, err := parseType(args[0])
+			el, err := parseTypeIn(args[0], udts)
 			if err != nil {
 				return nil, err
 			}
@@ -78,7 +89,7 @@ func parseType(s string) (datatype.DataType, error) {
 		// cql3/cql3_type.cc: a tuple's elements, any type but counter.
 		var elems []datatype.DataType
 		for _, a := range args {
-			el, err := parseType(a)
+			el, err := parseTypeIn(a, udts)
 			if err != nil {
 				return nil, err
 			}
@@ -89,11 +100,11 @@ func parseType(s string) (datatype.DataType, error) {
 		}
 	case "map":
 		if len(args) == 2 {
-			k, err := parseType(args[0])
+			k, err := parseTypeIn(args[0], udts)
 			if err != nil {
 				return nil, err
 			}
-			v, err := parseType(args[1])
+			v, err := parseTypeIn(args[1], udts)
 			if err != nil {
 				return nil, err
 			}
@@ -101,6 +112,27 @@ func parseType(s string) (datatype.DataType, error) {
 		}
 	}
 	return nil, fmt.Errorf("unsupported type %q", s)
+}
+
+// lookupUserType finds a UDT by name ("" when udts is nil).
+func lookupUserType(udts userTypes, name string) *engine.UserType {
+	if udts == nil {
+		return nil
+	}
+	return udts(strings.Trim(name, `"`))
+}
+
+// userDefined is a UDT's protocol type (its fields resolved in turn).
+func userDefined(ut *engine.UserType, udts userTypes) (datatype.DataType, error) {
+	fields := make([]datatype.DataType, len(ut.FieldTypes))
+	for i, ft := range ut.FieldTypes {
+		dt, err := parseTypeIn(ft, udts)
+		if err != nil {
+			return nil, fmt.Errorf("type %s.%s field %s: %w", ut.Keyspace, ut.Name, ut.FieldNames[i], err)
+		}
+		fields[i] = dt
+	}
+	return datatype.NewUserDefined(ut.Keyspace, ut.Name, ut.FieldNames, fields)
 }
 
 // splitTypeArgs splits "a, map<b, c>" at top-level commas.
@@ -132,6 +164,8 @@ func typeName(dt datatype.DataType) string {
 		return "set<" + typeName(t.ElementType) + ">"
 	case *datatype.Map:
 		return "map<" + typeName(t.KeyType) + ", " + typeName(t.ValueType) + ">"
+	case *datatype.UserDefined:
+		return t.Name
 	case *datatype.Tuple:
 		// Tuples are always frozen; system_schema shows them so
 		// (types/tuple.cc tuple_type_impl::make_name).

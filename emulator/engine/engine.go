@@ -106,12 +106,21 @@ type Table struct {
 	Options  map[string]string
 }
 
+// UserType is a user-defined type (CREATE TYPE): its fields' names and CQL
+// types in order.
+type UserType struct {
+	Keyspace, Name string
+	FieldNames     []string
+	FieldTypes     []string
+}
+
 // Schema is an immutable snapshot of all keyspaces and tables. Version agrees
 // across nodes once a change has propagated (it is derived from the content).
 type Schema struct {
 	Version   [16]byte
 	Keyspaces map[string]*Keyspace
-	Tables    map[string]map[string]*Table // keyspace -> table -> def
+	Tables    map[string]map[string]*Table    // keyspace -> table -> def
+	Types     map[string]map[string]*UserType // keyspace -> type -> def
 }
 
 // SchemaChangeKind enumerates DDL operations.
@@ -122,6 +131,8 @@ const (
 	DropKeyspace
 	CreateTable
 	DropTable
+	CreateType
+	DropType
 )
 
 // SchemaChange is one DDL statement, already validated syntactically.
@@ -131,8 +142,9 @@ type SchemaChange struct {
 	IfExists     bool
 	Keyspace     *Keyspace // CreateKeyspace
 	Table        *Table    // CreateTable
-	KeyspaceName string    // Drop*, CreateTable
-	TableName    string    // DropTable
+	Type         *UserType // CreateType
+	KeyspaceName string    // Drop*, CreateTable, CreateType
+	TableName    string    // DropTable; DropType: the type's name
 }
 
 // Mutation writes or deletes one row or one partition.

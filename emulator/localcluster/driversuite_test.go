@@ -20,15 +20,8 @@ import (
 // ScyllaDB has that the emulator lacks (issue 42). Everything else in the
 // suite must pass.
 var driverSuiteSkips = map[string]string{
-	"TestUDT_ScanNullUDT":          "user-defined types (CREATE TYPE) are not emulated",
-	"TestUDT_UpdateField":          "user-defined types (CREATE TYPE) are not emulated",
-	"TestUDT_EmptyCollections":     "user-defined types (CREATE TYPE) are not emulated",
-	"TestUDT_MissingField":         "user-defined types (CREATE TYPE) are not emulated",
-	"TestUDT_NullObject":           "user-defined types (CREATE TYPE) are not emulated",
-	"TestUDT_Reflect":              "user-defined types (CREATE TYPE) are not emulated",
-	"TestUDT_Marshaler":            "user-defined types (CREATE TYPE) are not emulated",
-	"TestMapScanUDT":               "user-defined types (CREATE TYPE) are not emulated",
-	"TestRecreateSchema":           "needs secondary indexes, materialized views, UDTs and every table option ScyllaDB shows (paxos_grace_seconds, tombstone_gc)",
+	"TestUDT_UpdateField":          "updating one field of a user-defined type (SET col.field = ?) is not emulated",
+	"TestRecreateSchema":           "needs secondary indexes, materialized views and every table option ScyllaDB shows (paxos_grace_seconds, tombstone_gc)",
 	"TestSessionMetadataAPIs":      "needs secondary indexes and materialized views",
 	"TestJSONSupport":              "INSERT JSON and toJson() are not emulated",
 	"TestTracing":                  "query tracing (system_traces) is not emulated",

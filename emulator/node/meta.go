@@ -21,8 +21,10 @@ type Meta struct {
 	Epoch     uint64
 	Keyspaces map[string]*engine.Keyspace
 	Tables    map[string]map[string]*engine.Table
-	Nodes     map[string]*NodeMeta // host id -> node
-	Tablets   map[string]*TabletMap
+	// Types are the user-defined types, by keyspace and name.
+	Types   map[string]map[string]*engine.UserType
+	Nodes   map[string]*NodeMeta // host id -> node
+	Tablets map[string]*TabletMap
 	// Balancing enables the tablet load balancer.
 	Balancing bool
 	// LastChange is the schema change of this epoch (for client events).
@@ -107,6 +109,14 @@ func (m *Meta) clone() *Meta {
 		}
 		c.Tables[k] = t
 	}
+	c.Types = map[string]map[string]*engine.UserType{}
+	for k, v := range m.Types {
+		t := map[string]*engine.UserType{}
+		for n, d := range v {
+			t[n] = d
+		}
+		c.Types[k] = t
+	}
 	c.Nodes = map[string]*NodeMeta{}
 	for k, v := range m.Nodes {
 		n := *v
@@ -136,7 +146,8 @@ func schemaVersion(m *Meta) [16]byte {
 	b, _ := json.Marshal(struct {
 		K map[string]*engine.Keyspace
 		T map[string]map[string]*engine.Table
-	}{m.Keyspaces, m.Tables})
+		U map[string]map[string]*engine.UserType `json:",omitempty"`
+	}{m.Keyspaces, m.Tables, m.Types})
 	v := md5.Sum(b)
 	v[6] = v[6]&0x0f | 0x30 // version 3 (name based, md5)
 	v[8] = v[8]&0x3f | 0x80
@@ -204,7 +215,10 @@ func applySchemaChange(m *Meta, ch engine.SchemaChange, initialTablets int) (*Me
 		}
 		delete(n.Keyspaces, ch.KeyspaceName)
 		delete(n.Tables, ch.KeyspaceName)
+		delete(n.Types, ch.KeyspaceName)
 		return n, nil
+	case engine.CreateType, engine.DropType:
+		return applyTypeChange(m, ch)
 	case engine.CreateTable:
 		if ch.Table == nil {
 			return nil, engine.Errorf(engine.CodeInvalid, "CREATE TABLE without a definition")
@@ -248,6 +262,41 @@ func applySchemaChange(m *Meta, ch engine.SchemaChange, initialTablets int) (*Me
 		return n, nil
 	}
 	return nil, engine.Errorf(engine.CodeInvalid, "unknown schema change %d", ch.Kind)
+}
+
+// applyTypeChange is CREATE TYPE and DROP TYPE
+// (cql3/statements/create_type_statement.cc, drop_type_statement.cc).
+func applyTypeChange(m *Meta, ch engine.SchemaChange) (*Meta, error) {
+	if m.Keyspaces[ch.KeyspaceName] == nil {
+		return nil, engine.Errorf(engine.CodeInvalid, "Keyspace %s doesn't exist", ch.KeyspaceName)
+	}
+	if ch.Kind == engine.CreateType {
+		if ch.Type == nil {
+			return nil, engine.Errorf(engine.CodeInvalid, "CREATE TYPE without a definition")
+		}
+		if m.Types[ch.KeyspaceName][ch.Type.Name] != nil {
+			if ch.IfNotExists {
+				return nil, nil
+			}
+			return nil, &engine.Error{Code: engine.CodeInvalid, Message: fmt.Sprintf("A user type of name %s.%s already exists", ch.KeyspaceName, ch.Type.Name)}
+		}
+		n := m.clone()
+		if n.Types[ch.KeyspaceName] == nil {
+			n.Types[ch.KeyspaceName] = map[string]*engine.UserType{}
+		}
+		ut := *ch.Type
+		n.Types[ch.KeyspaceName][ut.Name] = &ut
+		return n, nil
+	}
+	if m.Types[ch.KeyspaceName][ch.TableName] == nil {
+		if ch.IfExists {
+			return nil, nil
+		}
+		return nil, engine.Errorf(engine.CodeInvalid, "No user type named %s exists.", ch.TableName)
+	}
+	n := m.clone()
+	delete(n.Types[ch.KeyspaceName], ch.TableName)
+	return n, nil
 }
 
 func nextPow2(n int) int {

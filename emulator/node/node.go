@@ -193,7 +193,7 @@ func newView(m *Meta) *view {
 	for k, tm := range m.Tablets {
 		v.tablets[parseUUID(k)] = tm
 	}
-	v.schema = &engine.Schema{Version: schemaVersion(m), Keyspaces: m.Keyspaces, Tables: m.Tables}
+	v.schema = &engine.Schema{Version: schemaVersion(m), Keyspaces: m.Keyspaces, Tables: m.Tables, Types: m.Types}
 	seen := map[string]bool{}
 	for _, n := range sortedNodes(m) {
 		if !seen[n.DC] {

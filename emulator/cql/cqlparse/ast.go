@@ -179,6 +179,22 @@ type Batch struct {
 	Using      Using
 }
 
+// CreateType is CREATE TYPE [IF NOT EXISTS] [ks.]name (field type, ...).
+type CreateType struct {
+	Keyspace, Type string
+	IfNotExists    bool
+	Fields         []ColumnDef
+}
+
+// DropType is DROP TYPE [IF EXISTS] [ks.]name.
+type DropType struct {
+	Keyspace, Type string
+	IfExists       bool
+}
+
+func (*CreateType) Name() string { return "CREATE TYPE" }
+func (*DropType) Name() string   { return "DROP TYPE" }
+
 // DescribeKeyspace is DESCRIBE KEYSPACE name (server-side describe).
 type DescribeKeyspace struct{ Keyspace string }
 

@@ -206,6 +206,9 @@ func (p *parser) statement() (Statement, error) {
 		case p.acceptKw("table"), p.acceptKw("columnfamily"):
 			p.stmt = "CREATE TABLE"
 			return p.createTable()
+		case p.acceptKw("type"):
+			p.stmt = "CREATE TYPE"
+			return p.createType()
 		}
 		p.stmt = "CREATE"
 		return nil, p.errf("unsupported CREATE %s (only KEYSPACE and TABLE)", p.peek())
@@ -234,6 +237,17 @@ func (p *parser) statement() (Statement, error) {
 				return nil, err
 			}
 			return &DropTable{Keyspace: ks, Table: name, IfExists: ifExists}, nil
+		case p.acceptKw("type"):
+			p.stmt = "DROP TYPE"
+			ifExists, err := p.ifExists()
+			if err != nil {
+				return nil, err
+			}
+			ks, name, err := p.qualifiedName("type name")
+			if err != nil {
+				return nil, err
+			}
+			return &DropType{Keyspace: ks, Type: name, IfExists: ifExists}, nil
 		}
 		p.stmt = "DROP"
 		return nil, p.errf("unsupported DROP %s (only KEYSPACE and TABLE)", p.peek())
@@ -493,6 +507,39 @@ func (p *parser) createTable() (Statement, error) {
 		}
 	}
 	return st, nil
+}
+
+// createType parses the rest of CREATE TYPE (cql3/Cql.g createTypeStatement).
+func (p *parser) createType() (Statement, error) {
+	ine, err := p.ifNotExists()
+	if err != nil {
+		return nil, err
+	}
+	ks, name, err := p.qualifiedName("type name")
+	if err != nil {
+		return nil, err
+	}
+	st := &CreateType{Keyspace: ks, Type: name, IfNotExists: ine}
+	if err := p.expect("("); err != nil {
+		return nil, err
+	}
+	for {
+		field, err := p.ident("field name")
+		if err != nil {
+			return nil, err
+		}
+		typ, err := p.cqlType()
+		if err != nil {
+			return nil, err
+		}
+		st.Fields = append(st.Fields, ColumnDef{Name: field, Type: typ})
+		if p.accept(")") {
+			return st, nil
+		}
+		if err := p.expect(","); err != nil {
+			return nil, err
+		}
+	}
 }
 
 func (p *parser) primaryKey(st *CreateTable) error {

@@ -180,7 +180,14 @@ func (m *Memory) ApplySchema(ctx context.Context, ch engine.SchemaChange) (*engi
 // applyChange returns a new schema with ch applied (or the same one for a
 // no-op IF [NOT] EXISTS).
 func applyChange(cur *engine.Schema, ch engine.SchemaChange) (*engine.Schema, error) {
-	next := &engine.Schema{Keyspaces: map[string]*engine.Keyspace{}, Tables: map[string]map[string]*engine.Table{}}
+	next := &engine.Schema{Keyspaces: map[string]*engine.Keyspace{}, Tables: map[string]map[string]*engine.Table{}, Types: map[string]map[string]*engine.UserType{}}
+	for k, v := range cur.Types {
+		t := map[string]*engine.UserType{}
+		for n, d := range v {
+			t[n] = d
+		}
+		next.Types[k] = t
+	}
 	for k, v := range cur.Keyspaces {
 		next.Keyspaces[k] = v
 	}
@@ -239,6 +246,29 @@ func applyChange(cur *engine.Schema, ch engine.SchemaChange) (*engine.Schema, er
 			return nil, engine.Errorf(engine.CodeInvalid, "Table '%s.%s' doesn't exist", ch.KeyspaceName, ch.TableName)
 		}
 		delete(next.Tables[ch.KeyspaceName], ch.TableName)
+	case engine.CreateType:
+		if ch.Type == nil || cur.Keyspaces[ch.KeyspaceName] == nil {
+			return nil, engine.Errorf(engine.CodeInvalid, "Keyspace %s doesn't exist", ch.KeyspaceName)
+		}
+		if cur.Types[ch.KeyspaceName][ch.Type.Name] != nil {
+			if ch.IfNotExists {
+				return cur, nil
+			}
+			return nil, engine.Errorf(engine.CodeInvalid, "A user type of name %s.%s already exists", ch.KeyspaceName, ch.Type.Name)
+		}
+		if next.Types[ch.KeyspaceName] == nil {
+			next.Types[ch.KeyspaceName] = map[string]*engine.UserType{}
+		}
+		ut := *ch.Type
+		next.Types[ch.KeyspaceName][ut.Name] = &ut
+	case engine.DropType:
+		if cur.Types[ch.KeyspaceName][ch.TableName] == nil {
+			if ch.IfExists {
+				return cur, nil
+			}
+			return nil, engine.Errorf(engine.CodeInvalid, "No user type named %s exists.", ch.TableName)
+		}
+		delete(next.Types[ch.KeyspaceName], ch.TableName)
 	default:
 		return nil, engine.Errorf(engine.CodeInvalid, "unknown schema change %d", ch.Kind)
 	}
@@ -270,7 +300,8 @@ func schemaVersion(s *engine.Schema) [16]byte {
 	b, _ := json.Marshal(struct {
 		K []*engine.Keyspace
 		T []tdef
-	}{kss, ts})
+		U map[string]map[string]*engine.UserType // json sorts map keys
+	}{kss, ts, s.Types})
 	v := md5.Sum(b)
 	v[6] = v[6]&0x0f | 0x30 // a name-based (v3) uuid
 	v[8] = v[8]&0x3f | 0x80
