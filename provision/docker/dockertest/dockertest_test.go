@@ -163,6 +163,21 @@ func fillUntilENOSPC(t *testing.T, ctx context.Context, n testcontainers.Contain
 		t.Fatalf("after %d rows of 4 KiB: write error %v, want No space left on device; log:\n%s", k, werr, tail(logs(t, ctx, n), 6000))
 	}
 	t.Logf("disk full after %d rows of 4 KiB: %v", k, werr)
+	// A load goes on against a full node: it keeps refusing, and must not
+	// fall over as its store flushes and compacts on the full filesystem.
+	refused := 0
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); k++ {
+		_, _ = rand.Read(value)
+		if err := s.Query(`INSERT INTO ks.t (k, v) VALUES (?, ?)`, int64(k), value).Exec(); err != nil {
+			if !strings.Contains(err.Error(), "No space left on device") {
+				t.Fatalf("writing to the full node: %v; log:\n%s", err, tail(logs(t, ctx, n), 6000))
+			}
+			refused++
+		}
+	}
+	if refused == 0 {
+		t.Errorf("the full node took every write for 3 s")
+	}
 }
 
 func tail(s string, n int) string {
