@@ -115,6 +115,25 @@ func Compare(dirs []string, out string, opt CompareOptions) error {
 	if figs == nil {
 		figs = runFigures(vs)
 	}
+	secs := compareSections(runs, vs, figs, opt)
+	md, err := compareMarkdown(out, title, intro, secs)
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(out, FileCompareMD), md); err != nil {
+		return err
+	}
+	var h bytes.Buffer
+	if err := tablesPage(&h, title, intro, secs); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(out, FileCompareHTML), h.Bytes())
+}
+
+// compareSections lays the comparison out: the answer, the charts, the
+// caller's sections, the runs, the long figure tables, the caller's late
+// sections, and every run per cycle.
+func compareSections(runs []run, vs []variant, figs []VariantFigures, opt CompareOptions) []Section {
 	var secs []Section
 	if len(runs) > 0 {
 		secs = append(secs, p99Section(vs, runs), durationSection(vs), healthSection(vs), chartSection(vs, runs))
@@ -137,30 +156,24 @@ func Compare(dirs []string, out string, opt CompareOptions) error {
 	if len(tables) > 1 {
 		secs = append(secs, tableSections(tables[1:])...)
 	}
-	md, err := compareMarkdown(out, title, intro, secs)
-	if err != nil {
-		return err
-	}
-	if err := writeFile(filepath.Join(out, FileCompareMD), md); err != nil {
-		return err
-	}
-	var h bytes.Buffer
-	if err := tablesPage(&h, title, intro, secs); err != nil {
-		return err
-	}
-	return writeFile(filepath.Join(out, FileCompareHTML), h.Bytes())
+	return secs
 }
 
 // loadRun reads a run directory with its per-interval latency for the
 // charts: recomputed from the .jsonl files when they exist (they are the
 // source of truth), else result.json without charts.
 func loadRun(d string) (run, error) {
-	a, err := analyze(d)
+	var a *analysis
+	var err error
+	if _, serr := os.Stat(filepath.Join(d, results.FileEvents)); serr == nil {
+		if a, err = analyzeRun(d, compareMaxPoints); err == nil {
+			Evaluate(a.Result)
+		}
+	} else {
+		a, err = analyze(d) // result.json alone: no charts
+	}
 	if err != nil {
 		return run{}, err
-	}
-	if a.Timeline != nil {
-		Evaluate(a.Result)
 	}
 	return run{dir: d, name: filepath.Base(filepath.Clean(d)), variant: VariantOf(d), res: a.Result, tl: a.Timeline}, nil
 }
