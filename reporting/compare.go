@@ -528,7 +528,7 @@ func tablesPage(w *bytes.Buffer, title string, intro []string, sections []Sectio
 			row := make([]htmlCell, len(r))
 			for j, c := range r {
 				row[j] = htmlCell{Value: c.Value, Class: c.Status, Threshold: c.Threshold}
-				if v, _, _ := strings.Cut(c.Value, " ×"); j > 0 && numeric(v) { // a number and its ratio
+				if j > 0 && numericWithRatio(c.Value) {
 					row[j].Class = strings.TrimSpace(row[j].Class + " num")
 				}
 			}
@@ -561,6 +561,12 @@ func tablesPage(w *bytes.Buffer, title string, intro []string, sections []Sectio
 		return fmt.Errorf("rendering the comparison: %w", err)
 	}
 	return nil
+}
+
+// numericWithRatio: a number, or a number and its ratio ("8.09 ×4.32").
+func numericWithRatio(v string) bool {
+	n, r, ok := strings.Cut(v, " ×")
+	return numeric(n) && (!ok || numeric(r))
 }
 
 // compareCSS: the column groups' headers stand out over their columns.

@@ -292,7 +292,7 @@ func durationChart(vs []variant) string {
 	if len(ds) == 0 || hi <= 0 {
 		return noChart(title)
 	}
-	ax := linAxis(hi, timeStep)
+	ax := linAxis(hi*1.08, timeStep) // room for the labels over the bars
 	var b strings.Builder
 	frame(&b, title, "duration (m:ss)", ax, relTime)
 	groupW := float64(plotW) / float64(len(ds))
