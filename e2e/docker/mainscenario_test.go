@@ -98,7 +98,10 @@ func mainScenarioOnDocker(t *testing.T, version string) {
 		"--backend", "docker", "--set", "docker.image="+image,
 		// Wall-clock ceilings, so that a broken run fails in minutes.
 		"--set", "timeouts.node_ready=3m", "--set", "timeouts.data_balanced=4m",
-		"--set", "timeouts.latency_recovered=2m", "--set", "timeouts.fill=4m")
+		// The latency recovery wait as on the local backend (10 s at the
+		// double's time scale): on 2 loaded cores P99 may never get back under
+		// 10 ms, and each of the 3 joins would wait it out.
+		"--set", "timeouts.latency_recovered=15s", "--set", "timeouts.fill=4m")
 	res := readResult(t, out)
 	defer checkGone(t, res.Setup.RunID)
 	// 1 = thresholds failed: a loaded machine may miss the 10 ms P99; the pipeline still ran.
@@ -108,21 +111,28 @@ func mainScenarioOnDocker(t *testing.T, version string) {
 	t.Logf("%s: 90pct-scaleout on docker took %s (exit %d, status %s)", version, took.Round(time.Second), code, res.Status)
 
 	mount := map[string]float64{"i4i.large": 93 << 20, "i4i.4xlarge": 750 << 20}
-	wantSource := monitorSourceFor(version)
+	// node_exporter where the image has it; df in the container otherwise,
+	// and for a sample taken before a new node's node_exporter answers.
+	sources := map[string]int{}
 	nodes := map[string]bool{}
+	bad := 0
 	for _, s := range readSamples(t, out) {
 		if s.Error != "" {
 			continue
 		}
 		nodes[s.Node] = true
-		if s.DiskTotalBytes != mount[s.InstanceType] || s.Source != wantSource {
-			t.Errorf("%s (%s) at %s: disk %.0f bytes from %s, want its tmpfs's %.0f from %s", s.Node, s.InstanceType, s.Time.Format(time.TimeOnly),
-				s.DiskTotalBytes, s.Source, mount[s.InstanceType], wantSource)
-			break
+		sources[s.Source]++
+		if s.DiskTotalBytes != mount[s.InstanceType] && bad < 3 {
+			bad++
+			t.Errorf("%s (%s) at %s: disk %.0f bytes from %s, want its tmpfs's %.0f", s.Node, s.InstanceType, s.Time.Format(time.TimeOnly),
+				s.DiskTotalBytes, s.Source, mount[s.InstanceType])
 		}
 	}
-	if len(nodes) != 6 {
-		t.Errorf("disk samples of %d nodes, want 6: %v", len(nodes), nodes)
+	t.Logf("%s: disk samples by source %v", version, sources)
+	withExporter := monitorSourceFor(version) == "node_exporter"
+	if len(nodes) != 6 || sources[results.DiskSourceRESTLoadFallback] > 0 || sources[results.DiskSourceContainerDFHost] > 0 ||
+		withExporter != (sources["node_exporter"] > sources[results.DiskSourceContainerDF]) || !withExporter && sources["node_exporter"] > 0 {
+		t.Errorf("disk samples of %d nodes (want 6), by source %v (node_exporter in the image: %v)", len(nodes), sources, withExporter)
 	}
 	hard := false
 	for _, ph := range res.Disk {
