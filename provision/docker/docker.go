@@ -368,7 +368,7 @@ func (p *Provider) version() Version {
 //   - 2025.4.0 and later: --dc/--rack are entrypoint flags
 //     (commandlineparser.py); before, the rack goes into
 //     cassandra-rackdc.properties with GossipingPropertyFileSnitch;
-//   - 2025.4.5 and later: --blocked-reactor-notify-ms is an entrypoint
+//   - 2025.4.4 and later (first released as 2025.4.5): --blocked-reactor-notify-ms is an entrypoint
 //     flag; before, none is passed, since scyllasetup.py already appends
 //     999999999 and scylla refuses an option given twice.
 //

@@ -71,13 +71,15 @@ func (v Version) AtLeast(y, m, p int) bool {
 	return v.Patch >= p
 }
 
-// StallFlag: the entrypoint takes --blocked-reactor-notify-ms, from
-// scylla-2025.4.5 (dist/docker/commandlineparser.py; 2025.4.0 to 2025.4.4
-// have no such option) and in every 2026 release. Before, scyllasetup.py
+// StallFlag: the entrypoint takes --blocked-reactor-notify-ms from
+// 2025.4.4 (dist/docker/commandlineparser.py at
+// scylla-2025.4.4-candidate-20260223090100; 2025.4.4 was never released,
+// so the first release with it is 2025.4.5; 2025.4.0 to 2025.4.3 have no
+// such option) and in every 2026 release. Before, scyllasetup.py
 // hard-codes --blocked-reactor-notify-ms 999999999 and a second one makes
 // scylla refuse to start ("option '--blocked-reactor-notify-ms' cannot be
 // specified more than once").
-func (v Version) StallFlag() bool { return v.AtLeast(2025, 4, 5) }
+func (v Version) StallFlag() bool { return v.AtLeast(2025, 4, 4) }
 
 // DCRackFlags: the entrypoint takes --dc and --rack (from scylla-2025.4.0:
 // commandlineparser.py, written to cassandra-rackdc.properties by

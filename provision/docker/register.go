@@ -113,7 +113,7 @@ func optionsFor(c *provision.Config, info ImageInfo, o provision.BuildOptions) O
 		// docker run fills and streams as fast as a local one, with the
 		// docker run's disk and time scale. The stall threshold is not
 		// among them: it is the image's (the entrypoint's flag from
-		// 2025.4.5, set from the scale model; 999999999 before, scyllasetup.py).
+		// 2025.4.4, set from the scale model; 999999999 before, scyllasetup.py).
 		opts.StallThresholdMS = c.Emulator.BlockedReactorNotifyMS
 		e := c.Emulator
 		e.StorageScaleMiBPerGB, e.TimeScale = sc.StorageMiBPerGB, sc.Time

@@ -106,7 +106,9 @@ func TestClusterVersionPicksTheTag(t *testing.T) {
 	}{
 		{"2025.4", "ScyllaDB 2025.4.0", false},
 		{"2025.4.0", "ScyllaDB 2025.4.0", false},
-		{"2025.4.4", "ScyllaDB 2025.4.4", false},
+		{"2025.4.3", "ScyllaDB 2025.4.3", false},
+		// Never released; its candidate's entrypoint already has the flag.
+		{"2025.4.4", "ScyllaDB 2025.4.4", true},
 		{"2025.4.5", "ScyllaDB 2025.4.5", true},
 		{"2026.1.0", "ScyllaDB 2026.1.0", true},
 		{"2026.3.0", "ScyllaDB 2026.3.0", true},
