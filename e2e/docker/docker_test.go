@@ -382,11 +382,12 @@ func TestNodeKilledInContainerMidGrow(t *testing.T) {
 }
 
 // TestPlanOnDocker: `elasticity plan --backend docker` shows each node's
-// image and container command; the stall flag follows the image's version
-// (its label), not its name.
+// image, data mount and container command; the stall flag follows the
+// image's version (its label, patch included), not its name: none up to
+// 2025.4.3, on every node from 2025.4.5.
 func TestPlanOnDocker(t *testing.T) {
 	need(t)
-	for version, want := range map[string]int{"2025.1": 0, "2025.4": 0} {
+	for version, want := range map[string]int{"2025.1": 0, "2025.4": 0, "2025.4.0": 0, "2025.4.5": 4, "2026.3.0": 4} {
 		out, err := exec.Command(binary, "plan", "../../configs/smoke.yaml", "--backend", "docker", "--set", "docker.image="+images[version]).CombinedOutput()
 		if err != nil {
 			t.Fatalf("plan: %v\n%s", err, out)
@@ -397,6 +398,9 @@ func TestPlanOnDocker(t *testing.T) {
 		}
 		if n := strings.Count(txt, "--blocked-reactor-notify-ms"); n != want {
 			t.Errorf("%s: %d × --blocked-reactor-notify-ms, want %d:\n%s", version, n, want, txt)
+		}
+		if n := strings.Count(txt, "--tmpfs /var/lib/scylla:rw,size=93m,mode=1777"); n != 4 {
+			t.Errorf("%s: %d nodes with their own 93 MiB tmpfs, want 4:\n%s", version, n, txt)
 		}
 		if !strings.Contains(txt, "image double (emulated ScyllaDB) "+version) {
 			t.Errorf("%s: the image line:\n%s", version, txt)
