@@ -18,13 +18,13 @@ func runImageProgram() {
 }
 
 // `elasticity image PROGRAM ...` runs a program of the scylladb/scylla image
-// double (Dockerfile.emulator): its entrypoint, scylla, node_exporter or
-// supervisorctl. Hidden: only the image calls it.
+// double (Dockerfile.emulator): its entrypoint, scylla, node_exporter,
+// supervisorctl or df. Hidden: only the image calls it.
 func init() {
 	addCommand(func(e *env) *cobra.Command {
 		return &cobra.Command{
 			Use:                "image PROGRAM [ARGS...]",
-			Short:              "Run a program of the scylladb/scylla image double (inside the emulator image)",
+			Short:              "Run a program of the scylladb/scylla image double (inside the emulator image): entrypoint, scylla, node-exporter, supervisorctl or df",
 			Hidden:             true,
 			DisableFlagParsing: true,
 			SilenceUsage:       true,
