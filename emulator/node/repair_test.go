@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,11 +24,14 @@ func restMember(t *testing.T, i int, log *syncBuf) *Node {
 	return n
 }
 
-// openMemberAt starts (or restarts) a member on addr with its data in dir.
+// openMemberAt starts (or restarts) a member on addr with its data in dir;
+// its seed is the first address of addr's /24 (127.0.9.1 for the topology
+// tests' members, as startMemberIn's).
 func openMemberAt(t *testing.T, addr, dir string, log *syncBuf) *Node {
 	t.Helper()
-	cfg := Config{ClusterName: "rest", ListenAddress: addr, DC: "dc1", Rack: "rack1", DataDir: dir, VCPUs: 1, InternodePort: topoPort,
-		Seeds: []string{restNet + "1"}, StreamBytesPerSec: 256 << 10, InitialTablets: 8, Log: scyllalog.New(log), TimeScale: 0.05}
+	seed := addr[:strings.LastIndex(addr, ".")+1] + "1"
+	cfg := Config{ClusterName: "topo", ListenAddress: addr, DC: "dc1", Rack: "rack1", DataDir: dir, VCPUs: 1, InternodePort: topoPort,
+		Seeds: []string{seed}, StreamBytesPerSec: 256 << 10, InitialTablets: 8, Log: scyllalog.New(log), TimeScale: 0.05}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	n, err := New(ctx, cfg)
