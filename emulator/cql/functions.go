@@ -3,6 +3,7 @@ package cql
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"strings"
 	"sync"
 	"time"
 
@@ -136,4 +137,88 @@ func dateValue(t time.Time) []byte {
 		days--
 	}
 	return binary.BigEndian.AppendUint32(nil, uint32(days+1<<31))
+}
+
+// convFuncType is the result type of a one-argument conversion function
+// applied to a column of type arg (time_uuid_fcts.hh; cql3/functions/
+// bytes_conversion_fcts.hh for blobAs<type> and <type>AsBlob).
+func convFuncType(name string, arg datatype.DataType) (datatype.DataType, error) {
+	bad := func() error {
+		return engine.Errorf(engine.CodeInvalid, "Type error: %s cannot be passed as argument 0 of function system.%s of type %s", typeName(arg), name, convFuncArg(name))
+	}
+	switch name {
+	case "totimestamp":
+		if arg == datatype.Timeuuid || arg == datatype.Date {
+			return datatype.Timestamp, nil
+		}
+		return nil, bad()
+	case "dateof":
+		if arg == datatype.Timeuuid {
+			return datatype.Timestamp, nil
+		}
+		return nil, bad()
+	case "todate":
+		if arg == datatype.Timeuuid || arg == datatype.Timestamp {
+			return datatype.Date, nil
+		}
+		return nil, bad()
+	case "tounixtimestamp":
+		if arg == datatype.Timeuuid || arg == datatype.Timestamp || arg == datatype.Date {
+			return datatype.Bigint, nil
+		}
+		return nil, bad()
+	case "unixtimestampof":
+		if arg == datatype.Timeuuid {
+			return datatype.Bigint, nil
+		}
+		return nil, bad()
+	}
+	if strings.HasPrefix(name, "blobas") {
+		dt, err := parseType(strings.TrimPrefix(name, "blobas"))
+		if err != nil || arg != datatype.Blob {
+			return nil, engine.Errorf(engine.CodeInvalid, "Unknown function '%s'", name)
+		}
+		return dt, nil
+	}
+	if strings.HasSuffix(name, "asblob") {
+		if dt, err := parseType(strings.TrimSuffix(name, "asblob")); err == nil && typeName(dt) == typeName(arg) {
+			return datatype.Blob, nil
+		}
+	}
+	return nil, engine.Errorf(engine.CodeInvalid, "Unknown function '%s'", name)
+}
+
+func convFuncArg(name string) string {
+	switch name {
+	case "dateof", "unixtimestampof":
+		return "timeuuid"
+	}
+	return "timeuuid, timestamp or date"
+}
+
+// convFunc applies a conversion function to a column value (null stays null).
+func convFunc(name string, arg datatype.DataType, v []byte) []byte {
+	if v == nil {
+		return nil
+	}
+	var ms int64
+	switch arg {
+	case datatype.Timeuuid:
+		ms = uuidMillis(v)
+	case datatype.Timestamp:
+		if len(v) == 8 {
+			ms = int64(binary.BigEndian.Uint64(v))
+		}
+	case datatype.Date:
+		if len(v) == 4 {
+			ms = (int64(binary.BigEndian.Uint32(v)) - 1<<31) * 86400000
+		}
+	default:
+		return v // blobAs<type> and <type>AsBlob keep the bytes
+	}
+	switch name {
+	case "todate":
+		return dateValue(time.UnixMilli(ms).UTC())
+	}
+	return binary.BigEndian.AppendUint64(nil, uint64(ms))
 }

@@ -51,6 +51,15 @@ func (p *projection) attrSelector(ti *tableInfo, sel cqlparse.Selector) (*colInf
 	if err != nil {
 		return nil, err
 	}
+	if sel.Func != "writetime" && sel.Func != "ttl" {
+		dt, err := convFuncType(sel.Func, c.dt)
+		if err != nil {
+			return nil, err
+		}
+		out := &colInfo{Column: engine.Column{Name: "system." + sel.Func + "(" + c.Name + ")", Type: typeName(dt)}, dt: dt, idx: len(ti.all) + len(p.attrs)}
+		p.attrs = append(p.attrs, cellAttr{fn: sel.Func, col: c})
+		return out, nil
+	}
 	if c.Kind.InPrimaryKey() {
 		return nil, engine.Errorf(engine.CodeInvalid, "%s is not legal on partition key component %s", sel.Func, c.Name)
 	}
@@ -78,6 +87,10 @@ func (p *projection) withAttrs(full [][]byte, meta, staticMeta map[string]engine
 		if a.col == nil {
 			v, _ := (&execCtx{}).funcValue(cqlparse.Term{Kind: cqlparse.TermFunc, Text: a.fn}, "", nil)
 			full = append(full, v)
+			continue
+		}
+		if a.fn != "writetime" && a.fn != "ttl" {
+			full = append(full, convFunc(a.fn, a.col.dt, full[a.col.idx]))
 			continue
 		}
 		m, ok := meta[a.col.Name]

@@ -100,6 +100,14 @@ func TestTimeFunctions(t *testing.T) {
 	if applied, err := s.Query(`UPDATE ks.t SET at = toTimestamp(now()) WHERE k = 1 IF at < toTimestamp(now())`).MapScanCAS(map[string]any{}); err != nil || !applied {
 		t.Errorf("conditional update IF at < toTimestamp(now()): applied %v, %v", applied, err)
 	}
+	var unix int64
+	var at2 time.Time
+	if err := s.Query(`SELECT toUnixTimestamp(at), at FROM ks.t WHERE k = 1`).Scan(&unix, &at2); err != nil || unix != at2.UnixMilli() {
+		t.Errorf("toUnixTimestamp(at) %d for %v: %v", unix, at2, err)
+	}
+	if err := s.Query(`SELECT toUnixTimestamp(u) FROM ks.t WHERE k = 1`).Exec(); err == nil || !strings.Contains(err.Error(), "Type error: uuid cannot be passed as argument 0 of function system.tounixtimestamp") {
+		t.Errorf("toUnixTimestamp of a uuid: %v", err)
+	}
 	var now []byte
 	iter := s.Query(`SELECT now() FROM system.local`).Iter()
 	if cols := iter.Columns(); len(cols) != 1 || cols[0].Name != "system.now()" {

@@ -918,17 +918,17 @@ func (p *parser) selectStmt() (Statement, error) {
 						// A function without arguments: now(), uuid(), currentTimestamp() ...
 						p.i += 2
 						sel.Func, sel.Column = col, ""
-					case col == "writetime" || col == "ttl":
+					default:
+						// writetime(c), ttl(c) and one-column functions
+						// such as toUnixTimestamp(c) or blobAsInt(c).
 						args, err := p.tokenArgs()
 						if err != nil {
-							return nil, err
+							return nil, p.errf("function %s() is supported in selection on one column only", col)
 						}
 						if len(args) != 1 {
 							return nil, p.errf("%s expects one column, got %d arguments", col, len(args))
 						}
 						sel.Func, sel.Column = col, args[0]
-					default:
-						return nil, p.errf("function %s() is not supported in selection", col)
 					}
 				}
 				if p.acceptKw("as") {
