@@ -127,6 +127,8 @@ func (ec *execCtx) schemaChange(st cqlparse.Statement) (*engine.SchemaChange, er
 		return &engine.SchemaChange{Kind: engine.CreateTable, IfNotExists: x.IfNotExists, Table: t, KeyspaceName: ks, TableName: t.Name}, nil
 	case *cqlparse.CreateType, *cqlparse.DropType:
 		return ec.typeChange(sch, st)
+	case *cqlparse.AlterTable:
+		return ec.alterTable(sch, x)
 	case *cqlparse.DropTable:
 		ks := x.Keyspace
 		if ks == "" {

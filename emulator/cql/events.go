@@ -98,6 +98,8 @@ func schemaChangeParts(ch engine.SchemaChange) (primitive.SchemaChangeType, prim
 		return primitive.SchemaChangeTypeCreated, primitive.SchemaChangeTargetTable, ks, t
 	case engine.DropTable:
 		return primitive.SchemaChangeTypeDropped, primitive.SchemaChangeTargetTable, ch.KeyspaceName, ch.TableName
+	case engine.AlterTable:
+		return primitive.SchemaChangeTypeUpdated, primitive.SchemaChangeTargetTable, ch.KeyspaceName, ch.TableName
 	case engine.CreateType:
 		return primitive.SchemaChangeTypeCreated, primitive.SchemaChangeTargetType, ch.KeyspaceName, ch.TableName
 	case engine.DropType:

@@ -164,6 +164,11 @@ func (s *Server) prepare(c *conn, m *message.Prepare) message.Message {
 	vars = withBindNames(vars, cqlparse.BindNames(m.Query))
 	key := preparedID(ks, m.Query)
 	p := &prepared{id: key[:], query: m.Query, keyspace: ks, stmt: st, nbinds: nbinds, vars: vars, result: result}
+	if sel, ok := st.(*cqlparse.Select); ok {
+		if ti, err := s.resolveTable(ks, sel.Keyspace, sel.Table); err == nil {
+			p.sig = ti.sig
+		}
+	}
 	s.prepared.put(key, p)
 	res := &message.PreparedResult{PreparedQueryId: p.id, ResultMetadataId: p.id, VariablesMetadata: vars, ResultMetadata: result}
 	if c != nil && c.lwtMark.Load() && conditional(st) {
@@ -177,6 +182,12 @@ func (s *Server) executePrepared(c *conn, m *message.Execute) message.Message {
 	p := s.prepared.get(m.QueryId)
 	if p == nil {
 		return &message.Unprepared{ErrorMessage: fmt.Sprintf("Prepared query with ID %x not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", m.QueryId), Id: m.QueryId}
+	}
+	if sel, ok := p.stmt.(*cqlparse.Select); ok && p.sig != 0 {
+		if ti, err := s.resolveTable(p.keyspace, sel.Keyspace, sel.Table); err == nil && ti.virtual == nil && ti.sig != p.sig {
+			s.prepared.drop(m.QueryId)
+			return &message.Unprepared{ErrorMessage: fmt.Sprintf("Prepared query with ID %x not found (the table's schema changed since it was prepared)", m.QueryId), Id: m.QueryId}
+		}
 	}
 	opts := m.Options
 	if opts == nil {
@@ -336,7 +347,7 @@ func (ec *execCtx) run(st cqlparse.Statement) message.Message {
 		res, err = ec.describeKeyspace(x)
 	case *cqlparse.Truncate:
 		res, err = ec.truncate(x)
-	case *cqlparse.CreateKeyspace, *cqlparse.DropKeyspace, *cqlparse.CreateTable, *cqlparse.DropTable, *cqlparse.CreateType, *cqlparse.DropType:
+	case *cqlparse.CreateKeyspace, *cqlparse.DropKeyspace, *cqlparse.CreateTable, *cqlparse.DropTable, *cqlparse.CreateType, *cqlparse.DropType, *cqlparse.AlterTable:
 		res, err = ec.ddl(st)
 	default:
 		err = engine.Errorf(engine.CodeSyntaxError, "%s statements are not supported", st.Name())

@@ -17,6 +17,11 @@ type prepared struct {
 	nbinds   int
 	vars     *message.VariablesMetadata
 	result   *message.RowsMetadata
+	// sig is a SELECT's table's columnsSig at PREPARE: an ALTER TABLE
+	// since then makes EXECUTE answer UNPREPARED, as ScyllaDB drops a
+	// table's prepared statements when its schema changes
+	// (cql3/query_processor.cc prepared statements invalidation).
+	sig uint64
 }
 
 // preparedCache maps statement ids to prepared statements, bounded so a
@@ -67,3 +72,13 @@ func (c *preparedCache) reset() {
 // ResetPrepared forgets all prepared statements, as a restarted node would;
 // clients then get Unprepared and re-prepare.
 func (s *Server) ResetPrepared() { s.prepared.reset() }
+
+// drop forgets one prepared statement.
+func (c *preparedCache) drop(id []byte) {
+	if len(id) != 16 {
+		return
+	}
+	c.mu.Lock()
+	delete(c.m, [16]byte(id))
+	c.mu.Unlock()
+}

@@ -2,6 +2,7 @@ package cql
 
 import (
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strconv"
 	"sync"
@@ -31,12 +32,29 @@ type tableInfo struct {
 	virtual        *virtualTable
 	defaultTTL     time.Duration // table option default_time_to_live
 	counter        bool          // regular columns are counters
+	sig            uint64        // columnsSig of the definition it was built from
 }
 
-// tableInfoCache maps keyspace, name and table id to the prepared info. A
-// table's definition never changes under one id (there is no ALTER), so the
-// cache stays valid even when the engine hands out fresh *engine.Table
-// values with every schema snapshot, and it grows only with CREATE TABLE.
+// columnsSig identifies a table's columns and options, so that the cache
+// notices an ALTER TABLE (the id stays).
+func columnsSig(t *engine.Table) uint64 {
+	h := fnv.New64a()
+	for _, c := range t.Columns {
+		h.Write([]byte(c.Name))
+		h.Write([]byte{0})
+		h.Write([]byte(c.Type))
+		h.Write([]byte{0})
+		h.Write([]byte(c.Kind))
+		h.Write([]byte{0})
+	}
+	h.Write([]byte(t.Options["default_time_to_live"]))
+	return h.Sum64()
+}
+
+// tableInfoCache maps keyspace, name and table id to the prepared info. An
+// entry stays valid while its columns do (columnsSig; ALTER TABLE keeps the
+// id), even when the engine hands out fresh *engine.Table values with
+// every schema snapshot, and it grows only with CREATE TABLE.
 var tableInfoCache = struct {
 	sync.RWMutex
 	m map[tableKey]*tableInfo
@@ -52,10 +70,10 @@ func infoFor(t *engine.Table, udts userTypes) (*tableInfo, error) {
 	tableInfoCache.RLock()
 	ti := tableInfoCache.m[key]
 	tableInfoCache.RUnlock()
-	if ti != nil && len(ti.all) == len(t.Columns) {
+	if ti != nil && ti.sig == columnsSig(t) {
 		return ti, nil
 	}
-	ti = &tableInfo{keyspace: t.Keyspace, name: t.Name, def: t, cols: map[string]*colInfo{}}
+	ti = &tableInfo{keyspace: t.Keyspace, name: t.Name, def: t, cols: map[string]*colInfo{}, sig: columnsSig(t)}
 	if v, err := strconv.Atoi(t.Options["default_time_to_live"]); err == nil && v > 0 {
 		ti.defaultTTL = time.Duration(v) * time.Second
 	}

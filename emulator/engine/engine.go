@@ -104,6 +104,9 @@ type Table struct {
 	ID       [16]byte // table uuid
 	Columns  []Column // partition key columns first (by position), then clustering, then static, then regular
 	Options  map[string]string
+	// Dropped names the columns ALTER TABLE dropped (system_schema.dropped_columns):
+	// their stored cells are no longer read.
+	Dropped []string
 }
 
 // UserType is a user-defined type (CREATE TYPE): its fields' names and CQL
@@ -133,6 +136,7 @@ const (
 	DropTable
 	CreateType
 	DropType
+	AlterTable // Table is the new definition (same id)
 )
 
 // SchemaChange is one DDL statement, already validated syntactically.

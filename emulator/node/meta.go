@@ -219,6 +219,18 @@ func applySchemaChange(m *Meta, ch engine.SchemaChange, initialTablets int) (*Me
 		return n, nil
 	case engine.CreateType, engine.DropType:
 		return applyTypeChange(m, ch)
+	case engine.AlterTable:
+		if ch.Table == nil {
+			return nil, engine.Errorf(engine.CodeInvalid, "ALTER TABLE without a definition")
+		}
+		old := m.Tables[ch.Table.Keyspace][ch.Table.Name]
+		if old == nil || old.ID != ch.Table.ID {
+			return nil, engine.Errorf(engine.CodeInvalid, "Table '%s.%s' doesn't exist", ch.Table.Keyspace, ch.Table.Name)
+		}
+		n := m.clone()
+		t := *ch.Table
+		n.Tables[t.Keyspace][t.Name] = &t
+		return n, nil
 	case engine.CreateTable:
 		if ch.Table == nil {
 			return nil, engine.Errorf(engine.CodeInvalid, "CREATE TABLE without a definition")

@@ -179,6 +179,16 @@ type Batch struct {
 	Using      Using
 }
 
+// AlterTable is ALTER TABLE ... ADD columns | DROP columns | WITH options.
+type AlterTable struct {
+	Keyspace, Table string
+	Add             []ColumnDef
+	Drop            []string
+	Options         map[string]Term
+}
+
+func (*AlterTable) Name() string { return "ALTER TABLE" }
+
 // CreateType is CREATE TYPE [IF NOT EXISTS] [ks.]name (field type, ...).
 type CreateType struct {
 	Keyspace, Type string

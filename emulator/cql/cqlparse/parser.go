@@ -274,6 +274,14 @@ func (p *parser) statement() (Statement, error) {
 	case "begin":
 		p.stmt = "BATCH"
 		return p.batchStmt()
+	case "alter":
+		p.i++
+		if !p.acceptKw("table") && !p.acceptKw("columnfamily") {
+			p.stmt = "ALTER"
+			return nil, p.errf("unsupported ALTER %s (only ALTER TABLE)", p.peek())
+		}
+		p.stmt = "ALTER TABLE"
+		return p.alterTable()
 	case "describe", "desc":
 		p.stmt = "DESCRIBE"
 		p.i++
@@ -505,6 +513,78 @@ func (p *parser) createTable() (Statement, error) {
 				break
 			}
 		}
+	}
+	return st, nil
+}
+
+// alterTable parses the rest of ALTER TABLE (cql3/Cql.g alterTableStatement:
+// ADD, DROP and WITH; RENAME and ALTER ... TYPE are refused).
+func (p *parser) alterTable() (Statement, error) {
+	ks, name, err := p.qualifiedName("table name")
+	if err != nil {
+		return nil, err
+	}
+	st := &AlterTable{Keyspace: ks, Table: name}
+	switch {
+	case p.acceptKw("add"):
+		paren := p.accept("(")
+		for {
+			col, err := p.ident("column name")
+			if err != nil {
+				return nil, err
+			}
+			typ, err := p.cqlType()
+			if err != nil {
+				return nil, err
+			}
+			st.Add = append(st.Add, ColumnDef{Name: col, Type: typ, Static: p.acceptKw("static")})
+			if !p.accept(",") {
+				break
+			}
+		}
+		if paren {
+			if err := p.expect(")"); err != nil {
+				return nil, err
+			}
+		}
+	case p.acceptKw("drop"):
+		paren := p.accept("(")
+		for {
+			col, err := p.ident("column name")
+			if err != nil {
+				return nil, err
+			}
+			st.Drop = append(st.Drop, col)
+			if !p.accept(",") {
+				break
+			}
+		}
+		if paren {
+			if err := p.expect(")"); err != nil {
+				return nil, err
+			}
+		}
+	case p.acceptKw("with"):
+		st.Options = map[string]Term{}
+		for {
+			opt, err := p.ident("table option")
+			if err != nil {
+				return nil, err
+			}
+			if err := p.expect("="); err != nil {
+				return nil, err
+			}
+			v, err := p.term()
+			if err != nil {
+				return nil, err
+			}
+			st.Options[opt] = v
+			if !p.acceptKw("and") {
+				break
+			}
+		}
+	default:
+		return nil, p.errf("unsupported ALTER TABLE %s (ADD, DROP or WITH)", p.peek())
 	}
 	return st, nil
 }

@@ -246,6 +246,12 @@ func applyChange(cur *engine.Schema, ch engine.SchemaChange) (*engine.Schema, er
 			return nil, engine.Errorf(engine.CodeInvalid, "Table '%s.%s' doesn't exist", ch.KeyspaceName, ch.TableName)
 		}
 		delete(next.Tables[ch.KeyspaceName], ch.TableName)
+	case engine.AlterTable:
+		if ch.Table == nil || cur.Tables[ch.Table.Keyspace][ch.Table.Name] == nil {
+			return nil, engine.Errorf(engine.CodeInvalid, "ALTER TABLE of a table that does not exist")
+		}
+		t := *ch.Table
+		next.Tables[t.Keyspace][t.Name] = &t
 	case engine.CreateType:
 		if ch.Type == nil || cur.Keyspaces[ch.KeyspaceName] == nil {
 			return nil, engine.Errorf(engine.CodeInvalid, "Keyspace %s doesn't exist", ch.KeyspaceName)

@@ -1,0 +1,59 @@
+package cql_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
+)
+
+// ALTER TABLE ADD, DROP and WITH with cql3/statements/
+// alter_table_statement.cc's checks; a prepared SELECT of the table is
+// prepared again after the change (UNPREPARED, as ScyllaDB drops a
+// table's prepared statements with its old schema).
+func TestAlterTable(t *testing.T) {
+	mem := enginetest.NewMemory("alter")
+	hp := enginetest.StartServer(t, "127.0.1.52:0", mem)
+	s := newSession(t, hp, "")
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if err := s.Query(q, args...).Exec(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TABLE ks.t (p int, c int, v text, PRIMARY KEY (p, c))`)
+	exec(`INSERT INTO ks.t (p, c, v) VALUES (1, 1, 'a')`)
+	if got := selectAll(t, s, `SELECT * FROM ks.t WHERE p = 1`); len(got) != 1 || len(got[0]) != 3 {
+		t.Fatalf("before ALTER: %v", got)
+	}
+	exec(`ALTER TABLE ks.t ADD (w int, s text static)`)
+	exec(`INSERT INTO ks.t (p, c, v, w, s) VALUES (1, 2, 'b', 7, 'st')`)
+	got := selectAll(t, s, `SELECT * FROM ks.t WHERE p = 1`)
+	if len(got) != 2 || len(got[0]) != 5 || got[1]["w"] != 7 || got[0]["s"] != "st" {
+		t.Errorf("after ADD, the prepared SELECT *: %v", got)
+	}
+	exec(`ALTER TABLE ks.t DROP v`)
+	got = selectAll(t, s, `SELECT * FROM ks.t WHERE p = 1`)
+	if len(got) != 2 || len(got[0]) != 4 || got[0]["v"] != nil {
+		t.Errorf("after DROP v: %v", got)
+	}
+	exec(`ALTER TABLE ks.t WITH comment = 'altered' AND gc_grace_seconds = 5`)
+	var comment string
+	var grace int
+	if err := s.Query(`SELECT comment, gc_grace_seconds FROM system_schema.tables WHERE keyspace_name = 'ks' AND table_name = 't'`).Scan(&comment, &grace); err != nil || comment != "altered" || grace != 5 {
+		t.Errorf("options after ALTER WITH: %q %d %v", comment, grace, err)
+	}
+	for q, msg := range map[string]string{
+		`ALTER TABLE ks.t ADD c int`:       "Invalid column name c because it conflicts with a PRIMARY KEY part",
+		`ALTER TABLE ks.t ADD w text`:      "Invalid column name w because it conflicts with an existing column",
+		`ALTER TABLE ks.t DROP p`:          "Cannot drop PRIMARY KEY part p",
+		`ALTER TABLE ks.t DROP nope`:       "Column nope was not found in table t",
+		`ALTER TABLE ks.t ADD n counter`:   "Cannot add a counter column (n) in a non counter column family",
+		`ALTER TABLE ks.missing ADD x int`: "unconfigured table missing",
+	} {
+		if err := s.Query(q).Exec(); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: %v, want %q", q, err, msg)
+		}
+	}
+}
