@@ -248,10 +248,13 @@ func (r *Region) runInstances(q url.Values) (string, *apiError) {
 	if len(r.instances) >= r.o.MaxInstances {
 		return "", errf("InstanceLimitExceeded", "You have requested more instances (%d) than your current instance limit of %d allows.", len(r.instances)+1, r.o.MaxInstances)
 	}
+	n, aerr := r.freeAddress()
+	if aerr != nil {
+		return "", aerr
+	}
 	ud := q.Get("UserData")
 	r.nextID++
-	r.nextAddr++
-	n := r.nextAddr
+	r.nextAddr = n
 	in := &instance{
 		id: fmt.Sprintf("i-%017x", 0x5e0000+r.nextID), typ: it, az: az, image: img, state: statePending,
 		private: fmt.Sprintf("%s%d", r.o.PrivateNet, n), public: fmt.Sprintf("%s%d", r.o.PublicNet, n),
@@ -377,7 +380,9 @@ func (r *Region) describeInstances(q url.Values) (string, *apiError) {
 }
 
 // describeStatus: running instances only (IncludeAllInstances is not
-// used); both checks pass once the instance has booted (sshd is up).
+// used); both checks pass once the instance has booted (sshd is up, and
+// scylla-server holds its addresses), and are impaired when its boot
+// failed (the reason is the instance's stateReason).
 func (r *Region) describeStatus(q url.Values) (string, *apiError) {
 	sel, err := r.selectInstances(q)
 	if err != nil {

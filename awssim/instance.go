@@ -10,10 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/emulator/localcluster"
 	"github.com/elasticity-dev/elasticity/provision"
 )
 
@@ -34,6 +37,9 @@ type instance struct {
 	booted, impaired   bool
 	reason, reasonCode string
 	conf               machineConf
+	scyllaUp           bool // scylla-server runs, holding its own listeners
+
+	nodePid atomic.Int64 // scylla-server's process group, 0 when none
 
 	lifeMu   sync.Mutex // boot and shutdown
 	node     *exec.Cmd
@@ -56,7 +62,8 @@ func (in *instance) set(f func()) {
 // boot is the instance's first boot: sshd, then scylla_configure.py's
 // work on the user-data, then scylla-server if the user-data says so.
 // The instance is running at once; its status checks pass once sshd
-// answers.
+// answers and scylla-server, when started, holds its own listeners, and
+// fail (impaired, with the reason) when either could not start.
 func (in *instance) boot() {
 	in.lifeMu.Lock()
 	defer in.lifeMu.Unlock()
@@ -89,8 +96,10 @@ func (in *instance) boot() {
 	}
 	if conf.start {
 		if err := in.startNode(conf); err != nil {
+			// The machine is up (sshd answers, journalctl shows the error)
+			// but impaired: the runner must not wait for a node that is
+			// not there, nor reach another one on its address.
 			fail(err)
-			return
 		}
 	}
 	in.set(func() { in.booted = true })
@@ -152,8 +161,68 @@ func (in *instance) startNode(c machineConf) error {
 		out.Close()
 		close(done)
 	}()
+	in.nodePid.Store(int64(cmd.Process.Pid))
+	if err := in.awaitListening(api); err != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		in.node = nil
+		in.nodePid.Store(0)
+		return fmt.Errorf("scylla-server failed to start: %w", err)
+	}
+	in.set(func() { in.scyllaUp = true })
 	r.logf("%s: scylla-server started (pid %d): dc %s rack %s, api_address %s, seeds %s", in.id, cmd.Process.Pid, c.dc, c.rack, c.apiAddress, seeds)
 	return nil
+}
+
+// awaitListening waits until scylla-server's process group holds the
+// listeners ScyllaDB opens before it joins: REST on the API address,
+// metrics and internode on the private one (CQL opens after the join, and
+// a node may wait for its seeds). A scylla-server that exits first could
+// not start (a taken address among its reasons): its own log says why.
+// Another process answering on one of its addresses is a failure too, never
+// taken for this instance's node.
+func (in *instance) awaitListening(api string) error {
+	pid := in.node.Process.Pid
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		err := localcluster.CheckServes(pid, api, localcluster.RESTPort)
+		if err == nil {
+			err = localcluster.CheckServes(pid, in.private, localcluster.MetricsPort, localcluster.InternodePort)
+		}
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-in.nodeDone:
+			return fmt.Errorf("it exited: %s", startupError(in.logPath(), filepath.Join(in.dir(), "scylla.out")))
+		case <-time.After(100 * time.Millisecond):
+		}
+		if errors.Is(err, localcluster.ErrNotOurs) || time.Now().After(deadline) {
+			return err
+		}
+	}
+}
+
+// startupError is the last ERROR line of the node's log (Seastar logs
+// "Startup failed: ..." there), else the last line of its output.
+func startupError(logPath, outPath string) string {
+	last := func(path string, keep func(string) bool) string {
+		b, _ := os.ReadFile(path)
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		for i := len(lines) - 1; i >= 0; i-- {
+			if l := strings.TrimSpace(lines[i]); l != "" && keep(l) {
+				return l
+			}
+		}
+		return ""
+	}
+	if l := last(logPath, func(l string) bool { return strings.HasPrefix(l, "ERROR") }); l != "" {
+		return l
+	}
+	if l := last(outPath, func(string) bool { return true }); l != "" {
+		return l
+	}
+	return "no error logged"
 }
 
 // shutdown stops the machine: scylla-server gets SIGTERM (systemd's stop)
@@ -182,6 +251,7 @@ func (in *instance) shutdown(force bool, final string) {
 			<-in.nodeDone
 		}
 		in.node = nil
+		in.nodePid.Store(0)
 	}
 	if in.sshd != nil {
 		in.sshd.Close()
@@ -189,7 +259,7 @@ func (in *instance) shutdown(force bool, final string) {
 	}
 	in.set(func() {
 		in.state = final
-		in.booted = false
+		in.booted, in.scyllaUp = false, false
 		if final == stateTerminated {
 			in.reasonCode, in.reason = "Client.UserInitiatedShutdown", "Client.UserInitiatedShutdown: User initiated shutdown"
 		}
@@ -211,20 +281,39 @@ func (in *instance) syncForwards() {
 	}
 	for _, p := range ports {
 		if in.forwards[p] == nil {
-			f := &forward{pub: net.JoinHostPort(in.public, strconv.Itoa(p)), priv: net.JoinHostPort(in.private, strconv.Itoa(p)), stop: make(chan struct{})}
+			f := &forward{pub: net.JoinHostPort(in.public, strconv.Itoa(p)), priv: net.JoinHostPort(in.private, strconv.Itoa(p)), stop: make(chan struct{}),
+				ours: in.servesCheck(p)}
 			in.forwards[p] = f
 			go f.run(in.region.logf)
 		}
 	}
 }
 
+// servesCheck fails unless the instance's own process holds its listener
+// on port of the private address: sshd is this process's, the rest
+// scylla-server's (and node_exporter's, its process group's).
+func (in *instance) servesCheck(port int) func() error {
+	return func() error {
+		pid := os.Getpid()
+		if port != 22 {
+			if pid = int(in.nodePid.Load()); pid == 0 {
+				return fmt.Errorf("%s:%d: scylla-server is not running", in.private, port)
+			}
+		}
+		return localcluster.CheckServes(pid, in.private, port)
+	}
+}
+
 // forward is one port of the public address. It listens only while the
 // private side accepts connections, so that a port nothing listens on is
 // refused at the public address as it is on EC2 (the NAT passes the SYN,
-// the instance's kernel answers RST).
+// the instance's kernel answers RST), and only while the instance's own
+// process holds that listener: never to another process that took the
+// address.
 type forward struct {
 	pub, priv string
 	stop      chan struct{}
+	ours      func() error
 	once      sync.Once
 	mu        sync.Mutex
 	ln        net.Listener
@@ -249,6 +338,7 @@ func (f *forward) stopped() bool {
 }
 
 func (f *forward) run(logf func(string, ...any)) {
+	warned := false
 	for !f.stopped() {
 		c, err := net.DialTimeout("tcp", f.priv, time.Second)
 		if err != nil {
@@ -260,6 +350,18 @@ func (f *forward) run(logf func(string, ...any)) {
 			continue
 		}
 		c.Close()
+		if err := f.ours(); err != nil {
+			if !warned {
+				logf("not forwarding %s: %v", f.pub, err)
+				warned = true
+			}
+			select {
+			case <-f.stop:
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
 		ln, err := net.Listen("tcp", f.pub)
 		if err != nil {
 			logf("forwarding %s: %v", f.pub, err)

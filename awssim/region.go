@@ -8,7 +8,8 @@
 //   - each instance has a private address (127.0.1.N), the only one its
 //     processes know, and a public address (127.0.2.N) that forwards, like
 //     EC2's one-to-one NAT, only the ports its security groups open to the
-//     runner;
+//     runner; N is the next number whose addresses no other process
+//     listens on (addresses.go);
 //   - its user-data is applied as scylla-machine-image's scylla_configure.py
 //     does (listen and broadcast_rpc on the private address, api_address as
 //     given or the packaged 127.0.0.1, seeds, start_scylla_on_first_boot, the
@@ -75,7 +76,8 @@ type Options struct {
 	Listen string
 	// PrivateNet, PublicNet and LoopbackNet are address prefixes: instance N
 	// gets PrivateNet+N, PublicNet+N and, standing in for its own 127.0.0.1,
-	// LoopbackNet+N (defaults 127.0.1., 127.0.2., 127.0.3.).
+	// LoopbackNet+N (defaults 127.0.1., 127.0.2., 127.0.3.). An N whose
+	// addresses another process listens on is skipped.
 	PrivateNet, PublicNet, LoopbackNet string
 	// FirstAddress is N of the first instance (default 1).
 	FirstAddress int
@@ -231,8 +233,12 @@ type InstanceInfo struct {
 	SecurityGroups        []string
 	DC, Rack, APIAddress  string
 	Seeds                 []string
-	ScyllaStarted, Spot   bool
-	LogPath               string
+	// ScyllaStarted: scylla-server runs, holding its own addresses.
+	ScyllaStarted, Spot bool
+	// Impaired: the boot failed (the instance status check fails); Reason says why.
+	Impaired bool
+	Reason   string
+	LogPath  string
 }
 
 // Instances lists every instance ever launched, in launch order.
@@ -248,7 +254,8 @@ func (r *Region) Instances() []InstanceInfo {
 		}
 		out = append(out, InstanceInfo{ID: in.id, Type: in.typ.Name, Zone: in.az, State: in.state, Private: in.private, Public: in.public,
 			Tags: tags, SecurityGroups: append([]string(nil), in.sgs...), DC: in.conf.dc, Rack: in.conf.rack, APIAddress: in.conf.apiAddress,
-			Seeds: append([]string(nil), in.conf.seeds...), ScyllaStarted: in.conf.start, Spot: in.spot, LogPath: in.logPath()})
+			Seeds: append([]string(nil), in.conf.seeds...), ScyllaStarted: in.scyllaUp, Spot: in.spot, Impaired: in.impaired, Reason: in.reason,
+			LogPath: in.logPath()})
 	}
 	return out
 }

@@ -385,3 +385,136 @@ func TestJournalctlOptions(t *testing.T) {
 		t.Errorf("%+v", e)
 	}
 }
+
+// nextFree is the instance number the region's next RunInstances takes.
+func nextFree(t *testing.T, r *Region) int {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n, err := r.freeAddress()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// hold listens on addr, as another process's node would.
+func hold(t *testing.T, addr string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("holding %s: %v", addr, err)
+	}
+	t.Cleanup(func() { ln.Close() })
+}
+
+// bindOnly binds addr without listening: a process between bind and
+// listen, which the socket table does not show as listening, so the region
+// gives the address out and the node's own bind fails.
+func bindOnly(t *testing.T, ip string, port int) {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	sa := &syscall.SockaddrInet4{Port: port}
+	copy(sa.Addr[:], net.ParseIP(ip).To4())
+	if err := syscall.Bind(fd, sa); err != nil {
+		t.Fatalf("binding %s:%d: %v", ip, port, err)
+	}
+}
+
+// Another process holds the addresses the region would give next (CQL on a
+// private address, sshd's port on a public one): the instance gets
+// addresses of its own and its node is its own. An address taken where the
+// region cannot see it (bound, not listening) makes that instance's
+// scylla-server fail: the instance is impaired with the node's error, which
+// its journal shows too, never reported as started, and its public address
+// forwards none of the node's ports.
+func TestInstancesAvoidTakenAddresses(t *testing.T) {
+	r, c := start(t, Options{PrivateNet: "127.0.54.", PublicNet: "127.0.55.", LoopbackNet: "127.0.56."})
+	ctx := context.Background()
+	n := nextFree(t, r)
+	hold(t, fmt.Sprintf("127.0.54.%d:9042", n))
+	hold(t, fmt.Sprintf("127.0.55.%d:22", n+1))
+	if got := nextFree(t, r); got < n+2 {
+		t.Fatalf("next instance number %d: want past the held %d and %d", got, n, n+1)
+	}
+	imgs, err := c.DescribeImages(ctx, &ec2.DescribeImagesInput{Owners: []string{ReleaseOwnerID}, Filters: filters("architecture", "x86_64")})
+	if err != nil || len(imgs.Images) == 0 {
+		t.Fatalf("DescribeImages: %v", err)
+	}
+	ami := *imgs.Images[0].ImageId
+	sg := group(t, c, 22, 9042, 10000)
+	ud := userData(t, map[string]any{"scylla_yaml": map[string]any{"cluster_name": "own", "api_address": "0.0.0.0"}})
+	own := run(t, c, "i4i.large", ami, "us-east-1a", sg, ud)
+	priv := *own.PrivateIpAddress
+	if priv == fmt.Sprintf("127.0.54.%d", n) || priv == fmt.Sprintf("127.0.54.%d", n+1) {
+		t.Fatalf("instance got %s, an address another process holds", priv)
+	}
+	eventually(t, 60*time.Second, "its own node, alone in its gossip", func() error {
+		body, err := get("http://" + priv + ":10000/gossiper/endpoint/live/")
+		if err != nil {
+			return err
+		}
+		if body != `["`+priv+`"]` {
+			return fmt.Errorf("live: %s", body)
+		}
+		return nil
+	})
+	// The next address is bound by another process that does not listen yet.
+	bad := nextFree(t, r)
+	badIP := fmt.Sprintf("127.0.54.%d", bad)
+	bindOnly(t, badIP, 7000)
+	failed := run(t, c, "i4i.large", ami, "us-east-1b", sg, ud)
+	if *failed.PrivateIpAddress != badIP {
+		t.Fatalf("second instance got %s, want %s", *failed.PrivateIpAddress, badIP)
+	}
+	var info InstanceInfo
+	eventually(t, 60*time.Second, "the instance whose node cannot bind is impaired", func() error {
+		for _, i := range r.Instances() {
+			if i.ID == *failed.InstanceId {
+				info = i
+			}
+		}
+		if !info.Impaired {
+			return fmt.Errorf("%+v", info)
+		}
+		return nil
+	})
+	if info.ScyllaStarted || !strings.Contains(info.Reason, "address already in use") || !strings.Contains(info.Reason, badIP+":7000") {
+		t.Fatalf("impaired instance: started %v, reason %q", info.ScyllaStarted, info.Reason)
+	}
+	st, err := c.DescribeInstanceStatus(ctx, &ec2.DescribeInstanceStatusInput{InstanceIds: []string{*failed.InstanceId}})
+	if err != nil || len(st.InstanceStatuses) != 1 || st.InstanceStatuses[0].InstanceStatus.Status != types.SummaryStatusImpaired {
+		t.Fatalf("DescribeInstanceStatus: %v %+v", err, st)
+	}
+	var pub string
+	eventually(t, 30*time.Second, "public address", func() error {
+		out, err := c.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{*failed.InstanceId}})
+		if err != nil || out.Reservations[0].Instances[0].PublicIpAddress == nil {
+			return fmt.Errorf("no public address: %v", err)
+		}
+		pub = *out.Reservations[0].Instances[0].PublicIpAddress
+		return nil
+	})
+	// sshd is up: the journal says why scylla-server did not start.
+	var journal string
+	eventually(t, 30*time.Second, "ssh at the public address", func() error {
+		cn, err := net.DialTimeout("tcp", pub+":22", time.Second)
+		if err == nil {
+			cn.Close()
+		}
+		return err
+	})
+	journal = sshRun(t, r, pub+":22", "journalctl -u scylla-server -n all --no-pager -o cat")
+	if !strings.Contains(journal, "Startup failed") || !strings.Contains(journal, "address already in use") {
+		t.Fatalf("journal does not say why scylla-server failed:\n%s", journal)
+	}
+	for _, p := range []string{"9042", "10000"} {
+		if err := refused(pub + ":" + p); err != nil {
+			t.Errorf("port %s of the impaired instance: %v", p, err)
+		}
+	}
+}

@@ -24,7 +24,9 @@ func init() {
 the aws backend uses, through the real AWS SDK, with instances that behave like
 ScyllaDB machine-image instances (an emulated node configured from the user-data,
 private 127.0.1.N and public 127.0.2.N addresses, only the security group's ports
-forwarded, sshd with journalctl). It prints the environment to export as
+forwarded, sshd with journalctl). Addresses another process listens on are
+skipped; an instance whose scylla-server cannot start (its journal says why)
+fails its status check instead of passing as started. It prints the environment to export as
 "export NAME=value" lines on stdout and runs until interrupted, then terminates
 every instance it still has.
 

@@ -240,12 +240,8 @@ func FreeBase(base string, n int, ports []int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, l := range ls {
-		for _, port := range ports {
-			if l.port == port && l.addr.IsUnspecified() {
-				return "", fmt.Errorf("port %d is taken on every address (a process listens on %s)", port, netip.AddrPortFrom(l.addr, uint16(port)))
-			}
-		}
+	if err := heldEverywhere(ls, ports); err != nil {
+		return "", err
 	}
 	v := b.As4()
 	block := int(v[1])<<8 | int(v[2])
@@ -259,4 +255,26 @@ func FreeBase(base string, n int, ports []int) (string, error) {
 		}
 	}
 	return "", errors.New("no free loopback range")
+}
+
+// HeldEverywhere fails when a wildcard listener (0.0.0.0, ::) holds one of
+// ports: that port is then taken on every loopback address, and no range
+// is free for whatever needs it.
+func HeldEverywhere(ports []int) error {
+	ls, err := listeners()
+	if err != nil {
+		return err
+	}
+	return heldEverywhere(ls, ports)
+}
+
+func heldEverywhere(ls []listener, ports []int) error {
+	for _, l := range ls {
+		for _, port := range ports {
+			if l.port == port && l.addr.IsUnspecified() {
+				return fmt.Errorf("port %d is taken on every address (a process listens on %s)", port, netip.AddrPortFrom(l.addr, uint16(port)))
+			}
+		}
+	}
+	return nil
 }

@@ -166,6 +166,24 @@ func TestFailureHalfWayTearsDown(t *testing.T) {
 	}
 }
 
+// An instance that fails its status check fails the create at once, with
+// its reason, instead of being waited for until the ready timeout (the
+// simulated region reports an instance whose scylla-server could not take
+// its address so).
+func TestImpairedInstanceFailsTheCreate(t *testing.T) {
+	f := newFakeEC2(t)
+	f.impairedAt, f.reason = 2, "scylla-server failed to start: it exited: bind: address already in use"
+	var logs strings.Builder
+	p := testProvider(t, f, &logs, func(o *Options) { o.AMI = "ami-explicit"; o.ReadyTimeout = time.Hour })
+	_, err := p.Create(context.Background(), testSpec())
+	if err == nil || !strings.Contains(err.Error(), "impaired") || !strings.Contains(err.Error(), f.order[1]) || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("want the impaired instance named with its reason, got %v", err)
+	}
+	if l := f.live(); len(l) != 0 {
+		t.Fatalf("%d instances left running after a failed Create", len(l))
+	}
+}
+
 func TestSpotFallsBackToOnDemand(t *testing.T) {
 	f := newFakeEC2(t)
 	f.failRunAt = 1 // spot refused

@@ -36,12 +36,17 @@ type fakeEC2 struct {
 	failRunAt int
 	runCalls  int
 	images    []fakeImage
+	// impairedAt makes the n-th instance (1-based) fail its instance status
+	// check, with reason in its state reason.
+	impairedAt int
+	reason     string
 }
 
 type fakeInstance struct {
 	id, typ, az, ami, state, privateIP, publicIP, userData string
 	tags                                                   map[string]string
 	polls                                                  int
+	reason                                                 string // stateReason's message
 }
 
 type fakeSG struct {
@@ -218,6 +223,9 @@ func (f *fakeEC2) runInstances(q url.Values) string {
 	in.tags["sg"] = q.Get("SecurityGroupId.1")
 	f.instances[in.id] = in
 	f.order = append(f.order, in.id)
+	if len(f.order) == f.impairedAt {
+		in.reason = f.reason
+	}
 	return "<reservationId>r-1</reservationId><ownerId>1</ownerId><instancesSet>" + instanceXML(in) + "</instancesSet>"
 }
 
@@ -231,6 +239,9 @@ func instanceXML(in *fakeInstance) string {
 	pub := ""
 	if in.state == "running" {
 		pub = "<ipAddress>" + in.publicIP + "</ipAddress>"
+	}
+	if in.reason != "" {
+		pub += "<stateReason><code>Server.InternalError</code><message>" + html.EscapeString(in.reason) + "</message></stateReason>"
 	}
 	return fmt.Sprintf("<item><instanceId>%s</instanceId><imageId>%s</imageId><instanceType>%s</instanceType><placement><availabilityZone>%s</availabilityZone></placement><instanceState><code>0</code><name>%s</name></instanceState><privateIpAddress>%s</privateIpAddress>%s%s</item>",
 		in.id, in.ami, in.typ, in.az, in.state, in.privateIP, pub, tagSetXML(tags))
@@ -303,7 +314,11 @@ func (f *fakeEC2) describeStatus(q url.Values) string {
 		if in.state != "running" {
 			continue
 		}
-		fmt.Fprintf(&b, "<item><instanceId>%s</instanceId><availabilityZone>%s</availabilityZone><instanceState><code>16</code><name>running</name></instanceState><systemStatus><status>ok</status></systemStatus><instanceStatus><status>ok</status></instanceStatus></item>", in.id, in.az)
+		st := "ok"
+		if f.impairedAt > 0 && in.id == f.order[f.impairedAt-1] {
+			st = "impaired"
+		}
+		fmt.Fprintf(&b, "<item><instanceId>%s</instanceId><availabilityZone>%s</availabilityZone><instanceState><code>16</code><name>running</name></instanceState><systemStatus><status>ok</status></systemStatus><instanceStatus><status>%s</status></instanceStatus></item>", in.id, in.az, st)
 	}
 	b.WriteString("</instanceStatusSet>")
 	return b.String()

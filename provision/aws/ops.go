@@ -82,7 +82,10 @@ func (p *Provider) waitReady(ctx context.Context, ls []launched) error {
 	for {
 		running, addrs, err := p.describeRunning(ctx, ids)
 		if err == nil && running == len(ids) {
-			ok, serr := p.statusOK(ctx, ids)
+			ok, impaired, serr := p.statusOK(ctx, ids)
+			if serr == nil && len(impaired) > 0 {
+				return fmt.Errorf("aws: instance %s failed its status checks (impaired): %s", impaired[0], p.reasonOf(ctx, impaired[0]))
+			}
 			if serr == nil && ok == len(ids) {
 				for i := range ls {
 					a := addrs[ls[i].node.ID]
@@ -144,19 +147,37 @@ func stateReason(in types.Instance) string {
 	return "no reason given"
 }
 
-func (p *Provider) statusOK(ctx context.Context, ids []string) (int, error) {
+// statusOK counts the instances whose two status checks pass and lists
+// those with a failed one (impaired: a machine that needs someone's hand,
+// which waiting does not mend).
+func (p *Provider) statusOK(ctx context.Context, ids []string) (int, []string, error) {
 	out, err := p.client.DescribeInstanceStatus(ctx, &ec2.DescribeInstanceStatusInput{InstanceIds: ids})
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	ok := 0
+	var impaired []string
 	for _, s := range out.InstanceStatuses {
-		if s.InstanceStatus != nil && s.SystemStatus != nil &&
-			s.InstanceStatus.Status == types.SummaryStatusOk && s.SystemStatus.Status == types.SummaryStatusOk {
+		if s.InstanceStatus == nil || s.SystemStatus == nil {
+			continue
+		}
+		switch {
+		case s.InstanceStatus.Status == types.SummaryStatusOk && s.SystemStatus.Status == types.SummaryStatusOk:
 			ok++
+		case s.InstanceStatus.Status == types.SummaryStatusImpaired || s.SystemStatus.Status == types.SummaryStatusImpaired:
+			impaired = append(impaired, awssdk.ToString(s.InstanceId))
 		}
 	}
-	return ok, nil
+	return ok, impaired, nil
+}
+
+// reasonOf is the instance's state reason, as DescribeInstances gives it.
+func (p *Provider) reasonOf(ctx context.Context, id string) string {
+	out, err := p.client.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+	if err != nil || len(out.Reservations) == 0 || len(out.Reservations[0].Instances) == 0 {
+		return "no reason given"
+	}
+	return stateReason(out.Reservations[0].Instances[0])
 }
 
 func (p *Provider) securityGroup() string {
