@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/elasticity-dev/elasticity/emulator/localcluster"
 )
 
 // api_address moves the REST API off the listen address, as scylla.yaml's
@@ -23,6 +25,10 @@ func TestAPIAddressMovesREST(t *testing.T) {
 	c := DefaultConfig()
 	c.ListenAddress, c.APIAddress, c.DataDir = "127.0.77.1", "127.0.77.2", t.TempDir()
 	c.Stderr = io.Discard
+	// The test probes these addresses: another process on them would answer.
+	if busy, err := localcluster.Busy("127.0.77.1", 2, []int{c.CQLPort, c.RESTPort, c.MetricsPort, c.InternodePort, c.NodeExporterPort}); err != nil || busy != "" {
+		t.Fatalf("this test's addresses 127.0.77.1-2 are not free: %q in use (%v)", busy, err)
+	}
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, c) }()
 	t.Cleanup(func() {
@@ -34,6 +40,12 @@ func TestAPIAddressMovesREST(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	var body string
 	for {
+		select {
+		case err := <-done:
+			done <- err // for the cleanup
+			t.Fatalf("the node stopped before answering: %v", err)
+		default:
+		}
 		resp, err := http.Get("http://127.0.77.2:10000/storage_service/operation_mode")
 		if err == nil {
 			b, _ := io.ReadAll(resp.Body)
