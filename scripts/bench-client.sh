@@ -56,9 +56,20 @@ trap stop_server EXIT
 run() {
 	local label=$1
 	shift
+	# Something already answering there would be measured instead of nullcql.
+	if (exec 3<>"/dev/tcp/$addr/9042") 2>/dev/null; then
+		echo "bench-client: $addr:9042 is already in use by another process; set BENCH_ADDR to a free loopback address" >&2
+		return 1
+	fi
 	"${pin_srv[@]}" "$out/nullcql" -addr "$addr:9042" -value-size "$value" >"$out/server.log" 2>&1 &
 	srv_pid=$!
 	sleep 0.5
+	if ! kill -0 "$srv_pid" 2>/dev/null; then
+		echo "bench-client: nullcql did not start on $addr:9042:" >&2
+		tail -5 "$out/server.log" >&2
+		srv_pid=
+		return 1
+	fi
 	local c0 c1
 	c0=$(awk '{print $14+$15}' "/proc/$srv_pid/stat")
 	/usr/bin/time -v -o "$out/time.txt" "${pin_cli[@]}" "$out/$client" stress --hosts "$addr" \
