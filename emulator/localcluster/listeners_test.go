@@ -170,3 +170,18 @@ func TestNodeBehindWrapper(t *testing.T) {
 		t.Fatalf("the test process took for the node's: %v", err)
 	}
 }
+
+// A wildcard listener takes its port on every address: no range is free
+// for what needs that port, and the error names the listener.
+func TestHeldEverywhere(t *testing.T) {
+	ls := []listener{{addr: netip.MustParseAddr("127.0.5.2"), port: 9042}, {addr: netip.IPv4Unspecified(), port: 22}, {addr: netip.IPv6Unspecified(), port: 9100}}
+	if err := heldEverywhere(ls, []int{9042, 7000}); err != nil {
+		t.Errorf("a listener on one address holds its port everywhere: %v", err)
+	}
+	if err := heldEverywhere(ls, []int{7000, 22}); err == nil || !strings.Contains(err.Error(), "port 22") || !strings.Contains(err.Error(), "0.0.0.0:22") {
+		t.Errorf("0.0.0.0:22: %v", err)
+	}
+	if err := heldEverywhere(ls, []int{9100}); err == nil || !strings.Contains(err.Error(), "[::]:9100") {
+		t.Errorf("[::]:9100: %v", err)
+	}
+}

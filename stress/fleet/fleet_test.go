@@ -306,7 +306,8 @@ func TestFleetLoaderFailure(t *testing.T) {
 	defer cancel()
 	_, err := f.Stream(ctx, func(i int) stress.Job {
 		j := stress.DefaultJob()
-		j.Hosts, j.Rate, j.WriteRatio, j.ReadRatio, j.Duration = []string{"127.0.10.250"}, 10, 1, 0, time.Second
+		// Port 1: no CQL node, this test's or another's, is ever reached.
+		j.Hosts, j.Port, j.Rate, j.WriteRatio, j.ReadRatio, j.Duration = []string{"127.0.10.250"}, 1, 10, 1, 0, time.Second
 		if i == 1 {
 			j.KeyStride = 0 // refused: exit status 2
 		}
