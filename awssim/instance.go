@@ -37,7 +37,7 @@ type instance struct {
 	booted, impaired   bool
 	reason, reasonCode string
 	conf               machineConf
-	scyllaUp           bool // scylla-server runs, holding its own listeners
+	scyllaStarted      bool // scylla-server started, holding its own listeners
 
 	nodePid atomic.Int64 // scylla-server's process group, 0 when none
 
@@ -169,7 +169,7 @@ func (in *instance) startNode(c machineConf) error {
 		in.nodePid.Store(0)
 		return fmt.Errorf("scylla-server failed to start: %w", err)
 	}
-	in.set(func() { in.scyllaUp = true })
+	in.set(func() { in.scyllaStarted = true })
 	r.logf("%s: scylla-server started (pid %d): dc %s rack %s, api_address %s, seeds %s", in.id, cmd.Process.Pid, c.dc, c.rack, c.apiAddress, seeds)
 	return nil
 }
@@ -259,7 +259,7 @@ func (in *instance) shutdown(force bool, final string) {
 	}
 	in.set(func() {
 		in.state = final
-		in.booted, in.scyllaUp = false, false
+		in.booted = false
 		if final == stateTerminated {
 			in.reasonCode, in.reason = "Client.UserInitiatedShutdown", "Client.UserInitiatedShutdown: User initiated shutdown"
 		}

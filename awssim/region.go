@@ -233,7 +233,7 @@ type InstanceInfo struct {
 	SecurityGroups        []string
 	DC, Rack, APIAddress  string
 	Seeds                 []string
-	// ScyllaStarted: scylla-server runs, holding its own addresses.
+	// ScyllaStarted: scylla-server started at boot, holding its own addresses.
 	ScyllaStarted, Spot bool
 	// Impaired: the boot failed (the instance status check fails); Reason says why.
 	Impaired bool
@@ -254,7 +254,7 @@ func (r *Region) Instances() []InstanceInfo {
 		}
 		out = append(out, InstanceInfo{ID: in.id, Type: in.typ.Name, Zone: in.az, State: in.state, Private: in.private, Public: in.public,
 			Tags: tags, SecurityGroups: append([]string(nil), in.sgs...), DC: in.conf.dc, Rack: in.conf.rack, APIAddress: in.conf.apiAddress,
-			Seeds: append([]string(nil), in.conf.seeds...), ScyllaStarted: in.scyllaUp, Spot: in.spot, Impaired: in.impaired, Reason: in.reason,
+			Seeds: append([]string(nil), in.conf.seeds...), ScyllaStarted: in.scyllaStarted, Spot: in.spot, Impaired: in.impaired, Reason: in.reason,
 			LogPath: in.logPath()})
 	}
 	return out
