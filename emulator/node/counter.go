@@ -30,8 +30,9 @@ import (
 // picks a random live replica of the local DC, else the closest one); the
 // leader's lock covers a row, not a cell; deleting a counter removes it
 // outright (ScyllaDB keeps a tombstone, after which increments of that
-// cell are lost until it is purged); counters are not streamed specially
-// (they live only in vnode keyspaces, which the emulator does not stream).
+// cell are lost until it is purged); counters are not streamed specially:
+// bootstrap and repair merge their shards as a write does (bootstrap.go,
+// repair.go).
 
 // shardSize is one encoded shard: host id, clock, value.
 const shardSize = 16 + 8 + 8

@@ -67,6 +67,8 @@ func (n *Node) handle(ctx context.Context, m *msg) (*msg, error) {
 			return nil, errors.New("scan without a request")
 		}
 		return n.scanOut(ctx, m.Scan)
+	case opVnodeBootstrap:
+		return nil, n.vnodeBootstrap(ctx, m.Meta)
 	case opRepairPull:
 		return nil, n.repairPull(ctx, m.Scan)
 	case opTruncate:

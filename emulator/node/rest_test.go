@@ -239,15 +239,16 @@ func TestRESTSnapshots(t *testing.T) {
 	}
 }
 
-// Cleanup drops the rows of a vnodes keyspace whose tokens this node no
-// longer owns once another node has joined, and keeps the rest
-// (compaction/task_manager_module.cc cleanup_keyspace_compaction_task_impl).
+// A node joining a vnodes keyspace streams the rows of the ranges it takes
+// over (dht/range_streamer.cc); cleanup then drops them from the old node,
+// which keeps the rest (compaction/task_manager_module.cc
+// cleanup_keyspace_compaction_task_impl): no row is lost.
 func TestCleanupDropsUnownedVnodeRows(t *testing.T) {
 	var log syncBuf
 	a := restMember(t, 1, &log)
 	createKeyspaceTable(t, a, "vn", false, 300)
 	before := localTokens(t, a, "vn")
-	restMember(t, 2, &log)
+	b := restMember(t, 2, &log)
 	deadline := time.Now().Add(20 * time.Second)
 	for len(a.view.Load().ring) != 2*numVnodeTokens || a.view.Load().m.Nodes[a.hostID].State != engine.StateNormal {
 		if time.Now().After(deadline) {
@@ -276,6 +277,9 @@ func TestCleanupDropsUnownedVnodeRows(t *testing.T) {
 		if reps := vnodeReplicas(v.ring, k, tok, v.dcs); reps[0].Host != a.hostID {
 			t.Fatalf("row at token %d kept, owned by %s", tok, reps[0].Host)
 		}
+	}
+	if streamed := localTokens(t, b, "vn"); len(streamed)+len(after) != len(before) {
+		t.Errorf("the joined node holds %d rows and the old one %d of %d", len(streamed), len(after), len(before))
 	}
 	if !strings.Contains(log.String(), "[Cleanup vn.t] Cleaned 1 sstables to") {
 		t.Error("no cleanup line in the log")

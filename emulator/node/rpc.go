@@ -40,6 +40,8 @@ const (
 	opRangeRead    = "range_read"
 	// Repair: pull a range's rows from a peer and merge them (repair.go).
 	opRepairPull = "repair_pull"
+	// Bootstrap: a joining node streams its vnodes ranges (bootstrap.go).
+	opVnodeBootstrap = "vnode_bootstrap"
 	// Lightweight transactions: a partition's lease from its paxos leader,
 	// and its release (paxos.go).
 	opPaxosLock   = "paxos_lock"

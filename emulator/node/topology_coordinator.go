@@ -124,6 +124,11 @@ func (n *Node) execCoord(ctx context.Context, op *coordOp) error {
 				return err
 			}
 			n.markSeen(nm.HostID)
+			// Joining: it streams its vnodes ranges; normal: the rows
+			// written meanwhile (bootstrap.go).
+			if err := n.bootstrapVnodes(ctx, nm.HostID); err != nil {
+				return fmt.Errorf("bootstrap of %s: %w", nm.Addr, err)
+			}
 		}
 		n.log.Logf(scyllalog.Info, "raft_topology", "Node %s (%s) joined the cluster", nm.Addr, nm.HostID)
 		// "Make sure the load balancer knows the capacity for the new node
