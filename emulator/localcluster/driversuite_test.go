@@ -22,7 +22,6 @@ import (
 var driverSuiteSkips = map[string]string{
 	"TestUDT_UpdateField":          "updating one field of a user-defined type (SET col.field = ?) is not emulated",
 	"TestRecreateSchema":           "needs secondary indexes, materialized views and every table option ScyllaDB shows (paxos_grace_seconds, tombstone_gc)",
-	"TestSessionMetadataAPIs":      "needs secondary indexes and materialized views",
 	"TestJSONSupport":              "INSERT JSON and toJson() are not emulated",
 	"TestTracing":                  "query tracing (system_traces) is not emulated",
 	"TestPagingWithAllowFiltering": "range deletions on clustering columns (DELETE ... WHERE c > ?) are not emulated",
