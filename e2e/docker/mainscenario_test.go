@@ -108,7 +108,7 @@ func mainScenarioOnDocker(t *testing.T, version string) {
 	if code != 0 && code != 1 {
 		t.Fatalf("exit %d after %s\n%s", code, took.Round(time.Second), log)
 	}
-	t.Logf("%s: 90pct-scaleout on docker took %s (exit %d, status %s)", version, took.Round(time.Second), code, res.Status)
+	t.Logf("%s: 90pct-scaleout on docker took %s (exit %d, status %s: %.300s)", version, took.Round(time.Second), code, res.Status, res.Reason)
 
 	mount := map[string]float64{"i4i.large": 93 << 20, "i4i.4xlarge": 750 << 20}
 	// node_exporter where the image has it; df in the container otherwise,

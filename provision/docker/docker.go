@@ -137,6 +137,17 @@ var (
 	_ provision.ExitNotifier   = (*Provider)(nil)
 )
 
+// Ryuk (testcontainers' reaper) is one more image to pull, and it would
+// end every container when this process exits: our labels and `elasticity
+// gc` clean up instead. Respect an explicit choice. Set before anything
+// reads testcontainers' configuration, which it loads once (the plan's
+// image lookup comes before New).
+func init() {
+	if os.Getenv("TESTCONTAINERS_RYUK_DISABLED") == "" {
+		_ = os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
+	}
+}
+
 // New builds the provider.
 func New(opts Options) *Provider {
 	if opts.Image == "" {
@@ -147,12 +158,6 @@ func New(opts Options) *Provider {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
-	}
-	// Ryuk (testcontainers' reaper) is one more image to pull, and it would
-	// end every container when this process exits: our labels and `elasticity
-	// gc` clean up instead. Respect an explicit choice.
-	if os.Getenv("TESTCONTAINERS_RYUK_DISABLED") == "" {
-		_ = os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
 	}
 	// testcontainers prints every container step on stderr; the provider
 	// reports what matters through Logf.
