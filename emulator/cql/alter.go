@@ -144,3 +144,94 @@ func sortColumns(t *engine.Table) {
 		return a.Name < b.Name
 	})
 }
+
+// alterKeyspace is ALTER KEYSPACE as cql3/statements/alter_keyspace_statement.cc
+// validates it: the options given replace the keyspace's, the others stay;
+// a keyspace cannot move between vnodes and tablets. Changing the
+// replication of a keyspace with tablets (a topology request that
+// rebuilds its tablets, one DC by at most 1 at a time in ScyllaDB) is
+// refused by the emulator; for vnodes the new replication takes effect at
+// once, without moving data (ScyllaDB too leaves that to repair).
+func (ec *execCtx) alterKeyspace(sch *engine.Schema, x *cqlparse.AlterKeyspace) (*engine.SchemaChange, error) {
+	if isSystemKeyspace(x.Keyspace) {
+		return nil, engine.Errorf(engine.CodeInvalid, "Cannot alter system keyspace")
+	}
+	old := sch.Keyspaces[x.Keyspace]
+	if old == nil {
+		return nil, engine.Errorf(engine.CodeInvalid, "Unknown keyspace %s", x.Keyspace)
+	}
+	opts := map[string]cqlparse.Term{}
+	for k, v := range x.Options {
+		opts[k] = v
+	}
+	replChanged := opts["replication"].Kind != 0
+	ks := *old
+	if replChanged || opts["tablets"].Kind != 0 {
+		if !replChanged {
+			// keyspaceDef needs the replication; keep the current one.
+			opts["replication"] = replicationTerm(old.Replication)
+		}
+		if opts["tablets"].Kind == 0 {
+			opts["tablets"] = tabletsTerm(old.TabletsEnabled)
+		}
+		nk, err := ec.keyspaceDef(&cqlparse.CreateKeyspace{Keyspace: x.Keyspace, Options: opts})
+		if err != nil {
+			return nil, err
+		}
+		if nk.TabletsEnabled != old.TabletsEnabled {
+			return nil, engine.Errorf(engine.CodeInvalid, "Cannot alter replication strategy vnode/tablets flavor")
+		}
+		if old.TabletsEnabled && !sameReplication(old.Replication, nk.Replication) {
+			return nil, engine.Errorf(engine.CodeInvalid, "Changing the replication of keyspace %s, which uses tablets, is not supported by the emulator", x.Keyspace)
+		}
+		ks.Replication = nk.Replication
+		if nk.Tablets > 0 {
+			ks.Tablets = nk.Tablets
+		}
+		if _, set := x.Options["durable_writes"]; set {
+			ks.DurableWrites = nk.DurableWrites
+		}
+	} else if _, set := x.Options["durable_writes"]; set {
+		nk, err := ec.keyspaceDef(&cqlparse.CreateKeyspace{Keyspace: x.Keyspace, Options: map[string]cqlparse.Term{
+			"replication":    replicationTerm(old.Replication),
+			"durable_writes": x.Options["durable_writes"],
+			"tablets":        tabletsTerm(old.TabletsEnabled),
+		}})
+		if err != nil {
+			return nil, err
+		}
+		ks.DurableWrites = nk.DurableWrites
+	} else {
+		return nil, engine.Errorf(engine.CodeSyntaxError, "ALTER KEYSPACE %s: no option to change", x.Keyspace)
+	}
+	return &engine.SchemaChange{Kind: engine.AlterKeyspace, Keyspace: &ks, KeyspaceName: ks.Name}, nil
+}
+
+func replicationTerm(repl map[string]string) cqlparse.Term {
+	t := cqlparse.Term{Kind: cqlparse.TermMap}
+	for k, v := range repl {
+		t.Keys = append(t.Keys, cqlparse.Term{Kind: cqlparse.TermString, Text: k})
+		t.Values = append(t.Values, cqlparse.Term{Kind: cqlparse.TermString, Text: v})
+	}
+	return t
+}
+
+func tabletsTerm(enabled bool) cqlparse.Term {
+	v := "false"
+	if enabled {
+		v = "true"
+	}
+	return cqlparse.Term{Kind: cqlparse.TermMap, Keys: []cqlparse.Term{{Kind: cqlparse.TermString, Text: "enabled"}}, Values: []cqlparse.Term{{Kind: cqlparse.TermString, Text: v}}}
+}
+
+func sameReplication(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}

@@ -57,3 +57,36 @@ func TestAlterTable(t *testing.T) {
 		}
 	}
 }
+
+// ALTER KEYSPACE (alter_keyspace_statement.cc): vnode keyspaces change
+// replication and durable_writes; a keyspace stays vnodes or tablets; the
+// emulator refuses to change a tablets keyspace's replication.
+func TestAlterKeyspace(t *testing.T) {
+	mem := enginetest.NewMemory("alterks")
+	hp := enginetest.StartServer(t, "127.0.1.53:0", mem)
+	s := newSession(t, hp, "")
+	for _, q := range []string{
+		`CREATE KEYSPACE vk WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1} AND tablets = {'enabled': false}`,
+		`CREATE KEYSPACE tk WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`,
+		`ALTER KEYSPACE vk WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 3} AND durable_writes = false`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	var repl map[string]string
+	var durable bool
+	if err := s.Query(`SELECT replication, durable_writes FROM system_schema.keyspaces WHERE keyspace_name = 'vk'`).Scan(&repl, &durable); err != nil || repl["datacenter1"] != "3" || durable {
+		t.Errorf("vk after ALTER: %v durable %v, %v", repl, durable, err)
+	}
+	for q, msg := range map[string]string{
+		`ALTER KEYSPACE vk WITH tablets = {'enabled': true}`:                                          "Cannot alter replication strategy vnode/tablets flavor",
+		`ALTER KEYSPACE tk WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 2}`: "is not supported by the emulator",
+		`ALTER KEYSPACE system WITH durable_writes = false`:                                           "Cannot alter system keyspace",
+		`ALTER KEYSPACE nope WITH durable_writes = false`:                                             "Unknown keyspace nope",
+	} {
+		if err := s.Query(q).Exec(); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: %v, want %q", q, err, msg)
+		}
+	}
+}

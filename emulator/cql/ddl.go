@@ -129,6 +129,8 @@ func (ec *execCtx) schemaChange(st cqlparse.Statement) (*engine.SchemaChange, er
 		return ec.typeChange(sch, st)
 	case *cqlparse.AlterTable:
 		return ec.alterTable(sch, x)
+	case *cqlparse.AlterKeyspace:
+		return ec.alterKeyspace(sch, x)
 	case *cqlparse.DropTable:
 		ks := x.Keyspace
 		if ks == "" {

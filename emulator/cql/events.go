@@ -100,6 +100,8 @@ func schemaChangeParts(ch engine.SchemaChange) (primitive.SchemaChangeType, prim
 		return primitive.SchemaChangeTypeDropped, primitive.SchemaChangeTargetTable, ch.KeyspaceName, ch.TableName
 	case engine.AlterTable:
 		return primitive.SchemaChangeTypeUpdated, primitive.SchemaChangeTargetTable, ch.KeyspaceName, ch.TableName
+	case engine.AlterKeyspace:
+		return primitive.SchemaChangeTypeUpdated, primitive.SchemaChangeTargetKeyspace, ch.KeyspaceName, ""
 	case engine.CreateType:
 		return primitive.SchemaChangeTypeCreated, primitive.SchemaChangeTargetType, ch.KeyspaceName, ch.TableName
 	case engine.DropType:

@@ -347,7 +347,7 @@ func (ec *execCtx) run(st cqlparse.Statement) message.Message {
 		res, err = ec.describeKeyspace(x)
 	case *cqlparse.Truncate:
 		res, err = ec.truncate(x)
-	case *cqlparse.CreateKeyspace, *cqlparse.DropKeyspace, *cqlparse.CreateTable, *cqlparse.DropTable, *cqlparse.CreateType, *cqlparse.DropType, *cqlparse.AlterTable:
+	case *cqlparse.CreateKeyspace, *cqlparse.DropKeyspace, *cqlparse.CreateTable, *cqlparse.DropTable, *cqlparse.CreateType, *cqlparse.DropType, *cqlparse.AlterTable, *cqlparse.AlterKeyspace:
 		res, err = ec.ddl(st)
 	default:
 		err = engine.Errorf(engine.CodeSyntaxError, "%s statements are not supported", st.Name())

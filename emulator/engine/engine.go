@@ -136,7 +136,8 @@ const (
 	DropTable
 	CreateType
 	DropType
-	AlterTable // Table is the new definition (same id)
+	AlterTable    // Table is the new definition (same id)
+	AlterKeyspace // Keyspace is the new definition
 )
 
 // SchemaChange is one DDL statement, already validated syntactically.

@@ -219,6 +219,14 @@ func applySchemaChange(m *Meta, ch engine.SchemaChange, initialTablets int) (*Me
 		return n, nil
 	case engine.CreateType, engine.DropType:
 		return applyTypeChange(m, ch)
+	case engine.AlterKeyspace:
+		if ch.Keyspace == nil || m.Keyspaces[ch.Keyspace.Name] == nil {
+			return nil, engine.Errorf(engine.CodeInvalid, "Unknown keyspace %s", ch.KeyspaceName)
+		}
+		n := m.clone()
+		ks := *ch.Keyspace
+		n.Keyspaces[ks.Name] = &ks
+		return n, nil
 	case engine.AlterTable:
 		if ch.Table == nil {
 			return nil, engine.Errorf(engine.CodeInvalid, "ALTER TABLE without a definition")

@@ -179,6 +179,14 @@ type Batch struct {
 	Using      Using
 }
 
+// AlterKeyspace is ALTER KEYSPACE name WITH options.
+type AlterKeyspace struct {
+	Keyspace string
+	Options  map[string]Term
+}
+
+func (*AlterKeyspace) Name() string { return "ALTER KEYSPACE" }
+
 // AlterTable is ALTER TABLE ... ADD columns | DROP columns | WITH options.
 type AlterTable struct {
 	Keyspace, Table string

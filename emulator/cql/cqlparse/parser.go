@@ -276,6 +276,21 @@ func (p *parser) statement() (Statement, error) {
 		return p.batchStmt()
 	case "alter":
 		p.i++
+		if p.acceptKw("keyspace") || p.acceptKw("schema") {
+			p.stmt = "ALTER KEYSPACE"
+			name, err := p.ident("keyspace name")
+			if err != nil {
+				return nil, err
+			}
+			st := &AlterKeyspace{Keyspace: name, Options: map[string]Term{}}
+			if err := p.expectKw("with"); err != nil {
+				return nil, err
+			}
+			if err := p.options(st.Options); err != nil {
+				return nil, err
+			}
+			return st, nil
+		}
 		if !p.acceptKw("table") && !p.acceptKw("columnfamily") {
 			p.stmt = "ALTER"
 			return nil, p.errf("unsupported ALTER %s (only ALTER TABLE)", p.peek())

@@ -246,6 +246,12 @@ func applyChange(cur *engine.Schema, ch engine.SchemaChange) (*engine.Schema, er
 			return nil, engine.Errorf(engine.CodeInvalid, "Table '%s.%s' doesn't exist", ch.KeyspaceName, ch.TableName)
 		}
 		delete(next.Tables[ch.KeyspaceName], ch.TableName)
+	case engine.AlterKeyspace:
+		if ch.Keyspace == nil || cur.Keyspaces[ch.Keyspace.Name] == nil {
+			return nil, engine.Errorf(engine.CodeInvalid, "Unknown keyspace %s", ch.KeyspaceName)
+		}
+		ks := *ch.Keyspace
+		next.Keyspaces[ks.Name] = &ks
 	case engine.AlterTable:
 		if ch.Table == nil || cur.Tables[ch.Table.Keyspace][ch.Table.Name] == nil {
 			return nil, engine.Errorf(engine.CodeInvalid, "ALTER TABLE of a table that does not exist")
