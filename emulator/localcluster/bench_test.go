@@ -28,7 +28,7 @@ func BenchmarkWriteLatencyUnmodelled(b *testing.B) { benchWrites(b, 1, "1000000"
 
 func benchWrites(b *testing.B, workers int, opsPerVCPU string) {
 	exe, _ := os.Executable()
-	opts := Options{Binary: exe, Env: []string{nodeEnv + "=1"}, Nodes: 3, Racks: 3, Dir: b.TempDir(), BaseAddress: "127.0.0.15",
+	opts := Options{Binary: exe, Env: []string{nodeEnv + "=1"}, Nodes: 3, Racks: 3, Dir: b.TempDir(), BaseAddress: "127.0.144.15",
 		StartTimeout: 30 * time.Second, ExtraNodeArgs: []string{"--initial-tablets", "16", "--ops-per-vcpu", opsPerVCPU, "--disk-gb", "0"}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

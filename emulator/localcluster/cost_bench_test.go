@@ -71,7 +71,7 @@ func BenchmarkNodeCost(b *testing.B) {
 		us(rt), 2*us(rt))
 	b.ReportMetric(2*us(rt), "µs-floor/op")
 	exe, _ := os.Executable()
-	opts := Options{Binary: exe, Env: append([]string{nodeEnv + "=1"}, strings.Fields(os.Getenv("BENCH_EMU_NODE_ENV"))...), Nodes: 3, Racks: 3, Dir: b.TempDir(), BaseAddress: "127.0.0.25",
+	opts := Options{Binary: exe, Env: append([]string{nodeEnv + "=1"}, strings.Fields(os.Getenv("BENCH_EMU_NODE_ENV"))...), Nodes: 3, Racks: 3, Dir: b.TempDir(), BaseAddress: "127.0.144.25",
 		InstanceType: "i4i.4xlarge", VCPUs: 16, MemoryGB: 128, DiskGB: 3750,
 		StartTimeout: 60 * time.Second, ExtraNodeArgs: []string{"--initial-tablets", "16"}}
 	switch it := os.Getenv("BENCH_EMU_INSTANCE"); it {

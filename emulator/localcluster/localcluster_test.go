@@ -46,6 +46,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// testOptions: each test's cluster has a range of its own, never
+// 127.0.0.2 onwards, where `cluster up` and the local backend start by
+// default (Start fails naming a free range if the range is taken anyway).
 func testOptions(t *testing.T, base string, nodes int) Options {
 	exe, err := os.Executable()
 	if err != nil {
@@ -249,7 +252,7 @@ func readRows(t *testing.T, s *gocql.Session, from, to int, cl gocql.Consistency
 // with tablets, 10,000 rows at QUORUM through a token-aware driver, REST and
 // metrics, then one node killed: QUORUM works and ALL is unavailable.
 func TestThreeNodes(t *testing.T) {
-	c := startCluster(t, testOptions(t, "127.0.0.2", 3))
+	c := startCluster(t, testOptions(t, "127.0.144.2", 3))
 	s := session(t, c.Hosts()...)
 	createSchema(t, s)
 
@@ -359,7 +362,7 @@ func tabletsOn(t *testing.T, addr string) float64 {
 // parallel; after quiesce every new node holds tablets and every row reads
 // back at QUORUM; then a decommission loses nothing and frees the node.
 func TestJoinAndDecommission(t *testing.T) {
-	opts := testOptions(t, "127.0.0.5", 3)
+	opts := testOptions(t, "127.0.144.5", 3)
 	c := startCluster(t, opts)
 	s := session(t, c.Hosts()...)
 	createSchema(t, s)
