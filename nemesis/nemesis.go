@@ -121,6 +121,9 @@ type Env struct {
 	Progress func(phase results.Phase, msg string)
 	Cycles   *Cycles
 	Recovery Recovery // nil: latency_recovered is not awaited
+	// Cleanup: nodetool cleanup on the old nodes after a grow (vnodes), or
+	// why it is skipped (tablets).
+	Cleanup  Cleanup
 	Timeouts Policy
 	LogDir   string // hook output goes to LogDir/hooks
 	// Heartbeat is how often long waits report progress (default DefaultHeartbeat).

@@ -17,6 +17,7 @@ const (
 	WaitBalance  = "data_balanced"     // quiesce: no migrations in flight
 	WaitRecovery = "latency_recovered" // P99 back within target
 	WaitHook     = "hook"              // external command
+	WaitCleanup  = "cleanup"           // nodetool cleanup on the old nodes after a grow
 )
 
 // Timeout is the pair of limits of one wait: past Soft a warning is

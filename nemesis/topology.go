@@ -191,13 +191,17 @@ func growBatch(ctx context.Context, env *Env, s Step, specs []provision.NodeSpec
 	ev = base
 	ev.Type, ev.Nodes = results.EventNodesNormal, names(added)
 	env.emit(ev)
-	return finishTopology(ctx, env, s, base, requested, what, move, added)
+	return finishTopology(ctx, env, s, base, requested, what, move, added, func(ctx context.Context) error {
+		return cleanupAfterGrow(ctx, env, s, base, what, added)
+	})
 }
 
-// finishTopology waits for balance and latency recovery and ends the step.
+// finishTopology waits for balance, runs afterBalance (cleanup after a
+// grow; nil: nothing), waits for latency recovery and ends the step.
 // Latency recovery is judged from the request, as the offline reduction
-// judges it (results.SustainedRecovery), but awaited only once balanced.
-func finishTopology(ctx context.Context, env *Env, s Step, base results.Event, requested time.Time, what string, move float64, watch []*cluster.Node) error {
+// judges it (results.SustainedRecovery), but awaited only once balanced and
+// cleaned up: SCT's cleanup is part of the add-node disruption, under load.
+func finishTopology(ctx context.Context, env *Env, s Step, base results.Event, requested time.Time, what string, move float64, watch []*cluster.Node, afterBalance func(context.Context) error) error {
 	env.progress(what + ": waiting for data to be balanced (no tablet migrations in flight)")
 	t := env.Timeouts.For(WaitBalance, move, s.Timeouts)
 	if err := wait(ctx, env, what+": waiting for data to be balanced", t, watch, balanced(env, s, watch)); err != nil {
@@ -207,6 +211,11 @@ func finishTopology(ctx context.Context, env *Env, s Step, base results.Event, r
 	ev := base
 	ev.Type, ev.Time = results.EventDataBalanced, balanced
 	env.emit(ev)
+	if afterBalance != nil {
+		if err := afterBalance(ctx); err != nil {
+			return err
+		}
+	}
 
 	if env.Recovery != nil {
 		env.progress(what + ": waiting for P99 latency to recover")
@@ -301,7 +310,7 @@ func shrinkBatch(ctx context.Context, env *Env, s Step, nodes []*cluster.Node, d
 		}
 		env.emit(results.Event{Type: results.EventNodeState, Node: nd.Name, State: "removed", Expected: true, Step: s.Name})
 	}
-	return finishTopology(ctx, env, s, base, requested, what, move, nil)
+	return finishTopology(ctx, env, s, base, requested, what, move, nil, nil)
 }
 
 // decommissionAll decommissions the nodes concurrently and waits for all,

@@ -434,7 +434,7 @@ func diskTable(res *results.Result) Table {
 
 func durationTable(res *results.Result) Table {
 	t := Table{ID: "durations", Name: "Durations", Columns: []string{"phase", "duration [HH:MM:SS]"},
-		Note: "Add new node(s): requested → new nodes UN; New node(s) ready: UN → data balanced; Data balanced and Latency recovered: from the request. Latency recovered is sustained: the start of the first run of consecutive intervals (thresholds.recovery.intervals, 10 by default) within target with under 1% failed or dropped operations, begun before the next step."}
+		Note: "Add new node(s): requested → new nodes UN; New node(s) ready: UN → data balanced; Data balanced and Latency recovered: from the request. Cleanup: nodetool cleanup on the old nodes after a grow on a vnodes keyspace, in parallel (SCT's nodetool_cleanup_on_all_nodes_parallel). Latency recovered is sustained: the start of the first run of consecutive intervals (thresholds.recovery.intervals, 10 by default) within target with under 1% failed or dropped operations, begun before the next step."}
 	// The plan's estimates, when the run recorded them, stand beside the
 	// measured durations ("New node(s) ready 00:14:29, plan 00:12:00").
 	withPlan := false
@@ -461,11 +461,19 @@ func durationTable(res *results.Result) Table {
 	if n <= 0 {
 		n = results.DefaultRecoveryIntervals
 	}
+	var skipped []string
 	for _, s := range res.Steps {
+		if s.CleanupSkipped != "" {
+			t.Rows = append(t.Rows, append([]Cell{{Value: (results.Duration{Name: results.DurCleanup, Cycle: s.Cycle}).Subject()}, {Value: "skipped", Threshold: s.CleanupSkipped}}, plan(0)...))
+			skipped = append(skipped, s.CleanupSkipped)
+		}
 		if s.NotRecovered {
 			t.Rows = append(t.Rows, append([]Cell{{Value: (results.Duration{Name: results.DurLatencyRecov, Cycle: s.Cycle}).Subject()}, {Value: "not recovered", Status: CellFailed,
 				Threshold: fmt.Sprintf("no %d consecutive intervals within target before the next step", n)}}, plan(s.PlanSeconds[results.DurLatencyRecov])...))
 		}
+	}
+	if len(skipped) > 0 {
+		t.Note += " Cleanup skipped: " + skipped[0] + "."
 	}
 	return t
 }

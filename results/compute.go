@@ -254,6 +254,12 @@ func (r *reducer) event(ev *Event) {
 		r.step(ev).RecoveredAt = timePtr(ev.Time)
 	case EventStepEnd:
 		r.step(ev).EndedAt = timePtr(ev.Time)
+	case EventCleanupStart:
+		r.step(ev).CleanupStartAt = timePtr(ev.Time)
+	case EventCleanupEnd:
+		r.step(ev).CleanupEndAt = timePtr(ev.Time)
+	case EventCleanupSkipped:
+		r.step(ev).CleanupSkipped = ev.Message
 	case EventNodeOp:
 		r.nodeOp(ev)
 	case EventStall:
@@ -787,6 +793,9 @@ func stepDurations(s *StepTiming) []Duration {
 	}
 	out = append(out, d(DurDataBalanced, s.RequestedAt, s.BalancedAt)...)
 	out = append(out, d(DurLatencyRecov, s.RequestedAt, s.RecoveredAt)...)
+	if s.CleanupStartAt != nil {
+		out = append(out, d(DurCleanup, *s.CleanupStartAt, s.CleanupEndAt)...)
+	}
 	return out
 }
 

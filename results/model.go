@@ -136,6 +136,13 @@ const (
 	EventDataBalanced  = "data_balanced"  // Step: quiesce_topology returned, no migrations in flight
 	EventLatencyRecov  = "latency_recovered"
 	EventStepEnd       = "step_end" // Step
+	// EventCleanupStart, EventCleanupEnd: Step, Cycle, Nodes: nodetool
+	// cleanup of the run's vnodes keyspace on the nodes that held data
+	// before a grow (DurCleanup). EventCleanupSkipped: Step, Cycle,
+	// Message: why it did not run (a tablets keyspace).
+	EventCleanupStart   = "cleanup_start"
+	EventCleanupEnd     = "cleanup_end"
+	EventCleanupSkipped = "cleanup_skipped"
 	// EventNodeOp: Step, Cycle, Kind, Mode, Node, State (requested |
 	// joined | left): one node's part of a topology step, as the topology
 	// coordinator executed it (joins one at a time; removals one at a
@@ -539,6 +546,11 @@ type StepTiming struct {
 	// NotRecovered: latency did not recover (sustained) before the next step or the end.
 	NotRecovered bool       `json:"not_recovered,omitempty"`
 	EndedAt      *time.Time `json:"ended_at,omitempty"`
+	// CleanupStartAt, CleanupEndAt: nodetool cleanup on the old nodes (DurCleanup).
+	CleanupStartAt *time.Time `json:"cleanup_start_at,omitempty"`
+	CleanupEndAt   *time.Time `json:"cleanup_end_at,omitempty"`
+	// CleanupSkipped says why cleanup did not run after this step (tablets).
+	CleanupSkipped string `json:"cleanup_skipped,omitempty"`
 	// NodeOps is each node's request and join or leave, in request order.
 	NodeOps []NodeOp `json:"node_ops,omitempty"`
 	// PlanSeconds are the plan's estimates of this step's durations by name.

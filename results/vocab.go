@@ -65,6 +65,10 @@ const (
 	DurDrainNodes   = "Drain node(s)"     // drain requested → nodes left
 	DurDataBalanced = "Data balanced"     // step requested → no tablet migrations in flight
 	DurLatencyRecov = "Latency recovered" // step requested → P99 back under its target
+	// DurCleanup: nodetool cleanup on the pre-existing nodes after a grow on
+	// a vnodes keyspace, all nodes in parallel (SCT sdcm/nemesis
+	// nodetool_cleanup_on_all_nodes_parallel): cleanup requested → every node done.
+	DurCleanup = "Cleanup"
 	// DurCompactions: the compactions phase, the wait before the steady
 	// state until no compaction had run for the quiet period (or its timeout).
 	DurCompactions = "Compactions settled"
@@ -77,7 +81,7 @@ const DurHookPrefix = "Hook "
 // steps and the wait for compactions before the steady state (besides one
 // per fill phase, named after it, and one per hook step). A duration
 // threshold may name any of them.
-var StandardDurations = []string{DurAddNodes, DurNodesReady, DurRemoveNodes, DurDrainNodes, DurDataBalanced, DurLatencyRecov, DurCompactions}
+var StandardDurations = []string{DurAddNodes, DurNodesReady, DurRemoveNodes, DurDrainNodes, DurDataBalanced, DurLatencyRecov, DurCleanup, DurCompactions}
 
 // SteadyStateCycle is the name of the steady-state cycle.
 const SteadyStateCycle = "Cycle #0"

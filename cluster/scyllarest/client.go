@@ -207,6 +207,19 @@ func (c *Client) Flush(ctx context.Context) error {
 	return c.do(ctx, http.MethodPost, "/storage_service/flush", nil, true)
 }
 
+// KeyspaceCleanup drops the keyspace's data this node no longer owns, as
+// `nodetool cleanup` does (POST /storage_service/keyspace_cleanup/{keyspace},
+// cf = the tables, all when none; api/storage_service.cc
+// force_keyspace_cleanup). ScyllaDB answers when the cleanup compaction is
+// done; with tablets it is a no-op.
+func (c *Client) KeyspaceCleanup(ctx context.Context, keyspace string, tables ...string) error {
+	path := "/storage_service/keyspace_cleanup/" + url.PathEscape(keyspace)
+	if len(tables) > 0 {
+		path += "?" + url.Values{"cf": {strings.Join(tables, ",")}}.Encode()
+	}
+	return c.do(ctx, http.MethodPost, path, nil, true)
+}
+
 // QuiesceTopology blocks until no topology operation or tablet migration is
 // in flight (POST /storage_service/quiesce_topology).
 func (c *Client) QuiesceTopology(ctx context.Context) error {

@@ -167,6 +167,16 @@ func (lc *liveCluster) Load(ctx context.Context, n *cluster.Node) (nemesis.Load,
 	return l, nil
 }
 
+// keyspaceCleaner runs nodetool cleanup of one keyspace on a node.
+type keyspaceCleaner struct {
+	lc       *liveCluster
+	keyspace string
+}
+
+func (k keyspaceCleaner) Cleanup(ctx context.Context, n *cluster.Node) error {
+	return k.lc.c.Admin(n).KeyspaceCleanup(ctx, k.keyspace)
+}
+
 func (lc *liveCluster) ExpectDeath(n *cluster.Node) { lc.deaths.ExpectDeath(n.Name) }
 
 func (lc *liveCluster) CollectLogs(ctx context.Context, dir string) error {

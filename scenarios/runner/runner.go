@@ -769,10 +769,29 @@ func (r *run) nemesisEnv() *nemesis.Env {
 		Progress: r.rep.Progress,
 		Cycles:   r.cycles,
 		Recovery: r.recovery,
+		Cleanup:  r.cleanup(),
 		Timeouts: pol,
 		LogDir:   filepath.Join(r.dir, results.DirLogs),
 	}
 }
+
+// cleanup is what follows a grow: nodetool cleanup of the run's keyspace on
+// the old nodes when it uses vnodes (SCT's nodetool_cleanup_on_all_nodes_parallel),
+// a recorded skip when it uses tablets, nothing when the flavour's default
+// is kept.
+func (r *run) cleanup() nemesis.Cleanup {
+	lc, _ := r.cluster.(*liveCluster)
+	switch {
+	case r.p.Data.Tablets > 0:
+		return nemesis.Cleanup{Skip: TabletsCleanupSkip}
+	case r.p.Data.Tablets < 0 && lc != nil:
+		return nemesis.Cleanup{Cleaner: keyspaceCleaner{lc: lc, keyspace: r.p.Data.Keyspace}}
+	}
+	return nemesis.Cleanup{}
+}
+
+// TabletsCleanupSkip is why a tablets keyspace is not cleaned up.
+const TabletsCleanupSkip = "tablets keyspace: ScyllaDB's cleanup is a no-op with tablets (a replica drops a tablet's data when the tablet moves away)"
 
 func (r *run) nemesis(ctx context.Context) error {
 	env := r.nemesisEnv()
