@@ -29,7 +29,7 @@ func TestDurationsShowCleanupAndItsSkip(t *testing.T) {
 	if !strings.Contains(joined, "Cleanup (Cycle #1)=00:01:23") || !strings.Contains(joined, "Cleanup (Cycle #2)=skipped") {
 		t.Fatalf("rows: %s", joined)
 	}
-	if !strings.Contains(tb.Note, "Cleanup skipped: tablets keyspace: no-op.") {
+	if !strings.Contains(tb.Note, "Cleanup skipped: tablets keyspace: no-op.") || !strings.Contains(tb.Note, cleanupNote) {
 		t.Fatalf("note: %s", tb.Note)
 	}
 	var b bytes.Buffer

@@ -434,7 +434,7 @@ func diskTable(res *results.Result) Table {
 
 func durationTable(res *results.Result) Table {
 	t := Table{ID: "durations", Name: "Durations", Columns: []string{"phase", "duration [HH:MM:SS]"},
-		Note: "Add new node(s): requested → new nodes UN; New node(s) ready: UN → data balanced; Data balanced and Latency recovered: from the request. Cleanup: nodetool cleanup on the old nodes after a grow on a vnodes keyspace, in parallel (SCT's nodetool_cleanup_on_all_nodes_parallel). Latency recovered is sustained: the start of the first run of consecutive intervals (thresholds.recovery.intervals, 10 by default) within target with under 1% failed or dropped operations, begun before the next step."}
+		Note: "Add new node(s): requested → new nodes UN; New node(s) ready: UN → data balanced; Data balanced and Latency recovered: from the request. Latency recovered is sustained: the start of the first run of consecutive intervals (thresholds.recovery.intervals, 10 by default) within target with under 1% failed or dropped operations, begun before the next step."}
 	// The plan's estimates, when the run recorded them, stand beside the
 	// measured durations ("New node(s) ready 00:14:29, plan 00:12:00").
 	withPlan := false
@@ -472,11 +472,20 @@ func durationTable(res *results.Result) Table {
 				Threshold: fmt.Sprintf("no %d consecutive intervals within target before the next step", n)}}, plan(s.PlanSeconds[results.DurLatencyRecov])...))
 		}
 	}
+	for _, d := range res.Durations {
+		if d.Name == results.DurCleanup {
+			t.Note += " " + cleanupNote
+			break
+		}
+	}
 	if len(skipped) > 0 {
 		t.Note += " Cleanup skipped: " + skipped[0] + "."
 	}
 	return t
 }
+
+// cleanupNote says what the Cleanup duration measures.
+const cleanupNote = "Cleanup: nodetool cleanup on the nodes that were members before a grow batch, in parallel, once the data is balanced (SCT's nodetool_cleanup_on_all_nodes_parallel): they drop the vnodes ranges the new nodes took over."
 
 func stepTable(res *results.Result) Table {
 	t := Table{ID: "steps", Name: "Topology steps", Columns: []string{"step", "cycle", "kind", "mode", "nodes", "requested", "nodes normal", "data balanced", "latency recovered", "ended"}}

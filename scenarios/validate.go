@@ -590,10 +590,10 @@ func validDurationName(s *Scenario, name string) bool {
 
 // plannedDuration reports whether the plan estimates the durations a
 // duration ceiling names (a "1.5x plan" ceiling needs an estimate): fill
-// phases and topology steps have one; holds, hooks and the wait for
-// compactions do not.
+// phases and topology steps have one; holds, hooks, the wait for
+// compactions and the cleanup after a grow do not.
 func plannedDuration(s *Scenario, name string) bool {
-	if name == results.DurCompactions {
+	if name == results.DurCompactions || name == results.DurCleanup {
 		return false
 	}
 	for _, st := range s.Nemesis {
