@@ -3,8 +3,6 @@ package cql_test
 import (
 	"strings"
 	"testing"
-
-	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
 )
 
 // ALTER TABLE ADD, DROP and WITH with cql3/statements/
@@ -12,15 +10,7 @@ import (
 // prepared again after the change (UNPREPARED, as ScyllaDB drops a
 // table's prepared statements with its old schema).
 func TestAlterTable(t *testing.T) {
-	mem := enginetest.NewMemory("alter")
-	hp := enginetest.StartServer(t, "127.0.1.52:0", mem)
-	s := newSession(t, hp, "")
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if err := s.Query(q, args...).Exec(); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	_, s, exec := memorySession(t, "alter", "127.0.1.52:0")
 	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
 	exec(`CREATE TABLE ks.t (p int, c int, v text, PRIMARY KEY (p, c))`)
 	exec(`INSERT INTO ks.t (p, c, v) VALUES (1, 1, 'a')`)
@@ -62,18 +52,10 @@ func TestAlterTable(t *testing.T) {
 // replication and durable_writes; a keyspace stays vnodes or tablets; the
 // emulator refuses to change a tablets keyspace's replication.
 func TestAlterKeyspace(t *testing.T) {
-	mem := enginetest.NewMemory("alterks")
-	hp := enginetest.StartServer(t, "127.0.1.53:0", mem)
-	s := newSession(t, hp, "")
-	for _, q := range []string{
-		`CREATE KEYSPACE vk WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1} AND tablets = {'enabled': false}`,
-		`CREATE KEYSPACE tk WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`,
-		`ALTER KEYSPACE vk WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 3} AND durable_writes = false`,
-	} {
-		if err := s.Query(q).Exec(); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	_, s, exec := memorySession(t, "alterks", "127.0.1.53:0")
+	exec(`CREATE KEYSPACE vk WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1} AND tablets = {'enabled': false}`)
+	exec(`CREATE KEYSPACE tk WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`ALTER KEYSPACE vk WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 3} AND durable_writes = false`)
 	var repl map[string]string
 	var durable bool
 	if err := s.Query(`SELECT replication, durable_writes FROM system_schema.keyspaces WHERE keyspace_name = 'vk'`).Scan(&repl, &durable); err != nil || repl["datacenter1"] != "3" || durable {

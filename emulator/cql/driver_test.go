@@ -36,6 +36,22 @@ func newSession(t testing.TB, hostport string, keyspace string) *gocql.Session {
 	return s
 }
 
+// memorySession starts a memory-engine server named name on its own
+// loopback addr and connects to it; exec runs a statement and fails the
+// test on an error, for the setup steps of a test.
+func memorySession(t *testing.T, name, addr string) (hostport string, s *gocql.Session, exec func(q string, args ...any)) {
+	t.Helper()
+	hostport = enginetest.StartServer(t, addr, enginetest.NewMemory(name))
+	s = newSession(t, hostport, "")
+	exec = func(q string, args ...any) {
+		t.Helper()
+		if err := s.Query(q, args...).Exec(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return hostport, s, exec
+}
+
 func TestDriverHandshake(t *testing.T) {
 	mem := enginetest.NewMemory("test-cluster")
 	hp := enginetest.StartServer(t, "127.0.1.1:0", mem)

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
 )
 
 // IN on clustering columns (rows in clustering order, duplicates once:
@@ -16,15 +14,7 @@ import (
 // expression.cc: ttl is the remaining time, null without one) with USING
 // TIMESTAMP and TTL.
 func TestRestrictionsAndCellAttributes(t *testing.T) {
-	mem := enginetest.NewMemory("restrict")
-	hp := enginetest.StartServer(t, "127.0.1.47:0", mem)
-	s := newSession(t, hp, "")
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if err := s.Query(q, args...).Exec(); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	_, s, exec := memorySession(t, "restrict", "127.0.1.47:0")
 	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
 	exec(`CREATE TABLE ks.t (p int, c int, v text, PRIMARY KEY (p, c)) WITH CLUSTERING ORDER BY (c DESC)`)
 	for p := 1; p <= 3; p++ {

@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/gocql/gocql"
-
-	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
 )
 
 // STATIC columns hold one value per partition. The semantics checked here
@@ -21,15 +19,7 @@ import (
 // statement_restrictions.cc), and CREATE TABLE's checks
 // (cql3/statements/create_table_statement.cc).
 func TestStaticColumns(t *testing.T) {
-	mem := enginetest.NewMemory("static")
-	hp := enginetest.StartServer(t, "127.0.1.43:0", mem)
-	s := newSession(t, hp, "")
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if err := s.Query(q, args...).Exec(); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	_, s, exec := memorySession(t, "static", "127.0.1.43:0")
 	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
 	exec(`CREATE TABLE ks.t (p int, c int, s text STATIC, v text, PRIMARY KEY (p, c))`)
 

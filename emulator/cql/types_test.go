@@ -7,8 +7,6 @@ import (
 
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/gocql/gocql"
-
-	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
 )
 
 // Tuples (cql3/tuples.cc; shown frozen in system_schema), durations
@@ -16,15 +14,7 @@ import (
 // primary key, create_table_statement.cc) and literals of date, time and
 // decimal, read back through the Go driver's own decoding.
 func TestTupleDurationAndLiterals(t *testing.T) {
-	mem := enginetest.NewMemory("types")
-	hp := enginetest.StartServer(t, "127.0.1.48:0", mem)
-	s := newSession(t, hp, "")
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if err := s.Query(q, args...).Exec(); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	hp, s, exec := memorySession(t, "types", "127.0.1.48:0")
 	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
 	exec(`CREATE TABLE ks.t (k int PRIMARY KEY, tup frozen<tuple<int, text>>, d duration, day date, tm time, dec decimal)`)
 	var typ string
@@ -68,17 +58,9 @@ func TestTupleDurationAndLiterals(t *testing.T) {
 // The time and uuid functions of cql3/functions/time_uuid_fcts.hh and
 // uuid_fcts.hh, in values, conditions and selections.
 func TestTimeFunctions(t *testing.T) {
-	mem := enginetest.NewMemory("fcts")
-	hp := enginetest.StartServer(t, "127.0.1.49:0", mem)
-	s := newSession(t, hp, "")
-	for _, q := range []string{
-		`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1} AND tablets = {'enabled': false}`,
-		`CREATE TABLE ks.t (k int PRIMARY KEY, id timeuuid, at timestamp, u uuid)`,
-	} {
-		if err := s.Query(q).Exec(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, s, exec := memorySession(t, "fcts", "127.0.1.49:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1} AND tablets = {'enabled': false}`)
+	exec(`CREATE TABLE ks.t (k int PRIMARY KEY, id timeuuid, at timestamp, u uuid)`)
 	before := time.Now().Add(-time.Second)
 	if err := s.Query(`INSERT INTO ks.t (k, id, at, u) VALUES (1, now(), dateOf(now()), uuid())`).Exec(); err != nil {
 		t.Fatal(err)
@@ -126,17 +108,9 @@ func TestTimeFunctions(t *testing.T) {
 // (cql3/query_options.cc prepare); a :name marker's variable is named
 // after it, a ? marker's after its column.
 func TestNamedValues(t *testing.T) {
-	mem := enginetest.NewMemory("named")
-	hp := enginetest.StartServer(t, "127.0.1.50:0", mem)
-	s := newSession(t, hp, "")
-	for _, q := range []string{
-		`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`,
-		`CREATE TABLE ks.t (id int PRIMARY KEY, value text)`,
-	} {
-		if err := s.Query(q).Exec(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, s, exec := memorySession(t, "named", "127.0.1.50:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TABLE ks.t (id int PRIMARY KEY, value text)`)
 	if err := s.Query(`INSERT INTO ks.t (id, value) VALUES (:key, :v)`, gocql.NamedValue("key", 1), gocql.NamedValue("v", "named")).Exec(); err != nil {
 		t.Fatal(err)
 	}
@@ -154,19 +128,11 @@ func TestNamedValues(t *testing.T) {
 // metadata, values round-tripped through the Go driver's UDT encoding, and
 // DROP TYPE refused while a table uses it (drop_type_statement.cc).
 func TestUserDefinedTypes(t *testing.T) {
-	mem := enginetest.NewMemory("udt")
-	hp := enginetest.StartServer(t, "127.0.1.51:0", mem)
-	s := newSession(t, hp, "")
-	for _, q := range []string{
-		`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`,
-		`CREATE TYPE ks.point (x int, y int, label text)`,
-		`CREATE TYPE IF NOT EXISTS ks.point (x int)`,
-		`CREATE TABLE ks.t (k int PRIMARY KEY, p frozen<point>, ps list<frozen<point>>)`,
-	} {
-		if err := s.Query(q).Exec(); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	_, s, exec := memorySession(t, "udt", "127.0.1.51:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TYPE ks.point (x int, y int, label text)`)
+	exec(`CREATE TYPE IF NOT EXISTS ks.point (x int)`)
+	exec(`CREATE TABLE ks.t (k int PRIMARY KEY, p frozen<point>, ps list<frozen<point>>)`)
 	var names, types []string
 	if err := s.Query(`SELECT field_names, field_types FROM system_schema.types WHERE keyspace_name = 'ks' AND type_name = 'point'`).Scan(&names, &types); err != nil {
 		t.Fatal(err)
