@@ -286,7 +286,7 @@ func (p *parser) statement() (Statement, error) {
 			if err := p.expectKw("with"); err != nil {
 				return nil, err
 			}
-			if err := p.options(st.Options); err != nil {
+			if err := p.options(st.Options, "option name"); err != nil {
 				return nil, err
 			}
 			return st, nil
@@ -332,17 +332,11 @@ func (p *parser) ifNotExists() (bool, error) {
 	return false, nil
 }
 
-// options parses `name = term [AND name = term]...` after WITH.
-func (p *parser) options(into map[string]Term) error {
+// options parses `name = term [AND name = term]...` after WITH; what
+// names the option in an error ("option name", "table option").
+func (p *parser) options(into map[string]Term, what string) error {
 	for {
-		name, err := p.ident("option name")
-		if err != nil {
-			return err
-		}
-		if err := p.expect("="); err != nil {
-			return err
-		}
-		v, err := p.term()
+		name, v, err := p.option(what)
 		if err != nil {
 			return err
 		}
@@ -351,6 +345,40 @@ func (p *parser) options(into map[string]Term) error {
 			return nil
 		}
 	}
+}
+
+// option parses one `name = term`.
+func (p *parser) option(what string) (string, Term, error) {
+	name, err := p.ident(what)
+	if err != nil {
+		return "", Term{}, err
+	}
+	if err := p.expect("="); err != nil {
+		return "", Term{}, err
+	}
+	v, err := p.term()
+	if err != nil {
+		return "", Term{}, err
+	}
+	return name, v, nil
+}
+
+// commaList parses `item [, item]...`, in parentheses or without them
+// (ALTER TABLE ADD and DROP take both); item parses one element.
+func (p *parser) commaList(item func() error) error {
+	paren := p.accept("(")
+	for {
+		if err := item(); err != nil {
+			return err
+		}
+		if !p.accept(",") {
+			break
+		}
+	}
+	if paren {
+		return p.expect(")")
+	}
+	return nil
 }
 
 func (p *parser) createKeyspace() (Statement, error) {
@@ -366,7 +394,7 @@ func (p *parser) createKeyspace() (Statement, error) {
 	if err := p.expectKw("with"); err != nil {
 		return nil, err
 	}
-	if err := p.options(st.Options); err != nil {
+	if err := p.options(st.Options, "option name"); err != nil {
 		return nil, err
 	}
 	return st, nil
@@ -511,14 +539,7 @@ func (p *parser) createTable() (Statement, error) {
 				}
 				st.CompactStorage = true
 			default:
-				name, err := p.ident("table option")
-				if err != nil {
-					return nil, err
-				}
-				if err := p.expect("="); err != nil {
-					return nil, err
-				}
-				v, err := p.term()
+				name, v, err := p.option("table option")
 				if err != nil {
 					return nil, err
 				}
@@ -542,64 +563,35 @@ func (p *parser) alterTable() (Statement, error) {
 	st := &AlterTable{Keyspace: ks, Table: name}
 	switch {
 	case p.acceptKw("add"):
-		paren := p.accept("(")
-		for {
+		err = p.commaList(func() error {
 			col, err := p.ident("column name")
 			if err != nil {
-				return nil, err
+				return err
 			}
 			typ, err := p.cqlType()
 			if err != nil {
-				return nil, err
+				return err
 			}
 			st.Add = append(st.Add, ColumnDef{Name: col, Type: typ, Static: p.acceptKw("static")})
-			if !p.accept(",") {
-				break
-			}
-		}
-		if paren {
-			if err := p.expect(")"); err != nil {
-				return nil, err
-			}
-		}
+			return nil
+		})
 	case p.acceptKw("drop"):
-		paren := p.accept("(")
-		for {
+		err = p.commaList(func() error {
 			col, err := p.ident("column name")
 			if err != nil {
-				return nil, err
+				return err
 			}
 			st.Drop = append(st.Drop, col)
-			if !p.accept(",") {
-				break
-			}
-		}
-		if paren {
-			if err := p.expect(")"); err != nil {
-				return nil, err
-			}
-		}
+			return nil
+		})
 	case p.acceptKw("with"):
 		st.Options = map[string]Term{}
-		for {
-			opt, err := p.ident("table option")
-			if err != nil {
-				return nil, err
-			}
-			if err := p.expect("="); err != nil {
-				return nil, err
-			}
-			v, err := p.term()
-			if err != nil {
-				return nil, err
-			}
-			st.Options[opt] = v
-			if !p.acceptKw("and") {
-				break
-			}
-		}
+		err = p.options(st.Options, "table option")
 	default:
 		return nil, p.errf("unsupported ALTER TABLE %s (ADD, DROP or WITH)", p.peek())
+	}
+	if err != nil {
+		return nil, err
 	}
 	return st, nil
 }
