@@ -1,11 +1,8 @@
 package reporting
 
 import (
-	"bytes"
-	"context"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -203,38 +200,12 @@ func TestCompareScreenshot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: not starting a browser")
 	}
-	var browser string
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			browser = p
-			break
-		}
-	}
-	if browser == "" {
-		t.Skip("no chromium in PATH (apt-get install -y chromium): skipping the screenshot of the comparison")
-	}
+	browser := chromium(t, "the comparison")
 	dir, _, _ := compareLoadMatrix(t)
 	out := *compareScreenshot
 	if out == "" {
 		out = filepath.Join(t.TempDir(), "comparison.png")
 	}
-	abs, err := filepath.Abs(filepath.Join(dir, FileCompareHTML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, browser, "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
-		"--user-data-dir="+t.TempDir(), "--screenshot="+out, "--window-size=1400,2600", "file://"+abs)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", browser, err, b)
-	}
-	png, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.HasPrefix(png, []byte("\x89PNG")) || len(png) < 50_000 {
-		t.Fatalf("%s is not a plausible screenshot (%d bytes)", out, len(png))
-	}
-	t.Logf("screenshot of the comparison: %s (%d kB)", out, len(png)/1000)
+	size := screenshotPage(t, browser, filepath.Join(dir, FileCompareHTML), out, "1400,2600")
+	t.Logf("screenshot of the comparison: %s (%d kB)", out, size/1000)
 }
