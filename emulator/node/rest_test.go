@@ -50,6 +50,32 @@ func wantError(t *testing.T, srv *httptest.Server, method, path string, status i
 	}
 }
 
+// restOK sends one request that must answer 200 and returns its body.
+func restOK(t *testing.T, srv *httptest.Server, method, path string) any {
+	t.Helper()
+	code, v := restCall(t, srv, method, path)
+	if code != 200 {
+		t.Fatalf("%s %s: %d %v", method, path, code, v)
+	}
+	return v
+}
+
+// restServer serves n's REST API until the test ends.
+func restServer(t *testing.T, n *Node) *httptest.Server {
+	srv := httptest.NewServer(n.RESTHandler(nil))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// restTableMember starts member 1 with ks.t (see createKeyspaceTable)
+// and serves its REST API.
+func restTableMember(t *testing.T, log *syncBuf, ks string, tablets bool, rows int) (*Node, *httptest.Server) {
+	t.Helper()
+	n := restMember(t, 1, log)
+	createKeyspaceTable(t, n, ks, tablets, rows)
+	return n, restServer(t, n)
+}
+
 // createKeyspaceTable makes ks.t (RF 1; tablets or vnodes) and writes rows.
 func createKeyspaceTable(t *testing.T, n *Node, ks string, tablets bool, rows int) {
 	t.Helper()
@@ -96,8 +122,7 @@ func localTokens(t *testing.T, n *Node, ks string) []int64 {
 func TestRESTErrorsAreSeastarJSON(t *testing.T) {
 	var log syncBuf
 	a := restMember(t, 1, &log)
-	srv := httptest.NewServer(a.RESTHandler(nil))
-	defer srv.Close()
+	srv := restServer(t, a)
 	wantError(t, srv, "GET", "/storage_service/no_such_path", 404, "Not found")
 	wantError(t, srv, "DELETE", "/storage_service/host_id", 404, "Not found")
 	wantError(t, srv, "GET", "/storage_service/keyspace_scrub", 404, "Not found")
@@ -115,10 +140,7 @@ func TestRESTErrorsAreSeastarJSON(t *testing.T) {
 // (api/storage_service.cc, api/column_family.cc).
 func TestRESTKeyspaceOperations(t *testing.T) {
 	var log syncBuf
-	a := restMember(t, 1, &log)
-	createKeyspaceTable(t, a, "ks", true, 20)
-	srv := httptest.NewServer(a.RESTHandler(nil))
-	defer srv.Close()
+	_, srv := restTableMember(t, &log, "ks", true, 20)
 	for _, op := range []string{"POST /storage_service/keyspace_flush/ks", "POST /storage_service/keyspace_compaction/ks?cf=t",
 		"POST /storage_service/keyspace_cleanup/ks", "GET /storage_service/keyspace_scrub/ks?scrub_mode=VALIDATE&disable_snapshot=true",
 		"DELETE /storage_service/auto_compaction/ks?cf=t", "POST /column_family/major_compaction/ks:t"} {
@@ -147,10 +169,7 @@ func TestRESTKeyspaceOperations(t *testing.T) {
 // (api/storage_service.cc ensure_tablets_disabled).
 func TestRESTRing(t *testing.T) {
 	var log syncBuf
-	a := restMember(t, 1, &log)
-	createKeyspaceTable(t, a, "vn", false, 0)
-	srv := httptest.NewServer(a.RESTHandler(nil))
-	defer srv.Close()
+	a, srv := restTableMember(t, &log, "vn", false, 0)
 	_, ring := restCall(t, srv, "GET", "/storage_service/describe_ring/vn")
 	if r, _ := ring.([]any); len(r) != numVnodeTokens {
 		t.Fatalf("describe_ring: %v, want %d ranges", ring, numVnodeTokens)
@@ -187,13 +206,8 @@ func TestRESTRing(t *testing.T) {
 // replica/table.cc get_snapshot_details); clearing removes it.
 func TestRESTSnapshots(t *testing.T) {
 	var log syncBuf
-	a := restMember(t, 1, &log)
-	createKeyspaceTable(t, a, "ks", true, 200)
-	srv := httptest.NewServer(a.RESTHandler(nil))
-	defer srv.Close()
-	if code, v := restCall(t, srv, "POST", "/storage_service/snapshots?tag=s1&kn=ks"); code != 200 {
-		t.Fatalf("take snapshot: %d %v", code, v)
-	}
+	a, srv := restTableMember(t, &log, "ks", true, 200)
+	restOK(t, srv, "POST", "/storage_service/snapshots?tag=s1&kn=ks")
 	wantError(t, srv, "POST", "/storage_service/snapshots?tag=s1&kn=ks", 500, "std::runtime_error (Keyspace ks: snapshot s1 already exists.)")
 	sizes := func() (total, live float64) {
 		_, v := restCall(t, srv, "GET", "/storage_service/snapshots")
@@ -231,9 +245,7 @@ func TestRESTSnapshots(t *testing.T) {
 	if a.disk.Used() < used/2 {
 		t.Errorf("disk usage fell from %d to %d while the snapshot holds the data", used, a.disk.Used())
 	}
-	if code, v := restCall(t, srv, "DELETE", "/storage_service/snapshots?tag=s1"); code != 200 {
-		t.Fatalf("clear: %d %v", code, v)
-	}
+	restOK(t, srv, "DELETE", "/storage_service/snapshots?tag=s1")
 	if _, v := restCall(t, srv, "GET", "/storage_service/snapshots"); len(v.([]any)) != 0 {
 		t.Errorf("snapshots after clear: %v", v)
 	}
@@ -256,8 +268,7 @@ func TestCleanupDropsUnownedVnodeRows(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	srv := httptest.NewServer(a.RESTHandler(nil))
-	defer srv.Close()
+	srv := restServer(t, a)
 	if code, v := restCall(t, srv, "POST", "/storage_service/keyspace_cleanup/vn"); code != 200 || v != float64(0) {
 		t.Fatalf("cleanup: %d %v", code, v)
 	}
@@ -292,13 +303,8 @@ func TestCleanupDropsUnownedVnodeRows(t *testing.T) {
 // background (api/task_manager.cc, api/tasks.cc, tasks/task_manager.cc).
 func TestRESTCompactionTasks(t *testing.T) {
 	var log syncBuf
-	a := restMember(t, 1, &log)
-	createKeyspaceTable(t, a, "ks", true, 20)
-	srv := httptest.NewServer(a.RESTHandler(nil))
-	defer srv.Close()
-	if code, v := restCall(t, srv, "POST", "/storage_service/keyspace_compaction/ks"); code != 200 {
-		t.Fatalf("compaction: %d %v", code, v)
-	}
+	_, srv := restTableMember(t, &log, "ks", true, 20)
+	restOK(t, srv, "POST", "/storage_service/keyspace_compaction/ks")
 	if _, v := restCall(t, srv, "GET", "/task_manager/list_module_tasks/compaction"); len(v.([]any)) != 0 {
 		t.Errorf("a finished task outlived task_ttl 0: %v", v)
 	}
@@ -333,10 +339,7 @@ func TestRESTCompactionTasks(t *testing.T) {
 // rest_toppartitions_generic, db/data_listeners.cc).
 func TestRESTTopPartitions(t *testing.T) {
 	var log syncBuf
-	a := restMember(t, 1, &log)
-	createKeyspaceTable(t, a, "ks", true, 0)
-	srv := httptest.NewServer(a.RESTHandler(nil))
-	defer srv.Close()
+	a, srv := restTableMember(t, &log, "ks", true, 0)
 	done := make(chan any)
 	go func() {
 		_, v := restCall(t, srv, "GET", "/storage_service/toppartitions?table_filters=ks:t&duration=1500&list_size=1")
