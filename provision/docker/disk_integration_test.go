@@ -7,7 +7,6 @@ import (
 
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/provision/docker"
-	"github.com/elasticity-dev/elasticity/provision/docker/dockertest"
 	"github.com/elasticity-dev/elasticity/results"
 )
 
@@ -15,20 +14,7 @@ import (
 // container is its own tmpfs (catalog disk × the storage scale), and with
 // docker.data_mount none the host's file system, said by the source.
 func TestReadDiskInsideTheContainer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs a Docker engine and an image build")
-	}
-	c, err := dockertest.Client(context.Background())
-	if err != nil {
-		t.Skipf("no Docker engine reachable: %v", err)
-	}
-	defer c.Close()
-	bctx, bcancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	tag, _, err := dockertest.EmulatorImage(bctx, c, t.TempDir())
-	bcancel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, tag := engineWithImage(t)
 	for _, tc := range []struct {
 		mount  string
 		total  float64 // 0: the host's, the same for every node

@@ -82,6 +82,29 @@ func waitLog(path, substr string, want int, within time.Duration) error {
 	}
 }
 
+// engineWithImage connects to the Docker engine and builds the emulator
+// image, or skips the test in -short mode or without an engine. The
+// client stays open until the test's cleanups (teardown checks) are done.
+func engineWithImage(t *testing.T) (*testcontainers.DockerClient, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a Docker engine and an image build")
+	}
+	c, err := dockertest.Client(context.Background())
+	if err != nil {
+		t.Skipf("no Docker engine reachable: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	// The image build has its own budget: a cold static Go build is slow on a busy machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	tag, _, err := dockertest.EmulatorImage(ctx, c, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, tag
+}
+
 func checkGone(t *testing.T, ctx context.Context, c *testcontainers.DockerClient, runID string) {
 	t.Helper()
 	left, err := dockertest.Leftovers(ctx, c, runID)
@@ -97,21 +120,7 @@ func checkGone(t *testing.T, ctx context.Context, c *testcontainers.DockerClient
 // addresses reachable from the host, labels, CPU/memory limits per
 // instance type, stop/start/kill/pause as faults, removal and teardown.
 func TestProviderAgainstEngine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs a Docker engine and an image build")
-	}
-	c, err := dockertest.Client(context.Background())
-	if err != nil {
-		t.Skipf("no Docker engine reachable: %v", err)
-	}
-	defer c.Close()
-	// The image build has its own budget: a cold static Go build is slow on a busy machine.
-	bctx, bcancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	tag, _, err := dockertest.EmulatorImage(bctx, c, t.TempDir())
-	bcancel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, tag := engineWithImage(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
@@ -278,20 +287,7 @@ func TestProviderAgainstEngine(t *testing.T) {
 // user-defined network that is not the run's: free addresses are picked
 // around what is attached already, and the network outlives the run.
 func TestProviderOnExistingNetwork(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs a Docker engine and an image build")
-	}
-	c, err := dockertest.Client(context.Background())
-	if err != nil {
-		t.Skipf("no Docker engine reachable: %v", err)
-	}
-	defer c.Close()
-	bctx, bcancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	tag, _, err := dockertest.EmulatorImage(bctx, c, t.TempDir())
-	bcancel()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, tag := engineWithImage(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
