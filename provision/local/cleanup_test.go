@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -17,7 +16,6 @@ import (
 	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/nemesis"
 	"github.com/elasticity-dev/elasticity/provision"
-	. "github.com/elasticity-dev/elasticity/provision/local"
 	"github.com/elasticity-dev/elasticity/results"
 )
 
@@ -80,14 +78,7 @@ func TestEmulatorGrowCleansUpOldNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two emulated nodes")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	t.Cleanup(func() { logTails(t, dir) })
-	p := New(Options{Binary: exe, Env: []string{"ELASTICITY_LOCAL_EMULATOR_NODE=1"}, BaseAddress: "127.0.4.180", StopTimeout: 10 * time.Second, Logf: t.Logf})
-	t.Cleanup(func() { p.Destroy(context.Background()) })
+	p, dir := emulatedProvider(t, "127.0.4.180")
 	c := cluster.New(p, cluster.Options{NodeReadyTimeout: 60 * time.Second, PollInterval: 200 * time.Millisecond, Logf: t.Logf})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -31,14 +31,7 @@ func TestEmulatorClusterLifecycle(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts four emulated nodes")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	t.Cleanup(func() { logTails(t, dir) })
-	p := New(Options{Binary: exe, Env: []string{"ELASTICITY_LOCAL_EMULATOR_NODE=1"}, BaseAddress: "127.0.4.160", StopTimeout: 10 * time.Second, Logf: t.Logf})
-	t.Cleanup(func() { p.Destroy(context.Background()) })
+	p, dir := emulatedProvider(t, "127.0.4.160")
 
 	var mu sync.Mutex
 	var events []results.Event
@@ -48,7 +41,7 @@ func TestEmulatorClusterLifecycle(t *testing.T) {
 	defer cancel()
 
 	start := time.Now()
-	err = c.Create(ctx, provision.ClusterSpec{RunID: "it", Dir: dir, ClusterName: "it", Racks: []string{"rack1", "rack2", "rack3"}, NodesPerRack: 1, InstanceType: "i4i.large"})
+	err := c.Create(ctx, provision.ClusterSpec{RunID: "it", Dir: dir, ClusterName: "it", Racks: []string{"rack1", "rack2", "rack3"}, NodesPerRack: 1, InstanceType: "i4i.large"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,15 +198,8 @@ func TestEmulatorDeathsAndRemoveDead(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts four emulated nodes")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := New(Options{Binary: exe, Env: []string{"ELASTICITY_LOCAL_EMULATOR_NODE=1"}, BaseAddress: "127.0.4.170", StopTimeout: 10 * time.Second, Logf: t.Logf})
-	t.Cleanup(func() { p.Destroy(context.Background()) })
+	p, dir := emulatedProvider(t, "127.0.4.170")
 	c := cluster.New(p, cluster.Options{NodeReadyTimeout: 60 * time.Second, PollInterval: 200 * time.Millisecond, Logf: t.Logf})
-	dir := t.TempDir()
-	t.Cleanup(func() { logTails(t, dir) })
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if err := c.Create(ctx, provision.ClusterSpec{RunID: "deaths", Dir: dir, Racks: []string{"rack1", "rack2"}, NodesPerRack: 2, InstanceType: "i4i.large"}); err != nil {
@@ -268,6 +254,22 @@ func TestEmulatorDeathsAndRemoveDead(t *testing.T) {
 		t.Fatalf("death monitor reported another death: %v", err) // node-4's kill was the provider's
 	default:
 	}
+}
+
+// emulatedProvider is a local provider whose nodes are this test binary
+// running the emulated node (TestMain), from base upwards; it is
+// destroyed and its node logs' tails shown (of a failed test) at the end.
+func emulatedProvider(t *testing.T, base string) (*Provider, string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Cleanup(func() { logTails(t, dir) })
+	p := New(Options{Binary: exe, Env: []string{"ELASTICITY_LOCAL_EMULATOR_NODE=1"}, BaseAddress: base, StopTimeout: 10 * time.Second, Logf: t.Logf})
+	t.Cleanup(func() { p.Destroy(context.Background()) })
+	return p, dir
 }
 
 // logTails shows the end of every node log of a failed test.
