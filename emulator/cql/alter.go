@@ -15,12 +15,9 @@ import (
 // name is refused (ScyllaDB re-adds it and hides the older cells by their
 // timestamps, which the emulator does not track per column).
 func (ec *execCtx) alterTable(sch *engine.Schema, x *cqlparse.AlterTable) (*engine.SchemaChange, error) {
-	ks := x.Keyspace
-	if ks == "" {
-		ks = ec.keyspace
-	}
-	if ks == "" {
-		return nil, engine.Errorf(engine.CodeInvalid, "No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
+	ks, err := keyspaceOf(x.Keyspace, ec.keyspace)
+	if err != nil {
+		return nil, err
 	}
 	if isSystemKeyspace(ks) {
 		return nil, engine.Errorf(engine.CodeUnauthorized, "Cannot ALTER system table %s.%s", ks, x.Table)
@@ -36,7 +33,6 @@ func (ec *execCtx) alterTable(sch *engine.Schema, x *cqlparse.AlterTable) (*engi
 	for k, v := range old.Options {
 		t.Options[k] = v
 	}
-	var err error
 	switch {
 	case len(x.Add) > 0:
 		err = addColumns(&t, x.Add, keyspaceTypes(sch, ks))

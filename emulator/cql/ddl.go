@@ -98,12 +98,9 @@ func (ec *execCtx) schemaChange(st cqlparse.Statement) (*engine.SchemaChange, er
 		}
 		return &engine.SchemaChange{Kind: engine.DropKeyspace, IfExists: x.IfExists, KeyspaceName: x.Keyspace}, nil
 	case *cqlparse.CreateTable:
-		ks := x.Keyspace
-		if ks == "" {
-			ks = ec.keyspace
-		}
-		if ks == "" {
-			return nil, engine.Errorf(engine.CodeInvalid, "No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
+		ks, err := keyspaceOf(x.Keyspace, ec.keyspace)
+		if err != nil {
+			return nil, err
 		}
 		if isSystemKeyspace(ks) {
 			return nil, engine.Errorf(engine.CodeUnauthorized, "Cannot create tables in system keyspace %s", ks)
@@ -132,12 +129,9 @@ func (ec *execCtx) schemaChange(st cqlparse.Statement) (*engine.SchemaChange, er
 	case *cqlparse.AlterKeyspace:
 		return ec.alterKeyspace(sch, x)
 	case *cqlparse.DropTable:
-		ks := x.Keyspace
-		if ks == "" {
-			ks = ec.keyspace
-		}
-		if ks == "" {
-			return nil, engine.Errorf(engine.CodeInvalid, "No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
+		ks, err := keyspaceOf(x.Keyspace, ec.keyspace)
+		if err != nil {
+			return nil, err
 		}
 		if isSystemKeyspace(ks) {
 			return nil, engine.Errorf(engine.CodeUnauthorized, "Cannot DROP system table %s.%s", ks, x.Table)
@@ -173,11 +167,9 @@ func (ec *execCtx) typeChange(sch *engine.Schema, st cqlparse.Statement) (*engin
 	case *cqlparse.DropType:
 		ks, name = x.Keyspace, x.Type
 	}
-	if ks == "" {
-		ks = ec.keyspace
-	}
-	if ks == "" {
-		return nil, engine.Errorf(engine.CodeInvalid, "No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
+	ks, err := keyspaceOf(ks, ec.keyspace)
+	if err != nil {
+		return nil, err
 	}
 	if sch == nil || sch.Keyspaces[ks] == nil {
 		return nil, engine.Errorf(engine.CodeInvalid, "Keyspace %s doesn't exist", ks)
@@ -615,4 +607,17 @@ func termBool(t cqlparse.Term) (bool, error) {
 		return false, nil
 	}
 	return false, errors.New("expected true or false")
+}
+
+// keyspaceOf is the keyspace a statement names, or else the session's
+// (USE); with neither the statement is refused with ScyllaDB's message
+// (service/client_state.hh get_keyspace).
+func keyspaceOf(named, session string) (string, error) {
+	if named != "" {
+		return named, nil
+	}
+	if session == "" {
+		return "", engine.Errorf(engine.CodeInvalid, "No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
+	}
+	return session, nil
 }

@@ -140,27 +140,27 @@ func (ti *tableInfo) project(st *cqlparse.Select) (*projection, error) {
 				if err != nil {
 					return nil, err
 				}
-				p.cols = append(p.cols, c)
-				name := c.Name
-				if sel.Alias != "" {
-					name = sel.Alias
-				}
-				p.names = append(p.names, name)
+				p.add(c, sel.Alias)
 				continue
 			}
 			c, err := ti.column(sel.Column)
 			if err != nil {
 				return nil, err
 			}
-			p.cols = append(p.cols, c)
-			name := c.Name
-			if sel.Alias != "" {
-				name = sel.Alias
-			}
-			p.names = append(p.names, name)
+			p.add(c, sel.Alias)
 		}
 	}
 	return p, nil
+}
+
+// add appends an output column, named by its alias (AS) if it has one.
+func (p *projection) add(c *colInfo, alias string) {
+	p.cols = append(p.cols, c)
+	name := c.Name
+	if alias != "" {
+		name = alias
+	}
+	p.names = append(p.names, name)
 }
 
 func (p *projection) metadata(ti *tableInfo) *message.RowsMetadata {

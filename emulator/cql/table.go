@@ -137,11 +137,9 @@ func (ti *tableInfo) spec(c *colInfo) *message.ColumnMetadata {
 
 // resolveTable finds keyspace.table (keyspace defaults to the session's).
 func (s *Server) resolveTable(sessionKS, ks, name string) (*tableInfo, error) {
-	if ks == "" {
-		ks = sessionKS
-	}
-	if ks == "" {
-		return nil, engine.Errorf(engine.CodeInvalid, "No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
+	ks, err := keyspaceOf(ks, sessionKS)
+	if err != nil {
+		return nil, err
 	}
 	if vt := lookupVirtual(ks, name); vt != nil {
 		return vt.info, nil
