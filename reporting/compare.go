@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/elasticity-dev/elasticity/results"
@@ -366,17 +365,7 @@ func compareTables(runs []run) []Table {
 	out = append(out, rt)
 
 	// Per cycle, every run side by side.
-	var names []string
-	seen := map[string]bool{}
-	for _, r := range runs {
-		for _, c := range r.res.Cycles {
-			if !seen[c.Name] {
-				seen[c.Name] = true
-				names = append(names, c.Name)
-			}
-		}
-	}
-	sort.SliceStable(names, func(i, j int) bool { return nodeOrder(names[i], names[j]) })
+	names := cycleNames(runs)
 	for _, name := range names {
 		t := Table{ID: "cycle-" + strings.TrimPrefix(name, "Cycle #"), Name: name + ", every run", Columns: []string{"run"},
 			Note: "Ratios are to the first run (" + runs[0].name + "). Latencies are response times in ms, lower is better; throughput in op/s, higher is better."}
