@@ -280,20 +280,28 @@ func TestTodaysSubmissionFailsWithArgusValueError(t *testing.T) {
 	}
 }
 
-// The new submission, against a run of real ScyllaDB: the scylla-server
-// package carries the version, date, revision and build id the database
-// printed, and Argus dates every cell from it.
-func TestSubmitDatesResultsFromTheReportedVersion(t *testing.T) {
-	dir := renderedRun(t)
-	withNodeLog(t, dir, realStart...)
+// submitToFixtureJob submits the run in dir to a new Argus double with
+// fixtureJob registered, which the test's end closes.
+func submitToFixtureJob(t *testing.T, dir string) (*argustest.Server, *argus.Outcome) {
+	t.Helper()
 	srv := argustest.New(token)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	srv.RegisterTest(fixtureJob)
 	c := &argus.Client{BaseURL: srv.URL, Token: token}
 	out, err := argus.Submit(context.Background(), c, dir, argus.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, out
+}
+
+// The new submission, against a run of real ScyllaDB: the scylla-server
+// package carries the version, date, revision and build id the database
+// printed, and Argus dates every cell from it.
+func TestSubmitDatesResultsFromTheReportedVersion(t *testing.T) {
+	dir := renderedRun(t)
+	withNodeLog(t, dir, realStart...)
+	srv, out := submitToFixtureJob(t, dir)
 	want := argustest.Package{Name: "scylla-server", Version: "2025.1.0", Date: "20250325", RevisionID: "3eb8ef8c2ca4",
 		BuildID: "2c1b3a8f0e9d7c6b5a4f3e2d1c0b9a8f7e6d5c4b"}
 	run := srv.Run(out.RunID)
@@ -325,14 +333,7 @@ func TestSubmitDatesResultsFromTheReportedVersion(t *testing.T) {
 // package names it, and the tables carry the run's start as sut_timestamp.
 func TestSubmitEmulatedVersion(t *testing.T) {
 	dir := renderedRun(t) // its node log: "Scylla version 2025.1.0 initialization completed."
-	srv := argustest.New(token)
-	defer srv.Close()
-	srv.RegisterTest(fixtureJob)
-	c := &argus.Client{BaseURL: srv.URL, Token: token}
-	out, err := argus.Submit(context.Background(), c, dir, argus.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, out := submitToFixtureJob(t, dir)
 	res, err := reporting.Load(dir)
 	if err != nil {
 		t.Fatal(err)
