@@ -72,11 +72,7 @@ func (n *Node) vnodeBootstrap(ctx context.Context, m *Meta) error {
 		}
 		var bytesBefore int64 = n.disk.Used()
 		for _, r := range vnodeRanges(nv, k) {
-			mine := false
-			for _, rep := range r.replicas {
-				mine = mine || rep.Host == n.hostID
-			}
-			if !mine {
+			if !r.hasReplica(n.hostID) {
 				continue
 			}
 			var sources []string

@@ -96,11 +96,7 @@ func percentOf(a, b int64) int64 {
 func (n *Node) ownedRanges(v *view, k *engine.Keyspace) [][2]int64 {
 	var out [][2]int64
 	for _, r := range vnodeRanges(v, k) {
-		mine := false
-		for _, rep := range r.replicas {
-			mine = mine || rep.Host == n.hostID
-		}
-		if !mine {
+		if !r.hasReplica(n.hostID) {
 			continue
 		}
 		switch {

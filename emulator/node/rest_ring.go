@@ -30,6 +30,16 @@ func (r tokenRange) width() float64 {
 	return float64(uint64(r.end-r.start)) / math.Pow(2, 64)
 }
 
+// hasReplica says whether host is one of the range's natural replicas.
+func (r tokenRange) hasReplica(host string) bool {
+	for _, rep := range r.replicas {
+		if rep.Host == host {
+			return true
+		}
+	}
+	return false
+}
+
 // vnodeRanges are the ring's ranges with the keyspace's replicas: a token's
 // range runs from the previous ring token (the last one for the first)
 // (locator/token_metadata.cc, abstract_replication_strategy get_ranges).
