@@ -56,6 +56,18 @@ func clusterCLI(t *testing.T, args ...string) (ExitCode, string, string) {
 	return run(context.Background(), e, args), out.String(), errb.String()
 }
 
+// clusterUpOneNode brings a one-node cluster up at base with its state
+// in dir, down again at the test's end, and returns what up printed.
+func clusterUpOneNode(t *testing.T, dir, base string) string {
+	t.Helper()
+	code, out, errs := clusterCLI(t, "cluster", "up", "--dir", dir, "--nodes", "1", "--racks", "1", "--base-address", base)
+	t.Cleanup(func() { clusterCLI(t, "cluster", "down", "--dir", dir) })
+	if code != ExitPassed {
+		t.Fatalf("cluster up in %s: exit %d\n%s", dir, code, errs)
+	}
+	return out
+}
+
 // TestClusterUpOnTakenAddress: a second cluster up on a running cluster's
 // base address fails, naming what is taken and a free base address, leaves
 // no cluster behind and never reports the first cluster's node as its own.
@@ -63,11 +75,7 @@ func TestClusterUpOnTakenAddress(t *testing.T) {
 	t.Setenv(clusterTestNodeEnv, "1") // the nodes this test starts
 	base := freeBase(t, 2)
 	first := t.TempDir()
-	code, out, errs := clusterCLI(t, "cluster", "up", "--dir", first, "--nodes", "1", "--racks", "1", "--base-address", base)
-	t.Cleanup(func() { clusterCLI(t, "cluster", "down", "--dir", first) })
-	if code != ExitPassed {
-		t.Fatalf("first cluster up: exit %d\n%s", code, errs)
-	}
+	out := clusterUpOneNode(t, first, base)
 	var up struct {
 		Hosts []string            `json:"hosts"`
 		Nodes []localcluster.Node `json:"nodes"`
@@ -77,7 +85,7 @@ func TestClusterUpOnTakenAddress(t *testing.T) {
 	}
 
 	second := t.TempDir()
-	code, out, errs = clusterCLI(t, "cluster", "up", "--dir", second, "--nodes", "2", "--racks", "1", "--base-address", base)
+	code, out, errs := clusterCLI(t, "cluster", "up", "--dir", second, "--nodes", "2", "--racks", "1", "--base-address", base)
 	if code == ExitPassed || out != "" {
 		t.Fatalf("cluster up on a taken base address: exit %d, stdout %q", code, out)
 	}
@@ -98,11 +106,7 @@ func TestClusterUpMovesOffTakenDefault(t *testing.T) {
 	t.Setenv(clusterTestNodeEnv, "1")
 	base := freeBase(t, 1)
 	dir := t.TempDir()
-	code, _, errs := clusterCLI(t, "cluster", "up", "--dir", dir, "--nodes", "1", "--racks", "1", "--base-address", base)
-	t.Cleanup(func() { clusterCLI(t, "cluster", "down", "--dir", dir) })
-	if code != ExitPassed {
-		t.Fatalf("cluster up: exit %d\n%s", code, errs)
-	}
+	clusterUpOneNode(t, dir, base)
 	for _, given := range []bool{false, true} {
 		// A flag whose default is the taken base: given or left to its default.
 		cmd := &cobra.Command{Use: "up"}
