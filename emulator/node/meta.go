@@ -95,28 +95,28 @@ func tabletRange(i, n int) (first, last int64) {
 	return int64(lo ^ (1 << 63)), int64(hi ^ (1 << 63))
 }
 
+// cloneByKeyspace copies a keyspace → name → definition map, both levels
+// (never nil), so that a schema change edits the copy only.
+func cloneByKeyspace[D any](m map[string]map[string]D) map[string]map[string]D {
+	c := make(map[string]map[string]D, len(m))
+	for k, v := range m {
+		t := make(map[string]D, len(v))
+		for n, d := range v {
+			t[n] = d
+		}
+		c[k] = t
+	}
+	return c
+}
+
 func (m *Meta) clone() *Meta {
 	c := *m
 	c.Keyspaces = map[string]*engine.Keyspace{}
 	for k, v := range m.Keyspaces {
 		c.Keyspaces[k] = v
 	}
-	c.Tables = map[string]map[string]*engine.Table{}
-	for k, v := range m.Tables {
-		t := map[string]*engine.Table{}
-		for n, d := range v {
-			t[n] = d
-		}
-		c.Tables[k] = t
-	}
-	c.Types = map[string]map[string]*engine.UserType{}
-	for k, v := range m.Types {
-		t := map[string]*engine.UserType{}
-		for n, d := range v {
-			t[n] = d
-		}
-		c.Types[k] = t
-	}
+	c.Tables = cloneByKeyspace(m.Tables)
+	c.Types = cloneByKeyspace(m.Types)
 	c.Nodes = map[string]*NodeMeta{}
 	for k, v := range m.Nodes {
 		n := *v
