@@ -717,19 +717,9 @@ func (p *parser) term() (Term, error) {
 			if p.accept(")") {
 				return tm, nil
 			}
-			for {
-				arg, err := p.term()
-				if err != nil {
-					return Term{}, err
-				}
-				tm.Values = append(tm.Values, arg)
-				if p.accept(")") {
-					return tm, nil
-				}
-				if err := p.expect(","); err != nil {
-					return Term{}, err
-				}
-			}
+			var err error
+			tm.Values, err = p.termsUntil(")")
+			return tm, err
 		}
 	case tSymbol:
 		switch t.text {
@@ -752,23 +742,29 @@ func (p *parser) term() (Term, error) {
 		case "(":
 			// A tuple literal (cql3/Cql.g tupleLiteral).
 			p.i++
-			tm := Term{Kind: TermTuple}
-			for {
-				el, err := p.term()
-				if err != nil {
-					return Term{}, err
-				}
-				tm.Values = append(tm.Values, el)
-				if p.accept(")") {
-					return tm, nil
-				}
-				if err := p.expect(","); err != nil {
-					return Term{}, err
-				}
-			}
+			vals, err := p.termsUntil(")")
+			return Term{Kind: TermTuple, Values: vals}, err
 		}
 	}
 	return Term{}, p.errf("expecting a value, got %s", t)
+}
+
+// termsUntil parses `term [, term]...` and the closing symbol after them.
+func (p *parser) termsUntil(closing string) ([]Term, error) {
+	var out []Term
+	for {
+		v, err := p.term()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+		if p.accept(closing) {
+			return out, nil
+		}
+		if err := p.expect(","); err != nil {
+			return nil, err
+		}
+	}
 }
 
 func numberTerm(text string) Term {
