@@ -13,7 +13,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -293,14 +292,7 @@ func smokeOnDocker(t *testing.T, version string) {
 			}
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(out, results.FileResult))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res results.Result
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatalf("result.json: %v", err)
-	}
+	res := readResult(t, out)
 	if res.Status != results.StatusPassed && res.Status != results.StatusFailed {
 		t.Fatalf("status %s: %s\n%s", res.Status, res.Reason, log.String())
 	}

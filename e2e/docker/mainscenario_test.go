@@ -3,7 +3,6 @@ package docker
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"math"
 	"os"
 	"os/exec"
@@ -48,15 +47,11 @@ func runElasticity(t *testing.T, d time.Duration, args ...string) (int, string, 
 
 func readResult(t *testing.T, out string) results.Result {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(out, results.FileResult))
+	res, err := results.ReadResult(filepath.Join(out, results.FileResult))
 	if err != nil {
-		t.Fatal(err)
-	}
-	var res results.Result
-	if err := json.Unmarshal(b, &res); err != nil {
 		t.Fatalf("result.json: %v", err)
 	}
-	return res
+	return *res
 }
 
 func readSamples(t *testing.T, out string) []results.NodeSample {
