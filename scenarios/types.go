@@ -2,7 +2,7 @@
 // scenario, strict loading with file:line and field-path errors, defaults,
 // validation, --set overrides and Resolve, which turns a scenario into the
 // one immutable plan that `elasticity plan` prints and the phase runner
-// (scenarios/runner) executes.
+// (package run) executes.
 package scenarios
 
 import "github.com/elasticity-dev/elasticity/results"

@@ -24,7 +24,7 @@ func TestAWSSimPrintsTheEnvironmentAndServes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan ExitCode, 1)
 	go func() {
-		done <- run(ctx, e, []string{"aws-sim", "--dir", filepath.Join(dir, "region"), "--env-file", envFile})
+		done <- runCLI(ctx, e, []string{"aws-sim", "--dir", filepath.Join(dir, "region"), "--env-file", envFile})
 	}()
 	vars := map[string]string{}
 	deadline := time.Now().Add(20 * time.Second)

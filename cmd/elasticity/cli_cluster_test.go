@@ -24,7 +24,7 @@ const clusterTestNodeEnv = "ELASTICITY_CMD_TEST_NODE"
 func TestMain(m *testing.M) {
 	if os.Getenv(clusterTestNodeEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-		code := run(ctx, &env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Getenv: os.Getenv}, os.Args[1:])
+		code := runCLI(ctx, &env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Getenv: os.Getenv}, os.Args[1:])
 		stop()
 		os.Exit(int(code))
 	}
@@ -53,7 +53,7 @@ func clusterCLI(t *testing.T, args ...string) (ExitCode, string, string) {
 	}
 	var out, errb bytes.Buffer
 	e := &env{Stdout: &out, Stderr: &errb, Getenv: os.Getenv, Executable: exe}
-	return run(context.Background(), e, args), out.String(), errb.String()
+	return runCLI(context.Background(), e, args), out.String(), errb.String()
 }
 
 // clusterUpOneNode brings a one-node cluster up at base with its state

@@ -82,7 +82,7 @@ func TestExitCodesPlumbing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var out, errb strings.Builder
-	code := run(ctx, &env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, []string{"exit-test", "wait"})
+	code := runCLI(ctx, &env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}, []string{"exit-test", "wait"})
 	if code != ExitInterrupted || !strings.Contains(errb.String(), "interrupted") {
 		t.Errorf("cancelled: exit %d, stderr %q", code, errb.String())
 	}

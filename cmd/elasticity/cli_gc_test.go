@@ -30,14 +30,14 @@ func TestGCDryRunByDefaultAndYesActs(t *testing.T) {
 
 	var out, errb bytes.Buffer
 	e := &env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
-	if code := run(context.Background(), e, []string{"gc", "--backend", "aws"}); code != 0 {
+	if code := runCLI(context.Background(), e, []string{"gc", "--backend", "aws"}); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	if !strings.Contains(out.String(), "would remove") || !strings.Contains(out.String(), "2 resource(s) found, 1 expired would be removed") {
 		t.Fatalf("dry run output:\n%s", out.String())
 	}
 	out.Reset()
-	if code := run(context.Background(), e, []string{"gc", "--backend", "aws", "--yes"}); code != 0 {
+	if code := runCLI(context.Background(), e, []string{"gc", "--backend", "aws", "--yes"}); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	if len(fs.dryRuns) != 2 || !fs.dryRuns[0] || fs.dryRuns[1] {
@@ -46,7 +46,7 @@ func TestGCDryRunByDefaultAndYesActs(t *testing.T) {
 	if !strings.Contains(out.String(), "removed") {
 		t.Fatalf("--yes output:\n%s", out.String())
 	}
-	if code := run(context.Background(), e, []string{"gc"}); code != ExitInvalid {
+	if code := runCLI(context.Background(), e, []string{"gc"}); code != ExitInvalid {
 		t.Fatalf("missing --backend: exit %d, want %d", code, ExitInvalid)
 	}
 }

@@ -14,7 +14,7 @@ func cli(t *testing.T, stdin string, args ...string) (code ExitCode, stdout, std
 	t.Helper()
 	var out, errb bytes.Buffer
 	e := &env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(stdin), Getenv: func(string) string { return "" }}
-	code = run(context.Background(), e, args)
+	code = runCLI(context.Background(), e, args)
 	return code, out.String(), errb.String()
 }
 

@@ -19,7 +19,7 @@ func argusCLI(t *testing.T, token string, args ...string) (ExitCode, string, str
 		}
 		return ""
 	}}
-	code := run(context.Background(), e, args)
+	code := runCLI(context.Background(), e, args)
 	return code, out.String(), errb.String()
 }
 

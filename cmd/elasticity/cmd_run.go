@@ -11,8 +11,8 @@ import (
 
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/run"
 	"github.com/elasticity-dev/elasticity/scenarios"
-	"github.com/elasticity-dev/elasticity/scenarios/runner"
 )
 
 // parseFaults turns --fault NODE=ARGS values into per-node extra arguments
@@ -78,7 +78,7 @@ Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
 					return err
 				}
 				if out == "" {
-					out = runner.DefaultOut(p.Scenario, time.Now())
+					out = run.DefaultOut(p.Scenario, time.Now())
 				}
 				baseline, err := lookupBaseline(p, baselineDir, historyDir, cmd.Flags().Changed("history"), out)
 				if err != nil {
@@ -111,7 +111,7 @@ Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
 		c.Flags().BoolVar(&force, "force", false, "reuse a non-empty results directory")
 		c.Flags().StringVar(&argusURL, "argus-url", "", "submit the results to this Argus server at the end (token from $"+EnvArgusToken+"; see `elasticity argus submit`)")
 		c.Flags().StringVar(&baselineDir, "baseline", "", "judge thresholds.baseline rules against this previous run's results directory")
-		c.Flags().StringVar(&historyDir, "history", runner.DefaultRunsDir, "without --baseline, judge thresholds.baseline rules against the best of the previous runs of the scenario in this directory")
+		c.Flags().StringVar(&historyDir, "history", run.DefaultRunsDir, "without --baseline, judge thresholds.baseline rules against the best of the previous runs of the scenario in this directory")
 		c.Flags().BoolVar(&skipPreflight, "skip-preflight", false, "do not check disk, memory, tools and credentials first")
 		c.Flags().StringArrayVar(&faults, "fault", nil, "inject a fault into a local node: NODE=ARGS (testing; repeatable)")
 		_ = c.Flags().MarkHidden("fault")

@@ -22,7 +22,7 @@ func runStressCLI(t *testing.T, ctx context.Context, args ...string) (ExitCode, 
 	t.Helper()
 	var out, errb bytes.Buffer
 	e := &env{Stdout: &out, Stderr: &errb, Stdin: strings.NewReader(""), Getenv: func(string) string { return "" }}
-	code := run(ctx, e, append([]string{"stress"}, args...))
+	code := runCLI(ctx, e, append([]string{"stress"}, args...))
 	return code, out.String(), errb.String()
 }
 

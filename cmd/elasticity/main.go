@@ -71,8 +71,8 @@ Exit codes: 0 passed, 1 thresholds failed, 2 invalid input or usage,
 	return root
 }
 
-// run executes the CLI and returns the process exit code.
-func run(ctx context.Context, e *env, args []string) ExitCode {
+// runCLI executes the CLI and returns the process exit code.
+func runCLI(ctx context.Context, e *env, args []string) ExitCode {
 	return command.Execute(ctx, "elasticity", newRootCmd(e), args, e.Stderr)
 }
 
@@ -104,6 +104,6 @@ func main() {
 	exe, _ := os.Executable()
 	// The first signal cancels ctx: commands stop the load and tear down.
 	ctx := command.SignalContext("elasticity: interrupted; cleaning up (Ctrl-C again to quit at once: local nodes are then killed with the runner)")
-	code := run(ctx, &env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Getenv: os.Getenv, Executable: exe}, os.Args[1:])
+	code := runCLI(ctx, &env{Stdout: os.Stdout, Stderr: os.Stderr, Stdin: os.Stdin, Getenv: os.Getenv, Executable: exe}, os.Args[1:])
 	os.Exit(int(code))
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/provision/docker"
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/run"
 	"github.com/elasticity-dev/elasticity/scenarios"
-	"github.com/elasticity-dev/elasticity/scenarios/runner"
 )
 
 // finalizeRun computes result.json and the reports of a run directory
@@ -43,11 +43,11 @@ func runScenario(ctx context.Context, e *env, p *scenarios.Plan, o runSpec) (str
 			return results.StatusError, withCode(ExitRunError, err)
 		}
 	}
-	res, err := runner.Run(ctx, p, runner.RunOptions{
+	res, err := run.Run(ctx, p, run.RunOptions{
 		Out: o.Out, Force: o.Force, Stdout: e.Stdout, Stderr: e.Stderr,
 		Binary: e.Executable, FaultArgs: o.FaultArgs, Finalize: finalizeRun, Baseline: o.Baseline,
 	})
-	var ie *runner.InputError
+	var ie *run.InputError
 	if errors.As(err, &ie) {
 		return results.StatusError, withCode(ExitInvalid, err)
 	}
@@ -56,7 +56,7 @@ func runScenario(ctx context.Context, e *env, p *scenarios.Plan, o runSpec) (str
 		fmt.Fprintf(e.Stdout, "report:  %s\n", report)
 	}
 	status := results.StatusPassed
-	var re *runner.RunError
+	var re *run.RunError
 	switch {
 	case errors.As(err, &re):
 		status = re.Status

@@ -1,8 +1,8 @@
-// Package runner executes a scenario: provision, schema, fill phases,
+// Package run executes a scenario: provision, schema, fill phases,
 // steady state, nemesis, final hold, teardown, then the reports. It writes
 // the run directory live (events, latency and metrics .jsonl) so that a
 // report can be recomputed from it even after an interrupted or failed run.
-package runner
+package run
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package runner
+package run
 
 import (
 	"testing"
@@ -23,7 +23,7 @@ func resolve(t *testing.T, file string, sets ...string) *scenarios.Plan {
 }
 
 func TestPlanScaleout(t *testing.T) {
-	p := resolve(t, "../../configs/90pct-scaleout.yaml")
+	p := resolve(t, "../configs/90pct-scaleout.yaml")
 	if len(p.Fill) != 2 || p.Fill[1].Name != "Hard Limit" || p.Fill[1].TargetPercent != 90 {
 		t.Fatalf("fills %+v", p.Fill)
 	}
@@ -49,7 +49,7 @@ func TestPlanScaleout(t *testing.T) {
 }
 
 func TestPlanParallelOverride(t *testing.T) {
-	p := resolve(t, "../../configs/smoke.yaml", "nemesis.0.grow_cluster.mode=parallel")
+	p := resolve(t, "../configs/smoke.yaml", "nemesis.0.grow_cluster.mode=parallel")
 	if st := nemesisSteps(p)[0]; st.Mode != nemesis.ModeParallel || len(st.Racks) != 1 {
 		t.Fatalf("nemesis %+v", st)
 	}
@@ -63,7 +63,7 @@ func TestPlanTimeoutBandwidth(t *testing.T) {
 		backend string
 		want    float64 // bytes/s for the initial i4i.large (2 vCPUs)
 	}{{"aws", 25 << 20 * 2}, {"local", 4 << 20 * 2 / 4}} {
-		p := resolve(t, "../../configs/smoke.yaml", "backend="+c.backend)
+		p := resolve(t, "../configs/smoke.yaml", "backend="+c.backend)
 		if got := p.Waits.StreamBytesPerSec; got < c.want*0.999 || got > c.want*1.001 {
 			t.Errorf("%s: timeouts count on %.0f B/s, want %.0f", c.backend, got, c.want)
 		}
