@@ -597,29 +597,53 @@ func (c *Cluster) Close() error {
 	return errors.Join(all...)
 }
 
+// NodeGODEBUG are the runtime settings of a node process, which the runtime
+// reads only at start, so the launchers add them (NodeEnv; the image
+// double's Dockerfile sets the same):
+//
+//   - gcshrinkstackoff=1: the node's request workers are long-lived so that
+//     their stacks, grown deep through Pebble, stay grown; the GC would
+//     otherwise shrink them at every cycle and they grew again by copying
+//     (copystack: a twentieth of a node's CPU under BenchmarkNodeCost,
+//     issue 17).
+//   - schedtrace=2147483647: keeps the runtime's monitor thread (sysmon)
+//     out of its deep sleep. A node goes idle between requests at a few
+//     thousand op/s; sysmon then sleeps until woken by the next system call
+//     (every request makes one) and, woken so, polls every 20 µs for as long
+//     as the node is busy: a third of a node's thread switches and 30% of
+//     its CPU at 2,000 op/s (issue 45: 260 → 185 µs per operation). With a
+//     trace period set, sysmon never deep-sleeps and backs off to one
+//     wake-up per 10 ms (runtime/proc.go sysmon). The period is the largest
+//     the runtime takes (about 24.8 days of the monotonic clock): the trace
+//     line itself appears on the process's stderr at most once per period,
+//     and only on a machine up longer than that.
+var NodeGODEBUG = []string{"gcshrinkstackoff=1", "schedtrace=2147483647"}
+
 // NodeEnv returns env (a process environment) for a node process: GODEBUG
-// gains gcshrinkstackoff=1 unless it sets it already. The node's request
-// workers are long-lived so that their stacks, grown deep through Pebble,
-// stay grown; the GC would otherwise shrink them at every cycle and they
-// grew again by copying (copystack: a twentieth of a node's CPU under
-// BenchmarkNodeCost, issue 17). The runtime reads it only at start, so the
-// launcher sets it.
+// gains each of NodeGODEBUG whose name it does not set already.
 func NodeEnv(env []string) []string {
-	const opt = "gcshrinkstackoff=1"
 	out := append([]string(nil), env...)
+	at, cur := -1, ""
 	for i := len(out) - 1; i >= 0; i-- {
-		v, ok := strings.CutPrefix(out[i], "GODEBUG=")
-		if !ok {
-			continue
+		if v, ok := strings.CutPrefix(out[i], "GODEBUG="); ok {
+			at, cur = i, v
+			break
 		}
-		if strings.Contains(v, "gcshrinkstackoff=") {
-			return out
+	}
+	v := cur
+	for _, opt := range NodeGODEBUG {
+		name, _, _ := strings.Cut(opt, "=")
+		if strings.Contains(","+cur, ","+name+"=") {
+			continue
 		}
 		if v != "" {
 			v += ","
 		}
-		out[i] = "GODEBUG=" + v + opt
-		return out
+		v += opt
 	}
-	return append(out, "GODEBUG="+opt)
+	if at < 0 {
+		return append(out, "GODEBUG="+v)
+	}
+	out[at] = "GODEBUG=" + v
+	return out
 }

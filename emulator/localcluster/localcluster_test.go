@@ -643,15 +643,17 @@ func derefErr(p *error) error {
 	return *p
 }
 
-func TestNodeEnvKeepsStacksUnlessGODEBUGSaysOtherwise(t *testing.T) {
+func TestNodeEnvAddsRuntimeSettingsUnlessGODEBUGSaysOtherwise(t *testing.T) {
 	for _, tc := range []struct {
 		in   []string
 		want string
 	}{
-		{[]string{"PATH=/bin"}, "GODEBUG=gcshrinkstackoff=1"},
-		{[]string{"GODEBUG=madvdontneed=1", "X=1"}, "GODEBUG=madvdontneed=1,gcshrinkstackoff=1"},
-		{[]string{"GODEBUG=gcshrinkstackoff=0"}, "GODEBUG=gcshrinkstackoff=0"},
-		{[]string{"GODEBUG="}, "GODEBUG=gcshrinkstackoff=1"},
+		{[]string{"PATH=/bin"}, "GODEBUG=gcshrinkstackoff=1,schedtrace=2147483647"},
+		{[]string{"GODEBUG=madvdontneed=1", "X=1"}, "GODEBUG=madvdontneed=1,gcshrinkstackoff=1,schedtrace=2147483647"},
+		{[]string{"GODEBUG=gcshrinkstackoff=0"}, "GODEBUG=gcshrinkstackoff=0,schedtrace=2147483647"},
+		{[]string{"GODEBUG=schedtrace=0,gcshrinkstackoff=0"}, "GODEBUG=schedtrace=0,gcshrinkstackoff=0"},
+		{[]string{"GODEBUG=xschedtrace=1"}, "GODEBUG=xschedtrace=1,gcshrinkstackoff=1,schedtrace=2147483647"},
+		{[]string{"GODEBUG="}, "GODEBUG=gcshrinkstackoff=1,schedtrace=2147483647"},
 	} {
 		got := NodeEnv(tc.in)
 		var gd []string
