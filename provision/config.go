@@ -14,6 +14,11 @@ import (
 // scenario's sections to backend settings; backends never see the scenario.
 type Config struct {
 	Backend string
+	// Env is the environment the plan was resolved in: what a backend reads
+	// of it (the SDK's endpoint, a runner address) it reads here, never from
+	// the process, so that resolving a plan is a function of the scenario
+	// and this environment (as k6's GlobalState injects env).
+	Env Env
 	// Cluster is the initial cluster (Dir is set by the runner per run).
 	Cluster ClusterSpec
 	// Loaders are the load-generator machines or processes asked for (Count 0: none).
@@ -25,6 +30,17 @@ type Config struct {
 	Docker   DockerConfig
 	AWS      AWSConfig
 	Static   StaticConfig
+}
+
+// Env looks an environment variable up ("" when unset).
+type Env func(key string) string
+
+// Get is the variable's value; a nil Env is an empty environment.
+func (e Env) Get(key string) string {
+	if e == nil {
+		return ""
+	}
+	return e(key)
 }
 
 // EmulatorScale is how an emulated node scales the catalog down.

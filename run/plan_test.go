@@ -15,7 +15,7 @@ func resolve(t *testing.T, file string, sets ...string) *scenarios.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := scenarios.Resolve(sc)
+	p, err := scenarios.Resolve(sc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

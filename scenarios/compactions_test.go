@@ -81,7 +81,7 @@ func TestCompactionsPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Resolve(s)
+	p, err := Resolve(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +111,11 @@ func TestCompactionsPlan(t *testing.T) {
 
 	// The floor: 1m × 0.0025 = 0.15 s is raised to 3 s.
 	s, _ = Parse([]byte(minimal), "x.yaml", nil)
-	if p, _ = Resolve(s); p.Compactions.Quiet != MinLocalCompactionsQuiet {
+	if p, _ = Resolve(s, nil); p.Compactions.Quiet != MinLocalCompactionsQuiet {
 		t.Errorf("default local quiet %v, want the %v floor", p.Compactions.Quiet, MinLocalCompactionsQuiet)
 	}
 	s, _ = Parse([]byte(minimal+"compactions: {wait: false}\n"), "x.yaml", nil)
-	p, _ = Resolve(s)
+	p, _ = Resolve(s, nil)
 	for _, ph := range p.Phases {
 		if ph.Phase == string(results.PhaseCompactions) {
 			t.Error("compactions phase planned with wait: false")

@@ -28,7 +28,7 @@ func ExampleResolve() {
 	if err != nil {
 		panic(err)
 	}
-	p, err := scenarios.Resolve(s)
+	p, err := scenarios.Resolve(s, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -11,7 +11,7 @@ func TestPlanCheckFigure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := Resolve(sc)
+		p, err := Resolve(sc, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

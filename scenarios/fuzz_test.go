@@ -53,7 +53,7 @@ func FuzzLoad(f *testing.F) {
 		if _, err := Parse(y, "resolved.yaml", nil); err != nil {
 			t.Fatalf("resolved scenario does not load back: %v\n%s", err, y)
 		}
-		if _, err := Resolve(s); err != nil {
+		if _, err := Resolve(s, nil); err != nil {
 			t.Fatalf("a valid scenario does not resolve: %v", err)
 		}
 	})

@@ -22,7 +22,7 @@ func planOf(t *testing.T, src string) *Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Resolve(s)
+	p, err := Resolve(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p, err := Resolve(s); err != nil || s.Timeouts != DefaultTimeoutsReal || p.TimeScale != scale {
+		if p, err := Resolve(s, nil); err != nil || s.Timeouts != DefaultTimeoutsReal || p.TimeScale != scale {
 			t.Errorf("%s timeouts %+v, time scale %v, want %v (%v)", backend, s.Timeouts, p.TimeScale, scale, err)
 		}
 	}
@@ -354,7 +354,7 @@ func TestConfigsValidAndRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(s, s2) {
 			t.Errorf("%s: round trip differs:\n%+v\n%+v", f, s, s2)
 		}
-		p, err := Resolve(s)
+		p, err := Resolve(s, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
@@ -403,7 +403,7 @@ func TestResultThresholdsAndScaling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Resolve(s)
+	p, err := Resolve(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -549,7 +549,7 @@ func TestWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := (&ValidationError{s.Warnings()}).Error()
+	got := (&ValidationError{s.Warnings(nil)}).Error()
 	for _, want := range []string{
 		"x.yaml:3: workload.rate: 90000/s is above the emulated cluster's estimated capacity",
 		"x.yaml:6: dataset.fill.0.target_percent: 97% leaves little room",
@@ -563,7 +563,7 @@ func TestWarnings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := (&ValidationError{s.Warnings()}).Error(); !strings.Contains(w, "--set local.time_scale=1: local.time_scale: the run is estimated at") {
+	if w := (&ValidationError{s.Warnings(nil)}).Error(); !strings.Contains(w, "--set local.time_scale=1: local.time_scale: the run is estimated at") {
 		t.Errorf("time warning: %s", w)
 	}
 }
@@ -575,7 +575,7 @@ func TestDrainAndRemoveDurationThresholdsValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Resolve(s)
+	p, err := Resolve(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -618,7 +618,7 @@ func TestRatioToSteadyThresholds(t *testing.T) {
 		{Cycle: "nemesis", Metric: "read_p99_ms", Limit: 3, RatioToSteady: true},
 		{Cycle: "nemesis", Metric: "total_ops_per_sec", Limit: 0.9, Floor: true, RatioToSteady: true},
 	}
-	p, err := Resolve(s)
+	p, err := Resolve(s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -250,8 +250,9 @@ type PlanWaits struct {
 
 // Resolve turns a loaded scenario into its one immutable plan: what
 // `elasticity plan` prints and what `elasticity run` executes. The backend
-// must be registered (import provision/all).
-func Resolve(s *Scenario) (*Plan, error) {
+// must be registered (import provision/all). env is the environment the
+// backend may read (nil: none); Resolve reads nothing of the process's.
+func Resolve(s *Scenario, env provision.Env) (*Plan, error) {
 	be, err := provision.Lookup(s.Backend)
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)
@@ -261,6 +262,7 @@ func Resolve(s *Scenario) (*Plan, error) {
 		return nil, fmt.Errorf("rendering the resolved scenario: %w", err)
 	}
 	cfg := s.backendConfig()
+	cfg.Env = env
 	p := s.estimate(be.Model(&cfg), cfg)
 	p.YAML = y
 	if be.PlanLines != nil {

@@ -24,7 +24,7 @@ func TestPlanParallelDrainByVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := Resolve(s)
+		p, err := Resolve(s, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -109,7 +109,7 @@ func TestVerdictKeysResolve(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resolved YAML does not load back: %v\n%s", err, p.YAML)
 	}
-	p2, err := Resolve(s2)
+	p2, err := Resolve(s2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,15 @@ package scenarios
 import (
 	"fmt"
 	"time"
+
+	"github.com/elasticity-dev/elasticity/provision"
 )
 
 // Warnings lists things that are valid but probably not what the author
 // wants (validate prints them; they never fail a command). They carry the
 // position of the field concerned when the scenario came from a file.
-func (s *Scenario) Warnings() []Problem {
+// env is the environment the plan is resolved in (see Resolve).
+func (s *Scenario) Warnings(env provision.Env) []Problem {
 	var ws []Problem
 	warn := func(path, format string, args ...any) {
 		p := Problem{File: s.source, Path: path, Msg: fmt.Sprintf(format, args...)}
@@ -19,7 +22,7 @@ func (s *Scenario) Warnings() []Problem {
 	}
 	// Estimate-based warnings need the backend's model (registered by
 	// provision/all); without it they are left out.
-	p, err := Resolve(s)
+	p, err := Resolve(s, env)
 	if err != nil {
 		p = nil
 	}

@@ -42,7 +42,7 @@ func loadPlan(e *env, path string, sets []string) (*scenarios.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := scenarios.Resolve(sc)
+	p, err := scenarios.Resolve(sc, e.Getenv)
 	if err != nil {
 		return nil, withCode(ExitInvalid, fmt.Errorf("%s: %w", path, err))
 	}

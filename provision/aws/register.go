@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 
 	"github.com/elasticity-dev/elasticity/provision"
 )
@@ -31,7 +30,7 @@ func init() {
 			if cidr == "" {
 				// The runner's address may come from the environment, like
 				// the SDK's settings (a simulated region prints it).
-				cidr = os.Getenv(RunnerCIDREnv)
+				cidr = c.Env.Get(RunnerCIDREnv)
 			}
 			return New(ctx, Options{Region: a.Region, AvailabilityZones: a.AvailabilityZones, SubnetIDs: subnets,
 				AMI: a.AMI, LoaderAMI: a.LoaderAMI, KeyPair: a.KeyPair, SecurityGroupID: sg, RunnerCIDR: cidr, Spot: a.Spot,
@@ -49,17 +48,18 @@ func init() {
 const RunnerCIDREnv = "ELASTICITY_AWS_RUNNER_CIDR"
 
 // model: real ScyllaDB nodes, unless the SDK's EC2 endpoint is on loopback
-// (AWS_ENDPOINT_URL_EC2 or AWS_ENDPOINT_URL, the SDK's own settings): no
+// (AWS_ENDPOINT_URL_EC2 or AWS_ENDPOINT_URL, the SDK's own settings, read
+// from the environment the plan is resolved in, c.Env): no
 // real region answers there, so it is a simulated one (elasticity aws-sim)
 // whose instances run the emulator with the scenario's local: scale model.
 func model(c *provision.Config) provision.Model {
-	if !SimulatedEndpoint(os.Getenv) {
+	if !SimulatedEndpoint(c.Env.Get) {
 		return provision.RealModel(600)
 	}
 	m := provision.EmulatedModel(c.Emulator)
 	m.SetupSeconds = 15
 	m.Limitations = []string{fmt.Sprintf("Simulated EC2 region (elasticity aws-sim at %s): instances are emulated nodes on this machine; figures are shapes, not ScyllaDB's. Disks are %.2g MiB per catalog GB, %.0f ops/s per vCPU, %.0f MiB/s streaming per vCPU; scenario durations × %g.",
-		endpoint(os.Getenv), c.Emulator.StorageScaleMiBPerGB, c.Emulator.OpsPerVCPU, c.Emulator.StreamMiBPerVCPU, c.Emulator.TimeScale),
+		endpoint(c.Env.Get), c.Emulator.StorageScaleMiBPerGB, c.Emulator.OpsPerVCPU, c.Emulator.StreamMiBPerVCPU, c.Emulator.TimeScale),
 		"All instances and the runner share one machine's CPUs: latency includes local scheduling noise."}
 	return m
 }

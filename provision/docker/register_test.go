@@ -40,7 +40,7 @@ func resolvePlan(t *testing.T, sets ...string) *scenarios.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := scenarios.Resolve(sc)
+	p, err := scenarios.Resolve(sc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestMainScenarioFitsOneMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := scenarios.Resolve(sc)
+	p, err := scenarios.Resolve(sc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestMainScenarioFitsOneMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err = scenarios.Resolve(sc)
+	p, err = scenarios.Resolve(sc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
