@@ -1,6 +1,10 @@
 package results
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/elasticity-dev/elasticity/internal/scyllaversion"
+)
 
 // How ScyllaDB executes decommission and removenode requests made together,
 // by version (scylladb/scylladb at the release tags; the emulator models
@@ -28,11 +32,11 @@ const (
 // ScaleInQueued before 2026.1, ScaleInParallel from 2026.1, "" when the
 // version has no year.minor (unset: the backend's default or the newest).
 func ScaleIn(version string) string {
-	var year, minor int
-	if _, err := fmt.Sscanf(version, "%d.%d", &year, &minor); err != nil {
+	v, ok := scyllaversion.Known(version)
+	switch {
+	case !ok:
 		return ""
-	}
-	if year > 2026 || year == 2026 && minor >= 1 {
+	case v.ParallelTabletDraining():
 		return ScaleInParallel
 	}
 	return ScaleInQueued

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/internal/scyllaversion"
 	"github.com/elasticity-dev/elasticity/provision/docker"
 	"github.com/elasticity-dev/elasticity/results"
 )
@@ -165,7 +166,7 @@ func mainScenarioOnDocker(t *testing.T, version string) {
 // node_exporter up to 2026.2, df in the container from 2026.3
 // (supervisord.conf.d/scylla-node-exporter.conf removed in scylla-2026.3.0-rc0).
 func monitorSourceFor(version string) string {
-	v, err := docker.ParseVersion(version)
+	v, err := scyllaversion.Parse(version)
 	if err == nil && v.AtLeast(2026, 3, 0) {
 		return results.DiskSourceContainerDF
 	}

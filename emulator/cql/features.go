@@ -1,6 +1,10 @@
 package cql
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/elasticity-dev/elasticity/internal/scyllaversion"
+)
 
 // ScyllaDB's supported features as system.local.supported_features lists
 // them, comma-separated and sorted (db/system_keyspace.cc
@@ -19,7 +23,7 @@ const (
 // supportedFeatures is the feature list of a ScyllaDB version: 2025.4's
 // from 2025.4 on, 2025.1's before.
 func supportedFeatures(version string) string {
-	if versionAtLeast(version, 2025, 4) {
+	if v, ok := scyllaversion.Known(version); ok && v.AtLeast(2025, 4, 0) {
 		return features2025_4
 	}
 	return features2025_1
@@ -33,25 +37,4 @@ func hasFeature(version, name string) bool {
 		}
 	}
 	return false
-}
-
-// versionAtLeast compares a "YYYY.N[.P][-suffix]" version with year.minor.
-func versionAtLeast(version string, year, minor int) bool {
-	var y, m int
-	for i, part := range strings.SplitN(strings.SplitN(version, "-", 2)[0], ".", 3) {
-		n := 0
-		for _, r := range part {
-			if r < '0' || r > '9' {
-				break
-			}
-			n = n*10 + int(r-'0')
-		}
-		switch i {
-		case 0:
-			y = n
-		case 1:
-			m = n
-		}
-	}
-	return y > year || (y == year && m >= minor)
 }

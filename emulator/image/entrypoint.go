@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/elasticity-dev/elasticity/internal/scyllaversion"
 )
 
 // argOption is one add_argument of dist/docker/commandlineparser.py.
@@ -20,7 +22,7 @@ type argOption struct {
 // scylla-2025.1.0 to scylla-2025.3.8; scylla-2025.4.0 adds --dc and --rack;
 // scylla-2025.4.4 (released as 2025.4.5) --blocked-reactor-notify-ms
 // (default '25').
-func entrypointOptions(v Version) []argOption {
+func entrypointOptions(v scyllaversion.Version) []argOption {
 	opts := []argOption{
 		{flag: "--developer-mode", dest: "developerMode", choices: []string{"0", "1"}, def: "1"},
 		{flag: "--experimental-features", dest: "experimental_features", action: "append"},
@@ -48,10 +50,10 @@ func entrypointOptions(v Version) []argOption {
 		{flag: "--replace-node-first-boot", dest: "replaceNodeFirstBoot"},
 		{flag: "--replace-address-first-boot", dest: "replaceAddressFirstBoot"},
 	}
-	if v.HasDCRackFlags() {
+	if v.DCRackFlags() {
 		opts = append(opts, argOption{flag: "--dc", dest: "dc"}, argOption{flag: "--rack", dest: "rack"})
 	}
-	if v.HasStallFlag() {
+	if v.StallFlag() {
 		opts = append(opts, argOption{flag: "--blocked-reactor-notify-ms", dest: "blocked_reactor_notify_ms", def: "25"})
 	}
 	return opts
@@ -59,7 +61,7 @@ func entrypointOptions(v Version) []argOption {
 
 // EntrypointFlags lists the flags the entrypoint of version v accepts (for
 // tests and documentation).
-func EntrypointFlags(v Version) []string {
+func EntrypointFlags(v scyllaversion.Version) []string {
 	var out []string
 	for _, o := range entrypointOptions(v) {
 		out = append(out, o.flag)
@@ -114,7 +116,7 @@ func usage(opts []argOption) string {
 // (allow_abbrev), "--flag value" or "--flag=value", choices checked, later
 // occurrences of a store option overriding earlier ones, and everything
 // unknown kept in order as extra arguments.
-func ParseEntrypoint(v Version, args []string) (Parsed, error) {
+func ParseEntrypoint(v scyllaversion.Version, args []string) (Parsed, error) {
 	opts := entrypointOptions(v)
 	p := Parsed{Values: map[string]string{}}
 	for _, o := range opts {
@@ -246,7 +248,7 @@ var scyllaArgs = []string{"--log-to-syslog", "0", "--log-to-stdout", "1", "--net
 // developerMode (scylla_dev_mode_setup writes DEV_MODE=--developer-mode=1),
 // cpuSet, write_rackdc_properties (2025.4) and arguments(). hostIP is what
 // `hostname -i` (2025.1) / gethostbyname(gethostname()) (2025.2+) gives.
-func BuildSetup(v Version, p Parsed, hostIP string) (Setup, error) {
+func BuildSetup(v scyllaversion.Version, p Parsed, hostIP string) (Setup, error) {
 	var s Setup
 	if dm, _ := p.get("developerMode"); dm != "0" {
 		s.DevMode = "--developer-mode=1"
@@ -255,7 +257,7 @@ func BuildSetup(v Version, p Parsed, hostIP string) (Setup, error) {
 		s.CPUSet = "--cpuset " + cs
 	}
 	snitch, hasSnitch := p.get("endpointSnitch")
-	if v.HasDCRackFlags() {
+	if v.DCRackFlags() {
 		dc, hasDC := p.get("dc")
 		rack, hasRack := p.get("rack")
 		if hasDC || hasRack {
@@ -331,7 +333,7 @@ func BuildSetup(v Version, p Parsed, hostIP string) (Setup, error) {
 	} else {
 		add("replaceAddressFirstBoot", "--replace-address-first-boot")
 	}
-	if v.HasStallFlag() {
+	if v.StallFlag() {
 		// scylla-2025.4.4 and later: the entrypoint flag, default 25.
 		ms, _ := p.get("blocked_reactor_notify_ms")
 		args = append(args, "--blocked-reactor-notify-ms "+ms)

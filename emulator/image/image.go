@@ -12,18 +12,20 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/elasticity-dev/elasticity/internal/scyllaversion"
 )
 
 // nodeExporterArgs is SCYLLA_NODE_EXPORTER_ARGS
 // (dist/common/sysconfig/scylla-node-exporter) at the version's tag: the
 // ethtool collector from scylla-2025.4.1 (commit cbf6250021, absent
 // @scylla-2025.4.0), the systemd collector from scylla-2026.2.0-rc0.
-func nodeExporterArgs(v Version) []string {
+func nodeExporterArgs(v scyllaversion.Version) []string {
 	args := []string{"--collector.interrupts"}
-	if v.AtLeastRelease(2025, 4, 1) {
+	if v.AtLeast(2025, 4, 1) {
 		args = append(args, "--collector.ethtool.metrics-include='(bw_in_allowance_exceeded|bw_out_allowance_exceeded|conntrack_allowance_exceeded|conntrack_allowance_available|linklocal_allowance_exceeded)'", "--collector.ethtool")
 	}
-	if v.AtLeast(2026, 2) {
+	if v.AtLeast(2026, 2, 0) {
 		args = append(args, "--collector.systemd", `--collector.systemd.unit-include='^(scylla-server|systemd-coredump.*)\.service$'`)
 	}
 	return append(args, "--no-collector.hwmon", "--no-collector.bcache", "--no-collector.btrfs", "--no-collector.fibrechannel",
@@ -81,7 +83,7 @@ func ProgramFor(argv0 string) (string, bool) {
 // prepare scylla's command line, then run supervisord until stopped.
 func EntrypointMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	vs := os.Getenv(VersionEnv)
-	v, err := ParseVersion(vs)
+	v, err := scyllaversion.Parse(vs)
 	if err != nil {
 		fmt.Fprintf(stderr, "docker-entrypoint: %s: %v (the image sets it from its SCYLLA_VERSION build argument)\n", VersionEnv, err)
 		return 2
@@ -98,7 +100,7 @@ func EntrypointMain(ctx context.Context, args []string, stdout, stderr io.Writer
 		return 2
 	}
 	fmt.Fprintf(stdout, "running: (['/opt/scylladb/scripts/scylla_dev_mode_setup', '--developer-mode', '%s'],)\n", p.Values["developerMode"])
-	if v.HasCoredumpSetup() {
+	if v.CoredumpSetup() {
 		// scyllasetup.py coredumpSetup (2026.3): <workdir>/coredump; the
 		// double has no core_pattern to change.
 		if err := os.MkdirAll(filepath.Join(DataMountpoint, "coredump"), 0o755); err != nil {
@@ -121,12 +123,12 @@ func EntrypointMain(ctx context.Context, args []string, stdout, stderr io.Writer
 		self = "/elasticity"
 	}
 	scyllaCmd := setup.ScyllaCommandLine()
-	s := &Supervisor{Log: stdout, LogTwice: v.AtLeast(2025, 2)}
+	s := &Supervisor{Log: stdout, LogTwice: v.AtLeast(2025, 2, 0)}
 	// dist/docker/etc/supervisord.conf.d/scylla-server.conf: stopwaitsecs=900,
 	// other settings supervisord's defaults.
 	s.Add(Program{Name: "scylla", Command: append([]string{self, "image", "scylla"}, scyllaCmd...),
 		StopWaitSecs: 900, Stdout: stdout, Stderr: stderr})
-	if v.HasNodeExporter() {
+	if v.NodeExporter() {
 		// scylla-node-exporter.conf: defaults.
 		s.Add(Program{Name: "scylla-node-exporter", Command: append([]string{self, "image", "node-exporter"}, nodeExporterArgs(v)...),
 			Stdout: stdout, Stderr: stderr})

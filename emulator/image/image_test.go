@@ -11,11 +11,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/elasticity-dev/elasticity/internal/scyllaversion"
 )
 
-func mustVersion(t *testing.T, s string) Version {
+func mustVersion(t *testing.T, s string) scyllaversion.Version {
 	t.Helper()
-	v, err := ParseVersion(s)
+	v, err := scyllaversion.Parse(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +130,7 @@ func TestNodeExporterPerVersion(t *testing.T) {
 		{"2026.2.5", true, true, true}, {"2026.3.0", false, true, true},
 	} {
 		v := mustVersion(t, tc.version)
-		if got := v.HasNodeExporter(); got != tc.present {
+		if got := v.NodeExporter(); got != tc.present {
 			t.Errorf("%s: node_exporter present = %v, want %v", tc.version, got, tc.present)
 		}
 		args := strings.Join(nodeExporterArgs(v), " ")

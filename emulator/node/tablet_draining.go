@@ -7,6 +7,7 @@ import (
 
 	"github.com/elasticity-dev/elasticity/emulator/engine"
 	"github.com/elasticity-dev/elasticity/emulator/scyllalog"
+	"github.com/elasticity-dev/elasticity/internal/scyllaversion"
 )
 
 // Scale-in by version. Before 2026.1 a decommission or removenode request
@@ -30,16 +31,13 @@ import (
 // tablet_draining state is deprecated) and on to left.
 
 // parallelTabletDraining reports whether a node posing as version drains
-// leaving nodes in parallel: PARALLEL_TABLET_DRAINING is in every tag from
-// scylla-2026.1.0-rc0 and in none of 2025.x. The emulated cluster runs one
-// version, so the coordinator's own decides (ScyllaDB enables a feature
-// once every node supports it).
+// leaving nodes in parallel (scyllaversion's ParallelTabletDraining; false
+// for a version it cannot read). The emulated cluster runs one version, so
+// the coordinator's own decides (ScyllaDB enables a feature once every node
+// supports it).
 func parallelTabletDraining(version string) bool {
-	var year, minor int
-	if _, err := fmt.Sscanf(version, "%d.%d", &year, &minor); err != nil {
-		return false
-	}
-	return year > 2026 || year == 2026 && minor >= 1
+	v, ok := scyllaversion.Known(version)
+	return ok && v.ParallelTabletDraining()
 }
 
 // drains reports whether the balancer moves tablets away from nm: it is

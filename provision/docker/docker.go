@@ -33,6 +33,7 @@ import (
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/testcontainers/testcontainers-go/network"
 
+	"github.com/elasticity-dev/elasticity/internal/scyllaversion"
 	"github.com/elasticity-dev/elasticity/provision"
 )
 
@@ -63,7 +64,7 @@ type Options struct {
 	Image string // container image; DefaultImage when empty
 	// Version is the image's ScyllaDB version (ResolveImage); zero =
 	// DefaultVersion. The entrypoint's flags depend on it.
-	Version Version
+	Version scyllaversion.Version
 	// Emulated says the image is this repository's double (ResolveImage:
 	// its elasticity.emulator label): nodes also get the emulator's model
 	// of their catalog instance (--instance-type, --vcpus, --memory-gb,
@@ -359,9 +360,9 @@ func (p *Provider) smallDiskArgs(it provision.InstanceType, smp int) []string {
 	}
 }
 
-func (p *Provider) version() Version {
+func (p *Provider) version() scyllaversion.Version {
 	if p.opts.Version.IsZero() {
-		return Version{2025, 1, 0}
+		return defaultVersion
 	}
 	return p.opts.Version
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/internal/scyllaversion"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/scenarios"
 )
@@ -61,8 +62,8 @@ func planText(p *scenarios.Plan) string {
 // the entrypoint's --blocked-reactor-notify-ms).
 func TestDoubleByLabelVersionFromLabel(t *testing.T) {
 	fakeImages(t, map[string]ImageInfo{
-		"scylladb/scylla:2025.4": {Present: true, Emulated: true, Version: Version{2025, 1, 0}, VersionFrom: "label"},
-		"my/double:x":            {Present: true, Emulated: true, Version: Version{2025, 4, 5}, VersionFrom: "label"},
+		"scylladb/scylla:2025.4": {Present: true, Emulated: true, Version: scyllaversion.Version{Year: 2025, Minor: 1}, VersionFrom: "label"},
+		"my/double:x":            {Present: true, Emulated: true, Version: scyllaversion.Version{Year: 2025, Minor: 4, Patch: 5}, VersionFrom: "label"},
 	})
 	p := resolvePlan(t, "docker.image=scylladb/scylla:2025.4", "local.ops_per_vcpu=300")
 	if !p.Emulated || p.TimeScale >= 1 || p.SteadyState >= 10*60e9 {
@@ -162,7 +163,7 @@ func TestFloatingTagFollowsTheLabel(t *testing.T) {
 // The version label as ScyllaDB's build sets it ("$version-$release").
 func TestImageVersionFromLabel(t *testing.T) {
 	info := ImageInfo{Ref: "scylladb/scylla:latest"}
-	if err := info.setVersion("2025.4.1-0.20251105.0a1b2c3d", "2025.1"); err != nil || info.Version != (Version{2025, 4, 1}) || info.Warning == "" {
+	if err := info.setVersion("2025.4.1-0.20251105.0a1b2c3d", "2025.1"); err != nil || info.Version != (scyllaversion.Version{Year: 2025, Minor: 4, Patch: 1}) || info.Warning == "" {
 		t.Errorf("%+v %v", info, err)
 	}
 	info = ImageInfo{Ref: "x/y:z"}
@@ -204,7 +205,7 @@ func TestMainScenarioFitsOneMachine(t *testing.T) {
 	if strings.Count(txt, "--tmpfs /var/lib/scylla:rw,size=1872m,mode=1777") != 3 || strings.Count(txt, "--tmpfs /var/lib/scylla:rw,size=15000m,mode=1777") != 3 {
 		t.Errorf("mounts:\n%s", txt)
 	}
-	fit := MemoryFitFor(&p.Provision, ImageInfo{Ref: DefaultImage, Version: Version{2025, 1, 0}}, map[string]int{"i4i.large": 3, "i4i.4xlarge": 3})
+	fit := MemoryFitFor(&p.Provision, ImageInfo{Ref: DefaultImage, Version: scyllaversion.Version{Year: 2025, Minor: 1}}, map[string]int{"i4i.large": 3, "i4i.4xlarge": 3})
 	// 3 × 1 GiB + 3 × 2 GiB (2 shards), 6 × 512 MiB, 1.25 × 3 × 1872 MiB, 512 MiB.
 	if fit.DatabaseBytes != 9<<30 || fit.OverheadBytes != 3<<30 || fit.DataBytes != int64(1.25*3*1872*(1<<20)) || fit.NeedBytes() > 20<<30 || !strings.Contains(txt, "memory: at most 19.4 GiB of this host's 24.0 GiB") {
 		t.Errorf("fit %+v = %d:\n%s", fit, fit.NeedBytes(), txt)

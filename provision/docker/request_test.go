@@ -10,6 +10,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	mnetwork "github.com/moby/moby/api/types/network"
 
+	"github.com/elasticity-dev/elasticity/internal/scyllaversion"
 	"github.com/elasticity-dev/elasticity/provision"
 )
 
@@ -68,7 +69,7 @@ func TestScyllaContainerRequestsThreeRacks(t *testing.T) {
 }
 
 func TestResourcesWithinHostLimitsAndDCRackFlags(t *testing.T) {
-	p := New(Options{HostCPUs: 2, HostMemoryGB: 24, Version: Version{2025, 4, 5}})
+	p := New(Options{HostCPUs: 2, HostMemoryGB: 24, Version: scyllaversion.Version{Year: 2025, Minor: 4, Patch: 5}})
 	it, _ := provision.LookupInstanceType("i4i.4xlarge")
 	if smp, mem := p.Resources(it); smp != 2 || mem != 6 {
 		t.Fatalf("i4i.4xlarge on a 2-core 24 GiB host: smp %d mem %v", smp, mem)
@@ -85,7 +86,7 @@ func TestResourcesWithinHostLimitsAndDCRackFlags(t *testing.T) {
 	}
 	// scylla-2025.4.0: --dc and --rack, no stall flag (scyllasetup.py
 	// appends 999999999 itself).
-	p.opts.Version = Version{2025, 4, 0}
+	p.opts.Version = scyllaversion.Version{Year: 2025, Minor: 4}
 	if cmd := strings.Join(p.mustCmd(t, "i4i.4xlarge"), " "); strings.Contains(cmd, "--blocked-reactor-notify-ms") || !strings.Contains(cmd, "--dc dc1 --rack rack2") {
 		t.Fatalf("2025.4.0 takes --dc/--rack but no stall threshold: %s", cmd)
 	}
@@ -188,7 +189,7 @@ func (p *Provider) mustCmd(t *testing.T, typ string) []string {
 // ScyllaDB's options for a small disk (db/config.cc); none with
 // docker.data_mount none.
 func TestDataMount(t *testing.T) {
-	p := New(Options{HostCPUs: 2, HostMemoryGB: 24, SMP: 1, MemoryGB: 1, BaseInstanceType: "i4i.large", StorageScaleMiBPerGB: 4, Version: Version{2026, 3, 0}})
+	p := New(Options{HostCPUs: 2, HostMemoryGB: 24, SMP: 1, MemoryGB: 1, BaseInstanceType: "i4i.large", StorageScaleMiBPerGB: 4, Version: scyllaversion.Version{Year: 2026, Minor: 3}})
 	p.spec = provision.ClusterSpec{RunID: "r", DC: "dc1"}
 	for _, tc := range []struct {
 		typ, tmpfs, args string
