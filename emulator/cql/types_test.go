@@ -159,3 +159,49 @@ func TestUserDefinedTypes(t *testing.T) {
 		t.Errorf("CREATE TYPE of an existing type: %v", err)
 	}
 }
+
+// Duration literals in every form types/duration.cc parses and
+// cql3/Cql.g's DURATION token lexes (test/cqlpy test_type_duration.py):
+// units in decreasing order, the ISO 8601 forms (case-sensitive), a sign
+// on the whole literal only, and duration.cc's own errors.
+func TestDurationForms(t *testing.T) {
+	_, s, exec := memorySession(t, "durations", "127.0.1.54:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TABLE ks.t (k int PRIMARY KEY, d duration)`)
+	h := int64(time.Hour)
+	for i, c := range []struct {
+		lit  string
+		want gocql.Duration
+	}{
+		{"1y2mo3w4d5h6m7s8ms9us10ns", gocql.Duration{Months: 14, Days: 25, Nanoseconds: 5*h + 6*int64(time.Minute) + 7*int64(time.Second) + 8e6 + 9e3 + 10}},
+		{"-2d10h", gocql.Duration{Days: -2, Nanoseconds: -10 * h}},
+		{"P1Y2DT3H", gocql.Duration{Months: 12, Days: 2, Nanoseconds: 3 * h}},
+		{"P3W", gocql.Duration{Days: 21}},
+		{"P0001-03-04T05:06:07", gocql.Duration{Months: 15, Days: 4, Nanoseconds: 5*h + 6*int64(time.Minute) + 7*int64(time.Second)}},
+		{"'-1h'", gocql.Duration{Nanoseconds: -h}},
+	} {
+		exec(`INSERT INTO ks.t (k, d) VALUES (?, `+c.lit+`)`, i)
+		var got gocql.Duration
+		if err := s.Query(`SELECT d FROM ks.t WHERE k = ?`, i).Scan(&got); err != nil || got != c.want {
+			t.Errorf("%s: got %+v %v, want %+v", c.lit, got, err, c.want)
+		}
+	}
+	for _, c := range []struct{ lit, err string }{
+		{"2m3m", "Invalid duration. The minutes are specified multiple times"},
+		{"12s3m", "Invalid duration. The seconds should be after minutes"},
+		{"1y-2mo", "-2mo"},        // the sign belongs to the whole literal: a syntax error
+		{"0.5y", "Syntax error"},  // counts are integers
+		{"P1y2D", "Syntax error"}, // ISO designators are upper-case: an identifier
+		{"P2Y3W", "Syntax error"}, // weeks do not mix with other designators
+		{"1µs", "Syntax error"},   // scylladb #8001: the byte-level lexer refuses µ
+		{"'1x'", "Unable to convert '1x' to a duration"},
+	} {
+		err := s.Query(`INSERT INTO ks.t (k, d) VALUES (100, ` + c.lit + `)`).Exec()
+		if c.err == "Syntax error" && code(err) == gocql.ErrCodeSyntax {
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s: got %v, want an error with %q", c.lit, err, c.err)
+		}
+	}
+}

@@ -435,55 +435,15 @@ func encodeLiteral(dt datatype.DataType, t cqlparse.Term) ([]byte, error) {
 	return nil, fmt.Errorf("literals of type %s are not supported; use a bind marker", typeName(dt))
 }
 
-// encodeDuration parses a duration literal in the unit form
-// (1y2mo3d4h5m6s789ms, optionally negative; cql3/duration.cc) and
-// serialises it as types/types.cc duration_type_impl does: months, days
-// and nanoseconds, each a zigzag variable-length integer
-// (vint_serialization.cc).
+// encodeDuration parses a duration literal (parseDuration) and serialises
+// it as types/types.cc duration_type_impl does: months, days and
+// nanoseconds, each a zigzag variable-length integer (vint_serialization.cc).
 func encodeDuration(text string) ([]byte, error) {
-	s := strings.ToLower(text)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var months, days, nanos int64
-	units := []struct {
-		name string
-		m, d int64
-		ns   int64
-	}{{"y", 12, 0, 0}, {"mo", 1, 0, 0}, {"w", 0, 7, 0}, {"d", 0, 1, 0}, {"h", 0, 0, int64(time.Hour)},
-		{"ms", 0, 0, int64(time.Millisecond)}, {"m", 0, 0, int64(time.Minute)}, {"s", 0, 0, int64(time.Second)},
-		{"us", 0, 0, int64(time.Microsecond)}, {"µs", 0, 0, int64(time.Microsecond)}, {"ns", 0, 0, 1}}
-	if s == "" {
-		return nil, fmt.Errorf("Unable to convert '%s' to a duration", text)
+	d, err := parseDuration(text)
+	if err != nil {
+		return nil, err
 	}
-	for s != "" {
-		i := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == 0 {
-			return nil, fmt.Errorf("Unable to convert '%s' to a duration", text)
-		}
-		n, err := strconv.ParseInt(s[:i], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("Unable to convert '%s' to a duration", text)
-		}
-		s = s[i:]
-		found := false
-		for _, u := range units {
-			if strings.HasPrefix(s, u.name) {
-				months, days, nanos = months+n*u.m, days+n*u.d, nanos+n*u.ns
-				s, found = s[len(u.name):], true
-				break
-			}
-		}
-		if !found {
-			return nil, fmt.Errorf("Unable to convert '%s' to a duration", text)
-		}
-	}
-	if neg {
-		months, days, nanos = -months, -days, -nanos
-	}
-	return appendVInt(appendVInt(appendVInt(nil, months), days), nanos), nil
+	return appendVInt(appendVInt(appendVInt(nil, int64(d.months)), int64(d.days)), d.nanos), nil
 }
 
 // appendVInt writes a signed variable-length integer as

@@ -107,6 +107,15 @@ func lex(src string) ([]token, error) {
 				return nil, fmt.Errorf("invalid blob literal at position %d", start)
 			}
 			toks = append(toks, token{kind: tBlob, text: strings.ToLower(src[start+2 : i]), pos: start})
+		case isDigit(c) && durationLen(src, i) > 0, c == 'P' && durationLen(src, i) > 0,
+			c == '-' && durationLen(src, i+1) > 0:
+			// cql3/Cql.g DURATION (duration_lex.go): 5s, 1y2mo, -3d, P1Y2D, P0001-02-03T04:05:06.
+			start := i
+			if c == '-' {
+				i++
+			}
+			i += durationLen(src, i)
+			toks = append(toks, token{kind: tDuration, text: src[start:i], pos: start})
 		case isDigit(c):
 			start := i
 			for i < n && isDigit(src[i]) {
@@ -129,14 +138,6 @@ func lex(src string) ([]token, error) {
 						i++
 					}
 				}
-			}
-			if i < n && isLetter(src[i]) {
-				// A duration such as 5s, 100ms or 1h30m.
-				for i < n && (isLetter(src[i]) || isDigit(src[i])) {
-					i++
-				}
-				toks = append(toks, token{kind: tDuration, text: strings.ToLower(src[start:i]), pos: start})
-				continue
 			}
 			toks = append(toks, token{kind: tNumber, text: src[start:i], pos: start})
 		case isLetter(c):
