@@ -98,3 +98,77 @@ func TestHostBoundUnderCPUHog(t *testing.T) {
 		}
 	}
 }
+
+// probeBeyondHost is a scenario whose modelled capacity (one i4i.16xlarge,
+// 64 vCPUs: about 128,000 op/s) no machine this runs on reaches: its
+// capacity probes measure the host, never the model.
+const probeBeyondHost = `name: probe-beyond-host
+description: capacity probes far beyond what this host can do
+backend: local
+cluster:
+  racks: [rack1]
+  nodes_per_rack: 1
+  instance_type: i4i.16xlarge
+  tablets_initial: 8
+dataset:
+  rf: 1
+  value_size: 1KiB
+  fill: []
+workload:
+  mix: "1:1"
+  load_percent: 10%
+  calibration: 20s
+  concurrency: 64
+steady_state: 20m
+nemesis:
+  - grow_cluster:
+      name: Add 1 x i4i.16xlarge
+      instance_type: i4i.16xlarge
+      count_per_rack: 1
+      mode: serial
+final_hold: 20m
+`
+
+// A capacity probe the host bounded is a lower bound (issue 45): in
+// result.json (the probe and the derived answer) and in the Answers, where
+// the capacity per vCPU after says "at least" and that a smaller figure
+// is not a drop.
+func TestCapacityProbeBeyondTheHostIsALowerBound(t *testing.T) {
+	dir := t.TempDir()
+	scenario := filepath.Join(dir, "probe.yaml")
+	if err := os.WriteFile(scenario, []byte(probeBeyondHost), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+	log := runScenarioExpect(t, ctx, scenario, out, []int{0}, "--set", "local.base_address=127.0.5.150")
+	res := readResult(t, out)
+	after := res.Probe(results.ProbeAfter)
+	if after == nil || res.Derived == nil {
+		t.Fatalf("no capacity probe after the last step: %+v\n%s", res.CapacityProbes, log)
+	}
+	t.Logf("probe after: %.0f op/s, machine %.0f%% busy, node lag %.1f ms/s, load generator lag %.1f ms/s, CPU steal %.1f%%",
+		after.CapacityOps, after.MachineBusyPct, after.HostLagMSPerS, after.LoaderLagMSPerS, after.CPUStealPct)
+	if after.CapacityOps <= 0 || after.CapacityOps > 64000 {
+		t.Fatalf("probe after measured %.0f op/s: not this host's figure", after.CapacityOps)
+	}
+	if !after.HostBound || !after.LowerBound || !res.Derived.CapacityAfterLowerBound {
+		t.Fatalf("a probe of %.0f op/s against a model of ~128,000 not marked host-bound: %+v, derived %+v\n%s", after.CapacityOps, after, res.Derived, log)
+	}
+	b, err := os.ReadFile(filepath.Join(out, results.FileReportMD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "- Capacity per vCPU:") {
+			line = l
+		}
+	}
+	for _, want := range []string{" at least ", " after (probed after the last step: ", "a lower bound as the host bounded the probe: "} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the Answers' capacity line does not say %q: %q", want, line)
+		}
+	}
+}

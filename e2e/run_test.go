@@ -97,7 +97,13 @@ func checkNoNodes(t *testing.T) {
 // checked when the test ends.
 func runExpect(t *testing.T, ctx context.Context, out string, want []int, args ...string) *bytes.Buffer {
 	t.Helper()
-	cmd, log := start(t, ctx, out, args...)
+	return runScenarioExpect(t, ctx, smokeScenario, out, want, args...)
+}
+
+// runScenarioExpect is runExpect with another scenario file.
+func runScenarioExpect(t *testing.T, ctx context.Context, scenario, out string, want []int, args ...string) *bytes.Buffer {
+	t.Helper()
+	cmd, log := startScenario(t, ctx, scenario, out, args...)
 	err := cmd.Wait()
 	t.Cleanup(func() { checkNoNodes(t) })
 	if code := exitCode(err); !slices.Contains(want, code) {
@@ -106,9 +112,16 @@ func runExpect(t *testing.T, ctx context.Context, out string, want []int, args .
 	return log
 }
 
+const smokeScenario = "../configs/smoke.yaml"
+
 func start(t *testing.T, ctx context.Context, out string, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	full := append([]string{"run", "../configs/smoke.yaml", "--out", out}, args...)
+	return startScenario(t, ctx, smokeScenario, out, args...)
+}
+
+func startScenario(t *testing.T, ctx context.Context, scenario, out string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	full := append([]string{"run", scenario, "--out", out}, args...)
 	cmd := exec.CommandContext(ctx, binary, full...)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf

@@ -230,6 +230,8 @@ func derive(res *results.Result) *results.Derived {
 		if a := res.CapacityAfterOps; a > 0 && d.VCPUsAfter > 0 {
 			d.CapacityPerVCPUAfter, d.OfferedPctAfter = a/float64(d.VCPUsAfter), 100*rate/a
 		}
+		d.CapacityBeforeLowerBound = lowerBound(res.Probe(results.ProbeBefore))
+		d.CapacityAfterLowerBound = d.CapacityPerVCPUAfter > 0 && lowerBound(res.Probe(results.ProbeAfter))
 	}
 	if n := len(res.Disk); n > 0 {
 		last := res.Disk[n-1]
@@ -265,3 +267,5 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+func lowerBound(p *results.CapacityProbe) bool { return p != nil && p.LowerBound }

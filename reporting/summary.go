@@ -188,13 +188,7 @@ func Answers(res *results.Result) []string {
 		out = append(out, s+" (the offered rate, not the capacity).")
 	}
 	if d.CapacityPerVCPUBefore > 0 {
-		s := fmt.Sprintf("Capacity per vCPU: %s op/s per vCPU before (calibrated %s op/s on %d vCPUs; the offered %s op/s is %.0f%% of it)",
-			Thousands(d.CapacityPerVCPUBefore), Thousands(res.Setup.CapacityOps), d.VCPUsBefore, Thousands(res.Setup.RateOpsPerSec), d.OfferedPctBefore)
-		if d.CapacityPerVCPUAfter > 0 {
-			s += fmt.Sprintf(", %s after (probed after the last step: %s op/s on %d vCPUs; the offered rate is %.0f%% of it)",
-				Thousands(d.CapacityPerVCPUAfter), Thousands(res.CapacityAfterOps), d.VCPUsAfter, d.OfferedPctAfter)
-		}
-		out = append(out, s+".")
+		out = append(out, capacityAnswer(res))
 	}
 	if a := compactionAnswer(res.Cycles); a != "" {
 		out = append(out, a)
@@ -207,6 +201,69 @@ func Answers(res *results.Result) []string {
 		out = append(out, "Disk balance per rack at the last snapshot (max − min usage, percentage points): "+strings.Join(p, ", ")+".")
 	}
 	return out
+}
+
+// capacityAnswer is the capacity per vCPU before and after. A probe the
+// host bounded (or that did not saturate the cluster) gives only a floor:
+// "at least", with why, and a smaller figure after is then not a drop.
+func capacityAnswer(res *results.Result) string {
+	d := res.Derived
+	s := fmt.Sprintf("Capacity per vCPU: %s%s op/s per vCPU before (calibrated %s op/s on %d vCPUs%s; the offered %s op/s is %s%.0f%% of it)",
+		atLeast(d.CapacityBeforeLowerBound), Thousands(d.CapacityPerVCPUBefore), Thousands(res.Setup.CapacityOps), d.VCPUsBefore,
+		probeBound(d.CapacityBeforeLowerBound, res.Probe(results.ProbeBefore)), Thousands(res.Setup.RateOpsPerSec), atMost(d.CapacityBeforeLowerBound), d.OfferedPctBefore)
+	if d.CapacityPerVCPUAfter > 0 {
+		s += fmt.Sprintf(", %s%s after (probed after the last step: %s op/s on %d vCPUs%s; the offered rate is %s%.0f%% of it)",
+			atLeast(d.CapacityAfterLowerBound), Thousands(d.CapacityPerVCPUAfter), Thousands(res.CapacityAfterOps), d.VCPUsAfter,
+			probeBound(d.CapacityAfterLowerBound, res.Probe(results.ProbeAfter)), atMost(d.CapacityAfterLowerBound), d.OfferedPctAfter)
+	}
+	s += "."
+	if d.CapacityAfterLowerBound && d.CapacityPerVCPUAfter < d.CapacityPerVCPUBefore {
+		s += " The smaller figure after is the probe's limit, not a drop in the cluster's capacity per vCPU."
+	}
+	return s
+}
+
+func atLeast(lowerBound bool) string {
+	if lowerBound {
+		return "at least "
+	}
+	return ""
+}
+
+func atMost(lowerBound bool) string {
+	if lowerBound {
+		return "at most "
+	}
+	return ""
+}
+
+// probeBound says why a probe's figure is a lower bound: what of the host
+// bounded it (CapacityProbe.HostBound), or that it ended unsaturated.
+func probeBound(lowerBound bool, p *results.CapacityProbe) string {
+	if !lowerBound || p == nil {
+		return ""
+	}
+	var why []string
+	if p.HostBound {
+		var h []string
+		if p.MachineBusyPct >= results.HostBoundBusyPct {
+			h = append(h, fmt.Sprintf("the load generator's machine %.0f%% busy", p.MachineBusyPct))
+		}
+		if p.HostLagMSPerS > 0 {
+			h = append(h, fmt.Sprintf("node lag %.0f ms/s", p.HostLagMSPerS))
+		}
+		if p.LoaderLagMSPerS > 0 {
+			h = append(h, fmt.Sprintf("load generator lag %.0f ms/s", p.LoaderLagMSPerS))
+		}
+		if p.CPUStealPct > 0 {
+			h = append(h, fmt.Sprintf("CPU steal %.1f%%", p.CPUStealPct))
+		}
+		why = append(why, "the host bounded the probe: "+strings.Join(h, ", "))
+	}
+	if p.Unsaturated {
+		why = append(why, "the probe ended with P99 still under its ceiling")
+	}
+	return ", a lower bound as " + strings.Join(why, "; and ")
 }
 
 // compactionAnswer says whether compaction kept up with the writes, from

@@ -66,7 +66,22 @@ func TestCapacityPerVCPUBeforeAndAfter(t *testing.T) {
 			line = a
 		}
 	}
-	if !strings.Contains(line, "750 op/s per vCPU before") || !strings.Contains(line, "600 after") || !strings.Contains(line, "12,000 op/s on 20 vCPUs") {
+	if !strings.Contains(line, "750 op/s per vCPU before") || !strings.Contains(line, "600 after") || !strings.Contains(line, "12,000 op/s on 20 vCPUs") ||
+		strings.Contains(line, "at least") || strings.Contains(line, "not a drop") {
 		t.Fatalf("answer %q", line)
+	}
+	// The same probe on a host with no CPU left is a floor, not a drop.
+	res.CapacityProbes = []results.CapacityProbe{{Name: results.ProbeAfter, CapacityOps: 12000, MachineBusyPct: 99, HostLagMSPerS: 12, HostBound: true, LowerBound: true}}
+	Evaluate(res)
+	if !res.Derived.CapacityAfterLowerBound || res.Derived.CapacityBeforeLowerBound {
+		t.Fatalf("derived %+v", res.Derived)
+	}
+	line = capacityAnswer(res)
+	for _, want := range []string{"Capacity per vCPU: 750 op/s per vCPU before (calibrated 3,000 op/s on 4 vCPUs; the offered 1,500 op/s is 50% of it)",
+		", at least 600 after (probed after the last step: 12,000 op/s on 20 vCPUs, a lower bound as the host bounded the probe: the load generator's machine 99% busy, node lag 12 ms/s; the offered rate is at most 12% of it).",
+		"The smaller figure after is the probe's limit, not a drop in the cluster's capacity per vCPU."} {
+		if !strings.Contains(line, want) {
+			t.Errorf("answer %q lacks %q", line, want)
+		}
 	}
 }

@@ -275,6 +275,7 @@ func (r *reducer) event(ev *Event) {
 		r.dbError(ev)
 	case EventCapacity:
 		r.res.CapacityAfterOps = ev.CapacityOps
+		r.probe(ev)
 	case EventWarning:
 		if ev.Phase == PhaseCompactions && ev.Message != "" {
 			r.compactionNotes = append(r.compactionNotes, "Warning: "+ev.Message)
@@ -299,6 +300,26 @@ func (r *reducer) runStart(ev *Event) {
 func (r *reducer) progress(ev *Event) {
 	if ev.Setup != nil {
 		r.res.Setup = *ev.Setup
+	}
+	r.probe(ev)
+}
+
+// probe keeps the capacity probe an event carries; finishProbes judges it.
+func (r *reducer) probe(ev *Event) {
+	if ev.Probe != nil {
+		r.res.CapacityProbes = append(r.res.CapacityProbes, *ev.Probe)
+	}
+}
+
+// finishProbes measures the nodes' lag and CPU steal during each capacity
+// probe and judges whether the host bounded it, as a cycle's.
+func (r *reducer) finishProbes() {
+	for i := range r.res.CapacityProbes {
+		p := &r.res.CapacityProbes[i]
+		p.HostLagMSPerS = hostLag(r.steal, p.Start, p.End)
+		p.CPUStealPct = cpuSteal(r.cpu, p.Start, p.End)
+		p.HostBound = hostBound(p.HostLagMSPerS, p.LoaderLagMSPerS, p.CPUStealPct) || p.MachineBusyPct >= HostBoundBusyPct
+		p.LowerBound = p.HostBound || p.Unsaturated
 	}
 }
 
@@ -626,6 +647,7 @@ func (r *reducer) finish() *Result {
 		res.EndedAt = r.last
 	}
 	r.finishCycles()
+	r.finishProbes()
 	// Fill phases still open at the end (interrupted) last until the end.
 	for k, s := range r.phaseOpen {
 		r.phase(k.phase, k.name, s, r.last)
@@ -718,7 +740,7 @@ func (r *reducer) finishCycles() {
 		c.c.HostLagMSPerS = hostLag(r.steal, c.c.Start, c.c.End)
 		c.c.LoaderLagMSPerS = loaderLagRate(c.loaderLag, d)
 		c.c.CPUStealPct = cpuSteal(r.cpu, c.c.Start, c.c.End)
-		c.c.HostBound = c.c.HostLagMSPerS+c.c.LoaderLagMSPerS+10*c.c.CPUStealPct >= HostBoundLagMSPerS
+		c.c.HostBound = hostBound(c.c.HostLagMSPerS, c.c.LoaderLagMSPerS, c.c.CPUStealPct)
 		c.c.CompactionBacklog = backlogGrowth(r.backlog, c.c.Start, c.c.End)
 		c.c.CompactionBehind = c.c.CompactionBacklog != nil && c.c.CompactionBacklog.behind()
 		res.Cycles = append(res.Cycles, c.c)
@@ -951,6 +973,12 @@ func window(ss []counterSample, start, end time.Time) (from, to *counterSample, 
 		return nil, nil, false
 	}
 	return from, to, true
+}
+
+// hostBound: the nodes' and the loader's lag and the CPU steal (1% is
+// 10 ms/s) add up to HostBoundLagMSPerS or more.
+func hostBound(nodeLagMSPerS, loaderLagMSPerS, stealPct float64) bool {
+	return nodeLagMSPerS+loaderLagMSPerS+10*stealPct >= HostBoundLagMSPerS
 }
 
 // hostLag is the highest rate over the nodes of their steal-time counter

@@ -444,3 +444,44 @@ func TestComputeHostFSDiskIsCalledOut(t *testing.T) {
 		t.Errorf("limitations %q", l)
 	}
 }
+
+// TestCapacityProbesJudgedAsCycles: a capacity probe carries its load
+// generator's lag and machine CPU; the reduction adds the nodes' lag over
+// the probe's window and calls it host-bound as a cycle (lags and steal
+// together ≥ 10 ms/s) or when the load generator's machine had no CPU left;
+// host-bound or unsaturated, its capacity is a lower bound.
+func TestCapacityProbesJudgedAsCycles(t *testing.T) {
+	at, events := tenSecondCycles(4)
+	probe := func(name string, from, to int, p CapacityProbe) Event {
+		p.Name, p.Start, p.End, p.CapacityOps = name, at(from), at(to), 1000
+		return Event{Time: at(to), Type: EventCapacity, Name: name, CapacityOps: 1000, Probe: &p}
+	}
+	events = append(events[:len(events)-1],
+		probe("node lag", 0, 10, CapacityProbe{LoaderLagMSPerS: 4}),     // 4 + 8 ms/s of the node
+		probe("quiet", 10, 20, CapacityProbe{LoaderLagMSPerS: 4}),       // 4 + 1 ms/s
+		probe("busy", 20, 30, CapacityProbe{MachineBusyPct: 96}),        // the machine had no CPU left
+		probe("unsaturated", 30, 40, CapacityProbe{MachineBusyPct: 94}), // the budget ended first
+		events[len(events)-1])
+	events[len(events)-2].Probe.Unsaturated = true
+	lat := []LatencyRecord{latRec(t, OpWrite, at(1), 1000)}
+	s := func(sec int, steal float64) NodeSample {
+		return NodeSample{Time: at(sec), Node: "n1", DiskTotalBytes: 1e9, Metrics: map[string]float64{"reactor_cpu_steal_time_ms": steal}}
+	}
+	met := []NodeSample{s(0, 0), s(10, 80), s(20, 90), s(30, 100), s(40, 110)}
+	res, err := Compute(runDir(t, events, lat, met))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][2]bool{"node lag": {true, true}, "quiet": {false, false}, "busy": {true, true}, "unsaturated": {false, true}}
+	if len(res.CapacityProbes) != len(want) {
+		t.Fatalf("probes %+v", res.CapacityProbes)
+	}
+	for _, p := range res.CapacityProbes {
+		if w := want[p.Name]; p.HostBound != w[0] || p.LowerBound != w[1] {
+			t.Errorf("%s: host-bound %v, lower bound %v, want %v, %v (%+v)", p.Name, p.HostBound, p.LowerBound, w[0], w[1], p)
+		}
+	}
+	if p := res.Probe("node lag"); p.HostLagMSPerS != 8 {
+		t.Errorf("node lag during the probe %v ms/s, want 8", p.HostLagMSPerS)
+	}
+}

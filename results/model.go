@@ -195,6 +195,10 @@ type Event struct {
 	Disk        []NodeDisk         `json:"disk,omitempty"`
 	// CapacityOps is the capacity a capacity_probe measured (ops/s).
 	CapacityOps float64 `json:"capacity_ops,omitempty"`
+	// Probe is what the load generator saw of its own host during a
+	// capacity probe (capacity_probe, and the "calibrated" progress event
+	// of the calibration before the steady state).
+	Probe *CapacityProbe `json:"probe,omitempty"`
 	// Validation is the outcome of a data validation (data_validation).
 	Validation *Validation `json:"validation,omitempty"`
 }
@@ -317,6 +321,10 @@ type Result struct {
 	// CapacityAfterOps is the capacity probed after the last topology step
 	// (ops/s; 0 when not probed), as the calibration before the steady state.
 	CapacityAfterOps float64 `json:"capacity_after_ops,omitempty"`
+	// CapacityProbes are the calibration before the steady state
+	// ("before") and the probe after the last topology step ("after"),
+	// each with whether its figure is only a lower bound of the capacity.
+	CapacityProbes []CapacityProbe `json:"capacity_probes,omitempty"`
 	// RackBalance is the "DISK USAGE - rack balance" table: disk usage per
 	// node and the spread per rack every Setup.RackBalance.EverySeconds.
 	RackBalance []RackBalanceRow `json:"rack_balance,omitempty"`
@@ -374,6 +382,50 @@ type Cycle struct {
 	CompactionBehind bool `json:"compaction_behind,omitempty"`
 }
 
+// CapacityProbe is one capacity probe: the closed-loop saturation probe of
+// the load generator (stress.CalibrateWith) and the host it ran on.
+type CapacityProbe struct {
+	Name        string    `json:"name"` // ProbeBefore | ProbeAfter
+	Start       time.Time `json:"start"`
+	End         time.Time `json:"end"`
+	CapacityOps float64   `json:"capacity_ops"`
+	// Unsaturated: the probe ended (its budget, its highest concurrency)
+	// with the P99 still under the ceiling, so the cluster did not saturate.
+	Unsaturated bool `json:"unsaturated,omitempty"`
+	// LoaderLagMSPerS and MachineBusyPct are the most-lagged load
+	// generator's scheduling lag and its machine's busy CPU share at the
+	// levels that decided the figure (stress.Calibration.HostFigures).
+	LoaderLagMSPerS float64 `json:"loader_lag_ms_per_sec,omitempty"`
+	MachineBusyPct  float64 `json:"machine_busy_pct,omitempty"`
+	// HostLagMSPerS and CPUStealPct are the nodes' lag and their machines'
+	// CPU steal during the probe, as a cycle's.
+	HostLagMSPerS float64 `json:"host_lag_ms_per_sec,omitempty"`
+	CPUStealPct   float64 `json:"cpu_steal_pct,omitempty"`
+	// HostBound: the lags and steal added up as in a host-bound cycle, or
+	// the load generator's machine had no CPU left (HostBoundBusyPct): the
+	// probe measured the machine, and the cluster's capacity is higher.
+	HostBound bool `json:"host_bound,omitempty"`
+	// LowerBound: HostBound or Unsaturated; CapacityOps is then only the
+	// least the cluster sustains, not its capacity.
+	LowerBound bool `json:"lower_bound,omitempty"`
+}
+
+// The capacity probes' names (CapacityProbe.Name).
+const (
+	ProbeBefore = "before"
+	ProbeAfter  = "after"
+)
+
+// Probe is the named capacity probe, nil when the run has none.
+func (r *Result) Probe(name string) *CapacityProbe {
+	for i := range r.CapacityProbes {
+		if r.CapacityProbes[i].Name == name {
+			return &r.CapacityProbes[i]
+		}
+	}
+	return nil
+}
+
 // CompactionBehindCycles names the cycles in which compaction fell behind.
 func CompactionBehindCycles(cycles []Cycle) []string {
 	var names []string
@@ -419,6 +471,12 @@ func (g *BacklogGrowth) behind() bool {
 // time delays about 1% of the operations by a pause, which is enough to
 // set a P99.
 const HostBoundLagMSPerS = 10
+
+// HostBoundBusyPct: a closed-loop probe leaves a machine that has CPU to
+// spare idle between round trips at every level; when the load generator's
+// machine was busy this share of the time or more, runnable work waited for
+// a CPU and the probe's throughput is the machine's, not the cluster's.
+const HostBoundBusyPct = 95
 
 // Stalls counts REACTOR_STALLED events as SCT does: each stall once, in the
 // bucket whose label is the smallest of 10, 20, 30, 50, 100, 200, 1000, 2000
@@ -606,4 +664,10 @@ type Derived struct {
 	CapacityPerVCPUAfter  float64 `json:"capacity_per_vcpu_after,omitempty"`
 	OfferedPctBefore      float64 `json:"offered_pct_of_capacity_before,omitempty"`
 	OfferedPctAfter       float64 `json:"offered_pct_of_capacity_after,omitempty"`
+	// CapacityBeforeLowerBound and CapacityAfterLowerBound: that probe was
+	// host-bound or did not saturate the cluster (CapacityProbe.LowerBound),
+	// so its capacity per vCPU is a floor, and a smaller figure after than
+	// before is not a measured drop.
+	CapacityBeforeLowerBound bool `json:"capacity_before_lower_bound,omitempty"`
+	CapacityAfterLowerBound  bool `json:"capacity_after_lower_bound,omitempty"`
 }

@@ -173,11 +173,11 @@ func (l *stressLoad) calibrationCeiling() time.Duration {
 	return time.Duration(ceiling * float64(time.Millisecond))
 }
 
-func (l *stressLoad) Calibrate(ctx context.Context) (float64, error) {
+func (l *stressLoad) Calibrate(ctx context.Context) (results.CapacityProbe, error) {
 	j := calibrationJob(l.p, nil, l.keys.Load(), l.calibrationCeiling())
 	w, err := l.workload(j)
 	if err != nil {
-		return 0, err
+		return results.CapacityProbe{}, err
 	}
 	opts := j.CalibrateOptions()
 	opts.Progress = func(s stress.CalibrationStep) {
@@ -189,11 +189,24 @@ func (l *stressLoad) Calibrate(ctx context.Context) (float64, error) {
 	return l.capacity([]stress.Calibration{c}, err)
 }
 
+// probeOf is what calibrations measured together: the capacity, whether it
+// saturated the cluster, and the worst host any loader saw while its
+// deciding levels ran.
+func probeOf(capacity float64, cals []stress.Calibration) results.CapacityProbe {
+	p := results.CapacityProbe{CapacityOps: capacity}
+	for _, c := range cals {
+		lag, busy := c.HostFigures()
+		p.LoaderLagMSPerS, p.MachineBusyPct = max(p.LoaderLagMSPerS, lag), max(p.MachineBusyPct, busy)
+		p.Unsaturated = p.Unsaturated || (c.LowerBound() && c.MaxOpsPerSec > 0)
+	}
+	return p
+}
+
 // capacity is what calibrations measured together (several loaders probe at
 // once, so their maxima add up). When no level stayed under the ceiling, the
 // best throughput measured is the saturated capacity: the run goes on with
 // it rather than fail.
-func (l *stressLoad) capacity(cals []stress.Calibration, err error) (float64, error) {
+func (l *stressLoad) capacity(cals []stress.Calibration, err error) (results.CapacityProbe, error) {
 	sum, best := 0.0, 0.0
 	for _, c := range cals {
 		sum += c.MaxOpsPerSec
@@ -214,14 +227,14 @@ func (l *stressLoad) capacity(cals []stress.Calibration, err error) (float64, er
 	}
 	switch {
 	case sum > 0:
-		return sum, nil
+		return probeOf(sum, cals), nil
 	case best > 0:
 		l.env.Logf("calibration: no level kept P99 under %s; using the best throughput measured, %.0f ops/s, as capacity", l.calibrationCeiling(), best)
-		return best, nil
+		return probeOf(best, cals), nil
 	case err != nil:
-		return 0, err
+		return results.CapacityProbe{}, err
 	}
-	return 0, fmt.Errorf("calibration measured no throughput")
+	return results.CapacityProbe{}, fmt.Errorf("calibration measured no throughput")
 }
 
 func (l *stressLoad) Run(ctx context.Context, rate float64, sink func(results.LatencyRecord)) error {

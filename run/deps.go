@@ -54,8 +54,9 @@ type Load interface {
 	// over every fill, as progress reports them) reach upTo when it is > 0,
 	// or ctx ends. It returns that count.
 	Fill(ctx context.Context, upTo int64, done func() bool, sink func(results.LatencyRecord), progress func(keys int64)) (int64, error)
-	// Calibrate measures the sustainable rate (ops/s).
-	Calibrate(ctx context.Context) (float64, error)
+	// Calibrate measures the sustainable rate (CapacityOps, ops/s) and
+	// what the load generator saw of its own host meanwhile.
+	Calibrate(ctx context.Context) (results.CapacityProbe, error)
 	// Run applies the mixed workload at rate ops/s until ctx ends.
 	Run(ctx context.Context, rate float64, sink func(results.LatencyRecord)) error
 	// Close releases the sessions.

@@ -208,7 +208,7 @@ func fillShareKeys(k int64, i, n int) int64 {
 	return max(1, (k-int64(i)+int64(n)-1)/int64(n))
 }
 
-func (l *fleetLoad) Calibrate(ctx context.Context) (float64, error) {
+func (l *fleetLoad) Calibrate(ctx context.Context) (results.CapacityProbe, error) {
 	// The loaders probe together: each up to its share of the concurrency.
 	job := calibrationJob(l.p, l.hosts, l.keys.Load(), l.calibrationCeiling())
 	job.DC = l.dc // the nodes' own DC (Ec2Snitch names it on AWS)
@@ -223,7 +223,7 @@ func (l *fleetLoad) Calibrate(ctx context.Context) (float64, error) {
 		l.env.Logf("calibration: loader-%d: %.0f ops/s (concurrency %d)", i+1, c.MaxOpsPerSec, c.Concurrency)
 	}
 	if err != nil && ctx.Err() != nil {
-		return 0, err
+		return results.CapacityProbe{}, err
 	}
 	return l.capacity(cals, err)
 }

@@ -663,10 +663,11 @@ func (r *run) steady(ctx context.Context) error {
 	rate := r.p.Load.Rate
 	if rate <= 0 && r.p.Load.LoadPercent > 0 {
 		r.rep.Progress(PhaseSteady, "calibrating the cluster's capacity")
-		capacity, err := r.load.Calibrate(ctx)
+		probe, err := r.calibrate(ctx, results.ProbeBefore)
 		if err != nil {
 			return fmt.Errorf("calibrating: %w", err)
 		}
+		capacity := probe.CapacityOps
 		rate = capacity * r.p.Load.LoadPercent / 100
 		// run_start was written before the capacity was known: this event
 		// carries the setup again with the rate and capacity filled in.
@@ -677,7 +678,7 @@ func (r *run) steady(ctx context.Context) error {
 				s.InitialNodes = info
 			}
 		}
-		r.emit(results.Event{Type: results.EventProgress, Phase: PhaseSteady, Name: "calibrated", Setup: s,
+		r.emit(results.Event{Type: results.EventProgress, Phase: PhaseSteady, Name: "calibrated", Setup: s, Probe: &probe,
 			Message: fmt.Sprintf("capacity %.0f ops/s; rate %.0f ops/s (%.0f%% load)", capacity, rate, r.p.Load.LoadPercent)})
 		r.rep.Logf("calibrated capacity %.0f ops/s → rate %.0f ops/s", capacity, rate)
 	}
@@ -705,7 +706,7 @@ func (r *run) probeCapacityAfter(ctx context.Context) error {
 	}
 	return r.phase(ctx, results.PhaseCalibrate, "after", func(ctx context.Context) error {
 		r.rep.Progress(results.PhaseCalibrate, "probing the capacity after the last topology step")
-		capacity, err := r.load.Calibrate(ctx)
+		probe, err := r.calibrate(ctx, results.ProbeAfter)
 		if err != nil {
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
@@ -714,11 +715,25 @@ func (r *run) probeCapacityAfter(ctx context.Context) error {
 			r.emit(results.Event{Type: results.EventWarning, Phase: results.PhaseCalibrate, Message: fmt.Sprintf("capacity probe after the last step: %v", err)})
 			return nil
 		}
-		r.emit(results.Event{Type: results.EventCapacity, Phase: results.PhaseCalibrate, Name: "after", CapacityOps: capacity,
-			Message: fmt.Sprintf("capacity after the last topology step %.0f ops/s", capacity)})
-		r.rep.Logf("capacity after the last topology step: %.0f ops/s", capacity)
+		r.emit(results.Event{Type: results.EventCapacity, Phase: results.PhaseCalibrate, Name: results.ProbeAfter, CapacityOps: probe.CapacityOps, Probe: &probe,
+			Message: fmt.Sprintf("capacity after the last topology step %.0f ops/s", probe.CapacityOps)})
+		r.rep.Logf("capacity after the last topology step: %.0f ops/s", probe.CapacityOps)
 		return nil
 	})
+}
+
+// calibrate runs a capacity probe and names and times it (the report
+// judges the nodes' lag over that window). A probe whose load generator
+// machine had no CPU left or lagged is said so at once.
+func (r *run) calibrate(ctx context.Context, name string) (results.CapacityProbe, error) {
+	start := time.Now()
+	p, err := r.load.Calibrate(ctx)
+	p.Name, p.Start, p.End = name, start, time.Now()
+	if err == nil && (p.MachineBusyPct >= results.HostBoundBusyPct || p.LoaderLagMSPerS >= results.HostBoundLagMSPerS) {
+		r.rep.Logf("capacity probe %s: the load generator's machine was %.0f%% busy and its lag %.0f ms/s: %.0f ops/s is what this host sustained, a lower bound of the cluster's capacity",
+			name, p.MachineBusyPct, p.LoaderLagMSPerS, p.CapacityOps)
+	}
+	return p, err
 }
 
 func (r *run) startLoad(ctx context.Context, rate float64) {

@@ -155,7 +155,9 @@ func (w *fakeWorld) Fill(ctx context.Context, upTo int64, done func() bool, sink
 	}
 	return keys, nil
 }
-func (w *fakeWorld) Calibrate(ctx context.Context) (float64, error) { return 1000, nil }
+func (w *fakeWorld) Calibrate(ctx context.Context) (results.CapacityProbe, error) {
+	return results.CapacityProbe{CapacityOps: 1000}, nil
+}
 func (w *fakeWorld) Run(ctx context.Context, rate float64, sink func(results.LatencyRecord)) error {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
@@ -179,7 +181,9 @@ func (l loadAdapter) CreateSchema(ctx context.Context) error { return l.w.Create
 func (l loadAdapter) Fill(ctx context.Context, upTo int64, done func() bool, sink func(results.LatencyRecord), p func(int64)) (int64, error) {
 	return l.w.Fill(ctx, upTo, done, sink, p)
 }
-func (l loadAdapter) Calibrate(ctx context.Context) (float64, error) { return l.w.Calibrate(ctx) }
+func (l loadAdapter) Calibrate(ctx context.Context) (results.CapacityProbe, error) {
+	return l.w.Calibrate(ctx)
+}
 func (l loadAdapter) Run(ctx context.Context, rate float64, sink func(results.LatencyRecord)) error {
 	return l.w.Run(ctx, rate, sink)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocql/gocql"
 
+	"github.com/elasticity-dev/elasticity/internal/machinecpu"
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/stress/sched"
 )
@@ -45,6 +46,13 @@ type CalibrationStep struct {
 	P99MS       float64 `json:"p99_ms"`      // worst P99 across operation types
 	Errors      int64   `json:"errors"`
 	OK          bool    `json:"ok"` // under the ceiling and the error ratio
+	// LoaderLagMSPerS is this load generator's own scheduling lag during
+	// the level (internal/schedlag), in ms per second: operations it was
+	// due to send while it did not run count that wait as latency.
+	LoaderLagMSPerS float64 `json:"loader_lag_ms_per_sec,omitempty"`
+	// MachineBusyPct is the share of the load generator machine's CPU time
+	// that was busy during the level (0 when /proc/stat cannot be read).
+	MachineBusyPct float64 `json:"machine_busy_pct,omitempty"`
 }
 
 // Calibration is the outcome of the probe.
@@ -70,6 +78,20 @@ const (
 // LowerBound says whether the probe ended before the cluster saturated.
 func (c Calibration) LowerBound() bool {
 	return c.Stop == StopBudget || c.Stop == StopMaxConcurrency
+}
+
+// HostFigures are the highest load generator lag and machine CPU busy share
+// of the levels that decided the capacity: the best level and every level
+// above it (those ended the probe). A probe whose deciding levels ran on a
+// saturated or lagging machine measured the machine, not the cluster.
+func (c Calibration) HostFigures() (lagMSPerS, busyPct float64) {
+	for _, st := range c.Steps {
+		if st.Concurrency < c.Concurrency {
+			continue
+		}
+		lagMSPerS, busyPct = max(lagMSPerS, st.LoaderLagMSPerS), max(busyPct, st.MachineBusyPct)
+	}
+	return lagMSPerS, busyPct
 }
 
 // Calibrate finds the maximum throughput the cluster sustains with the mix
@@ -194,11 +216,16 @@ func probeLevel(ctx context.Context, w Workload, op sched.Op, c int, o Calibrate
 	lctx, cancel := context.WithTimeout(ctx, o.Step)
 	defer cancel()
 	start := time.Now()
-	if _, err := r.sch.Run(lctx); err != nil {
+	cpu0, cpuErr := machinecpu.Read()
+	sum, err := r.sch.Run(lctx)
+	if err != nil {
 		return CalibrationStep{}, fmt.Errorf("calibrate at concurrency %d: %w", c, err)
 	}
 	from := start.Add(interval)
-	st := CalibrationStep{Concurrency: c}
+	st := CalibrationStep{Concurrency: c, LoaderLagMSPerS: sum.LoaderLagPerSecond()}
+	if cpu1, err := machinecpu.Read(); err == nil && cpuErr == nil {
+		st.MachineBusyPct = machinecpu.BusyPct(cpu0, cpu1)
+	}
 	var ok, errs int64
 	mu.Lock()
 	defer mu.Unlock()
