@@ -10,7 +10,7 @@ import (
 )
 
 // Config is the backend's part of a resolved plan: everything a backend is
-// built from. scenarios.Resolve fills it in, the only place that maps a
+// built from. plan.Resolve fills it in, the only place that maps a
 // scenario's sections to backend settings; backends never see the scenario.
 type Config struct {
 	Backend string

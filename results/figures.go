@@ -159,7 +159,7 @@ func (e *FigureError) Error() string { return fmt.Sprintf("unknown figure %q: %s
 // CheckFigureSyntax checks that a name is a figure of the vocabulary: a
 // derived key, "Cycle #N.<metric>" with a cycle metric, or a duration name
 // (the plan decides which durations and cycles a run has: see
-// scenarios.Plan.CheckFigure).
+// plan.Plan.CheckFigure).
 func CheckFigureSyntax(name string, durations []string) error {
 	for _, n := range DerivedFigures {
 		if name == n {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/monitor"
+	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
-	"github.com/elasticity-dev/elasticity/scenarios"
 	"github.com/elasticity-dev/elasticity/stress"
 )
 
@@ -66,7 +66,7 @@ func (d *diskMonitor) DataBytes() float64 {
 
 // stressLoad adapts the stress package to the runner.
 type stressLoad struct {
-	p    *scenarios.Plan
+	p    *plan.Plan
 	env  *Env
 	dc   string // the DC the nodes report, which the keyspace names
 	s    *gocql.Session

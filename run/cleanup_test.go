@@ -3,7 +3,7 @@ package run
 import (
 	"testing"
 
-	"github.com/elasticity-dev/elasticity/scenarios"
+	"github.com/elasticity-dev/elasticity/plan"
 )
 
 // A grow is followed by cleanup on a vnodes keyspace, by a recorded skip on
@@ -14,7 +14,7 @@ func TestCleanupFollowsTheKeyspace(t *testing.T) {
 		tablets     int
 		clean, skip bool
 	}{{-1, true, false}, {1024, false, true}, {0, false, false}} {
-		r := &run{p: &scenarios.Plan{Data: scenarios.PlanData{Keyspace: "ks", Tablets: tc.tablets}}, cluster: lc}
+		r := &run{p: &plan.Plan{Data: plan.Data{Keyspace: "ks", Tablets: tc.tablets}}, cluster: lc}
 		c := r.cleanup()
 		if (c.Cleaner != nil) != tc.clean || (c.Skip != "") != tc.skip {
 			t.Errorf("tablets %d: %+v", tc.tablets, c)

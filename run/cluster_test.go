@@ -10,9 +10,9 @@ import (
 
 	"github.com/elasticity-dev/elasticity/cluster/fakescylla"
 	"github.com/elasticity-dev/elasticity/nemesis"
+	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
-	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // TestLiveClusterGrowShrink drives the nemesis through the real cluster
@@ -27,7 +27,7 @@ func TestLiveClusterGrowShrink(t *testing.T) {
 	var evs []results.Event
 	var failed error
 	env := &Env{
-		Plan: &scenarios.Plan{},
+		Plan: &plan.Plan{},
 		Emit: func(e results.Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() },
 		Logf: func(string, ...any) {},
 		Fail: func(err error) { mu.Lock(); failed = err; mu.Unlock() },

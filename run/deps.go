@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/elasticity-dev/elasticity/nemesis"
+	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/results"
-	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // Cluster is the running cluster as the runner sees it: the nemesis's view
@@ -65,7 +65,7 @@ type Load interface {
 
 // Env is what dependency constructors get from the runner.
 type Env struct {
-	Plan  *scenarios.Plan
+	Plan  *plan.Plan
 	RunID string
 	Dir   string
 	Emit  func(results.Event)

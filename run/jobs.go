@@ -3,7 +3,7 @@ package run
 import (
 	"time"
 
-	"github.com/elasticity-dev/elasticity/scenarios"
+	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/stress"
 )
 
@@ -12,7 +12,7 @@ import (
 
 // baseJob is what every job of the run shares: the cluster, the table,
 // values, consistency, mix and the keys written so far.
-func baseJob(p *scenarios.Plan, hosts []string, keys int64) stress.Job {
+func baseJob(p *plan.Plan, hosts []string, keys int64) stress.Job {
 	d, w := p.Data, p.Load
 	j := stress.DefaultJob()
 	j.Hosts, j.DC, j.Keyspace, j.Table = hosts, d.DC, d.Keyspace, d.Table
@@ -27,7 +27,7 @@ func baseJob(p *scenarios.Plan, hosts []string, keys int64) stress.Job {
 
 // fillJob writes new keys from start until stopped, at fill_rate (0: as
 // fast as the cluster takes them) with fill_concurrency writes in flight.
-func fillJob(p *scenarios.Plan, hosts []string, start int64) stress.Job {
+func fillJob(p *plan.Plan, hosts []string, start int64) stress.Job {
 	j := baseJob(p, hosts, 0)
 	j.Fill, j.StartKey = true, start
 	j.Rate, j.Concurrency = p.Data.FillRate, p.Data.FillConcurrency
@@ -36,7 +36,7 @@ func fillJob(p *scenarios.Plan, hosts []string, start int64) stress.Job {
 }
 
 // workloadJob is the mixed workload at rate among the keys written.
-func workloadJob(p *scenarios.Plan, hosts []string, keys int64, rate float64) stress.Job {
+func workloadJob(p *plan.Plan, hosts []string, keys int64, rate float64) stress.Job {
 	j := baseJob(p, hosts, keys)
 	j.Rate = rate
 	j.Source = "workload"
@@ -50,11 +50,11 @@ const calibrationMaxConcurrency = 512
 // calibrationJob probes the capacity (closed loop) with P99 under ceiling,
 // within the plan's (scaled) calibration time: a few levels fit it, and
 // levels shorter than a few seconds measure bursts, not a sustainable rate.
-func calibrationJob(p *scenarios.Plan, hosts []string, keys int64, ceiling time.Duration) stress.Job {
+func calibrationJob(p *plan.Plan, hosts []string, keys int64, ceiling time.Duration) stress.Job {
 	j := baseJob(p, hosts, keys)
 	j.Rate = 0
 	j.CalibrateCeiling = ceiling
-	j.CalibrateStep, j.CalibrateBudget = scenarios.CalibrationSchedule(p.Load.Calibration)
+	j.CalibrateStep, j.CalibrateBudget = plan.CalibrationSchedule(p.Load.Calibration)
 	j.CalibrateMaxConcurrency = calibrationMaxConcurrency
 	j.Source = "calibration"
 	return j

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/elasticity-dev/elasticity/cluster"
+	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
-	"github.com/elasticity-dev/elasticity/scenarios"
 	"github.com/elasticity-dev/elasticity/stress"
 	"github.com/elasticity-dev/elasticity/stress/fleet"
 )
@@ -22,7 +22,7 @@ import (
 // loaderBinary is the executable the loaders run `stress` with: the runner
 // itself for local loaders; for remote ones aws.loader_binary, else the slim
 // elasticity-loader built next to the runner (make build), else the runner.
-func loaderBinary(p *scenarios.Plan, runner string, remote bool) (string, error) {
+func loaderBinary(p *plan.Plan, runner string, remote bool) (string, error) {
 	if !remote {
 		return runner, nil
 	}

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/elasticity-dev/elasticity/scenarios"
+	"github.com/elasticity-dev/elasticity/plan"
 )
 
 // Remote loaders get aws.loader_binary, else the slim elasticity-loader next
@@ -24,25 +24,25 @@ func TestLoaderBinaryPrefersTheSlimLoader(t *testing.T) {
 		}
 	}
 	write(runnerExe, 0o755)
-	check := func(name string, p *scenarios.Plan, remote bool, want string) {
+	check := func(name string, p *plan.Plan, remote bool, want string) {
 		t.Helper()
 		got, err := loaderBinary(p, runnerExe, remote)
 		if err != nil || got != want {
 			t.Errorf("%s: got %q, %v; want %q", name, got, err, want)
 		}
 	}
-	plan := &scenarios.Plan{}
-	check("no slim loader", plan, true, runnerExe)
+	pl := &plan.Plan{}
+	check("no slim loader", pl, true, runnerExe)
 
 	slim := filepath.Join(dir, slimLoader)
 	write(slim, 0o644)
-	check("slim loader not executable", plan, true, runnerExe)
+	check("slim loader not executable", pl, true, runnerExe)
 	if err := os.Chmod(slim, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	check("slim loader", plan, true, slim)
-	check("local loaders", plan, false, runnerExe)
-	own := &scenarios.Plan{}
+	check("slim loader", pl, true, slim)
+	check("local loaders", pl, false, runnerExe)
+	own := &plan.Plan{}
 	own.Load.LoaderBinary = "/opt/elasticity-arm64"
 	check("aws.loader_binary", own, true, "/opt/elasticity-arm64")
 }

@@ -5,17 +5,18 @@ import (
 	"time"
 
 	"github.com/elasticity-dev/elasticity/nemesis"
+	"github.com/elasticity-dev/elasticity/plan"
 	_ "github.com/elasticity-dev/elasticity/provision/all"
 	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
-func resolve(t *testing.T, file string, sets ...string) *scenarios.Plan {
+func resolve(t *testing.T, file string, sets ...string) *plan.Plan {
 	t.Helper()
 	sc, err := scenarios.Load(file, sets)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := scenarios.Resolve(sc, nil)
+	p, err := plan.Resolve(sc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

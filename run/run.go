@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
-	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // RunOptions control Run.
@@ -32,7 +32,7 @@ type RunOptions struct {
 }
 
 // Run executes a resolved plan end to end on its backend; see Execute for the results.
-func Run(ctx context.Context, p *scenarios.Plan, o RunOptions) (*results.Result, error) {
+func Run(ctx context.Context, p *plan.Plan, o RunOptions) (*results.Result, error) {
 	be, err := provision.Lookup(p.Backend)
 	if err != nil {
 		return nil, &InputError{Err: err}

@@ -17,8 +17,8 @@ import (
 
 	"github.com/elasticity-dev/elasticity/monitor"
 	"github.com/elasticity-dev/elasticity/nemesis"
+	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/results"
-	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // Phase names of events.jsonl (the results vocabulary).
@@ -73,7 +73,7 @@ func (e *RunError) Error() string { return e.Err.Error() }
 func (e *RunError) Unwrap() error { return e.Err }
 
 type run struct {
-	p       *scenarios.Plan
+	p       *plan.Plan
 	runID   string
 	steps   []nemesis.Step
 	o       Options
@@ -112,7 +112,7 @@ type run struct {
 // Execute runs the plan into o.Out. It returns the result computed by
 // Finalize (nil when none could be computed) and, when the run did not
 // complete, a *RunError or *InputError.
-func Execute(ctx context.Context, p *scenarios.Plan, o Options) (*results.Result, error) {
+func Execute(ctx context.Context, p *plan.Plan, o Options) (*results.Result, error) {
 	if o.TeardownTimeout <= 0 {
 		o.TeardownTimeout = 2 * time.Minute
 	}
@@ -431,7 +431,7 @@ func (r *run) snapshot(ctx context.Context, name string) error {
 	return nil
 }
 
-func (r *run) fill(ctx context.Context, f scenarios.PlanFill) error {
+func (r *run) fill(ctx context.Context, f plan.Fill) error {
 	timeout := r.p.Waits.Fill
 	if timeout <= 0 {
 		timeout = 30 * time.Minute
@@ -444,7 +444,7 @@ func (r *run) fill(ctx context.Context, f scenarios.PlanFill) error {
 	defer close(stop)
 	// The target is on the fullest node unless the phase says average.
 	usage, what := r.disk.MaxUsagePercent, "fullest node's"
-	if f.By == scenarios.FillByAverage {
+	if f.ByAverage() {
 		usage, what = r.disk.ClusterUsagePercent, "cluster"
 	}
 	bar := r.rep.bar(int(f.TargetPercent*10), fmt.Sprintf("%s: disk %% ×10", f.Name))

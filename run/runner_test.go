@@ -15,6 +15,7 @@ import (
 
 	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/nemesis"
+	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/scenarios"
@@ -208,18 +209,18 @@ func fakeDeps(w *fakeWorld, finalized *string) Deps {
 	}
 }
 
-func testPlan() *scenarios.Plan {
-	return &scenarios.Plan{
+func testPlan() *plan.Plan {
+	return &plan.Plan{
 		Scenario: "t", Backend: "local",
 		Provision:   provision.Config{Cluster: provision.ClusterSpec{Racks: []string{"r1", "r2", "r3"}, NodesPerRack: 1, InstanceType: "i4i.large"}},
 		RF:          3,
-		Fill:        []scenarios.PlanFill{{Name: "Soft Limit", TargetPercent: 30}, {Name: "Hard Limit", TargetPercent: 60}},
-		Load:        scenarios.PlanLoad{LoadPercent: 50},
-		Steps:       []scenarios.PlanStep{{Name: "grow", Kind: nemesis.KindGrow, Mode: nemesis.ModeSerial, InstanceType: "i4i.xlarge", CountPerRack: 1}},
+		Fill:        []plan.Fill{{Name: "Soft Limit", TargetPercent: 30}, {Name: "Hard Limit", TargetPercent: 60}},
+		Load:        plan.Load{LoadPercent: 50},
+		Steps:       []plan.Step{{Name: "grow", Kind: nemesis.KindGrow, Mode: nemesis.ModeSerial, InstanceType: "i4i.xlarge", CountPerRack: 1}},
 		SteadyState: 150 * time.Millisecond,
 		FinalHold:   100 * time.Millisecond,
 		// The serial grow's latency-recovered waits stay short.
-		Waits: scenarios.PlanWaits{LatencyRecovered: 2 * time.Second, TimeoutBase: time.Second},
+		Waits: plan.Waits{LatencyRecovered: 2 * time.Second, TimeoutBase: time.Second},
 		YAML:  []byte("name: t\n"),
 	}
 }
@@ -397,7 +398,7 @@ func TestSetupCarriesProvisionedNodes(t *testing.T) {
 	var status string
 	dir := filepath.Join(t.TempDir(), "run")
 	p := testPlan()
-	p.Load = scenarios.PlanLoad{Rate: 100}
+	p.Load = plan.Load{Rate: 100}
 	if _, err := Execute(context.Background(), p, Options{Out: dir, Stdout: io.Discard, Deps: fakeDeps(w, &status)}); err != nil {
 		t.Fatal(err)
 	}
@@ -513,7 +514,7 @@ func TestFillLandsJustAboveTheTarget(t *testing.T) {
 			deps.NewDisk = func(ctx context.Context, env *Env, c Cluster) (Disk, error) { return memtableDisk{w}, nil }
 			deps.NewLoad = func(ctx context.Context, env *Env, c Cluster) (Load, error) { return memtableLoad{w}, nil }
 			p := testPlan()
-			p.Fill = []scenarios.PlanFill{{Name: "Soft Limit", TargetPercent: 70, By: by}, {Name: "Hard Limit", TargetPercent: 90, By: by}}
+			p.Fill = []plan.Fill{{Name: "Soft Limit", TargetPercent: 70, By: by}, {Name: "Hard Limit", TargetPercent: 90, By: by}}
 			p.Steps = nil
 			dir := filepath.Join(t.TempDir(), "run")
 			if _, err := Execute(context.Background(), p, Options{Out: dir, Stdout: io.Discard, Deps: deps}); err != nil {

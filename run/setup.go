@@ -5,13 +5,13 @@ import (
 	"time"
 
 	"github.com/elasticity-dev/elasticity/nemesis"
+	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
-	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // setup is the run_start description of the plan.
-func setup(p *scenarios.Plan, runID string, nodes []results.NodeInfo, baseline *results.Baseline) *results.Setup {
+func setup(p *plan.Plan, runID string, nodes []results.NodeInfo, baseline *results.Baseline) *results.Setup {
 	spec := p.Provision.Cluster
 	s := &results.Setup{
 		Scenario:        p.Scenario,
@@ -60,7 +60,7 @@ func setup(p *scenarios.Plan, runID string, nodes []results.NodeInfo, baseline *
 
 // plannedNodes describes the initial nodes before they exist (names are the
 // provider's node-1, node-2 ... in rack order).
-func plannedNodes(p *scenarios.Plan) []results.NodeInfo {
+func plannedNodes(p *plan.Plan) []results.NodeInfo {
 	spec := p.Provision.Cluster
 	it, _ := provision.LookupInstanceType(spec.InstanceType)
 	var out []results.NodeInfo
@@ -80,7 +80,7 @@ func plannedNodes(p *scenarios.Plan) []results.NodeInfo {
 
 // nemesisSteps are the plan's steps as the nemesis package takes them: the
 // one place they are built.
-func nemesisSteps(p *scenarios.Plan) []nemesis.Step {
+func nemesisSteps(p *plan.Plan) []nemesis.Step {
 	out := make([]nemesis.Step, 0, len(p.Steps))
 	for _, st := range p.Steps {
 		out = append(out, nemesis.Step{Name: st.Name, Kind: st.Kind, Mode: st.Mode, InstanceType: st.InstanceType,
@@ -92,7 +92,7 @@ func nemesisSteps(p *scenarios.Plan) []nemesis.Step {
 
 // policy derives the waits' timeouts from streaming bandwidth and data
 // volume, capped by the plan's timeouts (the backend's defaults unless set).
-func policy(p *scenarios.Plan) nemesis.Policy {
+func policy(p *plan.Plan) nemesis.Policy {
 	w := p.Waits
 	return nemesis.Policy{
 		Base:              w.TimeoutBase,

@@ -381,7 +381,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			continue // extension field: a place for YAML anchors (docker-compose style)
 		}
 		if !known {
-			d.addAt(k.Line, p, "unknown field%s", suggest(key, names))
+			d.addAt(k.Line, p, "unknown field%s", Suggest(key, names))
 			continue
 		}
 		if seen[key] {
@@ -397,8 +397,8 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 	}
 }
 
-// suggest names the closest known key, or lists them all.
-func suggest(key string, names []string) string {
+// Suggest names the closest known key, or lists them all.
+func Suggest(key string, names []string) string {
 	best, bestD := "", 1<<30
 	for _, n := range names {
 		if dd := editDistance(key, n); dd < bestD {
@@ -481,7 +481,7 @@ func (d *decoder) decodeStep(n *yaml.Node, st *Step, path string) {
 		st.Hook = &Hook{}
 		target = reflect.ValueOf(st.Hook).Elem()
 	default:
-		d.addAt(k.Line, p, "unknown step kind%s", suggest(kind, stepKinds))
+		d.addAt(k.Line, p, "unknown step kind%s", Suggest(kind, stepKinds))
 		return
 	}
 	st.kind = kind

@@ -61,3 +61,14 @@ func sortProblems(ps []Problem) {
 		return a.Line < b.Line
 	})
 }
+
+// ProblemAt is a problem with the field at path, placed where the field
+// was given (its line, or the --set that gave it) when the scenario came
+// from a file: what the planner's warnings are reported as.
+func (s *Scenario) ProblemAt(path, format string, args ...any) Problem {
+	p := Problem{File: s.source, Path: path, Msg: fmt.Sprintf(format, args...)}
+	if l, ok := s.lines[path]; ok {
+		p.File, p.Line = s.where(l)
+	}
+	return p
+}

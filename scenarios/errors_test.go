@@ -38,14 +38,3 @@ func TestExpectedErrorsValidation(t *testing.T) {
 		})
 	}
 }
-
-func TestExpectedErrorsReachThePlan(t *testing.T) {
-	src := minimal + "nemesis:\n  - grow_cluster: {name: Grow, instance_type: i4i.large}\nexpected_errors:\n  - {type: NO_SPACE_ERROR, during: Grow, max_count: 50}\n  - {regex: 'Compaction failed'}\nseverities: {BAD_ALLOC: WARNING}\n"
-	p := planOf(t, src)
-	if len(p.ExpectedErrors) != 2 || p.ExpectedErrors[0].During != "Grow" || p.ExpectedErrors[0].MaxCount != 50 || p.ExpectedErrors[1].Regex != "Compaction failed" {
-		t.Fatalf("expected errors %+v", p.ExpectedErrors)
-	}
-	if p.Severities["BAD_ALLOC"] != "WARNING" {
-		t.Fatalf("severities %+v", p.Severities)
-	}
-}

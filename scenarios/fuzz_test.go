@@ -1,4 +1,4 @@
-package scenarios
+package scenarios_test
 
 import (
 	"os"
@@ -6,13 +6,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/elasticity-dev/elasticity/plan"
+	_ "github.com/elasticity-dev/elasticity/provision/all" // plan.Resolve looks the backend up
+	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // FuzzLoad checks that no input makes the loader panic or hang, and that
-// whatever loads can be written back and loaded again.
+// whatever loads can be written back, loaded again and resolved to a plan.
 //
 //	go test -run '^$' -fuzz FuzzLoad -fuzztime 60s ./scenarios/
 func FuzzLoad(f *testing.F) {
+	const minimal = "name: t\n"
 	files, _ := filepath.Glob("../configs/*.yaml")
 	for _, p := range files {
 		if data, err := os.ReadFile(p); err == nil {
@@ -28,12 +33,12 @@ func FuzzLoad(f *testing.F) {
 		if set != "" {
 			sets = strings.Split(set, "\n")
 		}
-		var s *Scenario
+		var s *scenarios.Scenario
 		var err error
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			s, err = Parse(data, "fuzz.yaml", sets)
+			s, err = scenarios.Parse(data, "fuzz.yaml", sets)
 		}()
 		select {
 		case <-done:
@@ -50,10 +55,10 @@ func FuzzLoad(f *testing.F) {
 		if err != nil {
 			t.Fatalf("loaded but cannot be written: %v", err)
 		}
-		if _, err := Parse(y, "resolved.yaml", nil); err != nil {
+		if _, err := scenarios.Parse(y, "resolved.yaml", nil); err != nil {
 			t.Fatalf("resolved scenario does not load back: %v\n%s", err, y)
 		}
-		if _, err := Resolve(s, nil); err != nil {
+		if _, err := plan.Resolve(s, nil); err != nil {
 			t.Fatalf("a valid scenario does not resolve: %v", err)
 		}
 	})

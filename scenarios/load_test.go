@@ -15,20 +15,6 @@ import (
 
 const minimal = "name: t\n"
 
-// planOf parses and resolves src (failing the test if either fails).
-func planOf(t *testing.T, src string) *Plan {
-	t.Helper()
-	s, err := Parse([]byte(src), "x.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Resolve(s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // problemsOf parses src and returns its problems (failing the test if it parsed).
 func problemsOf(t *testing.T, src string, sets ...string) []Problem {
 	t.Helper()
@@ -275,19 +261,16 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("%v: latency_recovered %s, want %s", c.sets, got, c.want)
 		}
 	}
-	// Real backends get real timeouts; docker scales the scenario's
-	// durations for one machine (docker.time_scale), static does not.
-	for backend, scale := range map[string]float64{BackendDocker: DefaultDockerTimeScale, BackendStatic: 1} {
+	// Real backends get real timeouts (their time scale is the plan's:
+	// plan.TestRealBackendsTimeScale).
+	for _, backend := range []string{BackendDocker, BackendStatic} {
 		src := minimal + "backend: " + backend + "\n"
 		if backend == BackendStatic {
 			src += "static:\n  hosts: [127.0.0.1]\n"
 		}
 		s, err = Parse([]byte(src), "x.yaml", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p, err := Resolve(s, nil); err != nil || s.Timeouts != DefaultTimeoutsReal || p.TimeScale != scale {
-			t.Errorf("%s timeouts %+v, time scale %v, want %v (%v)", backend, s.Timeouts, p.TimeScale, scale, err)
+		if err != nil || s.Timeouts != DefaultTimeoutsReal {
+			t.Errorf("%s timeouts %+v (%v)", backend, s.Timeouts, err)
 		}
 	}
 }
@@ -354,20 +337,6 @@ func TestConfigsValidAndRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(s, s2) {
 			t.Errorf("%s: round trip differs:\n%+v\n%+v", f, s, s2)
 		}
-		p, err := Resolve(s, nil)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if p.EstimatedSeconds <= 0 || len(p.Phases) == 0 {
-			t.Errorf("%s: empty plan %+v", f, p)
-		}
-		// The local defaults must keep the flagship scenario to a few minutes.
-		if filepath.Base(f) == "90pct-scaleout.yaml" && (p.Estimated() > 10*time.Minute || p.Estimated() < time.Minute) {
-			t.Errorf("90pct-scaleout estimated at %v; want a few minutes", p.Estimated())
-		}
-		if filepath.Base(f) == "smoke.yaml" && p.Estimated() > 2*time.Minute {
-			t.Errorf("smoke estimated at %v; want about a minute", p.Estimated())
-		}
 	}
 }
 
@@ -387,38 +356,6 @@ func TestLoadFile(t *testing.T) {
 	_, err := Load(p, nil)
 	if err == nil || !strings.Contains(err.Error(), p+":3: workload.concurrency: must be >= 1") {
 		t.Fatalf("got %v", err)
-	}
-}
-
-func TestResultThresholdsAndScaling(t *testing.T) {
-	s, err := Parse([]byte(minimal+`thresholds:
-  cycles:
-    - write_p99_ms: 10
-      read_p99_ms: 12
-    - cycle: steady_state
-      total_ops_per_sec: 500
-  durations:
-    "New node(s) ready": 30m
-`), "x.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Resolve(s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := p.Thresholds
-	want := []results.Threshold{
-		{Cycle: "*", Metric: "write_p99_ms", Limit: 10},
-		{Cycle: "*", Metric: "read_p99_ms", Limit: 12},
-		{Cycle: "steady_state", Metric: "total_ops_per_sec", Limit: 500, Floor: true},
-		{Cycle: "New node(s) ready", Metric: "duration_seconds", Limit: 4.5}, // 30m × 0.0025
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %+v\nwant %+v", got, want)
-	}
-	if p.SteadyState != 4500*time.Millisecond { // 30m × 0.0025
-		t.Errorf("scaled %v", p.SteadyState)
 	}
 }
 
@@ -544,56 +481,6 @@ nemesis:
 	}
 }
 
-func TestWarnings(t *testing.T) {
-	s, err := Parse([]byte(minimal+"workload:\n  rate: 90000/s\ndataset:\n  fill:\n    - {name: Full, target_percent: 97}\n"), "x.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := (&ValidationError{s.Warnings(nil)}).Error()
-	for _, want := range []string{
-		"x.yaml:3: workload.rate: 90000/s is above the emulated cluster's estimated capacity",
-		"x.yaml:6: dataset.fill.0.target_percent: 97% leaves little room",
-		"x.yaml: nemesis: no nemesis steps",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("warnings lack %q:\n%s", want, got)
-		}
-	}
-	s, err = Load("../configs/90pct-scaleout.yaml", []string{"local.time_scale=1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := (&ValidationError{s.Warnings(nil)}).Error(); !strings.Contains(w, "--set local.time_scale=1: local.time_scale: the run is estimated at") {
-		t.Errorf("time warning: %s", w)
-	}
-}
-
-// Every duration results computes may carry a ceiling: "Drain node(s)" and
-// "Remove node(s)" used to be rejected as unknown (issue 14).
-func TestDrainAndRemoveDurationThresholdsValidate(t *testing.T) {
-	s, err := Load("../configs/scale-in-drain.yaml", []string{`thresholds.durations={"Drain node(s)": 1h, "Remove node(s)": 30m}`})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Resolve(s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]bool{}
-	for _, th := range p.Thresholds {
-		if th.Metric == results.MetricDurationSeconds {
-			got[th.Cycle] = true
-		}
-	}
-	if !got[results.DurDrainNodes] || !got[results.DurRemoveNodes] {
-		t.Errorf("result thresholds %+v", p.Thresholds)
-	}
-	_, err = Load("../configs/scale-in-drain.yaml", []string{`thresholds.durations={"Drain nodes": 1h}`})
-	if err == nil || !strings.Contains(err.Error(), `unknown duration "Drain nodes"`) || !strings.Contains(err.Error(), "Drain node(s)") {
-		t.Errorf("got %v", err)
-	}
-}
-
 func TestDashboardURL(t *testing.T) {
 	if _, err := Parse([]byte(minimal+"report:\n  dashboard_url: https://grafana.example/d/overview?from={from_ms}&to={to_ms}\n"), "x.yaml", nil); err != nil {
 		t.Fatal(err)
@@ -606,27 +493,5 @@ func TestDashboardURL(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "report.dashboard_url") || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v", bad, err)
 		}
-	}
-}
-
-func TestRatioToSteadyThresholds(t *testing.T) {
-	s, err := Parse([]byte(minimal+"thresholds:\n  cycles:\n    - cycle: nemesis\n      read_p99_ratio_to_steady: 3\n      total_ops_ratio_to_steady: 0.9\n"), "x.yaml", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []results.Threshold{
-		{Cycle: "nemesis", Metric: "read_p99_ms", Limit: 3, RatioToSteady: true},
-		{Cycle: "nemesis", Metric: "total_ops_per_sec", Limit: 0.9, Floor: true, RatioToSteady: true},
-	}
-	p, err := Resolve(s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := p.Thresholds; !reflect.DeepEqual(got, want) {
-		t.Errorf("got %+v\nwant %+v", got, want)
-	}
-	_, err = Parse([]byte(minimal+"thresholds:\n  cycles:\n    - read_p99_ratio_to_steady: -1\n"), "x.yaml", nil)
-	if err == nil || !strings.Contains(err.Error(), "thresholds.cycles.0.read_p99_ratio_to_steady") {
-		t.Errorf("negative ratio: %v", err)
 	}
 }

@@ -6,14 +6,11 @@ import (
 	"github.com/elasticity-dev/elasticity/results"
 )
 
-// MetricDurationSeconds is the results metric of duration ceilings.
-const MetricDurationSeconds = results.MetricDurationSeconds
-
-// resultThresholds converts the scenario's thresholds to the results model:
+// ResultThresholds converts the scenario's thresholds to the results model:
 // one Threshold per limit set. Duration ceilings are real-world durations and
 // are scaled like every other scenario duration (the backend's time scale),
 // so they compare with what a run measures.
-func (s *Scenario) resultThresholds(scale func(Duration) time.Duration) []results.Threshold {
+func (s *Scenario) ResultThresholds(scale func(Duration) time.Duration) []results.Threshold {
 	var out []results.Threshold
 	for _, c := range s.Thresholds.Cycles {
 		for _, m := range c.metrics() {
@@ -26,18 +23,18 @@ func (s *Scenario) resultThresholds(scale func(Duration) time.Duration) []result
 	for _, l := range s.Thresholds.Durations {
 		if l.PlanFactor > 0 {
 			// The plan's estimates are of the run as it goes: never scaled again.
-			out = append(out, results.Threshold{Cycle: l.Name, Metric: MetricDurationSeconds, Limit: l.PlanFactor, RatioToPlan: true})
+			out = append(out, results.Threshold{Cycle: l.Name, Metric: results.MetricDurationSeconds, Limit: l.PlanFactor, RatioToPlan: true})
 			continue
 		}
-		out = append(out, results.Threshold{Cycle: l.Name, Metric: MetricDurationSeconds, Limit: scale(l.Max).Seconds()})
+		out = append(out, results.Threshold{Cycle: l.Name, Metric: results.MetricDurationSeconds, Limit: scale(l.Max).Seconds()})
 	}
 	return out
 }
 
-// baselineRules converts thresholds.baseline to the results model. The
+// ResultBaselineRules converts thresholds.baseline to the results model. The
 // absolute parts of a duration rule (best_abs, fixed_limit, in seconds) are
 // real-world durations, scaled like thresholds.durations.
-func (s *Scenario) baselineRules(scale func(Duration) time.Duration) []results.BaselineRule {
+func (s *Scenario) ResultBaselineRules(scale func(Duration) time.Duration) []results.BaselineRule {
 	var out []results.BaselineRule
 	conv := func(cycle, metric string, floor bool, r Rule, secs bool) results.BaselineRule {
 		br := results.BaselineRule{Cycle: cycle, Metric: metric, HigherIsBetter: floor, BestPct: r.BestPct, BestAbs: r.BestAbs, FixedLimit: r.FixedLimit}
@@ -61,7 +58,7 @@ func (s *Scenario) baselineRules(scale func(Duration) time.Duration) []results.B
 		}
 	}
 	for _, d := range s.Thresholds.Baseline.Durations {
-		out = append(out, conv(d.Name, MetricDurationSeconds, false, d.Rule, true))
+		out = append(out, conv(d.Name, results.MetricDurationSeconds, false, d.Rule, true))
 	}
 	return out
 }

@@ -1,8 +1,8 @@
 // Package scenarios is the scenario model of elasticity: the types of a YAML
 // scenario, strict loading with file:line and field-path errors, defaults,
-// validation, --set overrides and Resolve, which turns a scenario into the
-// one immutable plan that `elasticity plan` prints and the phase runner
-// (package run) executes.
+// validation and --set overrides. The planner (package plan) turns a loaded
+// scenario into the one immutable plan that `elasticity plan` prints and the
+// orchestrator (package run) executes.
 package scenarios
 
 import "github.com/elasticity-dev/elasticity/results"

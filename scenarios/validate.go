@@ -195,7 +195,7 @@ func validate(s *Scenario, d *decoder) {
 		p := "thresholds.durations." + l.Name
 		switch {
 		case !validDurationName(s, l.Name):
-			d.problem(p, "unknown duration %q%s", l.Name, suggest(l.Name, durationNames(s)))
+			d.problem(p, "unknown duration %q%s", l.Name, Suggest(l.Name, durationNames(s)))
 		case l.PlanFactor > 0 && !plannedDuration(s, l.Name):
 			d.problem(p, "%q has no plan estimate (a hook or hold step, the wait for compactions): give a duration such as 30m", l.Name)
 		case l.PlanFactor == 0:
@@ -210,10 +210,10 @@ func validate(s *Scenario, d *decoder) {
 	positive("report.disk_balance_every", float64(s.Report.DiskBalanceEvery))
 	positive("thresholds.rack_balance.max_spread", float64(s.Thresholds.RackBalance.MaxSpread))
 	if a := s.Thresholds.RackBalance.Action; a != RackBalanceWarn && a != RackBalanceFail {
-		d.problem("thresholds.rack_balance.action", "%q is not warn or fail%s", a, suggest(a, []string{RackBalanceWarn, RackBalanceFail}))
+		d.problem("thresholds.rack_balance.action", "%q is not warn or fail%s", a, Suggest(a, []string{RackBalanceWarn, RackBalanceFail}))
 	}
 	if cl := strings.ToUpper(s.Validate.Consistency); !slices.Contains(validateCLs, cl) {
-		d.problem("validate.consistency", "%q is not a read consistency level%s", s.Validate.Consistency, suggest(cl, validateCLs))
+		d.problem("validate.consistency", "%q is not a read consistency level%s", s.Validate.Consistency, Suggest(cl, validateCLs))
 	}
 	if r := s.Validate.TokenRanges; r > results.RingParts {
 		d.problem("validate.token_ranges", "the ring is cut into %d ranges: at most %d, or \"all\"", results.RingParts, results.RingParts)
@@ -336,7 +336,7 @@ func validateErrors(s *Scenario, d *decoder) {
 	types := results.ErrorTypes()
 	knownType := func(path, t string) {
 		if !slices.Contains(types, t) {
-			d.problem(path, "unknown error type %q%s", t, suggest(t, types))
+			d.problem(path, "unknown error type %q%s", t, Suggest(t, types))
 		}
 	}
 	for i, f := range s.ExpectedErrors {
@@ -353,7 +353,7 @@ func validateErrors(s *Scenario, d *decoder) {
 			}
 		}
 		if f.During != "" && !validDuring(s, f.During) {
-			d.problem(p+".during", "%q is not a nemesis step, cycle or phase%s", f.During, suggest(f.During, duringNames(s)))
+			d.problem(p+".during", "%q is not a nemesis step, cycle or phase%s", f.During, Suggest(f.During, duringNames(s)))
 		}
 		if f.MaxCount < 0 {
 			d.problem(p+".max_count", "must be >= 0")
@@ -646,7 +646,7 @@ func validateBaselineRules(s *Scenario, d *decoder) {
 	for _, bd := range s.Thresholds.Baseline.Durations {
 		p := "thresholds.baseline.durations." + bd.Name
 		if !validDurationName(s, bd.Name) {
-			d.problem(p, "unknown duration %q%s", bd.Name, suggest(bd.Name, durationNames(s)))
+			d.problem(p, "unknown duration %q%s", bd.Name, Suggest(bd.Name, durationNames(s)))
 		}
 		rule(p, &bd.Rule, false)
 	}

@@ -1,11 +1,7 @@
 package scenarios
 
 import (
-	"reflect"
-	"strings"
 	"testing"
-
-	"github.com/elasticity-dev/elasticity/results"
 )
 
 const withGrow = minimal + "nemesis:\n  - grow_cluster: {name: grow}\n  - hook: {name: notify, command: 'true'}\n"
@@ -45,85 +41,5 @@ func TestVerdictKeysBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			expectProblem(t, problemsOf(t, tc.src, tc.sets...), tc.sets, tc.line, tc.path, tc.msg)
 		})
-	}
-}
-
-// The new keys resolve into the plan: rules with their direction, a plan
-// multiple never scaled, duration rules' seconds scaled like durations,
-// the recovery N; and the resolved scenario.yaml loads back the same.
-func TestVerdictKeysResolve(t *testing.T) {
-	src := withGrow + `thresholds:
-  durations:
-    "New node(s) ready": 1.5x plan
-    "Data balanced": 30m
-  recovery: {intervals: 4}
-  baseline:
-    cycles:
-      - cycle: nemesis
-        read_p99_ms: {best_pct: 20, best_abs: 2}
-        total_ops_per_sec: {best_pct: 10, fixed_limit: 150}
-    durations:
-      "Data balanced": {best_pct: 50, fixed_limit: 600}
-`
-	p := planOf(t, src)
-	if p.RecoveryIntervals != 4 {
-		t.Errorf("recovery intervals %d", p.RecoveryIntervals)
-	}
-	scale := p.TimeScale
-	wantTh := []results.Threshold{
-		{Cycle: "New node(s) ready", Metric: results.MetricDurationSeconds, Limit: 1.5, RatioToPlan: true},
-		{Cycle: "Data balanced", Metric: results.MetricDurationSeconds, Limit: 1800 * scale},
-	}
-	if !reflect.DeepEqual(p.Thresholds, wantTh) {
-		t.Errorf("thresholds %+v\nwant %+v", p.Thresholds, wantTh)
-	}
-	f := func(v float64) *float64 { return &v }
-	wantRules := []results.BaselineRule{
-		{Cycle: "nemesis", Metric: results.MetricReadP99, BestPct: f(20), BestAbs: f(2)},
-		{Cycle: "nemesis", Metric: results.MetricTotalOps, HigherIsBetter: true, BestPct: f(10), FixedLimit: f(150)},
-		{Cycle: "Data balanced", Metric: results.MetricDurationSeconds, BestPct: f(50), FixedLimit: f(600 * scale)},
-	}
-	if !reflect.DeepEqual(p.BaselineRules, wantRules) {
-		t.Errorf("rules %+v\nwant %+v", p.BaselineRules, wantRules)
-	}
-	// Each grow batch carries the plan's estimates of its durations.
-	var grow PlanStep
-	for _, st := range p.Steps {
-		if st.Name == "grow" {
-			grow = st
-		}
-	}
-	if len(grow.Estimates) != 3 { // serial: one node per rack, three racks
-		t.Fatalf("estimates %+v", grow.Estimates)
-	}
-	for _, e := range grow.Estimates {
-		if e[results.DurAddNodes] <= 0 || e[results.DurNodesReady] <= 0 || e[results.DurDataBalanced] < e[results.DurNodesReady] || e[results.DurLatencyRecov] < e[results.DurDataBalanced] {
-			t.Errorf("estimate %+v", e)
-		}
-	}
-	if p.Fill[0].EstimatedSeconds <= 0 {
-		t.Errorf("fill estimate %+v", p.Fill[0])
-	}
-	// Round trip through the resolved scenario.yaml.
-	s2, err := Parse(p.YAML, "scenario.yaml", nil)
-	if err != nil {
-		t.Fatalf("resolved YAML does not load back: %v\n%s", err, p.YAML)
-	}
-	p2, err := Resolve(s2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(p2.Thresholds, p.Thresholds) || !reflect.DeepEqual(p2.BaselineRules, p.BaselineRules) || p2.RecoveryIntervals != 4 {
-		t.Errorf("round trip changed the verdict keys:\n%s", p.YAML)
-	}
-	// The plan text names them.
-	var b strings.Builder
-	if err := p.WriteText(&b); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"<= 1.5x plan", "best_pct 20, best_abs 2 against the best previous run"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("plan text lacks %q", want)
-		}
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/elasticity-dev/elasticity/scenarios"
+	"github.com/elasticity-dev/elasticity/plan"
 )
 
 func TestPlanText(t *testing.T) {
@@ -37,14 +37,14 @@ func TestPlanJSONWithSets(t *testing.T) {
 	if code != ExitPassed {
 		t.Fatalf("exit %d\n%s", code, errs)
 	}
-	var p scenarios.Plan
+	var p plan.Plan
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
 	if p.Scenario != "90pct-scaleout" || p.TimeScale != 0.02 || len(p.Fill) != 2 || p.RF != 3 || p.LocalDataDir != "run" {
 		t.Errorf("plan %+v", p)
 	}
-	var grow *scenarios.PlanPhase
+	var grow *plan.Phase
 	for i := range p.Phases {
 		if p.Phases[i].Phase == "nemesis" {
 			grow = &p.Phases[i]

@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/elasticity-dev/elasticity/matrix"
+	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/preflight"
 	"github.com/elasticity-dev/elasticity/reporting"
 	"github.com/elasticity-dev/elasticity/results"
-	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 func init() {
@@ -77,7 +77,7 @@ before anything runs; 130 interrupted.`,
 					return append(append([]string(nil), c.Sets...), "backend="+backend)
 				}
 				// Every variant must be a valid scenario before anything runs.
-				plans := map[int]*scenarios.Plan{}
+				plans := map[int]*plan.Plan{}
 				for _, c := range cells {
 					if c.Repeat > 1 {
 						continue
@@ -167,7 +167,7 @@ before anything runs; 130 interrupted.`,
 // parseExpects reads and checks every --expect against the matrix: its
 // selectors name axes and cells, its metric is a figure every selected
 // cell's plan measures.
-func parseExpects(specs []string, axes []matrix.Axis, cells []matrix.Cell, plans map[int]*scenarios.Plan) ([]matrix.Expectation, error) {
+func parseExpects(specs []string, axes []matrix.Axis, cells []matrix.Cell, plans map[int]*plan.Plan) ([]matrix.Expectation, error) {
 	var out []matrix.Expectation
 	for _, s := range specs {
 		x, err := matrix.ParseExpect(s)

@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/run"
-	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // parseFaults turns --fault NODE=ARGS values into per-node extra arguments
@@ -123,7 +123,7 @@ Exit code: 0 passed, 1 thresholds failed, 2 invalid input, 3 run error,
 // the run in baselineDir, else the previous runs of the scenario in
 // historyDir (which must exist when given explicitly). Nothing is looked up
 // when there are no rules and no --baseline.
-func lookupBaseline(p *scenarios.Plan, baselineDir, historyDir string, historyGiven bool, out string) (*results.Baseline, error) {
+func lookupBaseline(p *plan.Plan, baselineDir, historyDir string, historyGiven bool, out string) (*results.Baseline, error) {
 	switch {
 	case baselineDir != "":
 		return results.LoadBaseline(baselineDir, p.Scenario, p.Backend)

@@ -7,6 +7,8 @@ import (
 	"sort"
 
 	"github.com/spf13/cobra"
+
+	"github.com/elasticity-dev/elasticity/plan"
 )
 
 func init() {
@@ -41,7 +43,7 @@ valid, 2 otherwise.`,
 					fmt.Fprintf(e.Stdout, "OK %s (%s: %d × %s in %d rack(s), %d fill phase(s), %d nemesis step(s), backend %s)\n",
 						path, s.Name, len(s.Cluster.Racks)*s.Cluster.NodesPerRack, s.Cluster.InstanceType, len(s.Cluster.Racks),
 						len(s.Dataset.Fill), len(s.Nemesis), s.Backend)
-					for _, w := range s.Warnings(e.Getenv) {
+					for _, w := range plan.Warnings(s, e.Getenv) {
 						fmt.Fprintf(e.Stderr, "warning: %s\n", w)
 					}
 				}

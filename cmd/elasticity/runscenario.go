@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/preflight"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/provision/docker"
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/run"
-	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // finalizeRun computes result.json and the reports of a run directory
@@ -37,7 +37,7 @@ type runSpec struct {
 // `matrix`: the pre-flight checks, the run, and its summary lines. It
 // returns the run's status and, unless it passed, the command error that
 // carries its exit code.
-func runScenario(ctx context.Context, e *env, p *scenarios.Plan, o runSpec) (string, error) {
+func runScenario(ctx context.Context, e *env, p *plan.Plan, o runSpec) (string, error) {
 	if o.Preflight {
 		if err := checkPreflight(ctx, e, p, o.Out); err != nil {
 			return results.StatusError, withCode(ExitRunError, err)
@@ -84,7 +84,7 @@ func runScenario(ctx context.Context, e *env, p *scenarios.Plan, o runSpec) (str
 // checkPreflight checks that this machine can finish the run (disk for the
 // planned data, memory, the backend's tools and credentials) and prints
 // every check.
-func checkPreflight(ctx context.Context, e *env, p *scenarios.Plan, out string) error {
+func checkPreflight(ctx context.Context, e *env, p *plan.Plan, out string) error {
 	checks, err := preflight.Run(ctx, preflightInput(p, out, e.Executable, e.Getenv))
 	for _, ch := range checks {
 		mark := "ok  "
@@ -97,7 +97,7 @@ func checkPreflight(ctx context.Context, e *env, p *scenarios.Plan, out string) 
 }
 
 // preflightInput derives the pre-flight input from the plan.
-func preflightInput(p *scenarios.Plan, out, binary string, getenv func(string) string) preflight.Input {
+func preflightInput(p *plan.Plan, out, binary string, getenv func(string) string) preflight.Input {
 	in := preflight.Input{Backend: p.Backend, OutDir: out, Binary: binary, Getenv: getenv, BaseAddress: p.Provision.Local.BaseAddress}
 	if p.Backend == "local" {
 		nodes := 0
@@ -118,7 +118,7 @@ func preflightInput(p *scenarios.Plan, out, binary string, getenv func(string) s
 // for every ScyllaDB shard, memory for the containers, their tmpfs data and
 // the runner (docker.MemoryFit, which names the settings to change), and
 // disk in the engine's root when the data is left on the host's disk.
-func dockerPreflight(p *scenarios.Plan, in *preflight.Input) {
+func dockerPreflight(p *plan.Plan, in *preflight.Input) {
 	counts := map[string]int{}
 	for _, n := range p.Nodes {
 		counts[n.InstanceType] += n.Count

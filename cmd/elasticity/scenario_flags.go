@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
@@ -37,12 +38,12 @@ func loadScenario(e *env, path string, sets []string) (*scenarios.Scenario, erro
 }
 
 // loadPlan loads a scenario and resolves it into its plan (see loadScenario).
-func loadPlan(e *env, path string, sets []string) (*scenarios.Plan, error) {
+func loadPlan(e *env, path string, sets []string) (*plan.Plan, error) {
 	sc, err := loadScenario(e, path, sets)
 	if err != nil {
 		return nil, err
 	}
-	p, err := scenarios.Resolve(sc, e.Getenv)
+	p, err := plan.Resolve(sc, e.Getenv)
 	if err != nil {
 		return nil, withCode(ExitInvalid, fmt.Errorf("%s: %w", path, err))
 	}

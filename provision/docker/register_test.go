@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/elasticity-dev/elasticity/internal/scyllaversion"
+	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/scenarios"
 )
@@ -35,20 +36,20 @@ func fakeImages(t *testing.T, images map[string]ImageInfo) {
 	})
 }
 
-func resolvePlan(t *testing.T, sets ...string) *scenarios.Plan {
+func resolvePlan(t *testing.T, sets ...string) *plan.Plan {
 	t.Helper()
 	sc, err := scenarios.Load("../../configs/smoke.yaml", append([]string{"backend=docker"}, sets...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := scenarios.Resolve(sc, nil)
+	p, err := plan.Resolve(sc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-func planText(p *scenarios.Plan) string {
+func planText(p *plan.Plan) string {
 	var b strings.Builder
 	for _, l := range p.Extra {
 		b.WriteString(l.Label + ": " + l.Value + "\n")
@@ -190,7 +191,7 @@ func TestMainScenarioFitsOneMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := scenarios.Resolve(sc, nil)
+	p, err := plan.Resolve(sc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestMainScenarioFitsOneMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err = scenarios.Resolve(sc, nil)
+	p, err = plan.Resolve(sc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

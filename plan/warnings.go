@@ -1,24 +1,21 @@
-package scenarios
+package plan
 
 import (
 	"fmt"
 	"time"
 
 	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
-// Warnings lists things that are valid but probably not what the author
-// wants (validate prints them; they never fail a command). They carry the
+// Warnings lists things in a scenario and its plan that are valid but
+// probably not what the author wants (validate prints them; they never fail a command). They carry the
 // position of the field concerned when the scenario came from a file.
 // env is the environment the plan is resolved in (see Resolve).
-func (s *Scenario) Warnings(env provision.Env) []Problem {
-	var ws []Problem
+func Warnings(s *scenarios.Scenario, env provision.Env) []scenarios.Problem {
+	var ws []scenarios.Problem
 	warn := func(path, format string, args ...any) {
-		p := Problem{File: s.source, Path: path, Msg: fmt.Sprintf(format, args...)}
-		if l, ok := s.lines[path]; ok {
-			p.File, p.Line = s.where(l)
-		}
-		ws = append(ws, p)
+		ws = append(ws, s.ProblemAt(path, format, args...))
 	}
 	// Estimate-based warnings need the backend's model (registered by
 	// provision/all); without it they are left out.
@@ -35,7 +32,7 @@ func (s *Scenario) Warnings(env provision.Env) []Problem {
 			warn(fmt.Sprintf("dataset.fill.%d.target_percent", i), "%v leaves little room: compactions and streaming may fail with \"No space left on device\"", f.TargetPercent)
 		}
 	}
-	if p != nil && s.Backend == BackendLocal && p.Estimated() > time.Hour {
+	if p != nil && s.Backend == scenarios.BackendLocal && p.Estimated() > time.Hour {
 		warn("local.time_scale", "the run is estimated at %s on the local backend; lower local.time_scale or the durations", secs(p.EstimatedSeconds))
 	}
 	if len(s.Nemesis) == 0 {

@@ -1,4 +1,4 @@
-package scenarios
+package plan
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // A parallel drain of three nodes is planned by the version: before 2026.1
@@ -14,13 +15,13 @@ import (
 // planned the longer way (results.ScaleIn, from scylladb/scylladb
 // service/topology_coordinator.cc and PARALLEL_TABLET_DRAINING).
 func TestPlanParallelDrainByVersion(t *testing.T) {
-	drain := func(mode, version string) (PlanPhase, []float64) {
+	drain := func(mode, version string) (Phase, []float64) {
 		t.Helper()
 		set := []string{"cluster.nodes_per_rack=3", "nemesis.2.drain.mode=" + mode, "nemesis.2.drain.racks=[rack1,rack2,rack3]"}
 		if version != "" {
 			set = append(set, "cluster.version="+version)
 		}
-		s, err := Load("../configs/scale-in-drain.yaml", set)
+		s, err := scenarios.Load("../configs/scale-in-drain.yaml", set)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +39,7 @@ func TestPlanParallelDrainByVersion(t *testing.T) {
 			}
 		}
 		t.Fatalf("no drain phase in %+v", p.Phases)
-		return PlanPhase{}, nil
+		return Phase{}, nil
 	}
 	_, serial := drain("serial", "2025.4.0")
 	if len(serial) != 3 || serial[0] <= 0 {

@@ -1,13 +1,15 @@
-package scenarios
+package plan
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 func TestPlanCheckFigure(t *testing.T) {
 	for mode, lastCycle := range map[string]string{"serial": "Cycle #3", "parallel": "Cycle #1"} {
-		sc, err := Load("../configs/smoke.yaml", []string{"nemesis.0.grow_cluster.racks=[rack1,rack2,rack3]", "nemesis.0.grow_cluster.mode=" + mode})
+		sc, err := scenarios.Load("../configs/smoke.yaml", []string{"nemesis.0.grow_cluster.racks=[rack1,rack2,rack3]", "nemesis.0.grow_cluster.mode=" + mode})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package scenarios
+package plan
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // WriteText prints the plan for a person to check before a run.
@@ -56,18 +57,18 @@ func (p *Plan) WriteText(w io.Writer) error {
 		if by == "" {
 			by = "initial cluster"
 		}
-		fmt.Fprintf(tw, "  %s\t%d\t%s\t%d\t%s\t%s\n", n.Rack, n.Count, n.InstanceType, n.VCPUs, HumanBytes(n.DiskBytes), by)
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%d\t%s\t%s\n", n.Rack, n.Count, n.InstanceType, n.VCPUs, scenarios.HumanBytes(n.DiskBytes), by)
 	}
 	tw.Flush()
-	pf("  initial cluster capacity: %s\n\n", HumanBytes(p.InitialCapacityBytes))
+	pf("  initial cluster capacity: %s\n\n", scenarios.HumanBytes(p.InitialCapacityBytes))
 
 	if len(p.Fill) > 0 {
 		pf("Fill (RF=%d; on-disk figures include every replica)\n", p.RF)
 		tw = tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  phase\ttarget\ton disk at target\tto write\tunique data\trows\t≈ time\thold\n")
 		for _, f := range p.Fill {
-			fmt.Fprintf(tw, "  %s\t%g%%\t%s\t%s\t%s\t%d\t%s\t%s\n", f.Name, f.TargetPercent, HumanBytes(f.TargetBytes),
-				HumanBytes(f.WriteBytes), HumanBytes(f.UniqueBytes), f.Rows, secs(f.EstimatedSeconds), secs(f.HoldSeconds))
+			fmt.Fprintf(tw, "  %s\t%g%%\t%s\t%s\t%s\t%d\t%s\t%s\n", f.Name, f.TargetPercent, scenarios.HumanBytes(f.TargetBytes),
+				scenarios.HumanBytes(f.WriteBytes), scenarios.HumanBytes(f.UniqueBytes), f.Rows, secs(f.EstimatedSeconds), secs(f.HoldSeconds))
 		}
 		tw.Flush()
 		pf("\n")
@@ -140,7 +141,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 				limit = fmt.Sprintf("%s %gx %s", op, t.Limit, results.SteadyStateCycle)
 			case t.RatioToPlan:
 				limit = fmt.Sprintf("%s %gx plan", op, t.Limit)
-			case t.Metric == MetricDurationSeconds:
+			case t.Metric == results.MetricDurationSeconds:
 				limit = op + " " + secs(t.Limit)
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\n", t.Cycle, t.Metric, limit)
@@ -182,7 +183,7 @@ func secs(s float64) string {
 	} else {
 		d = d.Round(10 * time.Millisecond)
 	}
-	return formatDuration(d)
+	return scenarios.Duration(d).String()
 }
 
 type errWriter struct {

@@ -1,4 +1,9 @@
-package scenarios
+// Package plan is the planner: Resolve turns a loaded scenario
+// (package scenarios) into its one immutable Plan, what `elasticity plan`
+// prints and the orchestrator (package run) executes. Resolving copies the
+// scenario into the plan in the plan's own terms; estimating adds the
+// figures and durations computed from the backend's model.
+package plan
 
 import (
 	"fmt"
@@ -7,6 +12,7 @@ import (
 
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // Plan is what a scenario will do, computed without running anything: the
@@ -36,22 +42,22 @@ type Plan struct {
 	Table          string   `json:"table"`
 	ValueSize      string   `json:"value_size"`
 	// Nodes are node groups: the initial nodes and those each grow step adds.
-	Nodes []PlanNodes `json:"nodes"`
+	Nodes []Nodes `json:"nodes"`
 	// InitialCapacityBytes is the initial cluster's raw disk capacity.
 	InitialCapacityBytes float64             `json:"initial_capacity_bytes"`
-	Fill                 []PlanFill          `json:"fill"`
-	Workload             PlanWorkload        `json:"workload"`
-	Phases               []PlanPhase         `json:"phases"`
+	Fill                 []Fill              `json:"fill"`
+	Workload             Workload            `json:"workload"`
+	Phases               []Phase             `json:"phases"`
 	Thresholds           []results.Threshold `json:"thresholds"`
-	Timeouts             []PlanTimeout       `json:"timeouts"`
+	Timeouts             []Timeout           `json:"timeouts"`
 	// RackBalance is the rack balance table's period (scaled) and threshold.
 	RackBalance results.RackBalanceSpec `json:"rack_balance"`
 	// Validate is the data validation (Sample and TokenRanges -1: all).
-	Validate PlanValidate `json:"validate"`
+	Validate Validation `json:"validate"`
 	// EstimatedSeconds is the estimated wall time of the whole run.
 	EstimatedSeconds float64 `json:"estimated_seconds"`
 	// Extra holds the backend's own lines (e.g. cost estimates), grouped by Section.
-	Extra []PlanLine `json:"extra,omitempty"`
+	Extra []Line `json:"extra,omitempty"`
 
 	// What the run executes (the resolved scenario.yaml says the same in
 	// the scenario's own terms): not part of the plan's JSON.
@@ -70,22 +76,22 @@ type Plan struct {
 	// BaselineRules are thresholds.baseline (judged against previous runs).
 	BaselineRules []results.BaselineRule `json:"baseline_rules,omitempty"`
 	// RecoveryIntervals is N of sustained latency recovery.
-	RecoveryIntervals int        `json:"recovery_intervals"`
-	Data              PlanData   `json:"-"`
-	Load              PlanLoad   `json:"-"`
-	Steps             []PlanStep `json:"-"`
+	RecoveryIntervals int    `json:"recovery_intervals"`
+	Data              Data   `json:"-"`
+	Load              Load   `json:"-"`
+	Steps             []Step `json:"-"`
 	// Compactions is the wait for compactions before the steady state.
-	Compactions PlanCompactions `json:"compactions"`
+	Compactions Compactions `json:"compactions"`
 	// SteadyState and FinalHold are scaled.
 	SteadyState time.Duration `json:"-"`
 	FinalHold   time.Duration `json:"-"`
-	Waits       PlanWaits     `json:"-"`
+	Waits       Waits         `json:"-"`
 	// YAML is the resolved scenario, written to scenario.yaml.
 	YAML []byte `json:"-"`
 }
 
-// PlanNodes is a group of nodes of one type in one rack.
-type PlanNodes struct {
+// Nodes is a group of nodes of one type in one rack.
+type Nodes struct {
 	Rack         string `json:"rack"`
 	InstanceType string `json:"instance_type"`
 	Count        int    `json:"count"`
@@ -96,8 +102,8 @@ type PlanNodes struct {
 	AddedBy string `json:"added_by,omitempty"`
 }
 
-// PlanFill is one fill phase's data volume.
-type PlanFill struct {
+// Fill is one fill phase's data volume.
+type Fill struct {
 	Name          string  `json:"name"`
 	TargetPercent float64 `json:"target_percent"`
 	// By is max (the fullest node reaches the target) or average (the cluster).
@@ -115,8 +121,11 @@ type PlanFill struct {
 	Hold time.Duration `json:"-"`
 }
 
-// PlanWorkload is the resolved workload.
-type PlanWorkload struct {
+// ByAverage says whether the cluster's average reaches the target (else the fullest node).
+func (f Fill) ByAverage() bool { return f.By == scenarios.FillByAverage }
+
+// Workload is the resolved workload.
+type Workload struct {
 	WriteRatio  float64 `json:"write_ratio"`
 	ReadRatio   float64 `json:"read_ratio"`
 	RateOpsPerS float64 `json:"rate_ops_per_sec,omitempty"`
@@ -135,8 +144,8 @@ type PlanWorkload struct {
 	LoaderInstanceType string `json:"loader_instance_type,omitempty"`
 }
 
-// PlanPhase is one phase of the run in order.
-type PlanPhase struct {
+// Phase is one phase of the run in order.
+type Phase struct {
 	Phase string `json:"phase"` // provision, schema, fill, hold, compactions, calibrate, steady_state, nemesis, final_hold, teardown
 	Name  string `json:"name"`
 	Kind  string `json:"kind,omitempty"` // nemesis step kind
@@ -151,18 +160,18 @@ type PlanPhase struct {
 	Detail       string  `json:"detail,omitempty"`
 }
 
-// PlanTimeout is one wait's limit.
-type PlanTimeout struct {
+// Timeout is one wait's limit.
+type Timeout struct {
 	Name    string  `json:"name"`
 	Seconds float64 `json:"seconds"`
 }
 
-// PlanLine is one extra line of a plan, added by the backend's registration.
-type PlanLine = provision.PlanLine
+// Line is one extra line of a plan, added by the backend's registration.
+type Line = provision.PlanLine
 
-// PlanStep is one resolved nemesis step: defaults applied, durations
+// Step is one resolved nemesis step: defaults applied, durations
 // scaled, a hook's command line split.
-type PlanStep struct {
+type Step struct {
 	Name         string
 	Kind         results.StepKind
 	Mode         string // serial | parallel
@@ -182,8 +191,8 @@ type PlanStep struct {
 	IgnoreFailure bool
 }
 
-// PlanData is the schema and how it is written.
-type PlanData struct {
+// Data is the schema and how it is written.
+type Data struct {
 	Keyspace, Table, DC string
 	RF                  int
 	// Tablets is the keyspace's initial tablets: -1 asks for vnodes (scylla
@@ -194,8 +203,8 @@ type PlanData struct {
 	FillRate           float64
 }
 
-// PlanLoad is the workload as the load generator runs it.
-type PlanLoad struct {
+// Load is the workload as the load generator runs it.
+type Load struct {
 	// MixWrite and MixRead are the scenario's weights (only their ratio matters).
 	MixWrite, MixRead float64
 	Rate              float64 // fixed ops/s; 0: LoadPercent of the calibrated capacity
@@ -216,9 +225,9 @@ type PlanLoad struct {
 	SSHUser, SSHKey string
 }
 
-// PlanValidate is the data validation of a run (validate:); it is off
+// Validation is the data validation of a run (validate:); it is off
 // when it reads nothing.
-type PlanValidate struct {
+type Validation struct {
 	Sample        int64  `json:"sample"`       // keys read one by one; -1: all
 	TokenRanges   int    `json:"token_ranges"` // of results.RingParts; -1: all
 	Consistency   string `json:"consistency"`
@@ -226,22 +235,22 @@ type PlanValidate struct {
 }
 
 // Enabled reports whether the validation reads anything.
-func (v PlanValidate) Enabled() bool { return v.Sample != 0 || v.TokenRanges != 0 }
+func (v Validation) Enabled() bool { return v.Sample != 0 || v.TokenRanges != 0 }
 
-// PlanCompactions is the wait for compactions to settle before the
+// Compactions is the wait for compactions to settle before the
 // calibration and the steady state (compactions:, timeouts.compactions).
-type PlanCompactions struct {
+type Compactions struct {
 	Wait bool `json:"wait"`
 	// Quiet is how long no compaction may run (scaled; on local at least
-	// MinLocalCompactionsQuiet); Timeout bounds the wait (wall clock).
+	// scenarios.MinLocalCompactionsQuiet); Timeout bounds the wait (wall clock).
 	Quiet          time.Duration `json:"-"`
 	QuietSeconds   float64       `json:"quiet_seconds"`
 	TimeoutSeconds float64       `json:"timeout_seconds"`
 }
 
-// PlanWaits bound the run's waits: wall-clock ceilings (never scaled) and
+// Waits bound the run's waits: wall-clock ceilings (never scaled) and
 // the figures adaptive timeouts derive from.
-type PlanWaits struct {
+type Waits struct {
 	NodeReady, DataBalanced, LatencyRecovered, Fill, Step, Teardown, Compactions time.Duration
 	// TimeoutBase and StreamBytesPerSec feed the derived wait timeouts.
 	TimeoutBase       time.Duration
@@ -252,7 +261,7 @@ type PlanWaits struct {
 // `elasticity plan` prints and what `elasticity run` executes. The backend
 // must be registered (import provision/all). env is the environment the
 // backend may read (nil: none); Resolve reads nothing of the process's.
-func Resolve(s *Scenario, env provision.Env) (*Plan, error) {
+func Resolve(s *scenarios.Scenario, env provision.Env) (*Plan, error) {
 	be, err := provision.Lookup(s.Backend)
 	if err != nil {
 		return nil, fmt.Errorf("backend: %w", err)
@@ -261,9 +270,9 @@ func Resolve(s *Scenario, env provision.Env) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rendering the resolved scenario: %w", err)
 	}
-	cfg := s.backendConfig()
+	cfg := backendConfig(s)
 	cfg.Env = env
-	p := s.estimate(be.Model(&cfg), cfg)
+	p := estimate(s, be.Model(&cfg), cfg)
 	p.YAML = y
 	if be.PlanLines != nil {
 		f := provision.PlanFacts{InstanceCounts: map[string]int{}, EstimatedSeconds: p.EstimatedSeconds}
@@ -280,7 +289,7 @@ func Resolve(s *Scenario, env provision.Env) (*Plan, error) {
 
 // backendConfig maps the scenario's sections to the backend settings: the
 // only place that does.
-func (s *Scenario) backendConfig() provision.Config {
+func backendConfig(s *scenarios.Scenario) provision.Config {
 	l := s.Local
 	c := provision.Config{
 		Backend: s.Backend,
@@ -311,10 +320,10 @@ func (s *Scenario) backendConfig() provision.Config {
 		c.Docker.Image = s.Cluster.Image
 	}
 	switch s.Backend {
-	case BackendAWS:
+	case scenarios.BackendAWS:
 		c.Cluster.Labels = s.AWS.Tags
 		c.Loaders = provision.LoaderSpec{Count: s.AWS.LoaderCount, InstanceType: s.AWS.LoaderInstanceType}
-	case BackendLocal:
+	case scenarios.BackendLocal:
 		c.Loaders = provision.LoaderSpec{Count: s.Local.Loaders}
 	}
 	st := s.Static
@@ -324,7 +333,7 @@ func (s *Scenario) backendConfig() provision.Config {
 	return c
 }
 
-func command(c *Command) *provision.Command {
+func command(c *scenarios.Command) *provision.Command {
 	if c == nil {
 		return nil
 	}
@@ -334,7 +343,7 @@ func command(c *Command) *provision.Command {
 // replicaOpsPerOp is what one workload operation costs the cluster in
 // replica operations (the unit of ops_per_vcpu): RF for a write, the
 // replicas the read consistency level contacts for a read.
-func (s *Scenario) replicaOpsPerOp() float64 {
+func replicaOpsPerOp(s *scenarios.Scenario) float64 {
 	rf := max(1, s.Dataset.RF)
 	reads := rf/2 + 1
 	switch strings.ToUpper(s.Workload.Consistency.Read) {
@@ -352,8 +361,8 @@ func (s *Scenario) replicaOpsPerOp() float64 {
 }
 
 // step resolves one nemesis step.
-func (s *Scenario) step(st Step, scale func(Duration) time.Duration) PlanStep {
-	ps := PlanStep{Name: st.Name, Kind: st.ResultKind()}
+func step(s *scenarios.Scenario, st scenarios.Step, scale func(scenarios.Duration) time.Duration) Step {
+	ps := Step{Name: st.Name, Kind: st.ResultKind()}
 	switch {
 	case st.Grow != nil:
 		ps.Mode, ps.InstanceType, ps.CountPerRack, ps.Racks = st.Grow.Mode, st.Grow.InstanceType, st.Grow.CountPerRack, st.Grow.Racks
@@ -376,11 +385,11 @@ func (s *Scenario) step(st Step, scale func(Duration) time.Duration) PlanStep {
 }
 
 // estimate computes the plan with the backend's model.
-func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
+func estimate(s *scenarios.Scenario, m provision.Model, cfg provision.Config) *Plan {
 	p := &Plan{
 		Scenario:       s.Name,
 		Description:    s.Description,
-		Source:         s.source,
+		Source:         s.Source(),
 		Backend:        s.Backend,
 		Emulated:       m.Emulated,
 		TimeScale:      m.TimeScale,
@@ -404,18 +413,18 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 	if m.Emulated || m.StorageScaleMiBPerGB > 0 {
 		p.StorageScaleMiBPerGB = m.StorageScaleMiBPerGB
 	}
-	if s.Backend == BackendLocal {
+	if s.Backend == scenarios.BackendLocal {
 		p.LocalDataDir = s.Local.DataDir
 	}
-	scaleD := func(d Duration) time.Duration {
+	scaleD := func(d scenarios.Duration) time.Duration {
 		if m.TimeScale <= 0 || m.TimeScale == 1 {
 			return d.D()
 		}
 		return time.Duration(float64(d) * m.TimeScale)
 	}
-	scaled := func(d Duration) float64 { return scaleD(d).Seconds() }
-	p.Thresholds = s.resultThresholds(scaleD)
-	p.BaselineRules = s.baselineRules(scaleD)
+	scaled := func(d scenarios.Duration) float64 { return scaleD(d).Seconds() }
+	p.Thresholds = s.ResultThresholds(scaleD)
+	p.BaselineRules = s.ResultBaselineRules(scaleD)
 	p.RecoveryIntervals = s.Thresholds.Recovery.Intervals
 	streamBytesPerVCPU := m.StreamMiBPerVCPU * (1 << 20)
 
@@ -427,7 +436,7 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 	var nodes []node
 	it0, _ := provision.LookupInstanceType(s.Cluster.InstanceType)
 	for _, r := range s.Cluster.Racks {
-		p.Nodes = append(p.Nodes, PlanNodes{Rack: r, InstanceType: it0.Name, Count: s.Cluster.NodesPerRack, VCPUs: it0.VCPUs, DiskBytes: m.NodeDiskBytes(it0)})
+		p.Nodes = append(p.Nodes, Nodes{Rack: r, InstanceType: it0.Name, Count: s.Cluster.NodesPerRack, VCPUs: it0.VCPUs, DiskBytes: m.NodeDiskBytes(it0)})
 		for i := 0; i < s.Cluster.NodesPerRack; i++ {
 			nodes = append(nodes, node{r, it0})
 		}
@@ -452,10 +461,10 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 	p.InitialCapacityBytes = capBytes
 
 	w := s.Workload
-	p.Workload = PlanWorkload{
+	p.Workload = Workload{
 		WriteRatio: w.Mix.WriteFraction(), ReadRatio: 1 - w.Mix.WriteFraction(),
 		RateOpsPerS: float64(w.Rate), LoadPercent: float64(w.LoadPercent),
-		EstimatedCapacityOps: m.OpsPerVCPU * float64(vcpus) / s.replicaOpsPerOp(),
+		EstimatedCapacityOps: m.OpsPerVCPU * float64(vcpus) / replicaOpsPerOp(s),
 		Concurrency:          w.Concurrency,
 		WriteConsistency:     w.Consistency.Write, ReadConsistency: w.Consistency.Read,
 		Distribution: w.Distribution,
@@ -468,13 +477,13 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 	}
 
 	var t float64
-	add := func(ph PlanPhase) {
+	add := func(ph Phase) {
 		ph.StartSeconds = t
 		t += ph.Seconds
 		p.Phases = append(p.Phases, ph)
 	}
-	add(PlanPhase{Phase: "provision", Name: fmt.Sprintf("start %d × %s", len(nodes), it0.Name), Seconds: m.SetupSeconds, Estimated: true})
-	add(PlanPhase{Phase: "schema", Name: fmt.Sprintf("%s.%s RF=%d", s.Dataset.Keyspace, s.Dataset.Table, s.Dataset.RF), Seconds: 1, Estimated: true})
+	add(Phase{Phase: "provision", Name: fmt.Sprintf("start %d × %s", len(nodes), it0.Name), Seconds: m.SetupSeconds, Estimated: true})
+	add(Phase{Phase: "schema", Name: fmt.Sprintf("%s.%s RF=%d", s.Dataset.Keyspace, s.Dataset.Table, s.Dataset.RF), Seconds: 1, Estimated: true})
 
 	// Fill: the workload is not running yet, so fill gets the cluster's capacity
 	// (or fill_rate); each write lands on RF replicas.
@@ -493,7 +502,7 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 	var onDisk float64
 	for _, f := range s.Dataset.Fill {
 		target := f.TargetPercent.Fraction() * capBytes
-		pf := PlanFill{Name: f.Name, By: f.By, TargetPercent: float64(f.TargetPercent), TargetBytes: target, WriteBytes: max(0, target-onDisk)}
+		pf := Fill{Name: f.Name, By: f.By, TargetPercent: float64(f.TargetPercent), TargetBytes: target, WriteBytes: max(0, target-onDisk)}
 		pf.UniqueBytes = pf.WriteBytes / rf
 		if mean > 0 {
 			pf.Rows = int64(pf.UniqueBytes / mean)
@@ -504,32 +513,32 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 		pf.HoldSeconds = scaled(f.Hold)
 		p.Fill = append(p.Fill, pf)
 		onDisk = max(onDisk, target)
-		add(PlanPhase{Phase: "fill", Name: f.Name, Seconds: pf.EstimatedSeconds, Estimated: true,
-			Detail: fmt.Sprintf("write %s (%s unique) to reach %v", HumanBytes(pf.WriteBytes), HumanBytes(pf.UniqueBytes), f.TargetPercent)})
+		add(Phase{Phase: "fill", Name: f.Name, Seconds: pf.EstimatedSeconds, Estimated: true,
+			Detail: fmt.Sprintf("write %s (%s unique) to reach %v", scenarios.HumanBytes(pf.WriteBytes), scenarios.HumanBytes(pf.UniqueBytes), f.TargetPercent)})
 		if f.Hold > 0 {
-			add(PlanPhase{Phase: "hold", Name: f.Name, Seconds: pf.HoldSeconds, Detail: "let compactions settle"})
+			add(Phase{Phase: "hold", Name: f.Name, Seconds: pf.HoldSeconds, Detail: "let compactions settle"})
 		}
 	}
 
 	if s.Compactions.Wait {
 		q := scaleD(s.Compactions.Quiet)
-		if s.Backend == BackendLocal {
-			q = max(q, MinLocalCompactionsQuiet)
+		if s.Backend == scenarios.BackendLocal {
+			q = max(q, scenarios.MinLocalCompactionsQuiet)
 		}
-		p.Compactions = PlanCompactions{Wait: true, Quiet: q, QuietSeconds: q.Seconds(), TimeoutSeconds: s.Timeouts.Compactions.D().Seconds()}
-		add(PlanPhase{Phase: string(results.PhaseCompactions), Name: results.DurCompactions, Seconds: q.Seconds(), Estimated: true,
+		p.Compactions = Compactions{Wait: true, Quiet: q, QuietSeconds: q.Seconds(), TimeoutSeconds: s.Timeouts.Compactions.D().Seconds()}
+		add(Phase{Phase: string(results.PhaseCompactions), Name: results.DurCompactions, Seconds: q.Seconds(), Estimated: true,
 			Detail: fmt.Sprintf("until no compaction has run for %s (up to %s)", q.Round(100*time.Millisecond), s.Timeouts.Compactions)})
 	}
 	calStep, calibration := CalibrationSchedule(scaleD(w.Calibration))
 	if w.Rate == 0 {
-		add(PlanPhase{Phase: "calibrate", Name: "measure capacity", Seconds: calibration.Seconds(), Estimated: true,
+		add(Phase{Phase: "calibrate", Name: "measure capacity", Seconds: calibration.Seconds(), Estimated: true,
 			Detail: fmt.Sprintf("then run at %v of it", w.LoadPercent)})
 	}
-	add(PlanPhase{Phase: "steady_state", Name: "Cycle #0", Cycles: 1, Seconds: scaled(s.SteadyState)})
+	add(Phase{Phase: "steady_state", Name: "Cycle #0", Cycles: 1, Seconds: scaled(s.SteadyState)})
 
 	estimates := make([][]map[string]float64, len(s.Nemesis))
 	for si, st := range s.Nemesis {
-		ph := PlanPhase{Phase: "nemesis", Name: st.Name, Kind: st.Kind(), Estimated: true}
+		ph := Phase{Phase: "nemesis", Name: st.Name, Kind: st.Kind(), Estimated: true}
 		capBytes, vcpus = capacity()
 		switch {
 		case st.Grow != nil:
@@ -541,14 +550,14 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 			}
 			n := len(racks) * g.CountPerRack
 			for _, r := range racks {
-				p.Nodes = append(p.Nodes, PlanNodes{Rack: r, InstanceType: it.Name, Count: g.CountPerRack, VCPUs: it.VCPUs, DiskBytes: m.NodeDiskBytes(it), AddedBy: st.Name})
+				p.Nodes = append(p.Nodes, Nodes{Rack: r, InstanceType: it.Name, Count: g.CountPerRack, VCPUs: it.VCPUs, DiskBytes: m.NodeDiskBytes(it), AddedBy: st.Name})
 			}
 			// Tablets are balanced by count, so each new node ends up with about
 			// 1/N of the data; it streams from the old nodes, whose smaller vCPU
 			// count bounds each migration. Batches (one node serially, all in
 			// parallel) also wait for balance and latency recovery.
 			batch := n
-			if g.Mode != ModeParallel {
+			if g.Mode != scenarios.ModeParallel {
 				batch = 1
 			}
 			var moved float64
@@ -568,7 +577,7 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 				})
 			}
 			ph.Mode = g.Mode
-			ph.Detail = fmt.Sprintf("add %d × %s (%d per rack, %s); ≈%s to move", n, it.Name, g.CountPerRack, g.Mode, HumanBytes(moved))
+			ph.Detail = fmt.Sprintf("add %d × %s (%d per rack, %s); ≈%s to move", n, it.Name, g.CountPerRack, g.Mode, scenarios.HumanBytes(moved))
 		case st.Shrink != nil, st.Drain != nil:
 			var count int
 			var racks []string
@@ -614,12 +623,12 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 			}
 			moved := share * float64(len(perNode))
 			ph.Cycles = 1
-			if ph.Mode == ModeSerial && count > 1 {
+			if ph.Mode == scenarios.ModeSerial && count > 1 {
 				ph.Cycles = count
 			}
 			stream := 0.0
 			for _, t := range perNode {
-				if ph.Mode == ModeParallel && results.ScaleIn(s.Cluster.Version) == results.ScaleInParallel {
+				if ph.Mode == scenarios.ModeParallel && results.ScaleIn(s.Cluster.Version) == results.ScaleInParallel {
 					stream = max(stream, t)
 				} else {
 					stream += t
@@ -637,7 +646,7 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 				}
 				estimates[si] = append(estimates[si], map[string]float64{leave: per, results.DurDataBalanced: per, results.DurLatencyRecov: per + m.RecoverySeconds})
 			}
-			if ph.Mode == ModeParallel && count > 1 {
+			if ph.Mode == scenarios.ModeParallel && count > 1 {
 				switch results.ScaleIn(s.Cluster.Version) {
 				case results.ScaleInParallel:
 					detail += ", drained all at once (ScyllaDB 2026.1+)"
@@ -647,7 +656,7 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 					detail += ", planned as drained one after another (before 2026.1; from 2026.1 all at once)"
 				}
 			}
-			ph.Detail = fmt.Sprintf("%s; ≈%s to move", detail, HumanBytes(moved))
+			ph.Detail = fmt.Sprintf("%s; ≈%s to move", detail, scenarios.HumanBytes(moved))
 		case st.Hold != nil:
 			ph.Seconds = scaled(st.Hold.Duration)
 			ph.Estimated = false
@@ -658,24 +667,24 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 		add(ph)
 	}
 	if s.FinalHold > 0 {
-		add(PlanPhase{Phase: "final_hold", Name: "final hold", Seconds: scaled(s.FinalHold), Detail: "workload running"})
+		add(Phase{Phase: "final_hold", Name: "final hold", Seconds: scaled(s.FinalHold), Detail: "workload running"})
 	}
-	if s.probesCapacityAfter() {
+	if probesCapacityAfter(s) {
 		// It starts at the concurrency where the first probe peaked: that
 		// level, and usually one or two above it.
-		add(PlanPhase{Phase: "calibrate", Name: "after", Seconds: min(calibration, warmCalibrationLevels*calStep).Seconds(), Estimated: true,
+		add(Phase{Phase: "calibrate", Name: "after", Seconds: min(calibration, warmCalibrationLevels*calStep).Seconds(), Estimated: true,
 			Detail: "capacity after the last topology step, workload stopped, from the first probe's best concurrency"})
 	}
-	add(PlanPhase{Phase: "teardown", Name: "destroy cluster", Seconds: m.SetupSeconds / 2, Estimated: true})
+	add(Phase{Phase: "teardown", Name: "destroy cluster", Seconds: m.SetupSeconds / 2, Estimated: true})
 	p.EstimatedSeconds = t
 
 	to := s.Timeouts
 	for _, x := range []struct {
 		n string
-		d Duration
+		d scenarios.Duration
 	}{{"node_ready", to.NodeReady}, {"data_balanced", to.DataBalanced}, {"latency_recovered", to.LatencyRecovered},
 		{"fill", to.Fill}, {"step", to.Step}, {"teardown", to.Teardown}, {"compactions", to.Compactions}} {
-		p.Timeouts = append(p.Timeouts, PlanTimeout{Name: x.n, Seconds: x.d.D().Seconds()})
+		p.Timeouts = append(p.Timeouts, Timeout{Name: x.n, Seconds: x.d.D().Seconds()})
 	}
 
 	// JSON readers get lists, never null.
@@ -683,7 +692,7 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 		p.Thresholds = []results.Threshold{}
 	}
 	if p.Fill == nil {
-		p.Fill = []PlanFill{}
+		p.Fill = []Fill{}
 	}
 
 	// What the run executes besides the estimate.
@@ -691,27 +700,27 @@ func (s *Scenario) estimate(m provision.Model, cfg provision.Config) *Plan {
 		p.Fill[i].Hold = scaleD(f.Hold)
 	}
 	for i, st := range s.Nemesis {
-		ps := s.step(st, scaleD)
+		ps := step(s, st, scaleD)
 		ps.Estimates = estimates[i]
 		p.Steps = append(p.Steps, ps)
 	}
 	p.SteadyState, p.FinalHold = scaleD(s.SteadyState), scaleD(s.FinalHold)
 	p.RackBalance = results.RackBalanceSpec{EverySeconds: scaleD(s.Report.DiskBalanceEvery).Seconds(),
-		MaxSpreadPct: float64(s.Thresholds.RackBalance.MaxSpread), Fail: s.Thresholds.RackBalance.Action == RackBalanceFail}
-	p.Validate = PlanValidate{Sample: int64(s.Validate.Sample), TokenRanges: int(s.Validate.TokenRanges),
+		MaxSpreadPct: float64(s.Thresholds.RackBalance.MaxSpread), Fail: s.Thresholds.RackBalance.Action == scenarios.RackBalanceFail}
+	p.Validate = Validation{Sample: int64(s.Validate.Sample), TokenRanges: int(s.Validate.TokenRanges),
 		Consistency: strings.ToUpper(s.Validate.Consistency), AfterEachStep: s.Validate.AfterEachStep}
 	ds := s.Dataset
-	p.Data = PlanData{Keyspace: ds.Keyspace, Table: ds.Table, DC: s.Cluster.DC, RF: ds.RF, Tablets: s.Cluster.TabletsInitial,
+	p.Data = Data{Keyspace: ds.Keyspace, Table: ds.Table, DC: s.Cluster.DC, RF: ds.RF, Tablets: s.Cluster.TabletsInitial,
 		ValueMin: int(ds.ValueSize.Min), ValueMax: int(ds.ValueSize.Max), FillConcurrency: ds.FillConcurrency, FillRate: float64(ds.FillRate)}
-	if p.Data.Tablets == 0 && s.Cluster.Flavour == FlavourScylla {
+	if p.Data.Tablets == 0 && s.Cluster.Flavour == scenarios.FlavourScylla {
 		p.Data.Tablets = -1 // the scenario asks for vnodes
 	}
-	p.Load = PlanLoad{MixWrite: w.Mix.Write, MixRead: w.Mix.Read, Rate: float64(w.Rate), LoadPercent: float64(w.LoadPercent),
+	p.Load = Load{MixWrite: w.Mix.Write, MixRead: w.Mix.Read, Rate: float64(w.Rate), LoadPercent: float64(w.LoadPercent),
 		Calibration: scaleD(w.Calibration), Concurrency: w.Concurrency, WriteCL: w.Consistency.Write, ReadCL: w.Consistency.Read,
-		Distribution: w.Distribution, CapacityAfter: s.probesCapacityAfter(), Loaders: cfg.Loaders, LoaderBinary: s.AWS.LoaderBinary, SSHUser: s.AWS.SSHUser, SSHKey: s.AWS.SSHKey}
+		Distribution: w.Distribution, CapacityAfter: probesCapacityAfter(s), Loaders: cfg.Loaders, LoaderBinary: s.AWS.LoaderBinary, SSHUser: s.AWS.SSHUser, SSHKey: s.AWS.SSHKey}
 	// Adaptive timeouts count on the initial instance type's streaming
 	// bandwidth (the model's share of it), capped by the scenario's timeouts.
-	p.Waits = PlanWaits{NodeReady: to.NodeReady.D(), DataBalanced: to.DataBalanced.D(), LatencyRecovered: to.LatencyRecovered.D(),
+	p.Waits = Waits{NodeReady: to.NodeReady.D(), DataBalanced: to.DataBalanced.D(), LatencyRecovered: to.LatencyRecovered.D(),
 		Fill: to.Fill.D(), Step: to.Step.D(), Teardown: to.Teardown.D(), Compactions: to.Compactions.D(), TimeoutBase: m.TimeoutBase,
 		StreamBytesPerSec: streamBytesPerVCPU * float64(max(it0.VCPUs, 1)) * m.TimeoutStreamShare}
 	return p
@@ -737,7 +746,7 @@ const warmCalibrationLevels = 3
 
 // probesCapacityAfter says whether the run probes the capacity again after
 // its last topology step: the plan's phase and the runner both follow it.
-func (s *Scenario) probesCapacityAfter() bool {
+func probesCapacityAfter(s *scenarios.Scenario) bool {
 	w := s.Workload
 	if !w.CapacityAfter || w.Rate > 0 || w.LoadPercent <= 0 {
 		return false

@@ -1,10 +1,11 @@
-package scenarios
+package plan
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // FigureDurations are the named durations a run of the plan measures: one
@@ -75,7 +76,7 @@ func (p *Plan) CheckFigure(name string) error {
 		for _, m := range results.CycleFigures() {
 			known = append(known, results.CycleFigure(cycle, m))
 		}
-		return fmt.Errorf("%w%s", err, suggest(name, known))
+		return fmt.Errorf("%w%s", err, scenarios.Suggest(name, known))
 	}
 	cyc, _, ok := strings.Cut(name, ".")
 	if !ok || !strings.HasPrefix(cyc, "Cycle #") {

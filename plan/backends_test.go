@@ -1,4 +1,4 @@
-package scenarios
+package plan
 
 // Resolve looks backends up in the provision registry.
 import _ "github.com/elasticity-dev/elasticity/provision/all"
