@@ -205,3 +205,55 @@ func TestDurationForms(t *testing.T) {
 		}
 	}
 }
+
+// Timestamp, date and time literals as types/types.cc parses them
+// (timestamp_from_string, simple_date_type_impl and time_type_impl
+// from_string_view; test/cqlpy test_type_timestamp.py, test_type_date.py,
+// test_type_time.py), including their errors.
+func TestDateTimeLiterals(t *testing.T) {
+	hp, s, exec := memorySession(t, "datetime", "127.0.1.55:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TABLE ks.t (k int PRIMARY KEY, ts timestamp, d date, tm time)`)
+	for i, c := range []struct {
+		lit  string
+		want string
+	}{
+		{"'2011-02-03 04:05+0000'", "2011-02-03T04:05:00Z"},
+		{"'2011-02-03T05:06:17.1+0100'", "2011-02-03T04:06:17.1Z"},
+		{"'2011-02-03+05:30'", "2011-02-02T18:30:00Z"},
+		{"'2011-02-03  Z '", "2011-02-03T00:00:00Z"},
+		{"'2011-02-03 gmt'", "2011-02-03T00:00:00Z"},
+		{"1296705600000", "2011-02-03T04:00:00Z"},
+	} {
+		exec(`INSERT INTO ks.t (k, ts) VALUES (?, `+c.lit+`)`, i)
+		var got time.Time
+		if err := s.Query(`SELECT ts FROM ks.t WHERE k = ?`, i).Scan(&got); err != nil || got.UTC().Format(time.RFC3339Nano) != c.want {
+			t.Errorf("%s: got %v %v, want %s", c.lit, got.UTC(), err, c.want)
+		}
+	}
+	exec(`INSERT INTO ks.t (k, d, tm) VALUES (10, '123', '23:59:59.5')`)
+	var tm time.Duration
+	rows, ok := rawQuery(t, dialRaw(t, hp), `SELECT d FROM ks.t WHERE k = 10`).(*message.RowsResult)
+	if !ok || len(rows.Data) != 1 || string(rows.Data[0][0]) != "\x00\x00\x00\x7b" {
+		t.Errorf("date '123' is the raw day count 123: %v", rows)
+	}
+	if err := s.Query(`SELECT tm FROM ks.t WHERE k = 10`).Scan(&tm); err != nil || tm != 24*time.Hour-500*time.Millisecond {
+		t.Errorf("time: %v %v", tm, err)
+	}
+	for _, c := range []struct{ col, lit, err string }{
+		{"ts", "'2011-02-03 04:05:12.345678+0000'", "Milliseconds length exceeds expected (6)"},
+		{"ts", "'2011-02-30'", "unable to parse date '2011-02-30'"},
+		{"ts", "'2011-02-03 +05'", "Unable to parse timezone"},
+		{"ts", "'an invalid timestamp'", "Unable to parse timestamp from"},
+		{"d", "-123", "Unable to make unsigned int (for date) from -123"},
+		{"d", "50000000000", "Unable to make unsigned int (for date) from 50000000000"},
+		{"d", "'2011-02'", "Unable to coerce '2011-02' to a formatted date (long)"},
+		{"tm", "123", "Timestamp format must be hh:mm:ss[.fffffffff]"},
+		{"tm", "'24:00:00'", "Hour out of bounds (24)."},
+	} {
+		err := s.Query(`INSERT INTO ks.t (k, ` + c.col + `) VALUES (11, ` + c.lit + `)`).Exec()
+		if err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%s = %s: got %v, want an error with %q", c.col, c.lit, err, c.err)
+		}
+	}
+}

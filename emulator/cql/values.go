@@ -10,7 +10,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
@@ -266,49 +265,23 @@ func encodeLiteral(dt datatype.DataType, t cqlparse.Term) ([]byte, error) {
 		}
 		return encodeDuration(t.Text)
 	case datatype.Date:
-		// types/types.cc simple_date_type_impl: days since the epoch,
-		// unsigned, with the epoch at 2^31; a string 'yyyy-mm-dd' or the
-		// number itself.
-		switch t.Kind {
-		case cqlparse.TermString:
-			d, err := time.Parse("2006-01-02", t.Text)
-			if err != nil {
-				return nil, fmt.Errorf("Unable to coerce '%s' to a formatted date (long)", t.Text)
-			}
-			days := d.Unix() / 86400
-			return binary.BigEndian.AppendUint32(nil, uint32(days+1<<31)), nil
-		case cqlparse.TermInt:
-			v, err := strconv.ParseUint(t.Text, 10, 32)
-			if err != nil {
-				return nil, bad()
-			}
-			return binary.BigEndian.AppendUint32(nil, uint32(v)), nil
-		}
-		return nil, bad()
-	case datatype.Time:
-		// time_type_impl: nanoseconds since midnight, from 'hh:mm:ss[.fffffffff]'.
-		if t.Kind == cqlparse.TermInt {
-			v, err := strconv.ParseInt(t.Text, 10, 64)
-			if err != nil {
-				return nil, bad()
-			}
-			return putInt(8, v), nil
-		}
-		if t.Kind != cqlparse.TermString {
+		if t.Kind != cqlparse.TermString && t.Kind != cqlparse.TermInt {
 			return nil, bad()
 		}
-		hms, frac, _ := strings.Cut(t.Text, ".")
-		tm, err := time.Parse("15:04:05", hms)
-		if err != nil || len(frac) > 9 {
-			return nil, fmt.Errorf("Timestamp format must be hh:mm:ss[.fffffffff]")
+		days, err := dateFromString(t.Text)
+		if err != nil {
+			return nil, err
 		}
-		ns := int64(tm.Hour())*int64(time.Hour) + int64(tm.Minute())*int64(time.Minute) + int64(tm.Second())*int64(time.Second)
-		if frac != "" {
-			f, err := strconv.ParseInt(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("Timestamp format must be hh:mm:ss[.fffffffff]")
-			}
-			ns += f
+		return binary.BigEndian.AppendUint32(nil, days), nil
+	case datatype.Time:
+		// constants.cc parses an integer literal with the type's
+		// from_string too, so 123 is refused (scylladb #7987).
+		if t.Kind != cqlparse.TermString && t.Kind != cqlparse.TermInt {
+			return nil, bad()
+		}
+		ns, err := timeFromString(t.Text)
+		if err != nil {
+			return nil, err
 		}
 		return putInt(8, ns), nil
 	case datatype.Decimal:
@@ -355,11 +328,11 @@ func encodeLiteral(dt datatype.DataType, t cqlparse.Term) ([]byte, error) {
 			}
 			return putInt(8, v), nil
 		case cqlparse.TermString:
-			ts, err := parseTimestamp(t.Text)
+			ms, err := timestampFromString(t.Text)
 			if err != nil {
 				return nil, err
 			}
-			return putInt(8, ts.UnixMilli()), nil
+			return putInt(8, ms), nil
 		}
 		return nil, bad()
 	case datatype.Boolean:
@@ -529,26 +502,6 @@ func putInt(size int, v int64) []byte {
 		b[0] = byte(v)
 	}
 	return b
-}
-
-var timestampLayouts = []string{
-	time.RFC3339Nano,
-	"2006-01-02 15:04:05.999999999Z07:00",
-	"2006-01-02 15:04:05.999999999-0700",
-	"2006-01-02T15:04:05.999999999-0700",
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02 15:04",
-	"2006-01-02",
-}
-
-func parseTimestamp(s string) (time.Time, error) {
-	for _, l := range timestampLayouts {
-		if ts, err := time.Parse(l, s); err == nil {
-			return ts, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("Unable to coerce '%s' to a formatted date (long)", s)
 }
 
 func termKindName(k cqlparse.TermKind) string {
