@@ -11,24 +11,175 @@ import (
 	"github.com/elasticity-dev/elasticity/emulator/engine"
 )
 
-// describeKeyspace answers DESCRIBE KEYSPACE name with the keyspace's row
-// as ScyllaDB's server-side describe returns it (cql3/statements/
-// describe_statement.cc; columns of cql3/description.cc; the statement of
-// data_dictionary/data_dictionary.cc keyspace_metadata::describe). The
-// keyspace's tables, types and functions, which ScyllaDB lists after it,
-// are not described.
-func (ec *execCtx) describeKeyspace(x *cqlparse.DescribeKeyspace) (message.Message, error) {
+// description is one row of a DESCRIBE result (cql3/description.hh): the
+// keyspace (nil for roles and service levels), the element's type and
+// name, and its create statement (nil in listings).
+type description struct {
+	keyspace *string
+	typ      string
+	name     string
+	stmt     string
+}
+
+func ksDesc(ks, typ, name, stmt string) description {
+	return description{keyspace: &ks, typ: typ, name: name, stmt: stmt}
+}
+
+// describe answers server-side DESCRIBE as cql3/statements/
+// describe_statement.cc does.
+func (ec *execCtx) describe(x *cqlparse.Describe) (message.Message, error) {
+	if x.Passwords && x.Kind != cqlparse.DescSchema {
+		return nil, engine.Errorf(engine.CodeInvalid, "Option WITH PASSWORDS is only allowed with DESC SCHEMA")
+	}
+	switch x.Kind {
+	case cqlparse.DescCluster:
+		return ec.describeCluster()
+	case cqlparse.DescKeyspaces, cqlparse.DescTables, cqlparse.DescTypes, cqlparse.DescFunctions, cqlparse.DescAggregates:
+		return describeRows(ec.listing(x.Kind), false), nil
+	}
+	descs, err := ec.describeElements(x)
+	if err != nil {
+		return nil, err
+	}
+	return describeRows(descs, true), nil
+}
+
+// describeElements is the element, keyspace, schema and generic describe.
+func (ec *execCtx) describeElements(x *cqlparse.Describe) ([]description, error) {
+	d := newDescriber(ec.s)
+	switch x.Kind {
+	case cqlparse.DescSchema:
+		return ec.describeSchema(d, x)
+	case cqlparse.DescKeyspace:
+		ks := orDefault(x.Keyspace, ec.keyspace)
+		if x.Only {
+			k, err := d.keyspace(ks)
+			if err != nil {
+				return nil, err
+			}
+			return []description{d.keyspaceDesc(k)}, nil
+		}
+		return d.allKeyspaceElements(ks, x.Internals)
+	case cqlparse.DescGeneric:
+		return d.generic(x.Keyspace, ec.keyspace, x.Target, x.Internals)
+	}
+	ks := orDefault(x.Keyspace, ec.keyspace)
+	if ks == "" {
+		return nil, engine.Errorf(engine.CodeInvalid, "No keyspace specified and no current keyspace")
+	}
+	if _, err := d.keyspace(ks); err != nil {
+		return nil, err
+	}
+	switch x.Kind {
+	case cqlparse.DescTable:
+		return d.table(ks, x.Target, x.Internals)
+	case cqlparse.DescType:
+		ut := d.sch.Types[ks][x.Target]
+		if ut == nil {
+			return nil, engine.Errorf(engine.CodeInvalid, "Type '%s' not found in keyspace '%s'", x.Target, ks)
+		}
+		return []description{typeDesc(ut)}, nil
+	case cqlparse.DescIndex:
+		return nil, engine.Errorf(engine.CodeInvalid, "Table for existing index '%s' not found in '%s'", x.Target, ks)
+	case cqlparse.DescView:
+		return nil, engine.Errorf(engine.CodeInvalid, "Materialized view '%s' not found in keyspace '%s'", x.Target, ks)
+	case cqlparse.DescFunction:
+		return nil, engine.Errorf(engine.CodeInvalid, "Function '%s' not found in keyspace '%s'", x.Target, ks)
+	case cqlparse.DescAggregate:
+		return nil, engine.Errorf(engine.CodeInvalid, "Aggregate '%s' not found in keyspace '%s'", x.Target, ks)
+	}
+	return nil, engine.Errorf(engine.CodeSyntaxError, "unsupported DESCRIBE %s", x.Kind)
+}
+
+// describeSchema is DESC [FULL] SCHEMA [WITH INTERNALS [AND PASSWORDS]]:
+// every user keyspace (FULL: every keyspace) with its elements; with
+// internals ScyllaDB adds roles and service levels (schema_describe_statement).
+func (ec *execCtx) describeSchema(d *schemaDescriber, x *cqlparse.Describe) ([]description, error) {
+	var out []description
+	for _, ks := range d.keyspaces {
+		if !x.FullSchema && isSystemKeyspace(ks.Name) {
+			continue
+		}
+		descs, err := d.allKeyspaceElements(ks.Name, x.Internals)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, descs...)
+	}
+	return out, nil
+}
+
+// listing is DESC KEYSPACES/TABLES/TYPES/FUNCTIONS/AGGREGATES: the session's
+// keyspace only when one is in use (except for KEYSPACES), else all.
+func (ec *execCtx) listing(kind cqlparse.DescribeKind) []description {
+	d := newDescriber(ec.s)
+	var out []description
+	for _, ks := range d.keyspaces {
+		if kind != cqlparse.DescKeyspaces && ec.keyspace != "" && ks.Name != ec.keyspace {
+			continue
+		}
+		switch kind {
+		case cqlparse.DescKeyspaces:
+			out = append(out, ksDesc(ks.Name, "keyspace", ks.Name, ""))
+		case cqlparse.DescTables:
+			for _, t := range d.tables[ks.Name] {
+				out = append(out, ksDesc(ks.Name, "table", t.Name, ""))
+			}
+		case cqlparse.DescTypes:
+			for _, ut := range d.sortedTypes(ks.Name) {
+				out = append(out, ksDesc(ks.Name, "type", ut.Name, ""))
+			}
+		}
+	}
+	return out
+}
+
+// describeCluster is DESC CLUSTER: cluster, partitioner and snitch
+// (storage_service::describe_cluster). ScyllaDB adds the range ownership
+// of the session's vnode keyspace, which the emulator does not compute.
+func (ec *execCtx) describeCluster() (message.Message, error) {
 	sch := schemaOf(ec.s)
-	ks := sch.Keyspaces[x.Keyspace]
-	if ks == nil {
-		return nil, engine.Errorf(engine.CodeInvalid, "'%s' not found in keyspaces", x.Keyspace)
+	if ks := sch.Keyspaces[ec.keyspace]; ks != nil && !ks.TabletsEnabled {
+		return nil, engine.Errorf(engine.CodeInvalid, "DESCRIBE CLUSTER with a vnodes keyspace in use (range ownership) is not supported by the emulator")
 	}
-	md := &message.RowsMetadata{ColumnCount: 4}
-	for i, name := range []string{"keyspace_name", "type", "name", "create_statement"} {
-		md.Columns = append(md.Columns, &message.ColumnMetadata{Keyspace: x.Keyspace, Table: x.Keyspace, Name: name, Type: datatype.Varchar, Index: int32(i)})
-	}
-	row := message.Row{[]byte(ks.Name), []byte("keyspace"), []byte(ks.Name), []byte(keyspaceCreateStatement(ks, hasFeature(ec.s.b.Local().ScyllaVersion, "TABLETS")))}
+	md := describeMetadata("cluster", "partitioner", "snitch")
+	row := message.Row{[]byte(ec.s.b.ClusterName()), []byte(partitioner), []byte(snitch)}
 	return &message.RowsResult{Metadata: md, Data: message.RowSet{row}}, nil
+}
+
+// snitch is what the emulated nodes' endpoint_snitch reports.
+const snitch = "org.apache.cassandra.locator.GossipingPropertyFileSnitch"
+
+// describeMetadata is the result metadata of a describe: text columns of
+// the pseudo-table system.describe (describe_statement.cc).
+func describeMetadata(names ...string) *message.RowsMetadata {
+	md := &message.RowsMetadata{ColumnCount: int32(len(names))}
+	for i, name := range names {
+		md.Columns = append(md.Columns, &message.ColumnMetadata{Keyspace: "system", Table: "describe", Name: name, Type: datatype.Varchar, Index: int32(i)})
+	}
+	return md
+}
+
+// describeRows serialises descriptions as cql3/description.cc does: names
+// maybe-quoted, the create statement only for element describes.
+func describeRows(descs []description, withStmt bool) *message.RowsResult {
+	cols := []string{"keyspace_name", "type", "name"}
+	if withStmt {
+		cols = append(cols, "create_statement")
+	}
+	res := &message.RowsResult{Metadata: describeMetadata(cols...)}
+	for _, d := range descs {
+		var ks []byte
+		if d.keyspace != nil {
+			ks = []byte(maybeQuote(*d.keyspace))
+		}
+		row := message.Row{ks, []byte(d.typ), []byte(maybeQuote(d.name))}
+		if withStmt {
+			row = append(row, []byte(d.stmt))
+		}
+		res.Data = append(res.Data, row)
+	}
+	return res
 }
 
 // keyspaceCreateStatement is keyspace_metadata::describe's statement.
@@ -63,11 +214,12 @@ func keyspaceCreateStatement(ks *engine.Keyspace, tabletsFeature bool) string {
 // singleQuote is cql3/util.cc single_quote.
 func singleQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// maybeQuote is cql3/util.cc maybe_quote for the common case: a lower-case
-// identifier stays bare, anything else is double-quoted.
+// maybeQuote is cql3/cql3_type.cc util::maybe_quote: [a-z][a-z0-9_]* stays
+// bare, anything else is double-quoted with quotes doubled. (ScyllaDB also
+// quotes reserved keywords; the emulator's parser has no keyword list.)
 func maybeQuote(s string) string {
 	for i, r := range s {
-		if !(r >= 'a' && r <= 'z' || r == '_' || (i > 0 && r >= '0' && r <= '9')) {
+		if !(r >= 'a' && r <= 'z' || i > 0 && (r == '_' || r >= '0' && r <= '9')) {
 			return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 		}
 	}

@@ -343,8 +343,8 @@ func (ec *execCtx) run(st cqlparse.Statement) message.Message {
 		res, err = ec.write(st, wt)
 	case *cqlparse.Use:
 		res, err = ec.use(x)
-	case *cqlparse.DescribeKeyspace:
-		res, err = ec.describeKeyspace(x)
+	case *cqlparse.Describe:
+		res, err = ec.describe(x)
 	case *cqlparse.Truncate:
 		res, err = ec.truncate(x)
 	case *cqlparse.CreateKeyspace, *cqlparse.DropKeyspace, *cqlparse.CreateTable, *cqlparse.DropTable, *cqlparse.CreateType, *cqlparse.DropType, *cqlparse.AlterTable, *cqlparse.AlterKeyspace:

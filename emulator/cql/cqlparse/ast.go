@@ -213,18 +213,14 @@ type DropType struct {
 func (*CreateType) Name() string { return "CREATE TYPE" }
 func (*DropType) Name() string   { return "DROP TYPE" }
 
-// DescribeKeyspace is DESCRIBE KEYSPACE name (server-side describe).
-type DescribeKeyspace struct{ Keyspace string }
-
-func (*DescribeKeyspace) Name() string { return "DESCRIBE" }
-func (*CreateKeyspace) Name() string   { return "CREATE KEYSPACE" }
-func (*DropKeyspace) Name() string     { return "DROP KEYSPACE" }
-func (*CreateTable) Name() string      { return "CREATE TABLE" }
-func (*DropTable) Name() string        { return "DROP TABLE" }
-func (*Use) Name() string              { return "USE" }
-func (*Insert) Name() string           { return "INSERT" }
-func (*Select) Name() string           { return "SELECT" }
-func (*Update) Name() string           { return "UPDATE" }
-func (*Delete) Name() string           { return "DELETE" }
-func (*Truncate) Name() string         { return "TRUNCATE" }
-func (*Batch) Name() string            { return "BATCH" }
+func (*CreateKeyspace) Name() string { return "CREATE KEYSPACE" }
+func (*DropKeyspace) Name() string   { return "DROP KEYSPACE" }
+func (*CreateTable) Name() string    { return "CREATE TABLE" }
+func (*DropTable) Name() string      { return "DROP TABLE" }
+func (*Use) Name() string            { return "USE" }
+func (*Insert) Name() string         { return "INSERT" }
+func (*Select) Name() string         { return "SELECT" }
+func (*Update) Name() string         { return "UPDATE" }
+func (*Delete) Name() string         { return "DELETE" }
+func (*Truncate) Name() string       { return "TRUNCATE" }
+func (*Batch) Name() string          { return "BATCH" }

@@ -300,14 +300,7 @@ func (p *parser) statement() (Statement, error) {
 	case "describe", "desc":
 		p.stmt = "DESCRIBE"
 		p.i++
-		if !p.acceptKw("keyspace") {
-			return nil, p.errf("unsupported DESCRIBE %s (only DESCRIBE KEYSPACE name)", p.peek())
-		}
-		name, err := p.ident("keyspace name")
-		if err != nil {
-			return nil, err
-		}
-		return &DescribeKeyspace{Keyspace: name}, nil
+		return p.describeStmt()
 	}
 	p.stmt = strings.ToUpper(t.text)
 	return nil, p.errf("unsupported statement %s", t)

@@ -1,0 +1,95 @@
+package cql_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gocql/gocql"
+)
+
+// descRows runs a DESCRIBE and returns its rows as maps.
+func descRows(t *testing.T, s *gocql.Session, q string) []map[string]any {
+	t.Helper()
+	rows, err := s.Query(q).Iter().SliceMap()
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return rows
+}
+
+// DESCRIBE TABLE prints schema::get_create_statement (schema/schema.cc):
+// columns in schema order with STATIC, the key, the clustering order and
+// schema_properties in ScyllaDB's order and format; DESC TYPE prints
+// user_type_impl::describe (types/types.cc); the rows are those of
+// cql3/description.cc with names maybe-quoted.
+func TestDescribeTableAndType(t *testing.T) {
+	_, s, exec := memorySession(t, "describe", "127.0.1.90:0")
+	exec(`CREATE KEYSPACE "Quoted_KS" WITH replication = {'class': 'NetworkTopologyStrategy', 'replication_factor': 1}`)
+	exec(`CREATE TYPE "Quoted_KS".addr (street text, "Zip" int)`)
+	exec(`CREATE TABLE "Quoted_KS"."Tbl" (p int, c text, s int STATIC, v int, PRIMARY KEY (p, c)) WITH CLUSTERING ORDER BY (c DESC) AND comment = 'it''s' AND caching = {'keys': 'ALL', 'rows_per_partition': 'NONE'}`)
+	rows := descRows(t, s, `DESC TABLE "Quoted_KS"."Tbl"`)
+	want := "CREATE TABLE \"Quoted_KS\".\"Tbl\" (\n    p int,\n    c text,\n    s int STATIC,\n    v int,\n    PRIMARY KEY (p, c)\n) WITH CLUSTERING ORDER BY (c DESC)\n" +
+		"    AND bloom_filter_fp_chance = 0.01\n    AND caching = {'keys': 'ALL', 'rows_per_partition': 'NONE'}\n    AND comment = 'it''s'\n" +
+		"    AND compaction = {'class': 'SizeTieredCompactionStrategy'}\n    AND compression = {'sstable_compression': 'org.apache.cassandra.io.compress.LZ4Compressor'}\n" +
+		"    AND crc_check_chance = 1\n    AND default_time_to_live = 0\n    AND gc_grace_seconds = 864000\n    AND max_index_interval = 2048\n" +
+		"    AND memtable_flush_period_in_ms = 0\n    AND min_index_interval = 128\n    AND speculative_retry = '99.0PERCENTILE'\n" +
+		"    AND tombstone_gc = {'mode': 'repair', 'propagation_delay_in_seconds': '3600'};\n"
+	if len(rows) != 1 || rows[0]["keyspace_name"] != `"Quoted_KS"` || rows[0]["type"] != "table" || rows[0]["name"] != `"Tbl"` || rows[0]["create_statement"] != want {
+		t.Errorf("DESC TABLE: %q\nwant create_statement %q", rows, want)
+	}
+	rows = descRows(t, s, `DESC TYPE "Quoted_KS".addr`)
+	if wantType := "CREATE TYPE \"Quoted_KS\".addr (\n    street text,\n    \"Zip\" int\n);"; len(rows) != 1 || rows[0]["create_statement"] != wantType {
+		t.Errorf("DESC TYPE: %q\nwant %q", rows, wantType)
+	}
+	if err := s.Query(`DESC TABLE "Quoted_KS".nope`).Exec(); err == nil || !strings.Contains(err.Error(), "Table 'nope' not found in keyspace 'Quoted_KS'") {
+		t.Errorf("DESC TABLE of a missing table: %v", err)
+	}
+	if err := s.Query(`DESC TYPE nope`).Exec(); err == nil || !strings.Contains(err.Error(), "No keyspace specified and no current keyspace") {
+		t.Errorf("DESC TYPE without a keyspace: %v", err)
+	}
+}
+
+// Listings (DESC KEYSPACES/TABLES/TYPES) have three columns and no create
+// statement; DESC KEYSPACE lists the keyspace, its types and tables, ONLY
+// KEYSPACE the keyspace alone, DESC SCHEMA the user keyspaces and FULL
+// SCHEMA the system ones too; DESC name is the generic describe
+// (cql3/statements/describe_statement.cc).
+func TestDescribeListingsAndSchema(t *testing.T) {
+	_, s, exec := memorySession(t, "describe", "127.0.1.91:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'replication_factor': 1}`)
+	exec(`CREATE TYPE ks.inner_t (a int)`)
+	exec(`CREATE TYPE ks.a_outer (i frozen<inner_t>)`)
+	exec(`CREATE TABLE ks.t (p int PRIMARY KEY, v frozen<a_outer>)`)
+	var got []string
+	for _, r := range descRows(t, s, `DESC KEYSPACE ks`) {
+		got = append(got, r["type"].(string)+":"+r["name"].(string))
+	}
+	if want := "keyspace:ks type:inner_t type:a_outer table:t"; strings.Join(got, " ") != want {
+		t.Errorf("DESC KEYSPACE ks: %v, want %s (types a type uses first)", got, want)
+	}
+	if rows := descRows(t, s, `DESC ONLY KEYSPACE ks`); len(rows) != 1 || rows[0]["type"] != "keyspace" {
+		t.Errorf("DESC ONLY KEYSPACE: %v", rows)
+	}
+	if rows := descRows(t, s, `DESC ks`); len(rows) != 4 {
+		t.Errorf("DESC ks (generic): %v", rows)
+	}
+	tables := descRows(t, s, `DESC TABLES`)
+	found := map[string]bool{}
+	for _, r := range tables {
+		if _, has := r["create_statement"]; has {
+			t.Fatalf("DESC TABLES has a create_statement column: %v", r)
+		}
+		found[r["keyspace_name"].(string)+"."+r["name"].(string)] = true
+	}
+	if !found["ks.t"] || !found["system.local"] {
+		t.Errorf("DESC TABLES lacks ks.t or system.local: %v", tables)
+	}
+	schema := descRows(t, s, `DESC SCHEMA`)
+	full := descRows(t, s, `DESC FULL SCHEMA`)
+	if len(schema) != 4 || len(full) <= len(schema) {
+		t.Errorf("DESC SCHEMA has %d rows (want 4), FULL SCHEMA %d", len(schema), len(full))
+	}
+	if err := s.Query(`DESC TABLE ks.t WITH INTERNALS AND PASSWORDS`).Exec(); err == nil || !strings.Contains(err.Error(), "Option WITH PASSWORDS is only allowed with DESC SCHEMA") {
+		t.Errorf("WITH PASSWORDS on DESC TABLE: %v", err)
+	}
+}
