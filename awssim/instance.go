@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -42,8 +41,7 @@ type instance struct {
 	nodePid atomic.Int64 // scylla-server's process group, 0 when none
 
 	lifeMu   sync.Mutex // boot and shutdown
-	node     *exec.Cmd
-	nodeDone chan struct{}
+	node     *localcluster.Process
 	sshd     *sshServer
 	fwdMu    sync.Mutex
 	forwards map[int]*forward
@@ -121,56 +119,35 @@ func (in *instance) startNode(c machineConf) error {
 	default:
 		return fmt.Errorf("api_address %s is not an address of this instance", c.apiAddress)
 	}
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	name := c.clusterName
 	if name == "" {
 		name = fmt.Sprintf("scylladb-cluster-%d", in.launched.Unix())
 	}
-	seeds := ""
-	for i, s := range c.seeds {
-		if i > 0 {
-			seeds += ","
-		}
-		seeds += s
-	}
-	args := []string{"node",
-		"--listen-address", in.private, "--api-address", api,
-		"--data-dir", filepath.Join(in.dir(), "data"),
-		"--cluster-name", name, "--dc", c.dc, "--rack", c.rack,
-		"--instance-type", in.typ.Name, "--vcpus", strconv.Itoa(in.typ.VCPUs),
-		"--memory-gb", f(in.typ.MemoryGB), "--disk-gb", f(in.typ.StorageGB),
-		"--seeds", seeds, "--log-file", in.logPath(),
-	}
-	args = append(args, r.o.NodeArgs...)
-	out, err := os.OpenFile(filepath.Join(in.dir(), "scylla.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	args := append([]string{"node"}, localcluster.NodeFlags{
+		Listen: in.private, API: api,
+		DataDir: filepath.Join(in.dir(), "data"), LogFile: in.logPath(),
+		ClusterName: name, DC: c.dc, Rack: c.rack,
+		InstanceType: in.typ.Name, VCPUs: in.typ.VCPUs, MemoryGB: in.typ.MemoryGB, DiskGB: in.typ.StorageGB,
+		Seeds: c.seeds,
+		Extra: r.o.NodeArgs,
+	}.Args()...)
+	proc, err := localcluster.StartNode(localcluster.Launch{
+		Binary: r.o.Binary, Args: args, Dir: in.dir(), Out: filepath.Join(in.dir(), "scylla.out"), DieWithParent: true,
+	})
 	if err != nil {
-		return err
-	}
-	cmd := exec.Command(r.o.Binary, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.Dir = in.dir()
-	if err := cmd.Start(); err != nil {
-		out.Close()
 		return fmt.Errorf("starting scylla-server (%s node): %w", r.o.Binary, err)
 	}
-	done := make(chan struct{})
-	in.node, in.nodeDone = cmd, done
-	go func() {
-		_ = cmd.Wait()
-		out.Close()
-		close(done)
-	}()
-	in.nodePid.Store(int64(cmd.Process.Pid))
+	in.node = proc
+	in.nodePid.Store(int64(proc.Pid))
 	if err := in.awaitListening(api); err != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
+		_ = proc.Signal(syscall.SIGKILL)
+		<-proc.Done()
 		in.node = nil
 		in.nodePid.Store(0)
 		return fmt.Errorf("scylla-server failed to start: %w", err)
 	}
 	in.set(func() { in.scyllaStarted = true })
-	r.logf("%s: scylla-server started (pid %d): dc %s rack %s, api_address %s, seeds %s", in.id, cmd.Process.Pid, c.dc, c.rack, c.apiAddress, seeds)
+	r.logf("%s: scylla-server started (pid %d): dc %s rack %s, api_address %s, seeds %s", in.id, proc.Pid, c.dc, c.rack, c.apiAddress, strings.Join(c.seeds, ","))
 	return nil
 }
 
@@ -182,7 +159,7 @@ func (in *instance) startNode(c machineConf) error {
 // Another process answering on one of its addresses is a failure too, never
 // taken for this instance's node.
 func (in *instance) awaitListening(api string) error {
-	pid := in.node.Process.Pid
+	pid := in.node.Pid
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		err := localcluster.CheckServes(pid, api, localcluster.RESTPort)
@@ -193,7 +170,7 @@ func (in *instance) awaitListening(api string) error {
 			return nil
 		}
 		select {
-		case <-in.nodeDone:
+		case <-in.node.Done():
 			return fmt.Errorf("it exited: %s", startupError(in.logPath(), filepath.Join(in.dir(), "scylla.out")))
 		case <-time.After(100 * time.Millisecond):
 		}
@@ -243,12 +220,12 @@ func (in *instance) shutdown(force bool, final string) {
 		if force {
 			sig = syscall.SIGKILL
 		}
-		_ = syscall.Kill(-in.node.Process.Pid, sig)
+		_ = in.node.Signal(sig)
 		select {
-		case <-in.nodeDone:
+		case <-in.node.Done():
 		case <-time.After(90 * time.Second):
-			_ = syscall.Kill(-in.node.Process.Pid, syscall.SIGKILL)
-			<-in.nodeDone
+			_ = in.node.Signal(syscall.SIGKILL)
+			<-in.node.Done()
 		}
 		in.node = nil
 		in.nodePid.Store(0)

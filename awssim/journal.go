@@ -153,7 +153,7 @@ func (in *instance) journalctl(args []string, stdout, stderr io.Writer, stop <-c
 	pid := 0
 	in.lifeMu.Lock()
 	if in.node != nil {
-		pid = in.node.Process.Pid
+		pid = in.node.Pid
 	}
 	in.lifeMu.Unlock()
 	host := "ip-" + strings.ReplaceAll(in.private, ".", "-")

@@ -2,14 +2,15 @@
 // emulated nodes, one process per node on its own loopback address (the way
 // ccm does), each in its own process group.
 //
-// It stays in emulator/ rather than merging into provision/local: the
-// emulator's own acceptance tests (emulator/acceptance) start clusters with
-// it, and the emulator imports nothing from the framework, so it cannot live
-// in a framework package. Its other user is `elasticity cluster` (a
-// developer command, cmd/elasticity/cmd_cluster.go). provision/local, the
-// framework's backend, launches nodes itself and takes from here NodeEnv and
-// the address checks both launchers make (listeners.go: which process holds
-// a node's address, whether a range is free, where a free one is).
+// It is the one launcher of emulated node processes (process.go: a node's
+// flags, NodeFlags, and StartNode): its own Cluster, the framework's local
+// backend (provision/local) and the simulated EC2 instances (awssim) start
+// their nodes with it. It stays in emulator/ because the emulator's own
+// acceptance tests (emulator/acceptance) start clusters with it, and the
+// emulator imports nothing from the framework. Its other user is
+// `elasticity cluster` (a developer command, cmd/elasticity/cmd_cluster.go).
+// Both launchers' address checks are here too (listeners.go: which process
+// holds a node's address, whether a range is free, where a free one is).
 package localcluster
 
 import (
@@ -20,7 +21,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -83,8 +83,7 @@ type Node struct {
 	// known to hold the address (/storage_service/hostid/local).
 	HostID string `json:"host_id,omitempty"`
 
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited (not detached)
+	proc *Process
 }
 
 // Cluster is a running local cluster.
@@ -233,52 +232,33 @@ func (c *Cluster) launch(n *Node) error {
 		seed, _ = Address(o.BaseAddress, 1)
 	}
 	args := append([]string(nil), o.BinaryArgs...)
-	args = append(args,
-		"--listen-address", n.Addr, "--data-dir", n.DataDir, "--cluster-name", o.ClusterName,
-		"--dc", o.DC, "--rack", n.Rack, "--instance-type", o.InstanceType,
-		"--vcpus", strconv.Itoa(o.VCPUs), "--memory-gb", fmtF(o.MemoryGB), "--disk-gb", fmtF(o.DiskGB),
-		"--seeds", seed, "--log-file", n.LogPath,
-		"--cql-port", strconv.Itoa(CQLPort), "--rest-port", strconv.Itoa(RESTPort),
-		"--metrics-port", strconv.Itoa(MetricsPort), "--node-exporter-port", strconv.Itoa(NodeExporterPort),
-		"--internode-port", strconv.Itoa(InternodePort),
+	args = append(args, NodeFlags{
+		Listen: n.Addr, DataDir: n.DataDir, LogFile: n.LogPath,
+		ClusterName: o.ClusterName, DC: o.DC, Rack: n.Rack,
+		InstanceType: o.InstanceType, VCPUs: o.VCPUs, MemoryGB: o.MemoryGB, DiskGB: o.DiskGB,
+		Seeds:   []string{seed},
+		CQLPort: CQLPort, RESTPort: RESTPort, MetricsPort: MetricsPort,
+		NodeExporterPort: NodeExporterPort, InternodePort: InternodePort,
 		// ScyllaDB's own timers (the 60 s tablet load stats refresh) at the
 		// local backend's default local.time_scale; ExtraNodeArgs may say otherwise.
-		"--time-scale", strconv.FormatFloat(DefaultTimeScale, 'g', -1, 64))
-	args = append(args, o.ExtraNodeArgs...)
-	cmd := exec.Command(o.Binary, args...)
-	cmd.Env = NodeEnv(append(os.Environ(), o.Env...))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := os.OpenFile(n.LogPath+".out", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		TimeScale: DefaultTimeScale,
+		Extra:     o.ExtraNodeArgs,
+	}.Args()...)
+	proc, err := StartNode(Launch{Binary: o.Binary, Args: args, Env: o.Env, Out: n.LogPath + ".out", Detached: o.Detached})
 	if err != nil {
-		return fmt.Errorf("creating output file of node %d: %w", n.Index+1, err)
-	}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		out.Close()
 		return fmt.Errorf("starting node %d (%s): %w", n.Index+1, n.Addr, err)
 	}
-	out.Close()
-	done := make(chan struct{})
 	c.mu.Lock()
-	n.cmd, n.Pid, n.done = cmd, cmd.Process.Pid, done
+	n.proc, n.Pid = proc, proc.Pid
 	c.mu.Unlock()
-	if o.Detached {
-		cmd.Process.Release()
-		close(done)
-	} else {
-		go func() {
-			cmd.Wait()
-			close(done)
-		}()
-	}
 	return nil
 }
 
-// doneOf and pidOf read a node's process fields, which Restart replaces.
-func (c *Cluster) doneOf(n *Node) <-chan struct{} {
+// procOf and pidOf read a node's process, which Restart replaces.
+func (c *Cluster) procOf(n *Node) *Process {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return n.done
+	return n.proc
 }
 
 func (c *Cluster) pidOf(n *Node) int {
@@ -302,8 +282,6 @@ func (c *Cluster) Restart(ctx context.Context, i int) error {
 	}
 	return c.waitNormal(ctx, []*Node{n})
 }
-
-func fmtF(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 func (c *Cluster) waitNormal(ctx context.Context, nodes []*Node) error {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.StartTimeout)
@@ -334,21 +312,8 @@ func (c *Cluster) waitNormal(ctx context.Context, nodes []*Node) error {
 	return errors.Join(all...)
 }
 
-// exited reports whether n's process has ended. A detached node is nobody's
-// to reap: until this process exits, a dead one lingers as a zombie, which
-// kill(pid, 0) still finds.
-func (c *Cluster) exited(n *Node) bool {
-	if c.opts.Detached {
-		pid := c.pidOf(n)
-		return syscall.Kill(pid, 0) != nil || isZombie(pid)
-	}
-	select {
-	case <-c.doneOf(n):
-		return true
-	default:
-		return false
-	}
-}
+// exited reports whether n's process has ended.
+func (c *Cluster) exited(n *Node) bool { return c.procOf(n).Exited() }
 
 // checkOurs fails unless what answered NORMAL on n's address is n's own
 // process, holding n's REST and CQL listeners: a node that could not bind
@@ -508,7 +473,7 @@ func (c *Cluster) Kill(i int) error {
 	}
 	syscall.Kill(-c.pidOf(n), syscall.SIGKILL)
 	select {
-	case <-c.doneOf(n):
+	case <-c.procOf(n).Done():
 		return nil
 	case <-time.After(10 * time.Second):
 		return fmt.Errorf("node %d (pid %d) did not exit after SIGKILL", n.Index+1, n.Pid)
@@ -521,7 +486,7 @@ func (c *Cluster) Stop(i int) error {
 	if err != nil {
 		return err
 	}
-	return StopPid(c.pidOf(n), 15*time.Second, c.doneOf(n))
+	return StopPid(c.pidOf(n), 15*time.Second, c.procOf(n).Done())
 }
 
 // StopPid SIGTERMs a process group, waits up to grace (for done when given,
@@ -581,7 +546,7 @@ func (c *Cluster) Close() error {
 			defer wg.Done()
 			var done <-chan struct{}
 			if !c.opts.Detached {
-				done = c.doneOf(n)
+				done = c.procOf(n).Done()
 			}
 			if err := StopPid(c.pidOf(n), 10*time.Second, done); err != nil {
 				errs <- err

@@ -102,8 +102,8 @@ type proc struct {
 	dataRoot  string // the directory dataDir must stay inside (deletion guard)
 	diskBytes int64  // the node's emulated disk
 	args      []string
-	cmd       *exec.Cmd
-	done      chan struct{} // closed when the process has been reaped
+	proc      *localcluster.Process
+	done      chan struct{} // closed when the process has been reaped and its exit delivered
 	err       error         // exit error, valid after done
 	requested bool          // the provider asked it to stop
 	running   bool
@@ -185,7 +185,7 @@ func (p *Provider) NodeExited(name string) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	pr, ok := p.procs[name]
-	if !ok || pr.cmd == nil || pr.running {
+	if !ok || pr.proc == nil || pr.running {
 		return false, nil
 	}
 	return true, pr.err
@@ -349,9 +349,9 @@ func (p *Provider) startNew(s provision.NodeSpec, initial bool) (provision.Node,
 	}
 	p.next++
 	idx := p.next
-	spec, dir, seeds := p.spec, p.dir, strings.Join(p.seeds, ",")
+	spec, dir, seeds := p.spec, p.dir, slices.Clone(p.seeds)
 	if !initial {
-		seeds = strings.Join(p.currentSeeds(), ",")
+		seeds = slices.Clone(p.currentSeeds())
 	}
 	p.mu.Unlock()
 
@@ -392,44 +392,22 @@ func (p *Provider) startNew(s provision.NodeSpec, initial bool) (provision.Node,
 	if err := p.checkFree(addr); err != nil {
 		return n, err
 	}
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-	args := append(slices.Clone(p.opts.BinaryArgs), "node",
-		"--listen-address", addr,
-		"--data-dir", dataDir,
-		"--cluster-name", spec.ClusterName,
-		"--dc", spec.DC,
-		"--rack", rack,
-		"--instance-type", it.Name,
-		"--vcpus", strconv.Itoa(it.VCPUs),
-		"--memory-gb", f(it.MemoryGB),
-		"--disk-gb", f(it.StorageGB),
-		"--seeds", seeds,
-		"--log-file", n.LogPath,
-		"--cql-port", strconv.Itoa(p.opts.CQLPort),
-		"--rest-port", strconv.Itoa(p.opts.RESTPort),
-		"--metrics-port", strconv.Itoa(p.opts.MetricsPort),
-		"--internode-port", strconv.Itoa(p.opts.InternodePort),
-		"--blocked-reactor-notify-ms", strconv.Itoa(p.opts.BlockedReactorNotifyMS),
-	)
-	if spec.Version != "" {
-		// The version the node poses as (its release_version and the
-		// behaviour that depends on it, e.g. scale-in from 2026.1).
-		args = append(args, "--version", spec.Version)
-	}
-	if p.opts.StorageScaleMiBPerGB > 0 {
-		args = append(args, "--storage-scale-mib-per-gb", f(p.opts.StorageScaleMiBPerGB))
-	}
-	if p.opts.TimeScale > 0 {
-		args = append(args, "--time-scale", f(p.opts.TimeScale))
-	}
-	if p.opts.OpsPerVCPU > 0 {
-		args = append(args, "--ops-per-vcpu", f(p.opts.OpsPerVCPU))
-	}
-	if p.opts.StreamMiBPerVCPU > 0 {
-		args = append(args, "--stream-mib-per-vcpu", f(p.opts.StreamMiBPerVCPU))
-	}
-	args = append(args, spec.ExtraArgs...)
-	args = append(args, p.opts.ExtraArgs...)
+	args := append(slices.Clone(p.opts.BinaryArgs), "node")
+	args = append(args, localcluster.NodeFlags{
+		Listen: addr, DataDir: dataDir, LogFile: n.LogPath,
+		ClusterName: spec.ClusterName, DC: spec.DC, Rack: rack,
+		InstanceType: it.Name, VCPUs: it.VCPUs, MemoryGB: it.MemoryGB, DiskGB: it.StorageGB,
+		Seeds:   seeds,
+		CQLPort: p.opts.CQLPort, RESTPort: p.opts.RESTPort, MetricsPort: p.opts.MetricsPort,
+		InternodePort:          p.opts.InternodePort,
+		BlockedReactorNotifyMS: p.opts.BlockedReactorNotifyMS,
+		Version:                spec.Version,
+		StorageScaleMiBPerGB:   p.opts.StorageScaleMiBPerGB,
+		TimeScale:              p.opts.TimeScale,
+		OpsPerVCPU:             p.opts.OpsPerVCPU,
+		StreamMiBPerVCPU:       p.opts.StreamMiBPerVCPU,
+		Extra:                  append(slices.Clone(spec.ExtraArgs), p.opts.ExtraArgs...),
+	}.Args()...)
 	if p.opts.FaultArgs != nil {
 		args = append(args, p.opts.FaultArgs(n)...)
 	}
@@ -484,12 +462,12 @@ func (p *Provider) CheckIdentity(ctx context.Context, n provision.Node) error {
 		return err
 	}
 	p.mu.Lock()
-	running, cmd, done := pr.running, pr.cmd, pr.done
+	running, proc, done := pr.running, pr.proc, pr.done
 	p.mu.Unlock()
-	if !running || cmd == nil {
+	if !running || proc == nil {
 		return fmt.Errorf("local: %s is not running", n.Name)
 	}
-	err = localcluster.CheckServes(cmd.Process.Pid, n.Address, p.opts.RESTPort, p.opts.CQLPort)
+	err = localcluster.CheckServes(proc.Pid, n.Address, p.opts.RESTPort, p.opts.CQLPort)
 	if err == nil {
 		return nil
 	}
@@ -500,41 +478,32 @@ func (p *Provider) CheckIdentity(ctx context.Context, n provision.Node) error {
 	case <-ctx.Done():
 	case <-time.After(time.Second):
 	}
-	return fmt.Errorf("local: %s (pid %d): %w", n.Name, cmd.Process.Pid, err)
+	return fmt.Errorf("local: %s (pid %d): %w", n.Name, proc.Pid, err)
 }
 
-// launch starts pr's process in its own process group and reaps it in the background.
+// launch starts pr's process (localcluster.StartNode: its own process
+// group, dying with the runner) and delivers its exit.
 func (p *Provider) launch(pr *proc) error {
 	outPath := strings.TrimSuffix(pr.node.LogPath, ".log") + ".out"
-	out, err := os.OpenFile(outPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("local: opening %s: %w", outPath, err)
-	}
-	cmd := exec.Command(p.opts.Binary, pr.args...)
-	// Pdeathsig: if the runner itself dies (kill -9, a second Ctrl-C that
-	// skips teardown) the kernel kills the node too, so no node outlives its run.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Stdout, cmd.Stderr = out, out // panics and anything not in the ScyllaDB-format log
-	cmd.Dir = p.NodeDir(pr.node.Name)
 	p.mu.Lock()
 	mark := p.markEnv(pr)
 	p.mu.Unlock()
-	cmd.Env = localcluster.NodeEnv(append(append(os.Environ(), mark...), p.opts.Env...))
-	if err := cmd.Start(); err != nil {
-		out.Close()
+	proc, err := localcluster.StartNode(localcluster.Launch{
+		Binary: p.opts.Binary, Args: pr.args, Env: append(mark, p.opts.Env...),
+		Dir: p.NodeDir(pr.node.Name), Out: outPath, DieWithParent: true,
+	})
+	if err != nil {
 		return fmt.Errorf("local: starting %s (%s %s): %w", pr.node.Name, p.opts.Binary, strings.Join(pr.args, " "), err)
 	}
 	done := make(chan struct{})
 	p.mu.Lock()
-	pr.cmd, pr.done, pr.err, pr.requested, pr.running = cmd, done, nil, false, true
-	pr.node.ID = strconv.Itoa(cmd.Process.Pid)
+	pr.proc, pr.done, pr.err, pr.requested, pr.running = proc, done, nil, false, true
+	pr.node.ID = strconv.Itoa(proc.Pid)
 	p.mu.Unlock()
-	p.opts.Logf("started %s on %s (pid %d, rack %s, %s)", pr.node.Name, pr.node.Address, cmd.Process.Pid, pr.node.Rack, pr.node.InstanceType)
+	p.opts.Logf("started %s on %s (pid %d, rack %s, %s)", pr.node.Name, pr.node.Address, proc.Pid, pr.node.Rack, pr.node.InstanceType)
 	go func() {
-		err := cmd.Wait()
-		out.Close()
-		// Children left behind by the node go with its group.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-proc.Done()
+		err := proc.Err()
 		p.mu.Lock()
 		pr.err, pr.running = err, false
 		exit := provision.NodeExit{Node: pr.node, Err: err, Time: time.Now().UTC(), Requested: pr.requested}
@@ -547,7 +516,7 @@ func (p *Provider) launch(pr *proc) error {
 		}
 		p.mu.Unlock()
 		// Log before done: once done is closed the caller may be gone.
-		p.opts.Logf("%s (pid %d) exited: %v (requested: %v)", pr.node.Name, cmd.Process.Pid, errOrOK(err), exit.Requested)
+		p.opts.Logf("%s (pid %d) exited: %v (requested: %v)", pr.node.Name, proc.Pid, errOrOK(err), exit.Requested)
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() > 0 {
 			// A failure of the node itself (not our signal): a Go panic or
@@ -597,13 +566,13 @@ func (p *Provider) lookup(n provision.Node) (*proc, error) {
 // signal sends sig to the node's process group.
 func (p *Provider) signal(pr *proc, sig syscall.Signal) error {
 	p.mu.Lock()
-	running, cmd := pr.running, pr.cmd
+	running, proc := pr.running, pr.proc
 	p.mu.Unlock()
-	if !running || cmd == nil {
+	if !running || proc == nil {
 		return fmt.Errorf("local: %s is not running", pr.node.Name)
 	}
-	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("local: sending %v to %s (pid %d): %w", sig, pr.node.Name, cmd.Process.Pid, err)
+	if err := proc.Signal(sig); err != nil {
+		return fmt.Errorf("local: %s: %w", pr.node.Name, err)
 	}
 	return nil
 }
@@ -613,15 +582,15 @@ func (p *Provider) signal(pr *proc, sig syscall.Signal) error {
 // is not running is not an error.
 func (p *Provider) stop(ctx context.Context, pr *proc, hard bool) error {
 	p.mu.Lock()
-	running, cmd, done := pr.running, pr.cmd, pr.done
+	running, proc, done := pr.running, pr.proc, pr.done
 	if running {
 		pr.requested = true
 	}
 	p.mu.Unlock()
-	if !running || cmd == nil {
+	if !running || proc == nil {
 		return nil
 	}
-	pid := cmd.Process.Pid
+	pid := proc.Pid
 	if !hard {
 		_ = syscall.Kill(-pid, syscall.SIGTERM)
 		_ = syscall.Kill(-pid, syscall.SIGCONT) // a paused node must wake up to see SIGTERM
@@ -676,7 +645,7 @@ func (p *Provider) PauseNode(ctx context.Context, n provision.Node) error {
 	// SIGSTOP lands asynchronously: return once every thread is stopped, so
 	// that "paused" holds when the caller goes on.
 	p.mu.Lock()
-	pid := pr.cmd.Process.Pid
+	pid := pr.proc.Pid
 	p.mu.Unlock()
 	deadline := time.Now().Add(2 * time.Second)
 	for !allStopped(pid) {

@@ -267,7 +267,7 @@ func TestLifecycle(t *testing.T) {
 	for _, n := range []string{"node-1", "node-2"} {
 		pids = append(pids, childPid(t, p, n))
 		p.mu.Lock()
-		pids = append(pids, p.procs[n].cmd.Process.Pid)
+		pids = append(pids, p.procs[n].proc.Pid)
 		p.mu.Unlock()
 	}
 	if err := p.Destroy(ctx); err != nil {

@@ -69,8 +69,8 @@ func (p *Provider) sweep(ctx context.Context, now time.Time, dryRun bool, runID 
 	own := map[int]bool{}
 	p.mu.Lock()
 	for _, pr := range p.procs {
-		if pr.cmd != nil && pr.cmd.Process != nil {
-			own[pr.cmd.Process.Pid] = true
+		if pr.proc != nil {
+			own[pr.proc.Pid] = true
 		}
 	}
 	p.mu.Unlock()
