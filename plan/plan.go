@@ -275,16 +275,23 @@ func Resolve(s *scenarios.Scenario, env provision.Env) (*Plan, error) {
 	p := estimate(s, be.Model(&cfg), cfg)
 	p.YAML = y
 	if be.PlanLines != nil {
-		f := provision.PlanFacts{InstanceCounts: map[string]int{}, EstimatedSeconds: p.EstimatedSeconds}
-		for _, n := range p.Nodes {
-			f.InstanceCounts[n.InstanceType] += n.Count
-			if n.AddedBy != "" {
-				f.Grown = append(f.Grown, provision.NodeGroup{Rack: n.Rack, InstanceType: n.InstanceType, Count: n.Count})
-			}
-		}
-		p.Extra = append(p.Extra, be.PlanLines(&p.Provision, f)...)
+		p.Extra = append(p.Extra, be.PlanLines(&p.Provision, p.Facts())...)
 	}
 	return p, nil
+}
+
+// Facts are the plan's figures a backend's plan lines and pre-flight
+// checks use.
+func (p *Plan) Facts() provision.PlanFacts {
+	f := provision.PlanFacts{InstanceCounts: map[string]int{}, EstimatedSeconds: p.EstimatedSeconds}
+	for _, n := range p.Nodes {
+		f.InstanceCounts[n.InstanceType] += n.Count
+		f.DiskBytes += int64(n.DiskBytes) * int64(n.Count)
+		if n.AddedBy != "" {
+			f.Grown = append(f.Grown, provision.NodeGroup{Rack: n.Rack, InstanceType: n.InstanceType, Count: n.Count})
+		}
+	}
+	return f
 }
 
 // backendConfig maps the scenario's sections to the backend settings: the

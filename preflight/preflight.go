@@ -18,8 +18,7 @@ import (
 
 // Input describes the run to check.
 type Input struct {
-	Backend string // local | docker | aws | static
-	OutDir  string // where results (and, for local, node data) go
+	OutDir string // where results (and, for local, node data) go
 	// PlannedDiskBytes is what the run will write on this machine (local: the
 	// nodes' data; other backends: results only).
 	PlannedDiskBytes int64
@@ -29,26 +28,18 @@ type Input struct {
 	PlannedMemoryBytes int64
 	MemoryDetail       string
 	MemorySettings     string
-	Binary             string // the elasticity binary (local backend)
-	BaseAddress        string // first loopback address of local nodes
 	Getenv             func(string) string
-	// DockerPing reports whether a Docker engine answers (nil: not checked).
-	DockerPing func(ctx context.Context) error
-	// DockerImage finds the run's image in the engine or pulls it; its error
-	// names the image (nil: not checked).
-	DockerImage func(ctx context.Context) error
-	// DockerSMPs are the --smp of every ScyllaDB container the run starts
-	// (docker with a real image: each shard takes AIO slots of the host's
-	// kernel); empty for the image double, which uses no AIO.
-	DockerSMPs []int
-	// DockerDataDir is where containers' data lands (the engine's root
-	// directory); the disk check looks there too when set.
-	DockerDataDir string
 	// MemAvailable reads /proc/meminfo's MemAvailable (nil: the real file).
 	MemAvailable func() (int64, error)
-	// AIOMaxNr and AIONr read /proc/sys/fs/aio-max-nr and aio-nr (nil: the real files).
-	AIOMaxNr, AIONr func() (int64, error)
+	// Checks are the backend's own checks (its tools, images and
+	// credentials), run in order after disk and memory. Each backend
+	// registers them with its provision.Backend (Preflight).
+	Checks []Func
 }
+
+// Func is one backend check: it gives zero or more checks (zero when it
+// does not apply to this run).
+type Func func(ctx context.Context, in Input) []Check
 
 // Check is one check's outcome.
 type Check struct {
@@ -73,8 +64,8 @@ func (e *Error) Checks() string {
 	return strings.Join(parts, "; ")
 }
 
-// Run performs the checks for in.Backend. It returns every check and an
-// *Error when any failed.
+// Run performs the checks: disk, memory, then in.Checks. It returns every
+// check and an *Error when any failed.
 func Run(ctx context.Context, in Input) ([]Check, error) {
 	if in.Getenv == nil {
 		in.Getenv = os.Getenv
@@ -84,26 +75,8 @@ func Run(ctx context.Context, in Input) ([]Check, error) {
 	if in.PlannedMemoryBytes > 0 {
 		checks = append(checks, memoryCheck(in))
 	}
-	switch in.Backend {
-	case "local", "":
-		checks = append(checks, binaryCheck(in.Binary), loopbackCheck(in.BaseAddress))
-	case "docker":
-		checks = append(checks, dockerCheck(ctx, in))
-		if in.DockerImage != nil {
-			checks = append(checks, dockerImageCheck(ctx, in))
-		}
-		if len(in.DockerSMPs) > 0 {
-			checks = append(checks, aioCheck(in))
-		}
-		if in.DockerDataDir != "" && in.DockerDataDir != existingParent(in.OutDir) {
-			dd := in
-			dd.OutDir = in.DockerDataDir
-			c := diskCheck(dd)
-			c.Name = "docker-disk"
-			checks = append(checks, c)
-		}
-	case "aws":
-		checks = append(checks, awsCredentialsCheck(in.Getenv))
+	for _, f := range in.Checks {
+		checks = append(checks, f(ctx, in)...)
 	}
 	var failed []Check
 	for _, c := range checks {
@@ -133,15 +106,30 @@ func existingParent(p string) string {
 }
 
 func diskCheck(in Input) Check {
-	dir := existingParent(in.OutDir)
+	return diskCheckIn("disk", existingParent(in.OutDir), in.PlannedDiskBytes)
+}
+
+// DiskAt checks the free space of another directory the run writes its
+// planned data to (docker: the engine's root), named name; nothing when
+// dir is "" or the out dir's file system is that directory.
+func DiskAt(name, dir string) Func {
+	return func(_ context.Context, in Input) []Check {
+		if dir == "" || dir == existingParent(in.OutDir) {
+			return nil
+		}
+		return []Check{diskCheckIn(name, dir, in.PlannedDiskBytes)}
+	}
+}
+
+func diskCheckIn(name, dir string, planned int64) Check {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
-		return Check{Name: "disk", Detail: fmt.Sprintf("cannot read free space of %s: %v", dir, err)}
+		return Check{Name: name, Detail: fmt.Sprintf("cannot read free space of %s: %v", dir, err)}
 	}
 	free := int64(st.Bavail) * int64(st.Bsize)
 	// Room for the data plus half again for compaction and logs, and 256 MiB for results.
-	need := in.PlannedDiskBytes + in.PlannedDiskBytes/2 + 256<<20
-	c := Check{Name: "disk", OK: free >= need,
+	need := planned + planned/2 + 256<<20
+	c := Check{Name: name, OK: free >= need,
 		Detail: fmt.Sprintf("%s free in %s, %s needed", human(free), dir, human(need))}
 	return c
 }
@@ -183,6 +171,11 @@ func memAvailable() (int64, error) {
 	return 0, errors.New("no MemAvailable in /proc/meminfo")
 }
 
+// Binary checks that the elasticity executable emulated nodes run is there.
+func Binary(bin string) Func {
+	return func(context.Context, Input) []Check { return []Check{binaryCheck(bin)} }
+}
+
 func binaryCheck(bin string) Check {
 	if bin == "" {
 		return Check{Name: "binary", OK: true, Detail: "not checked (no binary given)"}
@@ -197,6 +190,11 @@ func binaryCheck(bin string) Check {
 	return Check{Name: "binary", OK: true, Detail: bin}
 }
 
+// Loopback checks that nodes can listen on addr (their first 127.0.0.N).
+func Loopback(addr string) Func {
+	return func(context.Context, Input) []Check { return []Check{loopbackCheck(addr)} }
+}
+
 func loopbackCheck(addr string) Check {
 	if addr == "" {
 		addr = "127.0.0.2"
@@ -209,23 +207,34 @@ func loopbackCheck(addr string) Check {
 	return Check{Name: "loopback", OK: true, Detail: addr + " bindable"}
 }
 
-func dockerCheck(ctx context.Context, in Input) Check {
-	if in.DockerPing == nil {
+// Docker checks that a Docker engine answers ping (nil: not checked).
+func Docker(ping func(ctx context.Context) error) Func {
+	return func(ctx context.Context, _ Input) []Check { return []Check{dockerCheck(ctx, ping)} }
+}
+
+func dockerCheck(ctx context.Context, ping func(ctx context.Context) error) Check {
+	if ping == nil {
 		return Check{Name: "docker", OK: true, Detail: "not checked"}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := in.DockerPing(ctx); err != nil {
+	if err := ping(ctx); err != nil {
 		return Check{Name: "docker", Detail: "no Docker engine answers: " + err.Error()}
 	}
 	return Check{Name: "docker", OK: true, Detail: "engine answers"}
 }
 
-func dockerImageCheck(ctx context.Context, in Input) Check {
+// DockerImage checks the run's image with find, which finds it in the
+// engine or pulls it and names the image in its error.
+func DockerImage(find func(ctx context.Context) error) Func {
+	return func(ctx context.Context, _ Input) []Check { return []Check{dockerImageCheck(ctx, find)} }
+}
+
+func dockerImageCheck(ctx context.Context, find func(ctx context.Context) error) Check {
 	// A pull of a real image can take minutes.
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
 	defer cancel()
-	if err := in.DockerImage(ctx); err != nil {
+	if err := find(ctx); err != nil {
 		return Check{Name: "docker-image", Detail: err.Error()}
 	}
 	return Check{Name: "docker-image", OK: true, Detail: "present"}
@@ -236,10 +245,21 @@ func dockerImageCheck(ctx context.Context, in Input) Check {
 // (docs/dev/docker-hub.md: aio_max_nr >= aio_nr + 51026 * ncpus).
 const AIOPerShard = 51026
 
-// aioCheck: fs.aio-max-nr must leave room for every shard of every
-// container (all share the host's kernel) beyond what is in use already.
-func aioCheck(in Input) Check {
-	readMax, readNr := in.AIOMaxNr, in.AIONr
+// AIO checks that fs.aio-max-nr leaves room for every shard of every
+// container (all share the host's kernel) beyond what is in use already:
+// smps are the --smp of every ScyllaDB container the run starts (nothing
+// to check when empty: the image double uses no AIO). readMax and readNr
+// read /proc/sys/fs/aio-max-nr and aio-nr (nil: the real files).
+func AIO(smps []int, readMax, readNr func() (int64, error)) Func {
+	return func(context.Context, Input) []Check {
+		if len(smps) == 0 {
+			return nil
+		}
+		return []Check{aioCheck(smps, readMax, readNr)}
+	}
+}
+
+func aioCheck(smps []int, readMax, readNr func() (int64, error)) Check {
 	if readMax == nil {
 		readMax = func() (int64, error) { return readProcInt("/proc/sys/fs/aio-max-nr") }
 	}
@@ -255,7 +275,7 @@ func aioCheck(in Input) Check {
 		return Check{Name: "aio", OK: true, Detail: "not checked: " + err.Error()}
 	}
 	shards, largest := 0, 0
-	for _, s := range in.DockerSMPs {
+	for _, s := range smps {
 		shards += s
 		largest = max(largest, s)
 	}
@@ -264,7 +284,7 @@ func aioCheck(in Input) Check {
 		return Check{Name: "aio", OK: true, Detail: fmt.Sprintf("fs.aio-max-nr %d ≥ %d (aio-nr %d + %d × %d shards, largest --smp %d)", maxNr, need, nr, AIOPerShard, shards, largest)}
 	}
 	return Check{Name: "aio", Detail: fmt.Sprintf("fs.aio-max-nr is %d, the run's %d shards (%d containers, largest --smp %d) need %d (aio-nr %d + %d per shard, docs/dev/docker-hub.md): raise it with sysctl -w fs.aio-max-nr=%d",
-		maxNr, shards, len(in.DockerSMPs), largest, need, nr, AIOPerShard, need)}
+		maxNr, shards, len(smps), largest, need, nr, AIOPerShard, need)}
 }
 
 func readProcInt(path string) (int64, error) {
@@ -275,8 +295,12 @@ func readProcInt(path string) (int64, error) {
 	return strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 }
 
-// awsCredentialsCheck looks for a source of credentials without reading or
-// printing any value.
+// AWSCredentials looks for a source of AWS credentials in the run's
+// environment and shared files, without reading or printing any value.
+func AWSCredentials() Func {
+	return func(_ context.Context, in Input) []Check { return []Check{awsCredentialsCheck(in.Getenv)} }
+}
+
 func awsCredentialsCheck(getenv func(string) string) Check {
 	for _, v := range []string{"AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"} {
 		if getenv(v) != "" {

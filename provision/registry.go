@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/elasticity-dev/elasticity/preflight"
 )
 
 // Backend is one backend's registration, as roachprod's providers register
@@ -26,6 +28,11 @@ type Backend struct {
 	PlanLines func(c *Config, f PlanFacts) []PlanLine
 	// Sweeper builds what `elasticity gc` uses (optional: nothing to collect).
 	Sweeper func(ctx context.Context, o SweepOptions) (Sweeper, error)
+	// Preflight adds the backend's part of the pre-flight checks (optional):
+	// what a run of c takes of this machine (disk, memory) and the checks of
+	// the backend's tools, images and credentials. binary is the elasticity
+	// executable of the run.
+	Preflight func(c *Config, f PlanFacts, binary string, in *preflight.Input)
 }
 
 // BuildOptions is what a backend gets besides its configuration.
@@ -57,6 +64,9 @@ type PlanFacts struct {
 	EstimatedSeconds float64
 	// Grown are the nodes the nemesis adds, in order.
 	Grown []NodeGroup
+	// DiskBytes is the disks of every database node the run starts (the
+	// model's size: scaled where it scales them).
+	DiskBytes int64
 }
 
 // NodeGroup is Count nodes of one instance type in one rack.

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/preflight"
 	"github.com/elasticity-dev/elasticity/provision"
-	"github.com/elasticity-dev/elasticity/provision/docker"
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/run"
 )
@@ -96,49 +94,12 @@ func checkPreflight(ctx context.Context, e *env, p *plan.Plan, out string) error
 	return err
 }
 
-// preflightInput derives the pre-flight input from the plan.
+// preflightInput derives the pre-flight input from the plan: the backend's
+// registration adds what it needs of this machine and its own checks.
 func preflightInput(p *plan.Plan, out, binary string, getenv func(string) string) preflight.Input {
-	in := preflight.Input{Backend: p.Backend, OutDir: out, Binary: binary, Getenv: getenv, BaseAddress: p.Provision.Local.BaseAddress}
-	if p.Backend == "local" {
-		nodes := 0
-		for _, n := range p.Nodes {
-			in.PlannedDiskBytes += int64(n.DiskBytes) * int64(n.Count)
-			nodes += n.Count
-		}
-		// An emulated node process needs roughly 200 MiB (Pebble caches, buffers).
-		in.PlannedMemoryBytes = int64(nodes)*200<<20 + 512<<20
-	}
-	if p.Backend == "docker" {
-		dockerPreflight(p, &in)
+	in := preflight.Input{OutDir: out, Getenv: getenv}
+	if be, err := provision.Lookup(p.Backend); err == nil && be.Preflight != nil {
+		be.Preflight(&p.Provision, p.Facts(), binary, &in)
 	}
 	return in
-}
-
-// dockerPreflight: the image (present or pullable), the host's AIO slots
-// for every ScyllaDB shard, memory for the containers, their tmpfs data and
-// the runner (docker.MemoryFit, which names the settings to change), and
-// disk in the engine's root when the data is left on the host's disk.
-func dockerPreflight(p *plan.Plan, in *preflight.Input) {
-	counts := map[string]int{}
-	for _, n := range p.Nodes {
-		counts[n.InstanceType] += n.Count
-	}
-	needs := docker.Needs(&p.Provision, counts)
-	if !needs.Mounted {
-		for _, n := range p.Nodes {
-			in.PlannedDiskBytes += int64(n.DiskBytes) * int64(n.Count)
-		}
-	}
-	in.PlannedMemoryBytes = needs.Memory.NeedBytes()
-	in.MemoryDetail = needs.Memory.String()
-	in.MemorySettings = needs.Memory.Settings
-	if !needs.Emulated {
-		in.DockerSMPs = needs.SMPs
-	}
-	cfg := p.Provision
-	in.DockerPing = docker.Ping
-	in.DockerImage = func(ctx context.Context) error { return docker.CheckImage(ctx, &cfg) }
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	in.DockerDataDir = docker.DataRoot(ctx)
-	cancel()
 }

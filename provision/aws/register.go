@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 
+	"github.com/elasticity-dev/elasticity/preflight"
 	"github.com/elasticity-dev/elasticity/provision"
 )
 
@@ -37,6 +38,9 @@ func init() {
 				UsePrivateIPs: a.PrivateIPs, SSHUser: a.SSHUser, SSHKeyPath: a.SSHKey, Logf: o.Logf})
 		},
 		PlanLines: planLines,
+		Preflight: func(_ *provision.Config, _ provision.PlanFacts, _ string, in *preflight.Input) {
+			in.Checks = append(in.Checks, preflight.AWSCredentials())
+		},
 		Sweeper: func(ctx context.Context, o provision.SweepOptions) (provision.Sweeper, error) {
 			return New(ctx, Options{Region: o.Region})
 		},

@@ -3,10 +3,12 @@ package docker
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 
+	"github.com/elasticity-dev/elasticity/preflight"
 	"github.com/elasticity-dev/elasticity/provision"
 )
 
@@ -148,4 +150,30 @@ func DataRoot(ctx context.Context) string {
 		return ""
 	}
 	return res.Info.DockerRootDir
+}
+
+// preflightChecks are the docker backend's pre-flight checks: the image
+// (present or pullable), the host's AIO slots for every ScyllaDB shard,
+// memory for the containers, their tmpfs data and the runner (MemoryFit,
+// which names the settings to change), and disk in the engine's root when
+// the data is left on the host's disk.
+func preflightChecks(c *provision.Config, f provision.PlanFacts, _ string, in *preflight.Input) {
+	needs := Needs(c, f.InstanceCounts)
+	if !needs.Mounted {
+		in.PlannedDiskBytes += f.DiskBytes
+	}
+	in.PlannedMemoryBytes = needs.Memory.NeedBytes()
+	in.MemoryDetail = needs.Memory.String()
+	in.MemorySettings = needs.Memory.Settings
+	var smps []int
+	if !needs.Emulated {
+		smps = needs.SMPs
+	}
+	cfg := *c
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	root := DataRoot(ctx)
+	cancel()
+	in.Checks = append(in.Checks, preflight.Docker(Ping),
+		preflight.DockerImage(func(ctx context.Context) error { return CheckImage(ctx, &cfg) }),
+		preflight.AIO(smps, nil, nil), preflight.DiskAt("docker-disk", root))
 }

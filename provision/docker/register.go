@@ -217,6 +217,7 @@ func init() {
 		Sweeper: func(ctx context.Context, o provision.SweepOptions) (provision.Sweeper, error) {
 			return New(Options{}), nil
 		},
+		Preflight: preflightChecks,
 	})
 }
 

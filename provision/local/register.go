@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/elasticity-dev/elasticity/preflight"
 	"github.com/elasticity-dev/elasticity/provision"
 )
 
@@ -48,5 +49,20 @@ func init() {
 		Sweeper: func(ctx context.Context, o provision.SweepOptions) (provision.Sweeper, error) {
 			return New(Options{}), nil
 		},
+		Preflight: preflightChecks,
 	})
+}
+
+// preflightChecks: the nodes' data goes to this machine's disk (or its
+// RAM-backed file system), every node is a process of the elasticity
+// binary, and each listens on its own loopback address.
+func preflightChecks(c *provision.Config, f provision.PlanFacts, binary string, in *preflight.Input) {
+	in.PlannedDiskBytes += f.DiskBytes
+	nodes := 0
+	for _, n := range f.InstanceCounts {
+		nodes += n
+	}
+	// An emulated node process needs roughly 200 MiB (Pebble caches, buffers).
+	in.PlannedMemoryBytes = int64(nodes)*200<<20 + 512<<20
+	in.Checks = append(in.Checks, preflight.Binary(binary), preflight.Loopback(c.Local.BaseAddress))
 }
