@@ -55,6 +55,8 @@ type conn struct {
 	lwtMark atomic.Bool
 
 	mu         sync.Mutex
+	startup    map[string]string // the STARTUP options (system.clients)
+	version    primitive.ProtocolVersion
 	keyspace   string
 	registered map[primitive.EventType]bool
 	subscribed bool
@@ -369,6 +371,9 @@ func (c *conn) dispatch(h *frame.Header, msg message.Message) message.Message {
 		if _, ok := m.Options[lwtAddMetadataMark]; ok {
 			c.lwtMark.Store(true)
 		}
+		c.mu.Lock()
+		c.startup, c.version = m.Options, h.Version
+		c.mu.Unlock()
 		return &message.Ready{}
 	case *message.Register:
 		for _, t := range m.EventTypes {

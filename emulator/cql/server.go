@@ -83,6 +83,9 @@ type Server struct {
 	// Paxos of its own (lwt.go lockPartition).
 	casMu   sync.Mutex
 	casHeld map[string]chan struct{}
+
+	// config holds the options changed through system.config (config.go).
+	config nodeConfig
 }
 
 // NewServer returns a server for b. Call Serve to accept connections.

@@ -18,6 +18,14 @@ import (
 type virtualTable struct {
 	info *tableInfo
 	rows func(s *Server) []map[string][]byte
+	// scylla marks the tables of db/virtual_tables.cc: a write to one is
+	// handed to its apply (virtual_table::apply), which by default fails
+	// with "this virtual table doesn't allow updates"; the other system
+	// tables refuse writes as unauthorized.
+	scylla bool
+	// apply takes an INSERT or UPDATE of one partition: its key and the
+	// cells it sets (nil value: null).
+	apply func(s *Server, key []byte, cells map[string][]byte) error
 }
 
 type vcol struct {
@@ -27,7 +35,7 @@ type vcol struct {
 
 var virtualTables = map[string]*virtualTable{}
 
-func defineVirtual(ks, name string, cols []vcol, rows func(s *Server) []map[string][]byte) {
+func defineVirtual(ks, name string, cols []vcol, rows func(s *Server) []map[string][]byte) *virtualTable {
 	ti := &tableInfo{keyspace: ks, name: name, cols: map[string]*colInfo{}}
 	for i, c := range cols {
 		dt, err := parseType(c.typ)
@@ -45,6 +53,7 @@ func defineVirtual(ks, name string, cols []vcol, rows func(s *Server) []map[stri
 	vt := &virtualTable{info: ti, rows: rows}
 	ti.virtual = vt
 	virtualTables[ks+"."+name] = vt
+	return vt
 }
 
 func lookupVirtual(ks, name string) *virtualTable {

@@ -10,6 +10,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/frame"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
+	"github.com/gocql/gocql"
 	"github.com/gocql/gocql/tablets"
 
 	"github.com/elasticity-dev/elasticity/emulator/cql"
@@ -36,6 +37,10 @@ func (m *tabletMemory) TabletRoute(keyspace, table string, pk []byte, shard int)
 	if shard == tabletShard {
 		return nil
 	}
+	return m.theTablet()
+}
+
+func (m *tabletMemory) theTablet() *engine.TabletRoute {
 	return &engine.TabletRoute{FirstToken: math.MinInt64, LastToken: math.MaxInt64,
 		Replicas: []engine.TabletReplica{{HostID: m.Local().HostID, Shard: tabletShard}}}
 }
@@ -240,4 +245,47 @@ func TestDriverLearnsTabletsFromThePayload(t *testing.T) {
 		t.Fatalf("every insert was on shard %d from the start (%v): the test proves nothing", tabletShard, asked)
 	}
 	t.Logf("%d of %d inserts reached a shard that is not the replica's", misrouted, n)
+}
+
+// Tablets lists the one tablet of every table (engine.TabletLister).
+func (m *tabletMemory) Tablets(keyspace, table string) []engine.TabletRoute {
+	return []engine.TabletRoute{*m.theTablet()}
+}
+
+// TestSystemTablets: system.tablets lists a table's tablets with its
+// keyspace, name and count (replica/tablets.cc make_tablets_schema), and
+// system.token_ring one row per tablet replica under the table's name
+// (db/virtual_tables.cc token_ring_table).
+func TestSystemTablets(t *testing.T) {
+	mem := &tabletMemory{Memory: enginetest.NewMemory("tablets")}
+	_, hp := enginetest.StartServerOpts(t, "127.0.1.123:0", mem, cql.Options{Shards: 4})
+	s := newSession(t, hp, "")
+	for _, q := range []string{
+		"CREATE KEYSPACE tk WITH replication = {'class': 'NetworkTopologyStrategy', 'replication_factor': 1} AND tablets = {'enabled': true}",
+		"CREATE TABLE tk.t (k int PRIMARY KEY)",
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	var count int
+	var last int64
+	var replicas []struct {
+		Host  gocql.UUID
+		Shard int
+	}
+	q := "SELECT tablet_count, last_token, replicas FROM system.tablets WHERE keyspace_name = 'tk' AND table_name = 't' ALLOW FILTERING"
+	if err := s.Query(q).Scan(&count, &last, &replicas); err != nil {
+		t.Fatal(err)
+	}
+	if count != 1 || last != math.MaxInt64 || len(replicas) != 1 || replicas[0].Host != gocql.UUID(mem.Local().HostID) || replicas[0].Shard != tabletShard {
+		t.Fatalf("system.tablets: count %d last %d replicas %v", count, last, replicas)
+	}
+	var start, end string
+	if err := s.Query("SELECT start_token, end_token FROM system.token_ring WHERE keyspace_name = 'tk' AND table_name = 't'").Scan(&start, &end); err != nil {
+		t.Fatal(err)
+	}
+	if start != strconv.FormatInt(math.MinInt64, 10) || end != strconv.FormatInt(math.MaxInt64, 10) {
+		t.Fatalf("token_ring: (%s, %s]", start, end)
+	}
 }

@@ -87,6 +87,9 @@ func (ec *execCtx) mutations(st cqlparse.Statement) ([]engine.Mutation, cqlparse
 				if err != nil {
 					return nil, x.Using, err
 				}
+				if err := ec.s.checkFutureTimestamp(ts); ok && err != nil {
+					return nil, x.Using, err
+				}
 				if ok {
 					for i := range ms {
 						ms[i].Timestamp = ts
@@ -204,6 +207,9 @@ func (ec *execCtx) stamp(m *engine.Mutation, u cqlparse.Using, ti *tableInfo) er
 	}
 	switch {
 	case ok:
+		if err := ec.s.checkFutureTimestamp(ts); err != nil {
+			return err
+		}
 		m.Timestamp = ts
 	case ec.ts != nil:
 		m.Timestamp = *ec.ts
@@ -228,21 +234,87 @@ func (ec *execCtx) stamp(m *engine.Mutation, u cqlparse.Using, ti *tableInfo) er
 	return nil
 }
 
+// checkFutureTimestamp is cql3/util.cc validate_timestamp: with
+// restrict_future_timestamp (the default) a USING TIMESTAMP more than three
+// days ahead is refused, as a likely millisecond/microsecond mix-up.
+func (s *Server) checkFutureTimestamp(ts int64) error {
+	const maxAhead = int64(3 * 24 * time.Hour / time.Microsecond)
+	now := time.Now().UnixMicro()
+	if ts > now && ts-now > maxAhead && s.configBool("restrict_future_timestamp") {
+		return engine.Errorf(engine.CodeInvalid, "Cannot provide a timestamp more than 3 days into the future. If this was not intended, "+
+			"make sure the timestamp is in microseconds. You can also disable this check by setting the restrict_future_timestamp "+
+			"configuration option to false.")
+	}
+	return nil
+}
+
 func (ec *execCtx) writableTable(ks, name string) (*tableInfo, error) {
 	ti, err := ec.s.resolveTable(ec.keyspace, ks, name)
 	if err != nil {
 		return nil, err
 	}
-	if ti.virtual != nil {
+	if ti.virtual != nil && !ti.virtual.scylla {
 		return nil, engine.Errorf(engine.CodeUnauthorized, "%s.%s is a system table and cannot be modified", ti.keyspace, ti.name)
 	}
 	return ti, nil
+}
+
+// virtualWrite hands an INSERT or UPDATE of a db/virtual_tables.cc table to
+// the table (virtual_table::apply): one partition, named by an equality on
+// its key, and the cells the statement sets.
+func (ec *execCtx) virtualWrite(ti *tableInfo, names []string, terms []cqlparse.Term, where []cqlparse.Relation) error {
+	fail := func(err error) error {
+		if ee, ok := err.(*engine.Error); ok && ee.Code == engine.CodeWriteFailure {
+			ee.Consistency, ee.WriteType = ec.cl, "SIMPLE"
+		}
+		return err
+	}
+	if ti.virtual.apply == nil {
+		return fail(virtualUpdateError("this virtual table doesn't allow updates"))
+	}
+	key := ti.all[0]
+	var pk []byte
+	cells := map[string][]byte{}
+	for i, name := range names {
+		c, err := ti.column(name)
+		if err != nil {
+			return err
+		}
+		b, _, err := ec.value(terms[i], c.Name, c.dt)
+		if err != nil {
+			return err
+		}
+		if c == key {
+			pk = b
+			continue
+		}
+		cells[c.Name] = b
+	}
+	for _, r := range where {
+		c, err := ti.column(r.Column)
+		if err != nil {
+			return err
+		}
+		if c != key || r.Op != "=" {
+			return engine.Errorf(engine.CodeInvalid, "Only EQ relations on the partition key %s are supported when writing to %s.%s", key.Name, ti.keyspace, ti.name)
+		}
+		if pk, _, err = ec.value(r.Value, c.Name, c.dt); err != nil {
+			return err
+		}
+	}
+	if pk == nil {
+		return engine.Errorf(engine.CodeInvalid, "Missing mandatory PRIMARY KEY part %s", key.Name)
+	}
+	return fail(ti.virtual.apply(ec.s, pk, cells))
 }
 
 func (ec *execCtx) insert(st *cqlparse.Insert) ([]engine.Mutation, error) {
 	ti, err := ec.writableTable(st.Keyspace, st.Table)
 	if err != nil {
 		return nil, err
+	}
+	if ti.virtual != nil {
+		return nil, ec.virtualWrite(ti, st.Columns, st.Values, nil)
 	}
 	if ti.counter {
 		// cql3/statements/update_statement.cc
@@ -442,8 +514,13 @@ func (ec *execCtx) update(st *cqlparse.Update) ([]engine.Mutation, error) {
 		return nil, err
 	}
 	var setNames []string
+	var setTerms []cqlparse.Term
 	for _, a := range st.Set {
 		setNames = append(setNames, a.Column)
+		setTerms = append(setTerms, a.Value)
+	}
+	if ti.virtual != nil {
+		return nil, ec.virtualWrite(ti, setNames, setTerms, st.Where)
 	}
 	var pk, ck []byte
 	staticOnly := ti.hasStatic() && onlyStatic(ti, setNames)
@@ -528,6 +605,9 @@ func (ec *execCtx) delete(st *cqlparse.Delete) ([]engine.Mutation, error) {
 	ti, err := ec.writableTable(st.Keyspace, st.Table)
 	if err != nil {
 		return nil, err
+	}
+	if ti.virtual != nil {
+		return nil, ec.virtualWrite(ti, nil, nil, st.Where)
 	}
 	if ti.counter {
 		if err := ec.checkCounterWrite(ti, st.Using); err != nil {

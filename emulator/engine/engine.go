@@ -320,6 +320,13 @@ type TabletRouter interface {
 	TabletRoute(keyspace, table string, partitionKey []byte, shard int) *TabletRoute
 }
 
+// TabletLister is implemented by a Backend whose tables may use tablets:
+// a table's tablet map as system.tablets lists it (replica/tablets.cc),
+// one route per tablet in token order; nil for a vnode table.
+type TabletLister interface {
+	Tablets(keyspace, table string) []TabletRoute
+}
+
 // TabletRoute is one tablet's routing: its tokens (FirstToken, LastToken],
 // FirstToken being math.MinInt64 for the first tablet, and its replicas.
 type TabletRoute struct {

@@ -142,6 +142,21 @@ func (n *Node) TabletRoute(keyspace, table string, partitionKey []byte, shard in
 	return n.tabletRoute(tm, i)
 }
 
+// Tablets implements engine.TabletLister: every tablet of a table's map.
+func (n *Node) Tablets(keyspace, table string) []engine.TabletRoute {
+	v := n.view.Load()
+	t := v.m.Tables[keyspace][table]
+	if t == nil || v.tablets[t.ID] == nil {
+		return nil
+	}
+	tm := v.tablets[t.ID]
+	out := make([]engine.TabletRoute, 0, len(tm.Tablets))
+	for i := range tm.Tablets {
+		out = append(out, *n.tabletRoute(tm, i))
+	}
+	return out
+}
+
 func (n *Node) tabletRoute(tm *TabletMap, i int) *engine.TabletRoute {
 	_, last := tabletRange(i, len(tm.Tablets))
 	first := int64(math.MinInt64)
