@@ -26,13 +26,7 @@ func (ec *execCtx) alterTable(sch *engine.Schema, x *cqlparse.AlterTable) (*engi
 	if old == nil {
 		return nil, engine.Errorf(engine.CodeInvalid, "unconfigured table %s", x.Table)
 	}
-	t := *old
-	t.Columns = append([]engine.Column(nil), old.Columns...)
-	t.Dropped = append([]string(nil), old.Dropped...)
-	t.Options = map[string]string{}
-	for k, v := range old.Options {
-		t.Options[k] = v
-	}
+	t := cloneTable(old)
 	switch {
 	case len(x.Add) > 0:
 		err = addColumns(&t, x.Add, keyspaceTypes(sch, ks))
@@ -51,6 +45,19 @@ func (ec *execCtx) alterTable(sch *engine.Schema, x *cqlparse.AlterTable) (*engi
 		return nil, err
 	}
 	return &engine.SchemaChange{Kind: engine.AlterTable, Table: &t, KeyspaceName: ks, TableName: t.Name}, nil
+}
+
+// cloneTable copies a definition deeply enough to change it.
+func cloneTable(old *engine.Table) engine.Table {
+	t := *old
+	t.Columns = append([]engine.Column(nil), old.Columns...)
+	t.Dropped = append([]string(nil), old.Dropped...)
+	t.Indexes = append([]engine.Index(nil), old.Indexes...)
+	t.Options = map[string]string{}
+	for k, v := range old.Options {
+		t.Options[k] = v
+	}
+	return t
 }
 
 func addColumns(t *engine.Table, add []cqlparse.ColumnDef, udts userTypes) error {

@@ -128,6 +128,20 @@ func (ec *execCtx) schemaChange(st cqlparse.Statement) (*engine.SchemaChange, er
 		return ec.alterTable(sch, x)
 	case *cqlparse.AlterKeyspace:
 		return ec.alterKeyspace(sch, x)
+	case *cqlparse.CreateIndex:
+		return ec.createIndex(sch, x)
+	case *cqlparse.DropIndex:
+		return ec.dropIndex(sch, x)
+	case *cqlparse.CreateView:
+		return ec.createView(sch, x)
+	case *cqlparse.DropView:
+		return ec.dropView(sch, x)
+	case *cqlparse.AlterView:
+		return ec.alterView(sch, x)
+	case *cqlparse.FunctionStmt:
+		// cql3/statements/function_statement.cc create_arg_types, with
+		// db/config.cc's enable_user_defined_functions default of false.
+		return nil, engine.Errorf(engine.CodeInvalid, "User defined functions are disabled. Set enable_user_defined_functions and experimental_features:udf to enable them")
 	case *cqlparse.DropTable:
 		ks, err := keyspaceOf(x.Keyspace, ec.keyspace)
 		if err != nil {
@@ -135,6 +149,9 @@ func (ec *execCtx) schemaChange(st cqlparse.Statement) (*engine.SchemaChange, er
 		}
 		if isSystemKeyspace(ks) {
 			return nil, engine.Errorf(engine.CodeUnauthorized, "Cannot DROP system table %s.%s", ks, x.Table)
+		}
+		if err := checkDropTable(sch, ks, x.Table); err != nil {
+			return nil, err
 		}
 		if sch.Tables[ks][x.Table] == nil {
 			if x.IfExists {
@@ -392,11 +409,10 @@ func tableDef(ks string, x *cqlparse.CreateTable, udts userTypes) (*engine.Table
 		}
 	}
 	t := &engine.Table{Keyspace: ks, Name: x.Table, Options: map[string]string{}}
-	if _, err := rand.Read(t.ID[:]); err != nil {
+	var err error
+	if t.ID, err = newTableID(); err != nil {
 		return nil, err
 	}
-	t.ID[6] = t.ID[6]&0x0f | 0x40
-	t.ID[8] = t.ID[8]&0x3f | 0x80
 	used := map[string]bool{}
 	for i, name := range x.PartitionKey {
 		typ, ok := defs[name]
@@ -468,6 +484,17 @@ func tableDef(ks string, x *cqlparse.CreateTable, udts userTypes) (*engine.Table
 		t.Options["compact_storage"] = "true"
 	}
 	return t, nil
+}
+
+// newTableID is a random (version 4) table id.
+func newTableID() ([16]byte, error) {
+	var id [16]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return id, err
+	}
+	id[6] = id[6]&0x0f | 0x40
+	id[8] = id[8]&0x3f | 0x80
+	return id, nil
 }
 
 // nonKeyColumns splits the columns outside the primary key into static and

@@ -347,7 +347,8 @@ func (ec *execCtx) run(st cqlparse.Statement) message.Message {
 		res, err = ec.describe(x)
 	case *cqlparse.Truncate:
 		res, err = ec.truncate(x)
-	case *cqlparse.CreateKeyspace, *cqlparse.DropKeyspace, *cqlparse.CreateTable, *cqlparse.DropTable, *cqlparse.CreateType, *cqlparse.DropType, *cqlparse.AlterTable, *cqlparse.AlterKeyspace:
+	case *cqlparse.CreateKeyspace, *cqlparse.DropKeyspace, *cqlparse.CreateTable, *cqlparse.DropTable, *cqlparse.CreateType, *cqlparse.DropType, *cqlparse.AlterTable, *cqlparse.AlterKeyspace,
+		*cqlparse.CreateIndex, *cqlparse.DropIndex, *cqlparse.CreateView, *cqlparse.DropView, *cqlparse.AlterView, *cqlparse.FunctionStmt:
 		res, err = ec.ddl(st)
 	default:
 		err = engine.Errorf(engine.CodeSyntaxError, "%s statements are not supported", st.Name())

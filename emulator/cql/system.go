@@ -409,31 +409,10 @@ func init() {
 	}, func(s *Server) []map[string][]byte {
 		var rows []map[string][]byte
 		for _, t := range schemaTables(s) {
-			flags := []string{"compound"}
-			if t.Options["compact_storage"] == "true" {
-				flags = []string{"dense"}
+			if t.View != nil {
+				continue // in system_schema.views
 			}
-			rows = append(rows, map[string][]byte{
-				"keyspace_name":               encText(t.Keyspace),
-				"table_name":                  encText(t.Name),
-				"bloom_filter_fp_chance":      optDouble(t, "bloom_filter_fp_chance", 0.01),
-				"caching":                     optMap(t, "caching", map[string]string{"keys": "ALL", "rows_per_partition": "ALL"}),
-				"comment":                     optText(t, "comment", ""),
-				"compaction":                  optMap(t, "compaction", map[string]string{"class": "SizeTieredCompactionStrategy"}),
-				"compression":                 optMap(t, "compression", map[string]string{"sstable_compression": "org.apache.cassandra.io.compress.LZ4Compressor"}),
-				"crc_check_chance":            optDouble(t, "crc_check_chance", 1),
-				"dclocal_read_repair_chance":  encDouble(0),
-				"default_time_to_live":        optInt(t, "default_time_to_live", 0),
-				"extensions":                  encTextMap(nil),
-				"flags":                       encTextSet(flags),
-				"gc_grace_seconds":            optInt(t, "gc_grace_seconds", 864000),
-				"id":                          encUUID(t.ID),
-				"max_index_interval":          optInt(t, "max_index_interval", 2048),
-				"memtable_flush_period_in_ms": optInt(t, "memtable_flush_period_in_ms", 0),
-				"min_index_interval":          optInt(t, "min_index_interval", 128),
-				"read_repair_chance":          encDouble(0),
-				"speculative_retry":           optText(t, "speculative_retry", "99.0PERCENTILE"),
-			})
+			rows = append(rows, tableOptionRow(t))
 		}
 		return rows
 	})
@@ -494,7 +473,7 @@ func init() {
 		{"gc_grace_seconds", "int"}, {"id", "uuid"}, {"include_all_columns", "boolean"}, {"max_index_interval", "int"},
 		{"memtable_flush_period_in_ms", "int"}, {"min_index_interval", "int"}, {"read_repair_chance", "double"},
 		{"speculative_retry", "text"}, {"where_clause", "text"},
-	}, none)
+	}, viewRows)
 	defineVirtual("system_schema", "types", []vcol{
 		{"keyspace_name", "text"}, {"type_name", "text"}, {"field_names", "frozen<list<text>>"}, {"field_types", "frozen<list<text>>"},
 	}, func(s *Server) []map[string][]byte {
@@ -531,7 +510,7 @@ func init() {
 	defineVirtual("system_schema", "indexes", []vcol{
 		{"keyspace_name", "text"}, {"table_name", "text"}, {"index_name", "text"}, {"kind", "text"},
 		{"options", "map<text, text>"},
-	}, none)
+	}, indexRows)
 	defineVirtual("system_schema", "triggers", []vcol{
 		{"keyspace_name", "text"}, {"table_name", "text"}, {"trigger_name", "text"}, {"options", "map<text, text>"},
 	}, none)
@@ -539,4 +518,34 @@ func init() {
 		{"keyspace_name", "text"}, {"table_name", "text"}, {"column_name", "text"}, {"dropped_time", "timestamp"},
 		{"type", "text"},
 	}, none)
+}
+
+// tableOptionRow is a table's row of system_schema.tables (views use its
+// options for system_schema.views).
+func tableOptionRow(t *engine.Table) map[string][]byte {
+	flags := []string{"compound"}
+	if t.Options["compact_storage"] == "true" {
+		flags = []string{"dense"}
+	}
+	return map[string][]byte{
+		"keyspace_name":               encText(t.Keyspace),
+		"table_name":                  encText(t.Name),
+		"bloom_filter_fp_chance":      optDouble(t, "bloom_filter_fp_chance", 0.01),
+		"caching":                     optMap(t, "caching", map[string]string{"keys": "ALL", "rows_per_partition": "ALL"}),
+		"comment":                     optText(t, "comment", ""),
+		"compaction":                  optMap(t, "compaction", map[string]string{"class": "SizeTieredCompactionStrategy"}),
+		"compression":                 optMap(t, "compression", map[string]string{"sstable_compression": "org.apache.cassandra.io.compress.LZ4Compressor"}),
+		"crc_check_chance":            optDouble(t, "crc_check_chance", 1),
+		"dclocal_read_repair_chance":  encDouble(0),
+		"default_time_to_live":        optInt(t, "default_time_to_live", 0),
+		"extensions":                  encTextMap(nil),
+		"flags":                       encTextSet(flags),
+		"gc_grace_seconds":            optInt(t, "gc_grace_seconds", 864000),
+		"id":                          encUUID(t.ID),
+		"max_index_interval":          optInt(t, "max_index_interval", 2048),
+		"memtable_flush_period_in_ms": optInt(t, "memtable_flush_period_in_ms", 0),
+		"min_index_interval":          optInt(t, "min_index_interval", 128),
+		"read_repair_chance":          encDouble(0),
+		"speculative_retry":           optText(t, "speculative_retry", "99.0PERCENTILE"),
+	}
 }

@@ -48,6 +48,15 @@ func columnsSig(t *engine.Table) uint64 {
 		h.Write([]byte{0})
 	}
 	h.Write([]byte(t.Options["default_time_to_live"]))
+	// Indexes and a view's definition are read through tableInfo.def.
+	for _, idx := range t.Indexes {
+		h.Write([]byte{1})
+		h.Write([]byte(idx.Name + "\x00" + idx.Options["target"]))
+	}
+	if t.View != nil {
+		h.Write([]byte{2})
+		h.Write([]byte(t.View.BaseTable + "\x00" + t.View.WhereClause))
+	}
 	return h.Sum64()
 }
 

@@ -107,6 +107,35 @@ type Table struct {
 	// Dropped names the columns ALTER TABLE dropped (system_schema.dropped_columns):
 	// their stored cells are no longer read.
 	Dropped []string
+	// Indexes are the table's secondary indexes (system_schema.indexes;
+	// schema/schema.hh keeps index_metadata in the base table's schema).
+	Indexes []Index `json:",omitempty"`
+	// View, when set, makes this table a materialized view of a base table
+	// of its keyspace (system_schema.views).
+	View *View `json:",omitempty"`
+}
+
+// Index is a secondary index of a table (schema/schema.hh index_metadata).
+type Index struct {
+	Name string
+	// Kind is COMPOSITES (or CUSTOM for a custom class).
+	Kind string
+	// Options hold "target": the indexed column as index/secondary_index.cc
+	// serialize_targets writes it ("v", "keys(m)", "values(l)",
+	// "entries(m)", or for a local index {"pk":["p"],"ck":["v"]}), and a
+	// custom index's class_name.
+	Options map[string]string
+}
+
+// View is what makes a table a materialized view
+// (cql3/statements/create_view_statement.cc, schema/schema.hh view_info).
+type View struct {
+	BaseTable string
+	BaseID    [16]byte
+	// WhereClause is the view's WHERE as system_schema.views shows it.
+	WhereClause string
+	// IncludeAllColumns: SELECT * (every base column is in the view).
+	IncludeAllColumns bool
 }
 
 // UserType is a user-defined type (CREATE TYPE): its fields' names and CQL

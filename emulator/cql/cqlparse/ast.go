@@ -43,7 +43,7 @@ type Term struct {
 // token(Token...) Op Value.
 type Relation struct {
 	Column string
-	Op     string // =, <, <=, >, >=, IN
+	Op     string // =, <, <=, >, >=, IN, IS NOT (IS NOT NULL)
 	Value  Term
 	// Token lists the arguments of token(...) on the left-hand side.
 	Token []string
@@ -134,6 +134,10 @@ type Select struct {
 	Keyspace, Table string
 	Star            bool
 	Count           bool // SELECT COUNT(*) / COUNT(1)
+	// Distinct is SELECT DISTINCT: one row per partition.
+	Distinct bool
+	// GroupBy is GROUP BY's columns.
+	GroupBy []string
 	Columns         []Selector
 	Where           []Relation
 	// OrderBy is ORDER BY's columns; Desc[i] says DESC for OrderBy[i].

@@ -209,6 +209,25 @@ func (p *parser) statement() (Statement, error) {
 		case p.acceptKw("type"):
 			p.stmt = "CREATE TYPE"
 			return p.createType()
+		case p.acceptKw("index"):
+			p.stmt = "CREATE INDEX"
+			return p.createIndex(false)
+		case p.isKw("custom") && p.peekAt(1).kind == tIdent && p.peekAt(1).text == "index":
+			p.i += 2
+			p.stmt = "CREATE INDEX"
+			return p.createIndex(true)
+		case p.materializedView():
+			p.stmt = "CREATE MATERIALIZED VIEW"
+			return p.createView()
+		case p.isKw("or") && p.peekAt(1).kind == tIdent && p.peekAt(1).text == "replace":
+			p.i += 2
+			if p.isKw("function") || p.isKw("aggregate") {
+				p.stmt = "CREATE " + strings.ToUpper(p.peek().text)
+				return p.functionHead(p.next().text == "aggregate")
+			}
+		case p.isKw("function") || p.isKw("aggregate"):
+			p.stmt = "CREATE " + strings.ToUpper(p.peek().text)
+			return p.functionHead(p.next().text == "aggregate")
 		}
 		p.stmt = "CREATE"
 		return nil, p.errf("unsupported CREATE %s (only KEYSPACE and TABLE)", p.peek())
@@ -248,6 +267,16 @@ func (p *parser) statement() (Statement, error) {
 				return nil, err
 			}
 			return &DropType{Keyspace: ks, Type: name, IfExists: ifExists}, nil
+		case p.acceptKw("index"):
+			p.stmt = "DROP INDEX"
+			return p.dropObject("index")
+		case p.materializedView():
+			p.stmt = "DROP MATERIALIZED VIEW"
+			return p.dropObject("view")
+		case p.isKw("function") || p.isKw("aggregate"):
+			kind := p.next().text
+			p.stmt = "DROP " + strings.ToUpper(kind)
+			return p.dropObject(kind)
 		}
 		p.stmt = "DROP"
 		return nil, p.errf("unsupported DROP %s (only KEYSPACE and TABLE)", p.peek())
@@ -283,6 +312,21 @@ func (p *parser) statement() (Statement, error) {
 				return nil, err
 			}
 			st := &AlterKeyspace{Keyspace: name, Options: map[string]Term{}}
+			if err := p.expectKw("with"); err != nil {
+				return nil, err
+			}
+			if err := p.options(st.Options, "option name"); err != nil {
+				return nil, err
+			}
+			return st, nil
+		}
+		if p.materializedView() {
+			p.stmt = "ALTER MATERIALIZED VIEW"
+			ks, name, err := p.qualifiedName("view name")
+			if err != nil {
+				return nil, err
+			}
+			st := &AlterView{Keyspace: ks, View: name, Options: map[string]Term{}}
 			if err := p.expectKw("with"); err != nil {
 				return nil, err
 			}
@@ -493,57 +537,67 @@ func (p *parser) createTable() (Statement, error) {
 		return nil, p.errf("no PRIMARY KEY specified for table %s", name)
 	}
 	if p.acceptKw("with") {
-		for {
-			switch {
-			case p.isKw("clustering"):
-				p.i++
-				if err := p.expectKw("order"); err != nil {
-					return nil, err
-				}
-				if err := p.expectKw("by"); err != nil {
-					return nil, err
-				}
-				if err := p.expect("("); err != nil {
-					return nil, err
-				}
-				for {
-					col, err := p.ident("clustering column")
-					if err != nil {
-						return nil, err
-					}
-					desc := false
-					if p.acceptKw("desc") {
-						desc = true
-					} else if !p.acceptKw("asc") {
-						return nil, p.errf("expecting ASC or DESC, got %s", p.peek())
-					}
-					st.ClusteringOrder[col] = desc
-					if p.accept(")") {
-						break
-					}
-					if err := p.expect(","); err != nil {
-						return nil, err
-					}
-				}
-			case p.isKw("compact"):
-				p.i++
-				if err := p.expectKw("storage"); err != nil {
-					return nil, err
-				}
-				st.CompactStorage = true
-			default:
-				name, v, err := p.option("table option")
-				if err != nil {
-					return nil, err
-				}
-				st.Options[name] = v
-			}
-			if !p.acceptKw("and") {
-				break
-			}
+		if err := p.tableProperties(st.ClusteringOrder, &st.CompactStorage, st.Options); err != nil {
+			return nil, err
 		}
 	}
 	return st, nil
+}
+
+// tableProperties parses the properties after WITH of CREATE TABLE and
+// CREATE MATERIALIZED VIEW (cql3/Cql.g cfamProperty): CLUSTERING ORDER BY,
+// COMPACT STORAGE and name = value options, joined by AND.
+func (p *parser) tableProperties(order map[string]bool, compact *bool, opts map[string]Term) error {
+	for {
+		switch {
+		case p.isKw("clustering"):
+			p.i++
+			if err := p.expectKw("order"); err != nil {
+				return err
+			}
+			if err := p.expectKw("by"); err != nil {
+				return err
+			}
+			if err := p.expect("("); err != nil {
+				return err
+			}
+			for {
+				col, err := p.ident("clustering column")
+				if err != nil {
+					return err
+				}
+				desc := false
+				if p.acceptKw("desc") {
+					desc = true
+				} else if !p.acceptKw("asc") {
+					return p.errf("expecting ASC or DESC, got %s", p.peek())
+				}
+				order[col] = desc
+				if p.accept(")") {
+					break
+				}
+				if err := p.expect(","); err != nil {
+					return err
+				}
+			}
+		case p.isKw("compact"):
+			p.i++
+			if err := p.expectKw("storage"); err != nil {
+				return err
+			}
+			*compact = true
+		default:
+			name, v, err := p.option("table option")
+			if err != nil {
+				return err
+			}
+			opts[name] = v
+		}
+		if !p.acceptKw("and") {
+			break
+		}
+	}
+	return nil
 }
 
 // alterTable parses the rest of ALTER TABLE (cql3/Cql.g alterTableStatement:
@@ -891,6 +945,20 @@ func (p *parser) where() ([]Relation, error) {
 		case t.kind == tIdent && t.text == "in":
 			op = "IN"
 			p.i++
+		case t.kind == tIdent && t.text == "is":
+			// col IS NOT NULL (cql3/Cql.g relation), in materialized views.
+			p.i++
+			if err := p.expectKw("not"); err != nil {
+				return nil, err
+			}
+			if err := p.expectKw("null"); err != nil {
+				return nil, err
+			}
+			rels = append(rels, Relation{Column: col, Op: "IS NOT", Value: Term{Kind: TermNull}})
+			if !p.acceptKw("and") {
+				return rels, nil
+			}
+			continue
 		case t.kind == tSymbol && t.text == "(" && col == "token" && p.toks[p.i-1].kind == tIdent:
 			// token(pk, ...) op value: a token-range restriction.
 			args, err := p.tokenArgs()
@@ -956,8 +1024,14 @@ func (p *parser) tokenArgs() ([]string, error) {
 func (p *parser) selectStmt() (Statement, error) {
 	p.i++ // SELECT
 	st := &Select{}
-	if p.isKw("json") || p.isKw("distinct") {
+	if p.isKw("json") {
 		return nil, p.errf("SELECT %s is not supported", strings.ToUpper(p.peek().text))
+	}
+	if p.isKw("distinct") && !(p.peekAt(1).kind == tIdent && p.peekAt(1).text == "from") && !(p.peekAt(1).kind == tSymbol && (p.peekAt(1).text == "," || p.peekAt(1).text == "(")) {
+		// SELECT DISTINCT (cql3/Cql.g selectStatement); a column named
+		// distinct stays a column.
+		p.i++
+		st.Distinct = true
 	}
 	if p.accept("*") {
 		st.Star = true
@@ -1031,6 +1105,16 @@ func (p *parser) selectStmt() (Statement, error) {
 	}
 	if p.acceptKw("where") {
 		if st.Where, err = p.where(); err != nil {
+			return nil, err
+		}
+	}
+	if p.isKw("group") && p.peekAt(1).kind == tIdent && p.peekAt(1).text == "by" {
+		p.i += 2
+		if err := p.commaList(func() error {
+			c, err := p.ident("column name")
+			st.GroupBy = append(st.GroupBy, c)
+			return err
+		}); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,77 @@
+package cql_test
+
+import (
+	"strings"
+	"testing"
+)
+
+// CREATE INDEX and DROP INDEX as cql3/statements/create_index_statement.cc
+// and drop_index_statement.cc: default names (schema/schema.cc
+// get_default_index_name), targets as index/secondary_index.cc
+// serialize_targets writes them into system_schema.indexes, IF [NOT]
+// EXISTS and ScyllaDB's refusals.
+func TestCreateDropIndex(t *testing.T) {
+	_, s, exec := memorySession(t, "index", "127.0.1.80:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TABLE ks.t (p int, c int, v int, "Odd" int, m map<int, int>, l list<int>, st set<int>, PRIMARY KEY (p, c))`)
+	exec(`CREATE INDEX ON ks.t (v)`)
+	exec(`CREATE INDEX IF NOT EXISTS ON ks.t (v)`)
+	exec(`CREATE INDEX named ON ks.t (c)`)
+	exec(`CREATE INDEX ON ks.t ("Odd")`)
+	exec(`CREATE INDEX ON ks.t (keys(m))`)
+	exec(`CREATE INDEX ON ks.t (m)`)
+	exec(`CREATE INDEX ON ks.t (entries(m))`)
+	exec(`CREATE INDEX ON ks.t (l)`)
+	exec(`CREATE INDEX ON ks.t (st)`)
+	exec(`CREATE INDEX loc ON ks.t ((p), v)`)
+	want := map[string]string{
+		"t_v_idx": "v", "named": "c", "t_Odd_idx": `"Odd"`, "t_m_idx": "keys(m)", "t_m_idx_1": "values(m)",
+		"t_m_idx_2": "entries(m)", "t_l_idx": "values(l)", "t_st_idx": "keys(st)", "loc": `{"pk":["p"],"ck":["v"]}`,
+	}
+	iter := s.Query(`SELECT index_name, kind, options FROM system_schema.indexes WHERE keyspace_name = 'ks' AND table_name = 't'`).Iter()
+	var name, kind string
+	var opts map[string]string
+	got := map[string]string{}
+	for iter.Scan(&name, &kind, &opts) {
+		if kind != "COMPOSITES" {
+			t.Errorf("index %s kind %q", name, kind)
+		}
+		got[name] = opts["target"]
+	}
+	if err := iter.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for n, target := range want {
+		if got[n] != target {
+			t.Errorf("index %s: target %q, want %q (all: %v)", n, got[n], target, got)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("indexes %v, want %v", got, want)
+	}
+	exec(`DROP INDEX ks.t_m_idx_2`)
+	exec(`DROP INDEX IF EXISTS ks.t_m_idx_2`)
+	exec(`CREATE KEYSPACE vk WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1} AND tablets = {'enabled': false}`)
+	exec(`CREATE TABLE vk.c (p int PRIMARY KEY, n counter)`)
+	for q, msg := range map[string]string{
+		`CREATE INDEX ON ks.t (v)`:                                  "Index t_v_idx_1 is a duplicate of existing index t_v_idx",
+		`CREATE INDEX named ON ks.t (l)`:                            "Index already exists",
+		`CREATE INDEX ON ks.t (p)`:                                  "Cannot create secondary index on partition key column p",
+		`CREATE INDEX ON ks.t (keys(l))`:                            "Cannot create secondary index on keys of column l with non-map type",
+		`CREATE INDEX ON ks.t (full(m))`:                            "full() indexes can only be created on frozen collections",
+		`CREATE INDEX ON ks.t (keys(v))`:                            "Cannot create index on keys of column v; only non-frozen collections support keys indexes",
+		`CREATE INDEX ON ks.t (nope)`:                               "No column definition found for column nope",
+		`CREATE INDEX ON vk.c (n)`:                                  "Secondary indexes are not supported on counter tables",
+		`CREATE INDEX ON ks.t ((c), v)`:                             "Local index definition must contain full partition key only. Redundant column: c",
+		`CREATE INDEX ON ks.t ((p))`:                                "Local index definition must provide an indexed column, not just partition key",
+		`CREATE INDEX ON ks.t ((p), m)`:                             "Local secondary index on collection column m is not implemented yet.",
+		`CREATE INDEX ON ks.missing (v)`:                            "unconfigured table missing",
+		`DROP INDEX ks.nope`:                                        "Index 'nope' could not be found in any of the tables of keyspace 'ks'",
+		`CREATE INDEX ` + strings.Repeat("x", 193) + ` ON ks.t (v)`: "index names shouldn't be more than 192 characters long",
+		`CREATE FUNCTION ks.f(a int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE lua AS 'return a'`: "User defined functions are disabled",
+	} {
+		if err := s.Query(q).Exec(); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: %v, want %q", q, err, msg)
+		}
+	}
+}
