@@ -226,6 +226,12 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 	if ec.perPartition, err = ec.limitValue(st.PerPartitionLimit, "PER PARTITION LIMIT"); err != nil {
 		return nil, err
 	}
+	if err := checkDistinct(ti, st, p); err != nil {
+		return nil, err
+	}
+	if st.Distinct {
+		ec.perPartition = 1
+	}
 	if ti.virtual != nil {
 		rows, err := ec.virtualRows(ti, st.Where)
 		if err != nil {

@@ -134,12 +134,12 @@ type Select struct {
 	Keyspace, Table string
 	Star            bool
 	Count           bool // SELECT COUNT(*) / COUNT(1)
+	Columns         []Selector
+	Where           []Relation
 	// Distinct is SELECT DISTINCT: one row per partition.
 	Distinct bool
 	// GroupBy is GROUP BY's columns.
 	GroupBy []string
-	Columns         []Selector
-	Where           []Relation
 	// OrderBy is ORDER BY's columns; Desc[i] says DESC for OrderBy[i].
 	OrderBy   []string
 	OrderDesc []bool

@@ -113,7 +113,7 @@ func TestParseDetails(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	for _, q := range []string{
 		"", ";", "SELECT", "SELECT * FROM", "SELECT * FROM t WHERE", "SELEKT * FROM t", "INSERT INTO t (a) VALUES (1, 2)",
-		"CREATE TABLE t (a int)", "CREATE TABLE t (a int, PRIMARY KEY (a), PRIMARY KEY (a))", "CREATE INDEX i ON t (a)",
+		"CREATE TABLE t (a int)", "CREATE TABLE t (a int, PRIMARY KEY (a), PRIMARY KEY (a))", "CREATE TRIGGER i ON t USING 'x'",
 		"SELECT 'unterminated", `SELECT "`, "SELECT * FROM t /* open", "SELECT * FROM t WHERE a = 0xZZ",
 		"UPDATE t SET c = c * 1 WHERE k = 1", "SELECT * FROM t; SELECT", "BEGIN BATCH SELECT * FROM t APPLY BATCH",
 		"SELECT * FROM t USING TIMEOUT 5", "SELECT * FROM t WHERE token(k) != 0", "SELECT * FROM t WHERE \"token\"(k) > 0", strings.Repeat("[", 100000),
