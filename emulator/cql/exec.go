@@ -387,8 +387,9 @@ func (ec *execCtx) value(t cqlparse.Term, col string, dt datatype.DataType) (b [
 		if v.Type == primitive.ValueTypeUnset {
 			return nil, true, nil
 		}
-		if err := validateValue(col, dt, v.Contents); err != nil {
-			return nil, false, engine.Errorf(engine.CodeInvalid, "%v", err)
+		// cql3/expr/expression.cc do_evaluate(bind_variable).
+		if err := validateBytes(dt, v.Contents); err != nil {
+			return nil, false, engine.Errorf(engine.CodeInvalid, "Exception while binding column %s: %v", col, err)
 		}
 		if v.Contents == nil {
 			return []byte{}, false, nil
@@ -396,6 +397,9 @@ func (ec *execCtx) value(t cqlparse.Term, col string, dt datatype.DataType) (b [
 		return v.Contents, false, nil
 	}
 	b, err = encodeLiteral(dt, t)
+	if ce := (*constantError)(nil); errors.As(err, &ce) && ce.column == "" {
+		ce.column = col
+	}
 	if err != nil {
 		return nil, false, engine.Errorf(engine.CodeInvalid, "%v", err)
 	}

@@ -39,6 +39,9 @@ func funcType(name string) datatype.DataType {
 
 // funcValue evaluates a function call for a receiver of type dt.
 func (ec *execCtx) funcValue(t cqlparse.Term, col string, dt datatype.DataType) ([]byte, error) {
+	if b, ok, err := ec.bytesConversion(t, col, dt); ok {
+		return b, err
+	}
 	ft := funcType(t.Text)
 	if ft == nil {
 		return nil, engine.Errorf(engine.CodeInvalid, "Unknown function %s called", t.Text)
@@ -221,4 +224,47 @@ func convFunc(name string, arg datatype.DataType, v []byte) []byte {
 		return dateValue(time.UnixMilli(ms).UTC())
 	}
 	return binary.BigEndian.AppendUint64(nil, uint64(ms))
+}
+
+// bytesConversion evaluates blobAs<type>(blob) and <type>AsBlob(value) in a
+// value (cql3/functions/bytes_conversion_fcts.hh): the bytes are kept, and
+// blobAs<type> validates them as its type. ok is false for other functions.
+func (ec *execCtx) bytesConversion(t cqlparse.Term, col string, dt datatype.DataType) (b []byte, ok bool, err error) {
+	var from, to datatype.DataType
+	switch {
+	case strings.HasPrefix(t.Text, "blobas"):
+		to, err = parseType(strings.TrimPrefix(t.Text, "blobas"))
+		from = datatype.Blob
+	case strings.HasSuffix(t.Text, "asblob"):
+		from, err = parseType(strings.TrimSuffix(t.Text, "asblob"))
+		to = datatype.Blob
+	default:
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, engine.Errorf(engine.CodeInvalid, "Unknown function %s called", t.Text)
+	}
+	if len(t.Values) != 1 {
+		return nil, true, engine.Errorf(engine.CodeInvalid, "Invalid number of arguments in call to function system.%s: 1 required but %d provided", t.Text, len(t.Values))
+	}
+	if dt != nil && !valueCompatible(dt, to) {
+		return nil, true, engine.Errorf(engine.CodeInvalid, "Type error: cannot assign result of function system.%s (type %s) to %s (type %s)", t.Text, typeName(to), col, typeName(dt))
+	}
+	arg, _, err := ec.value(t.Values[0], col, from)
+	if err != nil || arg == nil {
+		return arg, true, err
+	}
+	if from == datatype.Blob {
+		if verr := validateBytes(to, arg); verr != nil {
+			return nil, true, engine.Errorf(engine.CodeInvalid, "In call to function %s, value 0x%x is not a valid binary representation for type %s", t.Text, arg, typeName(to))
+		}
+	}
+	return arg, true, nil
+}
+
+// valueCompatible is abstract_type::is_value_compatible_with for the
+// function results the emulator evaluates: the same type, ascii into
+// text, anything into blob (types/types.cc).
+func valueCompatible(receiver, from datatype.DataType) bool {
+	return typeName(receiver) == typeName(from) || receiver == datatype.Varchar && from == datatype.Ascii || receiver == datatype.Blob
 }

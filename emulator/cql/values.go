@@ -197,18 +197,24 @@ func fixedSize(dt datatype.DataType) int {
 	return 0
 }
 
-// validateValue checks a bound value's size against its column type.
-func validateValue(col string, dt datatype.DataType, b []byte) error {
-	if b == nil {
-		return nil
+// constantError is prepare_expr.cc's refusal of an untyped constant its
+// receiver cannot take: `Invalid STRING constant (x) for "c" of type int`.
+// The receiver's name is added where it is known (execCtx.value).
+type constantError struct {
+	kind, text, typ, column string
+}
+
+func (e *constantError) Error() string {
+	if e.column == "" {
+		return fmt.Sprintf("Invalid %s constant (%s) for a column of type %s", e.kind, e.text, e.typ)
 	}
-	if n := fixedSize(dt); n > 0 && len(b) != n && len(b) != 0 {
-		return fmt.Errorf("Expected %d or 0 byte value for %s (%s), got %d", n, col, typeName(dt), len(b))
-	}
-	if dt == datatype.Inet && len(b) != 0 && len(b) != 4 && len(b) != 16 {
-		return fmt.Errorf("Expected 4 or 16 byte inet for %s, got %d", col, len(b))
-	}
-	return nil
+	return fmt.Sprintf("Invalid %s constant (%s) for \"%s\" of type %s", e.kind, e.text, e.column, e.typ)
+}
+
+// emptyStringIsEmptyValue: the types that take a string constant and
+// whose from_string makes an empty value of an empty string.
+func emptyStringIsEmptyValue(dt datatype.DataType) bool {
+	return dt == datatype.Timestamp || dt == datatype.Date || dt == datatype.Time || dt == datatype.Inet
 }
 
 // encodeLiteral serializes a literal term for a column of type dt. A null
@@ -218,7 +224,16 @@ func encodeLiteral(dt datatype.DataType, t cqlparse.Term) ([]byte, error) {
 		return nil, nil
 	}
 	bad := func() error {
-		return fmt.Errorf("Invalid %s constant (%s) for a column of type %s", termKindName(t.Kind), termText(t), typeName(dt))
+		text := termText(t)
+		if t.Kind == cqlparse.TermString {
+			text = t.Text // Cql.g STRING_LITERAL's text is unquoted
+		}
+		return &constantError{kind: termKindName(t.Kind), text: text, typ: typeName(dt)}
+	}
+	if t.Kind == cqlparse.TermString && t.Text == "" && emptyStringIsEmptyValue(dt) {
+		// types/types.cc from_string_visitor: an empty string makes an
+		// empty value of these types (scylladb #10625).
+		return []byte{}, nil
 	}
 	switch x := dt.(type) {
 	case *datatype.List:
@@ -260,7 +275,9 @@ func encodeLiteral(dt datatype.DataType, t cqlparse.Term) ([]byte, error) {
 	}
 	switch dt {
 	case datatype.Duration:
-		if t.Kind != cqlparse.TermDuration && t.Kind != cqlparse.TermString {
+		// A string is not assignable to a duration
+		// (prepare_expr.cc untyped_constant_test_assignment).
+		if t.Kind != cqlparse.TermDuration {
 			return nil, bad()
 		}
 		return encodeDuration(t.Text)
@@ -307,6 +324,10 @@ func encodeLiteral(dt datatype.DataType, t cqlparse.Term) ([]byte, error) {
 	case datatype.Varchar, datatype.Ascii:
 		if t.Kind != cqlparse.TermString {
 			return nil, bad()
+		}
+		if dt == datatype.Ascii && validateBytes(dt, []byte(t.Text)) != nil {
+			// types/types.cc from_string_visitor (ascii).
+			return nil, marshalErrorf("Invalid ASCII character in string literal: '%s'", t.Text)
 		}
 		return []byte(t.Text), nil
 	case datatype.Bigint, datatype.Counter, datatype.Int, datatype.Smallint, datatype.Tinyint:

@@ -422,7 +422,17 @@ func (ti *tableInfo) partitionKeyOf(slots []slot) ([]byte, error) {
 	if len(missing) > 0 {
 		return nil, engine.Errorf(engine.CodeInvalid, "Some partition key parts are missing: %v", joinNames(missing))
 	}
-	return compositeKey(parts), nil
+	return nonEmptyKey(compositeKey(parts))
+}
+
+// nonEmptyKey refuses an empty partition key in a modification, as
+// cql3/statements/modification_statement.cc (validation::validate_cql_key)
+// does; reads of an empty key just find nothing.
+func nonEmptyKey(pk []byte) ([]byte, error) {
+	if len(pk) == 0 {
+		return nil, engine.Errorf(engine.CodeInvalid, "Key may not be empty")
+	}
+	return pk, nil
 }
 
 // staticMutation writes the static columns set in slots to the partition's
@@ -467,7 +477,8 @@ func (ec *execCtx) rowKey(ti *tableInfo, where []cqlparse.Relation, fullRow bool
 		}
 		return nil, nil, 0, engine.Errorf(engine.CodeInvalid, "Some clustering keys are missing: %s", joinNames(missing))
 	}
-	return keys[0], ck, n, nil
+	pk, err = nonEmptyKey(keys[0])
+	return pk, ck, n, err
 }
 
 // staticOnlyKey resolves the WHERE clause of an UPDATE or DELETE that
