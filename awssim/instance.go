@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/elasticity-dev/elasticity/emulator/localcluster"
+	"github.com/elasticity-dev/elasticity/internal/sshexec"
 	"github.com/elasticity-dev/elasticity/provision"
 )
 
@@ -42,7 +43,7 @@ type instance struct {
 
 	lifeMu   sync.Mutex // boot and shutdown
 	node     *localcluster.Process
-	sshd     *sshServer
+	sshd     *sshexec.Server
 	fwdMu    sync.Mutex
 	forwards map[int]*forward
 	down     bool
