@@ -122,7 +122,7 @@ func checkRows(ctx context.Context, s *gocql.Session, from, to int64, conc int) 
 // fillTo writes rows until every node of nodes has at least frac of its
 // emulated disk in use (node_filesystem_* metrics), and returns the number
 // of keys written (0..n-1).
-func fillTo(ctx context.Context, t *testing.T, c *tcluster, s *gocql.Session, nodes []*tnode, frac float64) int64 {
+func fillTo(ctx context.Context, t testing.TB, c *tcluster, s *gocql.Session, nodes []*tnode, frac float64) int64 {
 	t.Helper()
 	var n int64
 	const step = 256 // rows per step (1 MiB of values)

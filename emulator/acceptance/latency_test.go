@@ -34,7 +34,11 @@ func writeOp(s *gocql.Session, keys int64) func(ctx context.Context, seq int) er
 }
 
 // TestLatencyAboveCapacity: at 150% of the modelled capacity the client's
-// P99 is several times the P99 at 50%.
+// median is many times the median at 50%: the queue grows to the model's
+// 2 s limit. Medians, because host noise reaches the tails first: measured
+// beside other work and with a busy loop on each of 2 cores, the median at
+// 50% was 9.4-12.2 ms and at 150% 0.96-1.02 s (P99 12.9-67.5 ms and about
+// 2 s). A model that did not queue above capacity gives a ratio near 1.
 func TestLatencyAboveCapacity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs load for ~10 s")
@@ -57,19 +61,41 @@ func TestLatencyAboveCapacity(t *testing.T) {
 	}
 	// Failures (Overloaded, timeouts) above capacity are fine; latency of
 	// those that succeed must show the queueing.
-	if over.P(0.99) < 4*half.P(0.99) {
-		t.Errorf("P99 at 150%% = %v, at 50%% = %v: want several times higher", over.P(0.99), half.P(0.99))
+	if over.P(0.5) < 10*half.P(0.5) {
+		t.Errorf("median at 150%% = %v, at 50%% = %v: want many times higher", over.P(0.5), half.P(0.5))
 	}
 }
 
-// TestLatencyDuringScaleOut: under load near capacity, P99 while one node
-// per rack joins and tablets stream is above the steady-state P99. One node
-// per rack, so that every replica of a write streams: with a single rack
-// streaming, QUORUM would mostly hide the slowed replica.
-func TestLatencyDuringScaleOut(t *testing.T) {
-	if testing.Short() {
-		t.Skip("fills, loads and scales out for ~30 s")
+// BenchmarkLatencyDuringScaleOut: under load near capacity, the latency
+// while one node per rack joins and tablets stream, against the steady
+// state's. One node per rack, so that every replica of a write streams:
+// with a single rack streaming, QUORUM would mostly hide the slowed
+// replica. A benchmark, not a test (issue 45): at 60% of capacity
+// streaming's 200 of 1200 shares raise the small nodes' utilization to
+// about 72% while the big nodes take replicas over, a rise host noise
+// crosses. On an idle machine the P99 during scale-out was once 20.74 ms
+// against a steady 20.92 ms; beside other work the steady P99 ranged
+// 35-128 ms over three runs and the ratio 2.7-4.6. The mechanism itself
+// (streaming's share of a busy shard) is emulator/capacity's
+// TestStreamingGetsItsSharesUnderLoad.
+func BenchmarkLatencyDuringScaleOut(b *testing.B) {
+	for range b.N {
+		steady, during := latencyDuringScaleOut(b)
+		for _, p := range []struct {
+			name string
+			q    float64
+		}{{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}} {
+			b.ReportMetric(float64(steady.P(p.q))/1e6, "steady_"+p.name+"_ms")
+			b.ReportMetric(float64(during.P(p.q))/1e6, "scaleout_"+p.name+"_ms")
+			b.ReportMetric(float64(during.P(p.q))/float64(steady.P(p.q)), "scaleout/steady_"+p.name)
+		}
 	}
+}
+
+// latencyDuringScaleOut measures the steady state at 60% of the modelled
+// capacity, then the same load while one big node per rack joins, until
+// the data is balanced.
+func latencyDuringScaleOut(t testing.TB) (steady, during loadResult) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	c := newCluster(t, latOpts, threeSmall()...)
@@ -81,7 +107,7 @@ func TestLatencyDuringScaleOut(t *testing.T) {
 	rate := 0.6 * capacity
 	op := writeOp(s, rows)
 
-	steady := openLoop(ctx, rate, 4*time.Second, 512, op)
+	steady = openLoop(ctx, rate, 4*time.Second, 512, op)
 	t.Logf("steady at %.0f writes/s: %v", rate, steady)
 
 	loadCtx, stopLoad := context.WithCancel(ctx)
@@ -101,11 +127,9 @@ func TestLatencyDuringScaleOut(t *testing.T) {
 	waitBalanced(ctx, t, c.Nodes[0], nodes)
 	took := time.Since(t0)
 	stopLoad()
-	during := <-done
+	during = <-done
 	t.Logf("during scale-out (%v) at %.0f writes/s: %v", took.Round(time.Millisecond), rate, during)
-	if during.P(0.99) <= steady.P(0.99) {
-		t.Errorf("P99 during scale-out %v is not above steady-state P99 %v", during.P(0.99), steady.P(0.99))
-	}
+	return steady, during
 }
 
 // BenchmarkStreamingJoin moves a known volume to a joining node and

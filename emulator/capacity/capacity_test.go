@@ -59,9 +59,16 @@ func pct(lat []time.Duration, p float64) time.Duration {
 	return lat[min(len(lat)-1, int(float64(len(lat))*p))]
 }
 
+// At half the capacity nobody queues; above it the queue grows to the
+// backlog limit. The relation is between medians, which host noise
+// (late wake-ups of the client and the model) reaches last, and it is a
+// difference, which noise added to both leaves alone: measured with a busy
+// loop on each of 2 cores beside other work, the median at 50% was
+// 5.2-61.7 ms and at 120% 151-201 ms, 135-195 ms apart (P99 at 50%
+// 23-299 ms, at 120% 206-355 ms: the tails cross, so no tail is asserted).
+// A model that did not queue at 120% gives medians about equal (5.3 and
+// 5.5 ms measured), against the 100 ms asserted.
 func TestLatencyAtHalfAndOverCapacity(t *testing.T) {
-	// 5 ms per request: long against the timer and scheduling jitter of a
-	// shared 2-core machine, which the client sees too.
 	m := New(Config{Shards: 1, OpsPerShard: 200, MaxBacklog: 200 * time.Millisecond})
 	defer m.Close()
 	svc := m.ServiceTime(1)
@@ -70,30 +77,28 @@ func TestLatencyAtHalfAndOverCapacity(t *testing.T) {
 	}
 
 	half, over := openLoop(t, m, 0.5*m.Capacity(), 1500*time.Millisecond, 1)
-	p99half := pct(half, 0.99)
-	t.Logf("50%%: n=%d p50=%v p99=%v overloaded=%d", len(half), pct(half, 0.5), p99half, over)
+	p50half := pct(half, 0.5)
+	t.Logf("50%%: n=%d p50=%v p99=%v overloaded=%d", len(half), p50half, pct(half, 0.99), over)
 	if over != 0 {
 		t.Errorf("%d Overloaded at 50%% of capacity", over)
 	}
-	// In the model, at 50% with evenly spaced arrivals nobody queues; what
-	// remains is timer and scheduling noise of a shared machine, which
-	// reaches the tail first.
-	if p90 := pct(half, 0.9); p90 < svc || p90 > 2*svc {
-		t.Errorf("P90 at 50%% = %v, want close to the service time %v", p90, svc)
+	// Noise only adds to a latency: below the service time is the model's.
+	if p50half < svc {
+		t.Errorf("median at 50%% = %v, below the service time %v", p50half, svc)
 	}
-	if p99half > 8*svc {
-		t.Errorf("P99 at 50%% = %v, want close to the service time %v", p99half, svc)
-	}
+	// Utilization is the model's own account of the work it did.
 	if u := m.Utilization()[0]; u < 0.3 || u > 0.7 {
 		t.Errorf("utilization at 50%% = %.2f", u)
 	}
 
 	time.Sleep(50 * time.Millisecond)
 	hot, over := openLoop(t, m, 1.2*m.Capacity(), 1500*time.Millisecond, 1)
-	p99hot := pct(hot, 0.99)
-	t.Logf("120%%: n=%d p50=%v p99=%v overloaded=%d", len(hot), pct(hot, 0.5), p99hot, over)
-	if p99hot < 5*p99half {
-		t.Errorf("P99 at 120%% = %v, want far above P99 at 50%% (%v)", p99hot, p99half)
+	p50hot := pct(hot, 0.5)
+	t.Logf("120%%: n=%d p50=%v p99=%v overloaded=%d", len(hot), p50hot, pct(hot, 0.99), over)
+	// The queue adds up to the 200 ms backlog limit at 120%; noise adds
+	// to both medians alike, so their difference is the model's.
+	if p50hot-p50half < 100*time.Millisecond {
+		t.Errorf("median at 120%% = %v, want 100 ms or more above the median at 50%% (%v)", p50hot, p50half)
 	}
 	if over == 0 {
 		t.Error("no Overloaded at 120% of capacity")
@@ -190,23 +195,33 @@ func TestStreamingGetsItsSharesUnderLoad(t *testing.T) {
 
 // A request arriving while streaming runs alone waits only for the task in
 // progress (one task quota at most), then runs; streaming does not hold
-// the shard for a whole chunk of data.
+// the shard for a whole chunk of data. The quota is 100 ms so that the
+// wait is long against host noise: with a 10 ms quota and a busy loop on
+// each of 2 cores the median was 10.6-11.2 ms and the P90 26-29 ms, twice
+// the quota. Here the median is about half a quota (60 ms measured, with or
+// without the busy loops) and the P90 a quota (96-102 ms); the bounds, 85
+// and 140 ms, leave 25-40 ms for noise. A streaming task of two quotas
+// (median 110 ms, P90 167 ms measured) or none (median about 1 ms) fails.
 func TestRequestWaitsForOneStreamingTask(t *testing.T) {
-	// A 10 ms quota, so the wait is long against timer noise.
-	m := New(Config{Shards: 1, OpsPerShard: 1000, TaskQuota: 10 * time.Millisecond})
+	const quota = 100 * time.Millisecond
+	m := New(Config{Shards: 1, OpsPerShard: 1000, TaskQuota: quota})
 	defer m.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan time.Duration, 1)
 	go func() {
 		t0 := time.Now()
-		m.Stream(ctx, 0, 10<<20, 10<<20) // 1 s alone
+		m.Stream(ctx, 0, 30<<20, 10<<20) // 3 s alone
 		done <- time.Since(t0)
 	}()
+	noise := timerLateness(ctx)
 	time.Sleep(20 * time.Millisecond)
 	var lat []time.Duration
 	for i := range 20 {
-		time.Sleep(time.Duration(17+i%7) * time.Millisecond)
+		// A request is served at a task's end, so the next one's wait is
+		// what is left of the task then: sleeps spread over the quota
+		// spread the waits over it.
+		time.Sleep(20*time.Millisecond + time.Duration(i*37%100)*quota/100)
 		t0 := time.Now()
 		if err := m.Do(ctx, 0, 1); err != nil {
 			t.Fatal(err)
@@ -214,16 +229,44 @@ func TestRequestWaitsForOneStreamingTask(t *testing.T) {
 		lat = append(lat, time.Since(t0))
 	}
 	slices.Sort(lat)
-	t.Logf("requests during streaming: p50 %v max %v", pct(lat, 0.5), lat[len(lat)-1])
-	if p50 := pct(lat, 0.5); p50 < 3*time.Millisecond || p50 > 10*time.Millisecond {
-		t.Errorf("median request during streaming %v, want about half a quota plus 1 ms", p50)
+	late := noise()
+	t.Logf("requests during streaming: p50 %v p90 %v max %v; a timer beside them fired %v late at the P90", pct(lat, 0.5), pct(lat, 0.9), lat[len(lat)-1], late)
+	// A request waits for the model's timer and the test's: each may fire
+	// that late.
+	if p50 := pct(lat, 0.5); p50 < quota/5 || p50 > quota*85/100+2*late {
+		t.Errorf("median request during streaming %v, want about half a quota (%v) plus 1 ms", p50, quota/2)
 	}
-	if p90 := pct(lat, 0.9); p90 > 16*time.Millisecond {
-		t.Errorf("P90 request during streaming %v, want at most a quota plus 1 ms (and noise)", p90)
+	if p90 := pct(lat, 0.9); p90 > quota*14/10+2*late {
+		t.Errorf("P90 request during streaming %v, want at most a quota (%v) plus 1 ms (and noise)", p90, quota)
 	}
-	// 20 ms of requests in the stream's second: it ends about that much later.
-	if d := <-done; d < time.Second || d > 1200*time.Millisecond {
-		t.Errorf("1 s of streaming beside 20 requests took %v", d)
+	// 20 ms of requests in the stream's 3 s: it ends about that much later.
+	if d := <-done; d < 3*time.Second || d > 3300*time.Millisecond {
+		t.Errorf("3 s of streaming beside 20 requests took %v", d)
+	}
+}
+
+// timerLateness ticks a timer every 5 ms until ctx ends; the returned
+// function is the P90 of how late it fired so far: this host's noise on a
+// wake-up, which every latency measured beside it has too.
+func timerLateness(ctx context.Context) func() time.Duration {
+	var mu sync.Mutex
+	var late []time.Duration
+	go func() {
+		const period = 5 * time.Millisecond
+		for ctx.Err() == nil {
+			t0 := time.Now()
+			time.Sleep(period)
+			mu.Lock()
+			late = append(late, time.Since(t0)-period)
+			mu.Unlock()
+		}
+	}()
+	return func() time.Duration {
+		mu.Lock()
+		defer mu.Unlock()
+		s := slices.Clone(late)
+		slices.Sort(s)
+		return pct(s, 0.9)
 	}
 }
 
@@ -301,6 +344,10 @@ func TestWatchdogSeesRuntimePause(t *testing.T) {
 			}
 		}})
 	defer m.Close()
+	// Let the watchdog's timer start first: on a loaded machine its
+	// goroutine was once first scheduled after the starvation had ended,
+	// and measured nothing.
+	time.Sleep(50 * time.Millisecond)
 	// Starve the watchdog: one P, several CPU-bound goroutines (preempted
 	// only every ~10 ms by the runtime).
 	prev := runtime.GOMAXPROCS(1)
@@ -457,13 +504,20 @@ func BenchmarkStreamUnderLoad(b *testing.B) {
 
 // An idle process's watchdog reports next to no scheduling lag: its timer
 // firing about a millisecond late on every tick (the Go netpoller sleeps in
-// whole milliseconds) is the timer's granularity, not the host's.
+// whole milliseconds) is the timer's granularity, not the host's. On a busy
+// machine the lag is real: a timer loop beside the watchdog, with the same
+// period, measures it the same way (schedlag.Excess), and the watchdog may
+// report that much besides. Counting the whole lateness (the granularity
+// too) adds 110-160 ms, which fails. Two timers' lag differs by up to
+// 250 ms on a loaded machine (a busy loop on each of 2 cores: watchdog
+// 0.31-1.52 s, the timer beside it 0.30-1.53 s, where a p50 check alone had
+// judged the machine idle), so past 60 ms of lag beside it the test cannot
+// tell the granularity from the host and says so.
 func TestIdleWatchdogReportsNoLag(t *testing.T) {
 	m := New(Config{Shards: 1, StallThreshold: 25 * time.Millisecond})
 	defer m.Close()
-	// A timer loop beside it tells whether the machine is busy: then real
-	// lag is expected and the test says nothing.
 	period := 12500 * time.Microsecond
+	var beside time.Duration
 	var late []time.Duration
 	expected := time.Now().Add(period)
 	tm := time.NewTimer(period)
@@ -471,18 +525,20 @@ func TestIdleWatchdogReportsNoLag(t *testing.T) {
 		<-tm.C
 		now := time.Now()
 		late = append(late, now.Sub(expected))
+		beside += schedlag.Excess(now.Sub(expected))
 		expected = now.Add(period)
 		tm.Reset(period)
 	}
 	slices.Sort(late)
-	if p50 := late[len(late)/2]; p50 > schedlag.Slack {
-		t.Skipf("the machine is busy (a timer fires %v late at the median): lag is real here", p50)
+	lag := m.SchedulingLag()
+	t.Logf("watchdog's scheduling lag in 2 s: %v; the timer beside it: %v (lateness p50 %v)", lag, beside, late[len(late)/2])
+	if beside > 60*time.Millisecond {
+		t.Skipf("the machine is busy (%v of lag beside the watchdog): its lag is real here", beside)
 	}
 	// 160 ticks: a millisecond each would be 160 ms.
-	if lag := m.SchedulingLag(); lag > 40*time.Millisecond {
-		t.Errorf("idle watchdog reported %v of scheduling lag in 2 s (timer lateness p50 %v)", lag, late[len(late)/2])
+	if limit := 40*time.Millisecond + beside; lag > limit {
+		t.Errorf("watchdog reported %v of scheduling lag in 2 s, the timer beside it %v (limit %v)", lag, beside, limit)
 	}
-	t.Logf("idle scheduling lag in 2 s: %v (timer lateness p50 %v)", m.SchedulingLag(), late[len(late)/2])
 }
 
 // Immediate is true while a request would be served at once and false
