@@ -28,8 +28,11 @@ func (ec *execCtx) use(st *cqlparse.Use) (message.Message, error) {
 }
 
 func (ec *execCtx) truncate(st *cqlparse.Truncate) (message.Message, error) {
-	ti, err := ec.writableTable(st.Keyspace, st.Table)
-	if err != nil {
+	ti, err := ec.s.resolveTable(ec.keyspace, st.Keyspace, st.Table)
+	if err == nil && ti.def != nil && ti.def.View != nil {
+		return nil, engine.Errorf(engine.CodeInvalid, "Cannot TRUNCATE materialized view directly; must truncate base table instead") // truncate_statement.cc
+	}
+	if ti, err = ec.writableTable(st.Keyspace, st.Table); err != nil {
 		return nil, err
 	}
 	ctx, cancel := ec.context(0)

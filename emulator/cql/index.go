@@ -357,3 +357,36 @@ func indexRows(s *Server) []map[string][]byte {
 	}
 	return rows
 }
+
+// indexedColumn reports the column whose restriction a secondary index
+// answers, as cql3/restrictions/statement_restrictions.cc picks it: an
+// equality on a column with a global index on its values, or with a local
+// index when the whole partition key is restricted by equality. "" when
+// none. Such a restriction needs no ALLOW FILTERING; the emulator answers
+// it by a scan, in the order the index's view would give (by token).
+func indexedColumn(ti *tableInfo, st *cqlparse.Select) string {
+	if ti.def == nil || len(ti.def.Indexes) == 0 {
+		return ""
+	}
+	pkEq := 0
+	for _, c := range ti.pk {
+		for _, r := range st.Where {
+			if r.Token == nil && r.Column == c.Name && r.Op == "=" {
+				pkEq++
+				break
+			}
+		}
+	}
+	for _, r := range st.Where {
+		if r.Token != nil || r.Op != "=" {
+			continue
+		}
+		for _, idx := range ti.def.Indexes {
+			col, kind, local := indexTargetColumn(idx)
+			if col == r.Column && kind == "" && (!local || pkEq == len(ti.pk)) {
+				return col
+			}
+		}
+	}
+	return ""
+}

@@ -75,3 +75,47 @@ func TestCreateDropIndex(t *testing.T) {
 		}
 	}
 }
+
+// A query restricted by an indexed column needs no ALLOW FILTERING
+// (cql3/restrictions/statement_restrictions.cc uses the index); another
+// non-key restriction still does; a local index serves a query that
+// restricts the whole partition key. Paging goes through all matches.
+func TestIndexedQuery(t *testing.T) {
+	_, s, exec := memorySession(t, "indexq", "127.0.1.83:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TABLE ks.t (p int, c int, v int, w int, PRIMARY KEY (p, c))`)
+	for p := 0; p < 10; p++ {
+		for c := 0; c < 3; c++ {
+			exec(`INSERT INTO ks.t (p, c, v, w) VALUES (?, ?, ?, ?)`, p, c, c, p)
+		}
+	}
+	q := `SELECT p, c FROM ks.t WHERE v = 1`
+	if err := s.Query(q).Exec(); err == nil || !strings.Contains(err.Error(), "ALLOW FILTERING") {
+		t.Fatalf("without an index: %v", err)
+	}
+	exec(`CREATE INDEX ON ks.t (v)`)
+	exec(`CREATE INDEX wl ON ks.t ((p), w)`)
+	iter := s.Query(q).PageSize(4).Iter()
+	var p, c, n int
+	for iter.Scan(&p, &c) {
+		if c != 1 {
+			t.Errorf("row %d,%d for v = 1", p, c)
+		}
+		n++
+	}
+	if err := iter.Close(); err != nil || n != 10 {
+		t.Errorf("v = 1 over pages of 4: %d rows, %v", n, err)
+	}
+	if got := selectAll(t, s, `SELECT c FROM ks.t WHERE p = 3 AND w = 3`); len(got) != 3 {
+		t.Errorf("local index p = 3 AND w = 3: %v", got)
+	}
+	for q, msg := range map[string]string{
+		`SELECT * FROM ks.t WHERE v = 1 AND w = 2`: "ALLOW FILTERING",
+		`SELECT * FROM ks.t WHERE w = 2`:           "ALLOW FILTERING",
+		`SELECT * FROM ks.t WHERE v > 1`:           "ALLOW FILTERING",
+	} {
+		if err := s.Query(q).Exec(); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: %v, want %q", q, err, msg)
+		}
+	}
+}

@@ -269,6 +269,7 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 	}
 	// Relations not answered by the key lookup are applied to the rows.
 	var filters []rowFilter
+	indexed := indexedColumn(ti, st)
 	for _, r := range st.Where {
 		c, err := ti.column(r.Column)
 		if err != nil {
@@ -277,10 +278,10 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 		if c.Kind == engine.PartitionKey || (c.Kind == engine.Clustering && (r.Op == "=" || r.Op == "IN") && c.Position < n) {
 			continue
 		}
-		if c.Kind == engine.Regular && !st.AllowFiltering {
+		if c.Kind == engine.Regular && !st.AllowFiltering && c.Name != indexed {
 			return nil, engine.Errorf(engine.CodeInvalid, "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING")
 		}
-		if c.Kind == engine.Clustering && c.Position > n && !st.AllowFiltering {
+		if c.Kind == engine.Clustering && c.Position > n && !st.AllowFiltering && c.Name != indexed {
 			return nil, engine.Errorf(engine.CodeInvalid, "PRIMARY KEY column %q cannot be restricted as preceding column %q is not restricted", c.Name, ti.ck[n].Name)
 		}
 		if r.Op == "IN" || r.Op == "!=" {
@@ -432,7 +433,7 @@ scan:
 func (ec *execCtx) readPrefixes(ctx context.Context, ti *tableInfo, pk []byte, prefixes [][]byte, limit int, meta bool) ([]engine.Row, error) {
 	var rows []engine.Row
 	for _, p := range prefixes {
-		rs, err := ec.s.b.Read(ctx, engine.Read{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: pk, ClusteringPrefix: p, Limit: limit, CellMeta: meta}, ec.cl)
+		rs, err := ec.read(ctx, ti, engine.Read{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: pk, ClusteringPrefix: p, Limit: limit, CellMeta: meta})
 		if err != nil {
 			return nil, err
 		}
@@ -447,7 +448,7 @@ func (ec *execCtx) readPrefixes(ctx context.Context, ti *tableInfo, pk []byte, p
 // rowsUpTo counts the rows of a scan's resumed partition up to and
 // including the paging state's row, for PER PARTITION LIMIT.
 func (ec *execCtx) rowsUpTo(ctx context.Context, ti *tableInfo, p *projection, filters []rowFilter, after *engine.RangeRow) (int, error) {
-	rows, err := ec.s.b.Read(ctx, engine.Read{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: after.PartitionKey, CellMeta: len(p.attrs) > 0}, ec.cl)
+	rows, err := ec.read(ctx, ti, engine.Read{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: after.PartitionKey, CellMeta: len(p.attrs) > 0})
 	if err != nil {
 		return 0, err
 	}
@@ -582,7 +583,7 @@ func rangeQuery(ti *tableInfo, st *cqlparse.Select) bool {
 			return true
 		}
 	}
-	return restricted == 0 || (restricted < len(ti.pk) && st.AllowFiltering)
+	return restricted == 0 || (restricted < len(ti.pk) && (st.AllowFiltering || indexedColumn(ti, st) != ""))
 }
 
 // tokenBounds turns the token(...) relations into an inclusive token
@@ -701,6 +702,7 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 		return nil, err
 	}
 	var filters []rowFilter
+	indexed := indexedColumn(ti, st)
 	for _, r := range st.Where {
 		if r.Token != nil {
 			continue
@@ -709,7 +711,7 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 		if err != nil {
 			return nil, err
 		}
-		if c.Kind == engine.Regular && !st.AllowFiltering {
+		if c.Kind == engine.Regular && !st.AllowFiltering && c.Name != indexed {
 			return nil, engine.Errorf(engine.CodeInvalid, "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING")
 		}
 		if r.Op == "IN" || r.Op == "!=" {
@@ -765,7 +767,7 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 		if len(filters) > 0 && want > 0 {
 			want = max(want, 1000) // filtered rows: read in chunks
 		}
-		rows, err := ec.s.b.ReadRange(ctx, engine.RangeRead{Keyspace: ti.keyspace, Table: ti.name, Start: lo, End: hi, After: after, Limit: want, CellMeta: len(p.attrs) > 0}, ec.cl)
+		rows, err := ec.readRange(ctx, ti, engine.RangeRead{Keyspace: ti.keyspace, Table: ti.name, Start: lo, End: hi, After: after, Limit: want, CellMeta: len(p.attrs) > 0})
 		if err != nil {
 			return nil, err
 		}

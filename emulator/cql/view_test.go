@@ -53,3 +53,38 @@ func TestMaterializedViewDDL(t *testing.T) {
 	exec(`DROP MATERIALIZED VIEW IF EXISTS ks.mv`)
 	exec(`DROP TABLE ks.t`)
 }
+
+// A view's rows follow its base table's writes, updates and deletes (the
+// emulator derives them from the base at read time; db/view/view.cc
+// keeps them in step on every write), in the view's key order; a view
+// cannot be written directly (modification_statement.cc).
+func TestMaterializedViewReads(t *testing.T) {
+	_, s, exec := memorySession(t, "viewread", "127.0.1.84:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TABLE ks.t (p int, c int, v int, w text, PRIMARY KEY (p, c))`)
+	exec(`CREATE MATERIALIZED VIEW ks.mv AS SELECT p, c, v FROM ks.t WHERE v IS NOT NULL AND c IS NOT NULL PRIMARY KEY (v, p, c) WITH CLUSTERING ORDER BY (p DESC)`)
+	for p := 1; p <= 3; p++ {
+		exec(`INSERT INTO ks.t (p, c, v, w) VALUES (?, 0, 7, 'x')`, p)
+	}
+	exec(`INSERT INTO ks.t (p, c, w) VALUES (9, 0, 'no v')`)
+	got := selectAll(t, s, `SELECT p FROM ks.mv WHERE v = 7`)
+	if len(got) != 3 || got[0]["p"] != 3 || got[2]["p"] != 1 {
+		t.Errorf("view partition v = 7 (p DESC): %v", got)
+	}
+	exec(`UPDATE ks.t SET v = 8 WHERE p = 2 AND c = 0`)
+	exec(`DELETE FROM ks.t WHERE p = 3 AND c = 0`)
+	if got := selectAll(t, s, `SELECT p FROM ks.mv WHERE v = 7`); len(got) != 1 || got[0]["p"] != 1 {
+		t.Errorf("after the update and delete, v = 7: %v", got)
+	}
+	if got := selectAll(t, s, `SELECT * FROM ks.mv`); len(got) != 2 || len(got[0]) != 3 {
+		t.Errorf("whole view: %v", got)
+	}
+	for q, msg := range map[string]string{
+		`INSERT INTO ks.mv (v, p, c) VALUES (1, 1, 1)`: "Cannot directly modify a materialized view",
+		`TRUNCATE ks.mv`: "Cannot TRUNCATE materialized view directly; must truncate base table instead",
+	} {
+		if err := s.Query(q).Exec(); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: %v, want %q", q, err, msg)
+		}
+	}
+}

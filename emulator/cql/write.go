@@ -256,6 +256,10 @@ func (ec *execCtx) writableTable(ks, name string) (*tableInfo, error) {
 	if ti.virtual != nil && !ti.virtual.scylla {
 		return nil, engine.Errorf(engine.CodeUnauthorized, "%s.%s is a system table and cannot be modified", ti.keyspace, ti.name)
 	}
+	if ti.def != nil && ti.def.View != nil {
+		// cql3/statements/modification_statement.cc
+		return nil, engine.Errorf(engine.CodeInvalid, "Cannot directly modify a materialized view")
+	}
 	return ti, nil
 }
 
