@@ -14,8 +14,16 @@ import (
 // WriteText prints the plan for a person to check before a run.
 func (p *Plan) WriteText(w io.Writer) error {
 	ew := &errWriter{w: w}
-	pf := func(format string, args ...any) { fmt.Fprintf(ew, format, args...) }
+	for _, section := range []func(*errWriter){p.textHeader, p.textNodes, p.textFill, p.textWorkload,
+		p.textValidation, p.textPhases, p.textThresholds, p.textTimeouts} {
+		section(ew)
+	}
+	return ew.err
+}
 
+// textHeader prints the scenario, the backend and the database.
+func (p *Plan) textHeader(ew *errWriter) {
+	pf := ew.pf
 	pf("Plan: %s", p.Scenario)
 	if p.Source != "" {
 		pf(" (%s)", p.Source)
@@ -48,7 +56,11 @@ func (p *Plan) WriteText(w io.Writer) error {
 		tablets = fmt.Sprintf("%d initial tablets", p.TabletsInitial)
 	}
 	pf("Database: %s, %d rack(s), RF=%d, %s, %s.%s, values %s\n\n", db, len(p.Racks), p.RF, tablets, p.Keyspace, p.Table, p.ValueSize)
+}
 
+// textNodes prints the node groups.
+func (p *Plan) textNodes(ew *errWriter) {
+	pf := ew.pf
 	pf("Nodes\n")
 	tw := tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  rack\tcount\tinstance type\tvCPUs\tdisk per node\tadded by\n")
@@ -61,10 +73,14 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	tw.Flush()
 	pf("  initial cluster capacity: %s\n\n", scenarios.HumanBytes(p.InitialCapacityBytes))
+}
 
+// textFill prints the fill phases.
+func (p *Plan) textFill(ew *errWriter) {
+	pf := ew.pf
 	if len(p.Fill) > 0 {
 		pf("Fill (RF=%d; on-disk figures include every replica)\n", p.RF)
-		tw = tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
+		tw := tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  phase\ttarget\ton disk at target\tto write\tunique data\trows\t≈ time\thold\n")
 		for _, f := range p.Fill {
 			fmt.Fprintf(tw, "  %s\t%g%%\t%s\t%s\t%s\t%d\t%s\t%s\n", f.Name, f.TargetPercent, scenarios.HumanBytes(f.TargetBytes),
@@ -75,7 +91,11 @@ func (p *Plan) WriteText(w io.Writer) error {
 	} else {
 		pf("Fill: none (the workload starts on an empty table)\n\n")
 	}
+}
 
+// textWorkload prints the workload and its load generators.
+func (p *Plan) textWorkload(ew *errWriter) {
+	pf := ew.pf
 	wl := p.Workload
 	rate := fmt.Sprintf("%g ops/s", wl.RateOpsPerS)
 	if wl.RateOpsPerS == 0 {
@@ -91,7 +111,11 @@ func (p *Plan) WriteText(w io.Writer) error {
 	default:
 		pf("Load generator: the runner itself\n\n")
 	}
+}
 
+// textValidation prints the data validation.
+func (p *Plan) textValidation(ew *errWriter) {
+	pf := ew.pf
 	if v := p.Validate; v.Enabled() && len(p.Fill) > 0 {
 		count := func(n int64, all string) string {
 			if n < 0 {
@@ -108,9 +132,13 @@ func (p *Plan) WriteText(w io.Writer) error {
 	} else {
 		pf("Data validation: off\n\n")
 	}
+}
 
+// textPhases prints the phases in order.
+func (p *Plan) textPhases(ew *errWriter) {
+	pf := ew.pf
 	pf("Phases (≈ marks estimates)\n")
-	tw = tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  #\tstart\tphase\tname\tduration\tcycles\tdetail\n")
 	for i, ph := range p.Phases {
 		d := secs(ph.Seconds)
@@ -125,10 +153,14 @@ func (p *Plan) WriteText(w io.Writer) error {
 	}
 	tw.Flush()
 	pf("\n")
+}
 
+// textThresholds prints the thresholds and baseline rules.
+func (p *Plan) textThresholds(ew *errWriter) {
+	pf := ew.pf
 	if len(p.Thresholds) > 0 || len(p.BaselineRules) > 0 {
 		pf("Thresholds\n")
-		tw = tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
+		tw := tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  cycle\tmetric\tlimit\n")
 		for _, t := range p.Thresholds {
 			op := "<="
@@ -154,7 +186,11 @@ func (p *Plan) WriteText(w io.Writer) error {
 	} else {
 		pf("Thresholds: none (the run passes unless it fails)\n\n")
 	}
+}
 
+// textTimeouts prints the timeouts, the backend's lines and the estimated wall time.
+func (p *Plan) textTimeouts(ew *errWriter) {
+	pf := ew.pf
 	var to []string
 	for _, t := range p.Timeouts {
 		to = append(to, t.Name+" "+secs(t.Seconds))
@@ -170,7 +206,6 @@ func (p *Plan) WriteText(w io.Writer) error {
 		pf("  %s: %s\n", l.Label, l.Value)
 	}
 	pf("\nEstimated wall time: ≈ %s\n", secs(p.EstimatedSeconds))
-	return ew.err
 }
 
 func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
@@ -199,3 +234,6 @@ func (e *errWriter) Write(b []byte) (int, error) {
 	e.err = err
 	return n, err
 }
+
+// pf prints to the writer (the first error is kept in err).
+func (e *errWriter) pf(format string, args ...any) { fmt.Fprintf(e, format, args...) }

@@ -1,0 +1,322 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/scenarios"
+)
+
+// replicaOpsPerOp is what one workload operation costs the cluster in
+// replica operations (the unit of ops_per_vcpu): RF for a write, the
+// replicas the read consistency level contacts for a read.
+func replicaOpsPerOp(s *scenarios.Scenario) float64 {
+	rf := max(1, s.Dataset.RF)
+	reads := rf/2 + 1
+	switch strings.ToUpper(s.Workload.Consistency.Read) {
+	case "ONE", "LOCAL_ONE", "ANY":
+		reads = 1
+	case "TWO":
+		reads = min(2, rf)
+	case "THREE":
+		reads = min(3, rf)
+	case "ALL":
+		reads = rf
+	}
+	wf := s.Workload.Mix.WriteFraction()
+	return wf*float64(rf) + (1-wf)*float64(reads)
+}
+
+// CalibrationSchedule is how a capacity probe of a (scaled) calibration
+// time runs: levels of step each, a few of which fit the time, and levels
+// shorter than a few seconds measure bursts, not a sustainable rate; the
+// budget is at least five levels (concurrency 1 to 16).
+func CalibrationSchedule(total time.Duration) (step, budget time.Duration) {
+	step = max(total/4, 3*time.Second)
+	return step, max(total, 5*step)
+}
+
+// warmCalibrationLevels is how many levels a probe that starts at a known
+// knee usually measures (the plan's estimate).
+const warmCalibrationLevels = 3
+
+// estimator adds the plan's estimates to a resolved plan: it follows the
+// node inventory through the nemesis for capacity and vCPUs, and the
+// phases in order with their estimated start and length.
+type estimator struct {
+	p *Plan
+	s *scenarios.Scenario
+	m provision.Model
+	// nodes is the inventory, the newest last.
+	nodes []node
+	// onDisk is the data on disk (all replicas) the fills leave.
+	onDisk float64
+	// t is the estimated start of the next phase.
+	t                  float64
+	streamBytesPerVCPU float64
+}
+
+// node is one node of the inventory.
+type node struct {
+	rack string
+	it   provision.InstanceType
+}
+
+// estimate adds the node groups, data volumes, phases and durations the
+// backend's model predicts, and the estimated wall time.
+func estimate(p *Plan, s *scenarios.Scenario, m provision.Model) {
+	e := &estimator{p: p, s: s, m: m, streamBytesPerVCPU: m.StreamMiBPerVCPU * (1 << 20)}
+	it0, _ := provision.LookupInstanceType(s.Cluster.InstanceType)
+	for _, r := range s.Cluster.Racks {
+		p.Nodes = append(p.Nodes, Nodes{Rack: r, InstanceType: it0.Name, Count: s.Cluster.NodesPerRack, VCPUs: it0.VCPUs, DiskBytes: m.NodeDiskBytes(it0)})
+		for i := 0; i < s.Cluster.NodesPerRack; i++ {
+			e.nodes = append(e.nodes, node{r, it0})
+		}
+	}
+	capBytes, vcpus := e.capacity()
+	p.InitialCapacityBytes = capBytes
+	p.Workload.EstimatedCapacityOps = m.OpsPerVCPU * float64(vcpus) / replicaOpsPerOp(s)
+	p.Workload.EstimatedRateOpsPerS = s.Workload.LoadPercent.Fraction() * p.Workload.EstimatedCapacityOps
+	if s.Workload.Rate > 0 {
+		p.Workload.EstimatedRateOpsPerS = float64(s.Workload.Rate)
+	}
+
+	e.add(Phase{Phase: "provision", Name: fmt.Sprintf("start %d × %s", len(e.nodes), it0.Name), Seconds: m.SetupSeconds, Estimated: true})
+	e.add(Phase{Phase: "schema", Name: fmt.Sprintf("%s.%s RF=%d", s.Dataset.Keyspace, s.Dataset.Table, s.Dataset.RF), Seconds: 1, Estimated: true})
+	e.fills(capBytes, vcpus)
+	if c := p.Compactions; c.Wait {
+		e.add(Phase{Phase: string(results.PhaseCompactions), Name: results.DurCompactions, Seconds: c.Quiet.Seconds(), Estimated: true,
+			Detail: fmt.Sprintf("until no compaction has run for %s (up to %s)", c.Quiet.Round(100*time.Millisecond), s.Timeouts.Compactions)})
+	}
+	calStep, calibration := CalibrationSchedule(p.Load.Calibration)
+	if s.Workload.Rate == 0 {
+		e.add(Phase{Phase: "calibrate", Name: "measure capacity", Seconds: calibration.Seconds(), Estimated: true,
+			Detail: fmt.Sprintf("then run at %v of it", s.Workload.LoadPercent)})
+	}
+	e.add(Phase{Phase: "steady_state", Name: "Cycle #0", Cycles: 1, Seconds: p.SteadyState.Seconds()})
+	for si, st := range s.Nemesis {
+		e.add(e.nemesis(si, st))
+	}
+	if s.FinalHold > 0 {
+		e.add(Phase{Phase: "final_hold", Name: "final hold", Seconds: p.FinalHold.Seconds(), Detail: "workload running"})
+	}
+	if p.Load.CapacityAfter {
+		// It starts at the concurrency where the first probe peaked: that
+		// level, and usually one or two above it.
+		e.add(Phase{Phase: "calibrate", Name: "after", Seconds: min(calibration, warmCalibrationLevels*calStep).Seconds(), Estimated: true,
+			Detail: "capacity after the last topology step, workload stopped, from the first probe's best concurrency"})
+	}
+	e.add(Phase{Phase: "teardown", Name: "destroy cluster", Seconds: m.SetupSeconds / 2, Estimated: true})
+	p.EstimatedSeconds = e.t
+}
+
+// add appends a phase at the estimated time.
+func (e *estimator) add(ph Phase) {
+	ph.StartSeconds = e.t
+	e.t += ph.Seconds
+	e.p.Phases = append(e.p.Phases, ph)
+}
+
+// capacity is the inventory's raw disk and vCPUs.
+func (e *estimator) capacity() (bytes float64, vcpus int) {
+	for _, n := range e.nodes {
+		bytes += e.m.NodeDiskBytes(n.it)
+		vcpus += n.it.VCPUs
+	}
+	return
+}
+
+// minVCPUs is the smallest node's vCPU count.
+func (e *estimator) minVCPUs() int {
+	m := 0
+	for i, n := range e.nodes {
+		if i == 0 || n.it.VCPUs < m {
+			m = n.it.VCPUs
+		}
+	}
+	return m
+}
+
+// fills estimates each fill phase's data volume and time. The workload
+// is not running yet, so a fill gets the cluster's capacity (or
+// fill_rate); each write lands on RF replicas.
+func (e *estimator) fills(capBytes float64, vcpus int) {
+	s, m := e.s, e.m
+	rf := float64(s.Dataset.RF)
+	mean := s.Dataset.ValueSize.Mean()
+	// Each fill write is RF replica writes.
+	fillOps := m.OpsPerVCPU * float64(vcpus) / float64(max(1, s.Dataset.RF))
+	if m.FillMiBPerVCPU > 0 && mean > 0 {
+		// Real nodes take bulk writes far more cheaply than the mixed workload:
+		// estimate from on-disk bandwidth instead.
+		fillOps = m.FillMiBPerVCPU * (1 << 20) * float64(vcpus) / (mean * rf)
+	}
+	if s.Dataset.FillRate > 0 {
+		fillOps = min(fillOps, float64(s.Dataset.FillRate))
+	}
+	for i, f := range s.Dataset.Fill {
+		pf := &e.p.Fill[i]
+		pf.TargetBytes = f.TargetPercent.Fraction() * capBytes
+		pf.WriteBytes = max(0, pf.TargetBytes-e.onDisk)
+		pf.UniqueBytes = pf.WriteBytes / rf
+		if mean > 0 {
+			pf.Rows = int64(pf.UniqueBytes / mean)
+		}
+		if fillOps > 0 {
+			pf.EstimatedSeconds = float64(pf.Rows) / fillOps
+		}
+		e.onDisk = max(e.onDisk, pf.TargetBytes)
+		e.add(Phase{Phase: "fill", Name: f.Name, Seconds: pf.EstimatedSeconds, Estimated: true,
+			Detail: fmt.Sprintf("write %s (%s unique) to reach %v", scenarios.HumanBytes(pf.WriteBytes), scenarios.HumanBytes(pf.UniqueBytes), f.TargetPercent)})
+		if f.Hold > 0 {
+			e.add(Phase{Phase: "hold", Name: f.Name, Seconds: pf.HoldSeconds, Detail: "let compactions settle"})
+		}
+	}
+}
+
+// nemesis estimates one nemesis step's phase and, for a topology step,
+// each batch's durations (the plan's step estimates).
+func (e *estimator) nemesis(si int, st scenarios.Step) Phase {
+	ph := Phase{Phase: "nemesis", Name: st.Name, Kind: st.Kind(), Estimated: true}
+	switch {
+	case st.Grow != nil:
+		e.grow(si, st, &ph)
+	case st.Shrink != nil, st.Drain != nil:
+		e.remove(si, st, &ph)
+	case st.Hold != nil:
+		ph.Seconds = e.p.Steps[si].Duration.Seconds()
+		ph.Estimated = false
+		ph.Detail = "workload running"
+	case st.Hook != nil:
+		ph.Detail = fmt.Sprintf("run %s (up to %s)", st.Hook.Command, st.Hook.Timeout)
+	}
+	return ph
+}
+
+// grow adds the step's nodes. Tablets are balanced by count, so each new
+// node ends up with about 1/N of the data; it streams from the old nodes,
+// whose smaller vCPU count bounds each migration. Batches (one node
+// serially, all in parallel) also wait for balance and latency recovery.
+func (e *estimator) grow(si int, st scenarios.Step, ph *Phase) {
+	g, m := st.Grow, e.m
+	it, _ := provision.LookupInstanceType(g.InstanceType)
+	racks := g.Racks
+	if len(racks) == 0 {
+		racks = e.s.Cluster.Racks
+	}
+	n := len(racks) * g.CountPerRack
+	for _, r := range racks {
+		e.p.Nodes = append(e.p.Nodes, Nodes{Rack: r, InstanceType: it.Name, Count: g.CountPerRack, VCPUs: it.VCPUs, DiskBytes: m.NodeDiskBytes(it), AddedBy: st.Name})
+	}
+	batch := n
+	if g.Mode != scenarios.ModeParallel {
+		batch = 1
+	}
+	var moved float64
+	for added := 0; added < n; added += batch {
+		for i := 0; i < batch; i++ {
+			e.nodes = append(e.nodes, node{racks[(added+i)%len(racks)], it})
+		}
+		mv := e.onDisk * float64(batch) / float64(len(e.nodes))
+		moved += mv
+		slow := float64(max(1, e.minVCPUs()))
+		stream := mv / (e.streamBytesPerVCPU * slow * float64(batch))
+		ph.Seconds += m.SetupSeconds + m.RecoverySeconds + stream
+		ph.Cycles++
+		e.p.Steps[si].Estimates = append(e.p.Steps[si].Estimates, map[string]float64{
+			results.DurAddNodes: m.SetupSeconds, results.DurNodesReady: stream,
+			results.DurDataBalanced: m.SetupSeconds + stream, results.DurLatencyRecov: m.SetupSeconds + stream + m.RecoverySeconds,
+		})
+	}
+	ph.Mode = g.Mode
+	ph.Detail = fmt.Sprintf("add %d × %s (%d per rack, %s); ≈%s to move", n, it.Name, g.CountPerRack, g.Mode, scenarios.HumanBytes(moved))
+}
+
+// removal is what a shrink or drain step asks for: how many nodes, in
+// which mode, and how the plan names it.
+func (e *estimator) removal(st scenarios.Step) (mode string, count int, detail string) {
+	racks, nodes, perRack := []string(nil), []string(nil), 0
+	if st.Shrink != nil {
+		mode, racks, nodes, perRack = st.Shrink.Mode, st.Shrink.Racks, st.Shrink.Nodes, st.Shrink.CountPerRack
+	} else {
+		mode, racks, nodes, perRack = st.Drain.Mode, st.Drain.Racks, st.Drain.Nodes, st.Drain.CountPerRack
+	}
+	count = len(nodes)
+	if count == 0 {
+		if len(racks) == 0 {
+			racks = e.s.Cluster.Racks
+		}
+		count = perRack * len(racks)
+	}
+	if st.Shrink != nil {
+		return mode, count, fmt.Sprintf("decommission %d node(s), newest first", count)
+	}
+	return mode, count, fmt.Sprintf("drain %d node(s), %s", count, mode)
+}
+
+// remove takes the newest nodes off (best effort for named nodes); each
+// holds about 1/N of the data (tablets balanced by count), which it
+// streams out at its own bandwidth. Serially, one node per cycle.
+// Requested together, the coordinator drains them one after another
+// before 2026.1 and all at once from 2026.1 (results.ScaleIn; an unknown
+// version is planned as the longer, queued way).
+func (e *estimator) remove(si int, st scenarios.Step, ph *Phase) {
+	m, version := e.m, e.s.Cluster.Version
+	var count int
+	var detail string
+	ph.Mode, count, detail = e.removal(st)
+	share := 0.0
+	if len(e.nodes) > 0 {
+		share = e.onDisk / float64(len(e.nodes))
+	}
+	var perNode []float64 // each removed node's streaming time
+	for i := 0; i < count && len(e.nodes) > 0; i++ {
+		perNode = append(perNode, share/(e.streamBytesPerVCPU*float64(max(1, e.nodes[len(e.nodes)-1].it.VCPUs))))
+		e.nodes = e.nodes[:len(e.nodes)-1]
+	}
+	moved := share * float64(len(perNode))
+	ph.Cycles = 1
+	if ph.Mode == scenarios.ModeSerial && count > 1 {
+		ph.Cycles = count
+	}
+	parallel := ph.Mode == scenarios.ModeParallel && results.ScaleIn(version) == results.ScaleInParallel
+	stream := 0.0
+	for _, t := range perNode {
+		if parallel {
+			stream = max(stream, t)
+		} else {
+			stream += t
+		}
+	}
+	ph.Seconds = float64(ph.Cycles)*m.RecoverySeconds + stream
+	leave := results.DurRemoveNodes
+	if st.Drain != nil {
+		leave = results.DurDrainNodes
+	}
+	for c := 0; c < ph.Cycles; c++ {
+		per := stream
+		if ph.Cycles > 1 && c < len(perNode) {
+			per = perNode[c]
+		}
+		e.p.Steps[si].Estimates = append(e.p.Steps[si].Estimates, map[string]float64{leave: per, results.DurDataBalanced: per, results.DurLatencyRecov: per + m.RecoverySeconds})
+	}
+	if ph.Mode == scenarios.ModeParallel && count > 1 {
+		detail += scaleInDetail(version)
+	}
+	ph.Detail = fmt.Sprintf("%s; ≈%s to move", detail, scenarios.HumanBytes(moved))
+}
+
+// scaleInDetail says how a parallel removal of several nodes goes on the
+// database version.
+func scaleInDetail(version string) string {
+	switch results.ScaleIn(version) {
+	case results.ScaleInParallel:
+		return ", drained all at once (ScyllaDB 2026.1+)"
+	case results.ScaleInQueued:
+		return ", drained one after another (ScyllaDB before 2026.1)"
+	}
+	return ", planned as drained one after another (before 2026.1; from 2026.1 all at once)"
+}
