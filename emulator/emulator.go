@@ -52,13 +52,17 @@ type Config struct {
 	DC, Rack     string
 	InstanceType string
 	VCPUs        int
-	MemoryGB     float64
-	DiskGB       float64
-	Seeds        []string
-	LogFile      string
-	CQLPort      int
-	RESTPort     int
-	MetricsPort  int
+	// Authenticator is scylla.yaml's authenticator: AllowAllAuthenticator
+	// (default) or PasswordAuthenticator (which brings CassandraAuthorizer's
+	// grants with it; see cql.Options.Authenticator).
+	Authenticator string
+	MemoryGB      float64
+	DiskGB        float64
+	Seeds         []string
+	LogFile       string
+	CQLPort       int
+	RESTPort      int
+	MetricsPort   int
 	// NodeExporterPort is where the node_exporter beside the node serves
 	// (ScyllaDB's images run it on 9100); 0 runs none.
 	NodeExporterPort     int
@@ -126,6 +130,7 @@ func Flags(c *Config) *pflag.FlagSet {
 	fs.StringVar(&c.Rack, "rack", c.Rack, "rack")
 	fs.StringVar(&c.InstanceType, "instance-type", c.InstanceType, "instance type name (informational; sizes come from --vcpus/--memory-gb/--disk-gb)")
 	fs.IntVar(&c.VCPUs, "vcpus", c.VCPUs, "vCPUs = shards of the capacity model")
+	fs.StringVar(&c.Authenticator, "authenticator", c.Authenticator, "AllowAllAuthenticator (default) or PasswordAuthenticator (clients log in; superuser cassandra/cassandra)")
 	fs.Float64Var(&c.MemoryGB, "memory-gb", c.MemoryGB, "memory in GB (informational)")
 	fs.Float64Var(&c.DiskGB, "disk-gb", c.DiskGB, "disk size in GB of the instance type")
 	fs.StringSliceVar(&c.Seeds, "seeds", c.Seeds, "seed addresses (the first seed creates the cluster)")
@@ -294,7 +299,7 @@ func Run(ctx context.Context, c Config) error {
 		n.Close()
 		return startFail(fmt.Errorf("CQL: %w", err))
 	}
-	srv := cql.NewServer(n, cql.Options{Shards: c.VCPUs, Logf: log.Logf})
+	srv := cql.NewServer(n, cql.Options{Shards: c.VCPUs, Authenticator: c.Authenticator, Logf: log.Logf})
 	cqlDone := make(chan struct{})
 	go func() {
 		defer close(cqlDone)
@@ -361,6 +366,11 @@ func validate(c *Config) error {
 	}
 	if c.VCPUs < 1 {
 		errs = append(errs, "--vcpus must be at least 1")
+	}
+	switch strings.TrimPrefix(c.Authenticator, "org.apache.cassandra.auth.") {
+	case "", cql.AllowAllAuthenticator, cql.PasswordAuthenticator:
+	default:
+		errs = append(errs, fmt.Sprintf("--authenticator %q: want AllowAllAuthenticator or PasswordAuthenticator", c.Authenticator))
 	}
 	if c.DiskGB < 0 || c.StorageScaleMiBPerGB < 0 {
 		errs = append(errs, "--disk-gb and --storage-scale-mib-per-gb must not be negative")

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +59,7 @@ type conn struct {
 	startup    map[string]string // the STARTUP options (system.clients)
 	version    primitive.ProtocolVersion
 	keyspace   string
+	user       string // the logged-in role (PasswordAuthenticator)
 	registered map[primitive.EventType]bool
 	subscribed bool
 
@@ -97,6 +99,31 @@ func (c *conn) setKeyspace(ks string) {
 	c.mu.Lock()
 	c.keyspace = ks
 	c.mu.Unlock()
+}
+
+func (c *conn) getUser() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.user
+}
+
+// authResponse is password_authenticator.cc's SASL PLAIN exchange: the
+// token is [authzid] NUL user NUL password.
+func (c *conn) authResponse(m *message.AuthResponse) message.Message {
+	if !c.s.auth.password {
+		return &message.ProtocolError{ErrorMessage: "Unexpected AUTH_RESPONSE: authentication is not enabled"}
+	}
+	parts := strings.Split(string(m.Token), "\x00")
+	if len(parts) != 3 {
+		return &message.AuthenticationError{ErrorMessage: "Authentication failed: malformed SASL PLAIN token"}
+	}
+	if err := c.s.auth.authenticate(parts[1], parts[2]); err != nil {
+		return &message.AuthenticationError{ErrorMessage: err.Error()}
+	}
+	c.mu.Lock()
+	c.user = parts[1]
+	c.mu.Unlock()
+	return &message.AuthSuccess{}
 }
 
 // serve reads frames until the connection fails or is closed.
@@ -374,6 +401,9 @@ func (c *conn) dispatch(h *frame.Header, msg message.Message) message.Message {
 		c.mu.Lock()
 		c.startup, c.version = m.Options, h.Version
 		c.mu.Unlock()
+		if c.s.auth.password {
+			return &message.Authenticate{Authenticator: "org.apache.cassandra.auth.PasswordAuthenticator"}
+		}
 		return &message.Ready{}
 	case *message.Register:
 		for _, t := range m.EventTypes {
@@ -392,7 +422,7 @@ func (c *conn) dispatch(h *frame.Header, msg message.Message) message.Message {
 	case *message.Batch:
 		return c.s.batch(c, m)
 	case *message.AuthResponse:
-		return &message.ProtocolError{ErrorMessage: "Unexpected AUTH_RESPONSE: authentication is not enabled"}
+		return c.authResponse(m)
 	}
 	return &message.ProtocolError{ErrorMessage: fmt.Sprintf("Unexpected message %s", h.OpCode)}
 }

@@ -93,8 +93,11 @@ func (ec *execCtx) describeElements(x *cqlparse.Describe) ([]description, error)
 
 // describeSchema is DESC [FULL] SCHEMA [WITH INTERNALS [AND PASSWORDS]]:
 // every user keyspace (FULL: every keyspace) with its elements; with
-// internals ScyllaDB adds roles and service levels (schema_describe_statement).
+// internals the roles and service levels follow (schema_describe_statement).
 func (ec *execCtx) describeSchema(d *schemaDescriber, x *cqlparse.Describe) ([]description, error) {
+	if x.Passwords && (ec.user() == "" || !ec.s.auth.isSuperuser(ec.user())) {
+		return nil, engine.Errorf(engine.CodeUnauthorized, "DESCRIBE SCHEMA WITH INTERNALS AND PASSWORDS can only be issued by a superuser")
+	}
 	var out []description
 	for _, ks := range d.keyspaces {
 		if !x.FullSchema && isSystemKeyspace(ks.Name) {
@@ -105,6 +108,9 @@ func (ec *execCtx) describeSchema(d *schemaDescriber, x *cqlparse.Describe) ([]d
 			return nil, err
 		}
 		out = append(out, descs...)
+	}
+	if x.Internals {
+		out = append(out, ec.s.auth.describe(x.Passwords)...)
 	}
 	return out, nil
 }

@@ -345,6 +345,18 @@ func (ec *execCtx) run(st cqlparse.Statement) message.Message {
 		res, err = ec.use(x)
 	case *cqlparse.Describe:
 		res, err = ec.describe(x)
+	case *cqlparse.RoleStmt:
+		res, err = ec.roleStmt(x)
+	case *cqlparse.GrantRole:
+		res, err = ec.grantRole(x)
+	case *cqlparse.GrantPermission:
+		res, err = ec.grantPermission(x)
+	case *cqlparse.ListRoles:
+		res, err = ec.listRoles(x)
+	case *cqlparse.ListPermissions:
+		res, err = ec.listPermissions(x)
+	case *cqlparse.ServiceLevelStmt:
+		res, err = ec.serviceLevelStmt(x)
 	case *cqlparse.Truncate:
 		res, err = ec.truncate(x)
 	case *cqlparse.CreateKeyspace, *cqlparse.DropKeyspace, *cqlparse.CreateTable, *cqlparse.DropTable, *cqlparse.CreateType, *cqlparse.DropType, *cqlparse.AlterTable, *cqlparse.AlterKeyspace,
@@ -362,6 +374,10 @@ func (ec *execCtx) run(st cqlparse.Statement) message.Message {
 			wt = "BATCH"
 		}
 		return errorMessage(err, ec.cl, wt)
+	}
+	if res == nil {
+		// Role, grant and service level statements answer VOID.
+		return &message.VoidResult{}
 	}
 	return res
 }

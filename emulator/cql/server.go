@@ -47,6 +47,10 @@ type Options struct {
 	// MaxInFlight bounds concurrently executing requests per connection;
 	// default 1024. The reader stops reading while the bound is reached.
 	MaxInFlight int
+	// Authenticator is scylla.yaml's authenticator: AllowAllAuthenticator
+	// (default: every client is anonymous) or PasswordAuthenticator (clients
+	// log in; the default superuser is cassandra/cassandra).
+	Authenticator string
 	// Logf logs with level INFO/WARN/ERROR and a logger name such as
 	// "cql_server". May be nil.
 	Logf func(level, logger, format string, args ...any)
@@ -67,6 +71,7 @@ type Server struct {
 	codec  frame.RawCodec
 
 	prepared *preparedCache
+	auth     *authStore
 
 	shardSeq atomic.Uint64
 
@@ -109,6 +114,7 @@ func NewServer(b engine.Backend, opts Options) *Server {
 		opts:      opts,
 		codec:     frame.NewRawCodec(),
 		prepared:  newPreparedCache(20000),
+		auth:      newAuthStore(opts.Authenticator),
 		listeners: map[net.Listener]struct{}{},
 		conns:     map[*conn]struct{}{},
 	}

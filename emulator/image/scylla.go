@@ -191,6 +191,9 @@ func ScyllaConfig(vals map[string][]string, version string, readFile func(string
 	if s, ok := one("instance-type"); ok {
 		c.InstanceType = s
 	}
+	if s, ok := one("authenticator"); ok {
+		c.Authenticator = s
+	}
 	num("memory-gb", func(f float64) { c.MemoryGB = f })
 	num("disk-gb", func(f float64) { c.DiskGB = f })
 	num("storage-scale-mib-per-gb", func(f float64) { c.StorageScaleMiBPerGB = f })

@@ -229,6 +229,9 @@ func (p *parser) statement() (Statement, error) {
 			p.stmt = "CREATE " + strings.ToUpper(p.peek().text)
 			return p.functionHead(p.next().text == "aggregate")
 		}
+		if st, ok, err := p.authStatement("create"); ok {
+			return st, err
+		}
 		p.stmt = "CREATE"
 		return nil, p.errf("unsupported CREATE %s (only KEYSPACE and TABLE)", p.peek())
 	case "drop":
@@ -277,6 +280,9 @@ func (p *parser) statement() (Statement, error) {
 			kind := p.next().text
 			p.stmt = "DROP " + strings.ToUpper(kind)
 			return p.dropObject(kind)
+		}
+		if st, ok, err := p.authStatement("drop"); ok {
+			return st, err
 		}
 		p.stmt = "DROP"
 		return nil, p.errf("unsupported DROP %s (only KEYSPACE and TABLE)", p.peek())
@@ -335,12 +341,27 @@ func (p *parser) statement() (Statement, error) {
 			}
 			return st, nil
 		}
+		if st, ok, err := p.authStatement("alter"); ok {
+			return st, err
+		}
 		if !p.acceptKw("table") && !p.acceptKw("columnfamily") {
 			p.stmt = "ALTER"
 			return nil, p.errf("unsupported ALTER %s (only ALTER TABLE)", p.peek())
 		}
 		p.stmt = "ALTER TABLE"
 		return p.alterTable()
+	case "grant", "revoke":
+		p.stmt = strings.ToUpper(t.text)
+		p.i++
+		return p.grantStatement(t.text == "revoke")
+	case "list":
+		p.stmt = "LIST"
+		p.i++
+		return p.listStatement()
+	case "attach", "detach":
+		p.stmt = strings.ToUpper(t.text) + " SERVICE LEVEL"
+		p.i++
+		return p.attachStatement(t.text == "detach")
 	case "describe", "desc":
 		p.stmt = "DESCRIBE"
 		p.i++
