@@ -20,13 +20,18 @@ type schemaDescriber struct {
 	// keyspaces in name order: the system keyspaces the node serves
 	// (LocalStrategy) and the users'.
 	keyspaces []*engine.Keyspace
-	tables    map[string][]*engine.Table // keyspace -> tables in name order
+	tables    map[string][]*engine.Table // keyspace -> tables (not views) in name order
+	views     map[string][]*engine.Table // keyspace -> materialized views in name order
 }
 
 func newDescriber(s *Server) *schemaDescriber {
-	d := &schemaDescriber{sch: schemaOf(s), tablets: hasFeature(s.b.Local().ScyllaVersion, "TABLETS"), tables: map[string][]*engine.Table{}}
+	d := &schemaDescriber{sch: schemaOf(s), tablets: hasFeature(s.b.Local().ScyllaVersion, "TABLETS"), tables: map[string][]*engine.Table{}, views: map[string][]*engine.Table{}}
 	byName := map[string]*engine.Keyspace{}
 	for _, t := range schemaTables(s) {
+		if t.View != nil {
+			d.views[t.Keyspace] = append(d.views[t.Keyspace], t)
+			continue
+		}
 		d.tables[t.Keyspace] = append(d.tables[t.Keyspace], t)
 		if d.sch.Keyspaces[t.Keyspace] == nil && byName[t.Keyspace] == nil {
 			byName[t.Keyspace] = &engine.Keyspace{Name: t.Keyspace, DurableWrites: true,
@@ -70,20 +75,59 @@ func (d *schemaDescriber) allKeyspaceElements(name string, internals bool) ([]de
 		out = append(out, typeDesc(ut))
 	}
 	for _, t := range d.tables[name] {
-		out = append(out, ksDesc(t.Keyspace, "table", t.Name, d.tableCreateStatement(t, internals)))
+		out = append(out, d.tableWithDependents(t, internals)...)
 	}
 	return out, nil
 }
 
-// table is DESC TABLE: the table's description (its indexes and views
-// would follow).
+// table is DESC TABLE: the table, then its indexes and its views, each
+// by name (describe_statement.cc table()).
 func (d *schemaDescriber) table(ks, name string, internals bool) ([]description, error) {
 	for _, t := range d.tables[ks] {
 		if t.Name == name {
-			return []description{ksDesc(ks, "table", name, d.tableCreateStatement(t, internals))}, nil
+			return d.tableWithDependents(t, internals), nil
 		}
 	}
+	if d.view(ks, name) != nil {
+		return nil, engine.Errorf(engine.CodeInvalid, "Cannot use DESC TABLE on materialized View. (Did you mean DESC MATERIALIZED VIEW)?")
+	}
 	return nil, engine.Errorf(engine.CodeInvalid, "Table '%s' not found in keyspace '%s'", name, ks)
+}
+
+func (d *schemaDescriber) tableWithDependents(t *engine.Table, internals bool) []description {
+	out := []description{ksDesc(t.Keyspace, "table", t.Name, d.tableCreateStatement(t, internals))}
+	idx := append([]engine.Index(nil), t.Indexes...)
+	sort.Slice(idx, func(i, j int) bool { return idx[i].Name < idx[j].Name })
+	for _, ix := range idx {
+		out = append(out, d.indexDesc(t, ix, internals))
+	}
+	for _, v := range d.views[t.Keyspace] {
+		if v.View.BaseID == t.ID {
+			out = append(out, ksDesc(v.Keyspace, "view", v.Name, d.viewCreateStatement(v, internals)))
+		}
+	}
+	return out
+}
+
+func (d *schemaDescriber) view(ks, name string) *engine.Table {
+	for _, v := range d.views[ks] {
+		if v.Name == name {
+			return v
+		}
+	}
+	return nil
+}
+
+// index finds an index of keyspace ks by name, with its base table.
+func (d *schemaDescriber) index(ks, name string) (*engine.Table, engine.Index, bool) {
+	for _, t := range d.tables[ks] {
+		for _, ix := range t.Indexes {
+			if ix.Name == name {
+				return t, ix, true
+			}
+		}
+	}
+	return nil, engine.Index{}, false
 }
 
 // generic is DESC [ks.]name (generic_describe_statement): a keyspace, else
@@ -103,6 +147,12 @@ func (d *schemaDescriber) generic(named, session, name string, internals bool) (
 	}
 	if descs, err := d.table(ks, name, internals); err == nil {
 		return descs, nil
+	}
+	if v := d.view(ks, name); v != nil {
+		return []description{ksDesc(ks, "view", name, d.viewCreateStatement(v, internals))}, nil
+	}
+	if t, ix, ok := d.index(ks, name); ok {
+		return []description{d.indexDesc(t, ix, internals)}, nil
 	}
 	if ut := d.sch.Types[ks][name]; ut != nil {
 		return []description{typeDesc(ut)}, nil
@@ -188,12 +238,26 @@ func (d *schemaDescriber) tableCreateStatement(t *engine.Table, internals bool) 
 			ck = append(ck, c)
 		}
 	}
+	b.WriteString(primaryKeyClause(pk, ck))
+	b.WriteString("\n) WITH ")
+	b.WriteString(d.withClause(t, ck, internals))
+	return b.String()
+}
+
+func primaryKeyClause(pk, ck []engine.Column) string {
+	var b strings.Builder
 	b.WriteString("\n    PRIMARY KEY (")
 	b.WriteString(keyColumns(pk, len(pk) > 1))
 	for _, c := range ck {
 		b.WriteString(", " + maybeQuote(c.Name))
 	}
-	b.WriteString(")\n) WITH ")
+	b.WriteString(")")
+	return b.String()
+}
+
+// withClause is what follows WITH in a table's or view's statement.
+func (d *schemaDescriber) withClause(t *engine.Table, ck []engine.Column, internals bool) string {
+	var b strings.Builder
 	if internals {
 		fmt.Fprintf(&b, "ID = %s\nAND ", uuidString(t.ID))
 	}

@@ -80,9 +80,17 @@ func (ec *execCtx) describeElements(x *cqlparse.Describe) ([]description, error)
 		}
 		return []description{typeDesc(ut)}, nil
 	case cqlparse.DescIndex:
-		return nil, engine.Errorf(engine.CodeInvalid, "Table for existing index '%s' not found in '%s'", x.Target, ks)
+		t, ix, ok := d.index(ks, x.Target)
+		if !ok {
+			return nil, engine.Errorf(engine.CodeInvalid, "Table for existing index '%s' not found in '%s'", x.Target, ks)
+		}
+		return []description{d.indexDesc(t, ix, x.Internals)}, nil
 	case cqlparse.DescView:
-		return nil, engine.Errorf(engine.CodeInvalid, "Materialized view '%s' not found in keyspace '%s'", x.Target, ks)
+		v := d.view(ks, x.Target)
+		if v == nil {
+			return nil, engine.Errorf(engine.CodeInvalid, "Materialized view '%s' not found in keyspace '%s'", x.Target, ks)
+		}
+		return []description{ksDesc(ks, "view", v.Name, d.viewCreateStatement(v, x.Internals))}, nil
 	case cqlparse.DescFunction:
 		return nil, engine.Errorf(engine.CodeInvalid, "Function '%s' not found in keyspace '%s'", x.Target, ks)
 	case cqlparse.DescAggregate:

@@ -93,3 +93,46 @@ func TestDescribeListingsAndSchema(t *testing.T) {
 		t.Errorf("WITH PASSWORDS on DESC TABLE: %v", err)
 	}
 }
+
+// DESC TABLE lists the table, its indexes and its views (describe_statement.cc
+// table()); DESC INDEX prints describe_index_columns' target forms
+// (schema/schema.cc); views print as CREATE MATERIALIZED VIEW ... AS SELECT.
+func TestDescribeIndexesAndViews(t *testing.T) {
+	_, s, exec := memorySession(t, "describe", "127.0.1.94:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'replication_factor': 1}`)
+	exec(`CREATE TABLE ks.t (a int PRIMARY KEY, b int, c int, f set<int>)`)
+	exec(`CREATE INDEX ON ks.t(b)`)
+	exec(`CREATE INDEX named ON ks.t(c)`)
+	exec(`CREATE INDEX fi ON ks.t(f)`)
+	exec(`CREATE INDEX loc ON ks.t((a), b)`)
+	exec(`CREATE MATERIALIZED VIEW ks.mv AS SELECT * FROM ks.t WHERE b IS NOT NULL AND a IS NOT NULL PRIMARY KEY (b, a)`)
+	var got []string
+	for _, r := range descRows(t, s, `DESC TABLE ks.t`) {
+		stmt := r["create_statement"].(string)
+		got = append(got, r["type"].(string)+":"+stmt[:strings.Index(stmt, " WITH")])
+	}
+	want := []string{"table:CREATE TABLE ks.t (\n    a int,\n    b int,\n    c int,\n    f set<int>,\n    PRIMARY KEY (a)\n)",
+		"index:CREATE INDEX fi ON ks.t(values(f))", "index:CREATE INDEX loc ON ks.t((a), b)",
+		"index:CREATE INDEX named ON ks.t(c)", "index:CREATE INDEX t_b_idx ON ks.t(b)",
+		"view:CREATE MATERIALIZED VIEW ks.mv AS\n    SELECT *\n    FROM ks.t\n    WHERE b IS NOT null AND a IS NOT null\n    PRIMARY KEY (b, a)\n   "}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("DESC TABLE ks.t:\n%q\nwant\n%q", got, want)
+	}
+	if rows := descRows(t, s, `DESC INDEX ks.named`); len(rows) != 1 || rows[0]["name"] != "named" || rows[0]["type"] != "index" {
+		t.Errorf("DESC INDEX ks.named: %v", rows)
+	}
+	if err := s.Query(`DESC INDEX ks.t`).Exec(); err == nil || !strings.Contains(err.Error(), "Table for existing index 't' not found in 'ks'") {
+		t.Errorf("DESC INDEX of a table: %v", err)
+	}
+	if err := s.Query(`DESC TABLE ks.mv`).Exec(); err == nil || !strings.Contains(err.Error(), "Cannot use DESC TABLE on materialized View") {
+		t.Errorf("DESC TABLE of a view: %v", err)
+	}
+	if rows := descRows(t, s, `DESC ks.mv`); len(rows) != 1 || rows[0]["type"] != "view" {
+		t.Errorf("DESC ks.mv (generic): %v", rows)
+	}
+	for _, r := range descRows(t, s, `DESC TABLES`) {
+		if r["name"] == "mv" {
+			t.Errorf("DESC TABLES lists the view: %v", r)
+		}
+	}
+}
