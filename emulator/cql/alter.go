@@ -33,6 +33,9 @@ func (ec *execCtx) alterTable(sch *engine.Schema, x *cqlparse.AlterTable) (*engi
 	case len(x.Drop) > 0:
 		err = dropColumns(&t, x.Drop)
 	case x.Options != nil:
+		if err := ec.checkTabletOptions(sch.Keyspaces[ks], x.Options); err != nil {
+			return nil, err
+		}
 		for name, v := range x.Options {
 			s, err := optionString(v)
 			if err != nil {
@@ -188,7 +191,10 @@ func (ec *execCtx) alterKeyspace(sch *engine.Schema, x *cqlparse.AlterKeyspace) 
 			return nil, engine.Errorf(engine.CodeInvalid, "Changing the replication of keyspace %s, which uses tablets, is not supported by the emulator", x.Keyspace)
 		}
 		ks.Replication = nk.Replication
-		if nk.Tablets > 0 {
+		if _, set := x.Options["tablets"]; set {
+			// ks_prop_defs.cc get_initial_tablets: the option given
+			// replaces the count ({'enabled': true} alone: 0); without
+			// it the keyspace keeps its own.
 			ks.Tablets = nk.Tablets
 		}
 		if _, set := x.Options["durable_writes"]; set {

@@ -78,6 +78,9 @@ func (ec *execCtx) schemaChange(st cqlparse.Statement) (*engine.SchemaChange, er
 	}
 	switch x := st.(type) {
 	case *cqlparse.CreateKeyspace:
+		if err := checkKeyspaceName(x.Keyspace); err != nil {
+			return nil, err
+		}
 		if isSystemKeyspace(x.Keyspace) || sch.Keyspaces[x.Keyspace] != nil {
 			if x.IfNotExists {
 				return nil, nil
@@ -117,9 +120,12 @@ func (ec *execCtx) schemaChange(st cqlparse.Statement) (*engine.SchemaChange, er
 			}
 			return nil, &engine.Error{Code: engine.CodeAlreadyExists, Message: "Table '" + ks + "." + x.Table + "' already exists", Keyspace: ks, Table: x.Table}
 		}
+		if err := ec.checkTabletOptions(sch.Keyspaces[ks], x.Options); err != nil {
+			return nil, err
+		}
 		t, err := tableDef(ks, x, keyspaceTypes(sch, ks))
 		if err == nil {
-			err = checkCounterTable(sch.Keyspaces[ks], x, t)
+			err = checkCounterTable(sch.Keyspaces[ks], x, t, hasFeature(ec.s.b.Local().ScyllaVersion, "COUNTERS_WITH_TABLETS"))
 		}
 		if err != nil {
 			return nil, err
@@ -281,7 +287,11 @@ func (ec *execCtx) keyspaceDef(x *cqlparse.CreateKeyspace) (*engine.Keyspace, er
 			if err != nil {
 				return nil, engine.Errorf(engine.CodeSyntaxError, "replication: %v", err)
 			}
-			if ks.Replication, err = ec.normalizeReplication(repl); err != nil {
+			if ks.Replication, err = ec.normalizeReplication(repl, x.Keyspace); err != nil {
+				return nil, err
+			}
+		case "storage":
+			if err := checkStorageOptions(v); err != nil {
 				return nil, err
 			}
 		case "durable_writes":
@@ -325,7 +335,13 @@ func (ec *execCtx) keyspaceDef(x *cqlparse.CreateKeyspace) (*engine.Keyspace, er
 		}
 	}
 	if ks.Replication == nil {
-		return nil, engine.Errorf(engine.CodeConfigError, "Missing mandatory replication strategy class")
+		if !ec.defaultReplicationClass() {
+			return nil, engine.Errorf(engine.CodeConfigError, "Missing mandatory replication strategy class")
+		}
+		var err error
+		if ks.Replication, err = ec.normalizeReplication(map[string]string{}, x.Keyspace); err != nil {
+			return nil, err
+		}
 	}
 	if _, set := x.Options["tablets"]; !set && ks.Replication["class"] == ntsStrategy {
 		// Like ScyllaDB 2025.x: NetworkTopologyStrategy keyspaces use
@@ -338,8 +354,11 @@ func (ec *execCtx) keyspaceDef(x *cqlparse.CreateKeyspace) (*engine.Keyspace, er
 	return ks, nil
 }
 
-func (ec *execCtx) normalizeReplication(repl map[string]string) (map[string]string, error) {
+func (ec *execCtx) normalizeReplication(repl map[string]string, keyspace string) (map[string]string, error) {
 	class := repl["class"]
+	if class == "" && ec.defaultReplicationClass() {
+		class = ntsStrategy
+	}
 	switch strings.TrimPrefix(class, "org.apache.cassandra.locator.") {
 	case "SimpleStrategy":
 		class = simpleStrategy
@@ -366,6 +385,11 @@ func (ec *execCtx) normalizeReplication(repl map[string]string) (map[string]stri
 	if class == simpleStrategy && out["replication_factor"] == "" {
 		return nil, engine.Errorf(engine.CodeConfigError, "SimpleStrategy requires a replication_factor strategy option.")
 	}
+	if class == ntsStrategy {
+		if err := ec.checkDatacenters(out, keyspace); err != nil {
+			return nil, err
+		}
+	}
 	if rf, ok := out["replication_factor"]; ok && class == ntsStrategy {
 		// Like ScyllaDB: expand replication_factor to every known DC.
 		delete(out, "replication_factor")
@@ -376,6 +400,24 @@ func (ec *execCtx) normalizeReplication(repl map[string]string) (map[string]stri
 		}
 	}
 	return out, nil
+}
+
+// checkDatacenters refuses NetworkTopologyStrategy options that name no
+// datacenter of the cluster, and from 2025.4 gives a keyspace that names
+// none one replica per rack in each DC.
+func (ec *execCtx) checkDatacenters(opts map[string]string, keyspace string) error {
+	racks := ec.racksPerDC()
+	for k := range opts {
+		if _, dc := racks[k]; !dc && k != "class" && k != "replication_factor" {
+			return ec.unknownDCError(k, keyspace)
+		}
+	}
+	if len(opts) == 1 && ec.defaultReplicationClass() {
+		for dc, n := range racks {
+			opts[dc] = strconv.Itoa(n)
+		}
+	}
+	return nil
 }
 
 func (ec *execCtx) datacenters() []string {
@@ -531,7 +573,7 @@ func nonKeyColumns(x *cqlparse.CreateTable, key map[string]bool) (statics, regul
 // order: per column in definition order, default_time_to_live and tablets;
 // then counters in the primary key; then counter and non-counter regular
 // columns mixed.
-func checkCounterTable(ks *engine.Keyspace, x *cqlparse.CreateTable, t *engine.Table) error {
+func checkCounterTable(ks *engine.Keyspace, x *cqlparse.CreateTable, t *engine.Table, countersWithTablets bool) error {
 	ttl := 0
 	if v, ok := t.Options["default_time_to_live"]; ok {
 		ttl, _ = strconv.Atoi(v)
@@ -545,9 +587,10 @@ func checkCounterTable(ks *engine.Keyspace, x *cqlparse.CreateTable, t *engine.T
 		if ttl > 0 {
 			return engine.Errorf(engine.CodeInvalid, "Cannot set default_time_to_live on a table with counters")
 		}
-		// 2025.1 to 2025.4 refuse counters in tablet keyspaces (the
-		// counters_with_tablets feature came later).
-		if ks != nil && ks.TabletsEnabled {
+		// 2025.1 to 2025.4 refuse counters in tablet keyspaces;
+		// COUNTERS_WITH_TABLETS (gms/feature_service.hh, from 2026.1)
+		// lifts it (cql3/statements/create_table_statement.cc).
+		if ks != nil && ks.TabletsEnabled && !countersWithTablets {
 			return engine.Errorf(engine.CodeInvalid, "Cannot use the 'counter' type for table %s.%s: Counters are not yet supported with tablets", t.Keyspace, t.Name)
 		}
 	}

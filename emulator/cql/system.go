@@ -380,12 +380,14 @@ func init() {
 		sch := schemaOf(s)
 		var rows []map[string][]byte
 		for _, name := range sortedKeyspaces(sch) {
+			// db/schema_tables.cc make_create_keyspace_mutations: a
+			// keyspace has a row only with initial_tablets (tablets) or
+			// storage options (LOCAL has none).
 			ks := sch.Keyspaces[name]
-			r := map[string][]byte{"keyspace_name": encText(ks.Name)}
-			if ks.TabletsEnabled {
-				r["initial_tablets"] = encInt(ks.Tablets)
+			if !ks.TabletsEnabled {
+				continue
 			}
-			rows = append(rows, r)
+			rows = append(rows, map[string][]byte{"keyspace_name": encText(ks.Name), "initial_tablets": encInt(ks.Tablets)})
 		}
 		return rows
 	})

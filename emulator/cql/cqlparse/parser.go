@@ -313,7 +313,7 @@ func (p *parser) statement() (Statement, error) {
 		p.i++
 		if p.acceptKw("keyspace") || p.acceptKw("schema") {
 			p.stmt = "ALTER KEYSPACE"
-			name, err := p.ident("keyspace name")
+			name, err := p.keyspaceName()
 			if err != nil {
 				return nil, err
 			}
@@ -444,11 +444,16 @@ func (p *parser) createKeyspace() (Statement, error) {
 	if err != nil {
 		return nil, err
 	}
-	name, err := p.ident("keyspace name")
+	name, err := p.keyspaceName()
 	if err != nil {
 		return nil, err
 	}
 	st := &CreateKeyspace{Keyspace: name, IfNotExists: ine, Options: map[string]Term{}}
+	// cql3/Cql.g createKeyspaceStatement: WITH properties is optional
+	// (from 2025.4; the replication then defaults, ks_prop_defs.cc).
+	if t := p.peek(); t.kind == tEOF || (t.kind != tIdent && t.text == ";") {
+		return st, nil
+	}
 	if err := p.expectKw("with"); err != nil {
 		return nil, err
 	}
@@ -456,6 +461,15 @@ func (p *parser) createKeyspace() (Statement, error) {
 		return nil, err
 	}
 	return st, nil
+}
+
+// keyspaceName reads a keyspace name; an unquoted WITH is the keyword
+// (Cql.g reserves it), so "CREATE KEYSPACE WITH WITH ..." is a syntax error.
+func (p *parser) keyspaceName() (string, error) {
+	if t := p.peek(); t.kind == tIdent && strings.EqualFold(t.text, "with") {
+		return "", p.errf("expecting keyspace name, got %s", t)
+	}
+	return p.ident("keyspace name")
 }
 
 func (p *parser) cqlType() (string, error) {
