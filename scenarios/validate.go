@@ -2,14 +2,11 @@ package scenarios
 
 import (
 	"fmt"
-	"net"
-	"os"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
 )
 
@@ -29,334 +26,287 @@ var (
 )
 
 // validate checks the resolved scenario and records every problem.
-func validate(s *Scenario, d *decoder) {
-	oneOf := func(path, v string, allowed []string) {
-		if !slices.Contains(allowed, v) {
-			d.problem(path, "%q is not one of %s", v, strings.Join(allowed, ", "))
-		}
+// Check validates the scenario section by section and returns every
+// problem as a *FieldError, in the order of the sections (k6's
+// options.Validate: a []error, not the first error; the name Validate is
+// the validate: section's). given says which
+// fields the file or --set gave (nil: none); loading places each problem
+// at its field's line.
+func (s *Scenario) Check(given Given) []error {
+	if given == nil {
+		given = func(string) bool { return false }
 	}
-	positive := func(path string, v float64) {
-		if v <= 0 {
-			d.problem(path, "must be > 0")
-		}
-	}
-	nonNegative := func(path string, v float64) {
-		if v < 0 {
-			d.problem(path, "must be >= 0")
-		}
-	}
-	instanceType := func(path, name string) {
-		it, err := provision.LookupInstanceType(name)
-		if err != nil {
-			d.problem(path, "%v", err)
-		} else if it.StorageGB <= 0 {
-			d.problem(path, "%s has no local storage and cannot be a database node", name)
-		}
-	}
-
+	var errs checks
 	if s.Name == "" {
-		d.problem("name", "is required")
+		errs.add("name", "is required")
 	} else if !reName.MatchString(s.Name) {
-		d.problem("name", "%q must be 1-100 letters, digits, '.', '_' or '-' (it names run directories)", s.Name)
+		errs.add("name", "%q must be 1-100 letters, digits, '.', '_' or '-' (it names run directories)", s.Name)
 	}
-	oneOf("backend", s.Backend, backends)
+	errs.oneOf("backend", s.Backend, backends)
+	errs = append(errs, s.Cluster.Validate()...)
+	errs = append(errs, s.Dataset.Validate(len(s.Cluster.Racks)*s.Cluster.NodesPerRack, given)...)
+	errs = append(errs, s.Workload.Validate(given)...)
+	errs.positive("steady_state", float64(s.SteadyState))
+	if s.Compactions.Wait {
+		errs.positive("compactions.quiet", float64(s.Compactions.Quiet))
+	}
+	errs.nonNegative("final_hold", float64(s.FinalHold))
+	errs = append(errs, s.validateNemesis(given)...)
+	errs = append(errs, s.validateThresholds(given)...)
+	errs.positive("report.disk_balance_every", float64(s.Report.DiskBalanceEvery))
+	errs = append(errs, s.Thresholds.RackBalance.Validate()...)
+	errs = append(errs, s.Validate.Validate()...)
+	errs = append(errs, s.Report.Validate()...)
+	errs = append(errs, s.Timeouts.Validate()...)
+	errs = append(errs, s.validateBackends()...)
+	errs = append(errs, s.validateErrors()...)
+	return errs
+}
 
-	// cluster
-	c := s.Cluster
-	oneOf("cluster.flavour", c.Flavour, flavours)
+// validate records the scenario's problems in the decoder, each at its
+// field's line (a field that could not be decoded is not judged again).
+func validate(s *Scenario, d *decoder) {
+	for _, err := range s.Check(d.isSet) {
+		fe := err.(*FieldError)
+		d.problem(fe.Path, "%s", fe.Msg)
+	}
+}
+
+// Validate checks the initial cluster.
+func (c Cluster) Validate() []error {
+	var errs checks
+	errs.oneOf("cluster.flavour", c.Flavour, flavours)
 	if !reIdentifier.MatchString(c.DC) {
-		d.problem("cluster.dc", "%q is not a valid data centre name (letters, digits, _)", c.DC)
+		errs.add("cluster.dc", "%q is not a valid data centre name (letters, digits, _)", c.DC)
 	}
 	if len(c.Racks) == 0 {
-		d.problem("cluster.racks", "at least one rack is required")
+		errs.add("cluster.racks", "at least one rack is required")
 	}
 	seenRack := map[string]bool{}
 	for i, r := range c.Racks {
 		p := fmt.Sprintf("cluster.racks.%d", i)
 		if r == "" || strings.ContainsAny(r, " \t\n'\"") {
-			d.problem(p, "rack name %q must be non-empty without spaces or quotes", r)
+			errs.add(p, "rack name %q must be non-empty without spaces or quotes", r)
 		} else if seenRack[r] {
-			d.problem(p, "duplicate rack %q", r)
+			errs.add(p, "duplicate rack %q", r)
 		}
 		seenRack[r] = true
 	}
 	if c.NodesPerRack < 1 {
-		d.problem("cluster.nodes_per_rack", "must be >= 1")
+		errs.add("cluster.nodes_per_rack", "must be >= 1")
 	} else if c.NodesPerRack > 100 {
-		d.problem("cluster.nodes_per_rack", "must be <= 100")
+		errs.add("cluster.nodes_per_rack", "must be <= 100")
 	}
-	instanceType("cluster.instance_type", c.InstanceType)
+	errs.instanceType("cluster.instance_type", c.InstanceType)
 	if c.TabletsInitial < 0 {
-		d.problem("cluster.tablets_initial", "must be >= 0 (0 = vnodes)")
+		errs.add("cluster.tablets_initial", "must be >= 0 (0 = vnodes)")
 	} else if c.TabletsInitial > 0 && c.Flavour == FlavourCassandra {
-		d.problem("cluster.tablets_initial", "cassandra has no tablets; use 0")
+		errs.add("cluster.tablets_initial", "cassandra has no tablets; use 0")
 	}
-	initialNodes := len(c.Racks) * c.NodesPerRack
+	return errs
+}
 
-	// dataset
-	ds := s.Dataset
+// Validate checks the dataset; initialNodes bounds the replication factor.
+func (ds Dataset) Validate(initialNodes int, given Given) []error {
+	var errs checks
 	if ds.RF < 1 {
-		d.problem("dataset.rf", "must be >= 1")
+		errs.add("dataset.rf", "must be >= 1")
 	} else if initialNodes > 0 && ds.RF > initialNodes {
-		d.problem("dataset.rf", "%d is more than the %d initial nodes", ds.RF, initialNodes)
+		errs.add("dataset.rf", "%d is more than the %d initial nodes", ds.RF, initialNodes)
 	}
 	if !reIdentifier.MatchString(ds.Keyspace) {
-		d.problem("dataset.keyspace", "%q is not a valid CQL identifier (a letter, then letters, digits or _; at most 48)", ds.Keyspace)
+		errs.add("dataset.keyspace", "%q is not a valid CQL identifier (a letter, then letters, digits or _; at most 48)", ds.Keyspace)
 	}
 	if !reIdentifier.MatchString(ds.Table) {
-		d.problem("dataset.table", "%q is not a valid CQL identifier (a letter, then letters, digits or _; at most 48)", ds.Table)
+		errs.add("dataset.table", "%q is not a valid CQL identifier (a letter, then letters, digits or _; at most 48)", ds.Table)
 	}
 	vs := ds.ValueSize
 	switch {
 	case vs.Min < 1:
-		d.problem(vsPath(d, "min"), "must be at least 1B")
+		errs.add(vsPath(given, "min"), "must be at least 1B")
 	case vs.Max < vs.Min:
-		d.problem("dataset.value_size.max", "%s is less than min %s", vs.Max, vs.Min)
+		errs.add("dataset.value_size.max", "%s is less than min %s", vs.Max, vs.Min)
 	case vs.Max > 16<<20:
-		d.problem(vsPath(d, "max"), "%s is more than 16MiB", vs.Max)
+		errs.add(vsPath(given, "max"), "%s is more than 16MiB", vs.Max)
 	}
-	oneOf("dataset.key_distribution", ds.KeyDistribution, distributions)
+	errs.oneOf("dataset.key_distribution", ds.KeyDistribution, distributions)
 	seenFill := map[string]bool{}
 	var prev Percent
 	for i, f := range ds.Fill {
 		p := fmt.Sprintf("dataset.fill.%d", i)
 		if seenFill[f.Name] {
-			d.problem(p+".name", "duplicate fill phase name %q", f.Name)
+			errs.add(p+".name", "duplicate fill phase name %q", f.Name)
 		}
 		seenFill[f.Name] = true
-		oneOf(p+".by", f.By, []string{FillByMax, FillByAverage})
+		errs.oneOf(p+".by", f.By, []string{FillByMax, FillByAverage})
 		switch {
 		case f.TargetPercent <= 0 || f.TargetPercent >= 100:
-			d.problem(p+".target_percent", "must be between 0%% and 100%% (exclusive), got %v", f.TargetPercent)
+			errs.add(p+".target_percent", "must be between 0%% and 100%% (exclusive), got %v", f.TargetPercent)
 		case f.TargetPercent <= prev:
-			d.problem(p+".target_percent", "%v must be above the previous phase's %v", f.TargetPercent, prev)
+			errs.add(p+".target_percent", "%v must be above the previous phase's %v", f.TargetPercent, prev)
 		}
 		if f.TargetPercent > prev {
 			prev = f.TargetPercent
 		}
 	}
 	if ds.FillConcurrency < 1 {
-		d.problem("dataset.fill_concurrency", "must be >= 1")
+		errs.add("dataset.fill_concurrency", "must be >= 1")
 	}
-	nonNegative("dataset.fill_rate", float64(ds.FillRate))
+	errs.nonNegative("dataset.fill_rate", float64(ds.FillRate))
+	return errs
+}
 
-	// workload
-	w := s.Workload
-	nonNegative("workload.mix.write", w.Mix.Write)
-	nonNegative("workload.mix.read", w.Mix.Read)
+// Validate checks the workload.
+func (w Workload) Validate(given Given) []error {
+	var errs checks
+	errs.nonNegative("workload.mix.write", w.Mix.Write)
+	errs.nonNegative("workload.mix.read", w.Mix.Read)
 	if w.Mix.Write >= 0 && w.Mix.Read >= 0 && w.Mix.Write+w.Mix.Read == 0 {
-		d.problem("workload.mix", "write and read cannot both be 0")
+		errs.add("workload.mix", "write and read cannot both be 0")
 	}
 	switch {
-	case d.isSet("workload.rate") && d.isSet("workload.load_percent"):
-		d.problem("workload.rate", "set either rate or load_percent, not both")
-	case d.isSet("workload.rate"):
-		positive("workload.rate", float64(w.Rate))
+	case given("workload.rate") && given("workload.load_percent"):
+		errs.add("workload.rate", "set either rate or load_percent, not both")
+	case given("workload.rate"):
+		errs.positive("workload.rate", float64(w.Rate))
 	default:
 		if w.LoadPercent <= 0 || w.LoadPercent > 200 {
-			d.problem("workload.load_percent", "must be in (0%%, 200%%], got %v", w.LoadPercent)
+			errs.add("workload.load_percent", "must be in (0%%, 200%%], got %v", w.LoadPercent)
 		}
 	}
-	positive("workload.calibration", float64(w.Calibration))
+	errs.positive("workload.calibration", float64(w.Calibration))
 	if w.Concurrency < 1 {
-		d.problem("workload.concurrency", "must be >= 1")
+		errs.add("workload.concurrency", "must be >= 1")
 	}
-	oneOf("workload.consistency.write", strings.ToUpper(w.Consistency.Write), consistencyCLs)
-	oneOf("workload.consistency.read", strings.ToUpper(w.Consistency.Read), consistencyCLs)
-	oneOf("workload.distribution", w.Distribution, distributions)
+	errs.oneOf("workload.consistency.write", strings.ToUpper(w.Consistency.Write), consistencyCLs)
+	errs.oneOf("workload.consistency.read", strings.ToUpper(w.Consistency.Read), consistencyCLs)
+	errs.oneOf("workload.distribution", w.Distribution, distributions)
+	return errs
+}
 
-	positive("steady_state", float64(s.SteadyState))
-	if s.Compactions.Wait {
-		positive("compactions.quiet", float64(s.Compactions.Quiet))
-	}
-	nonNegative("final_hold", float64(s.FinalHold))
-
-	validateNemesis(s, d, instanceType, oneOf, positive)
-
-	// thresholds
+// validateThresholds checks thresholds: cycle limits, duration ceilings,
+// the recovery rule and the baseline rules, which name the scenario's
+// cycles, steps and fills.
+func (s *Scenario) validateThresholds(given Given) []error {
+	var errs checks
 	for i, t := range s.Thresholds.Cycles {
 		p := fmt.Sprintf("thresholds.cycles.%d", i)
 		if !validCycle(s, t.Cycle) {
-			d.problem(p+".cycle", "%q is not \"*\", steady_state, nemesis, \"Cycle #N\" or a nemesis step name", t.Cycle)
+			errs.add(p+".cycle", "%q is not \"*\", steady_state, nemesis, \"Cycle #N\" or a nemesis step name", t.Cycle)
 		}
 		n := 0
 		for _, m := range t.metrics() {
 			mp := p + "." + m.key()
-			if d.isSet(mp) {
-				positive(mp, m.v)
+			if given(mp) {
+				errs.positive(mp, m.v)
 				n++
 			}
 		}
 		if n == 0 {
-			d.problem(p, "sets no limit (write_p90_ms, write_p99_ms, read_p90_ms, read_p99_ms, write_ops_per_sec, read_ops_per_sec, total_ops_per_sec, or *_ratio_to_steady)")
+			errs.add(p, "sets no limit (write_p90_ms, write_p99_ms, read_p90_ms, read_p99_ms, write_ops_per_sec, read_ops_per_sec, total_ops_per_sec, or *_ratio_to_steady)")
 		}
 	}
 	for _, l := range s.Thresholds.Durations {
 		p := "thresholds.durations." + l.Name
 		switch {
 		case !validDurationName(s, l.Name):
-			d.problem(p, "unknown duration %q%s", l.Name, Suggest(l.Name, durationNames(s)))
+			errs.add(p, "unknown duration %q%s", l.Name, Suggest(l.Name, durationNames(s)))
 		case l.PlanFactor > 0 && !plannedDuration(s, l.Name):
-			d.problem(p, "%q has no plan estimate (a hook or hold step, the wait for compactions): give a duration such as 30m", l.Name)
+			errs.add(p, "%q has no plan estimate (a hook or hold step, the wait for compactions): give a duration such as 30m", l.Name)
 		case l.PlanFactor == 0:
-			positive(p, float64(l.Max))
+			errs.positive(p, float64(l.Max))
 		}
 	}
 	if n := s.Thresholds.Recovery.Intervals; n < 1 || n > 3600 {
-		d.problem("thresholds.recovery.intervals", "must be within 1..3600 (consecutive intervals within target), got %d", n)
+		errs.add("thresholds.recovery.intervals", "must be within 1..3600 (consecutive intervals within target), got %d", n)
 	}
-	validateBaselineRules(s, d)
+	errs = append(errs, s.validateBaselineRules()...)
+	return errs
+}
 
-	positive("report.disk_balance_every", float64(s.Report.DiskBalanceEvery))
-	positive("thresholds.rack_balance.max_spread", float64(s.Thresholds.RackBalance.MaxSpread))
-	if a := s.Thresholds.RackBalance.Action; a != RackBalanceWarn && a != RackBalanceFail {
-		d.problem("thresholds.rack_balance.action", "%q is not warn or fail%s", a, Suggest(a, []string{RackBalanceWarn, RackBalanceFail}))
+// Validate checks the rack balance threshold.
+func (r RackBalance) Validate() []error {
+	var errs checks
+	errs.positive("thresholds.rack_balance.max_spread", float64(r.MaxSpread))
+	if a := r.Action; a != RackBalanceWarn && a != RackBalanceFail {
+		errs.add("thresholds.rack_balance.action", "%q is not warn or fail%s", a, Suggest(a, []string{RackBalanceWarn, RackBalanceFail}))
 	}
-	if cl := strings.ToUpper(s.Validate.Consistency); !slices.Contains(validateCLs, cl) {
-		d.problem("validate.consistency", "%q is not a read consistency level%s", s.Validate.Consistency, Suggest(cl, validateCLs))
-	}
-	if r := s.Validate.TokenRanges; r > results.RingParts {
-		d.problem("validate.token_ranges", "the ring is cut into %d ranges: at most %d, or \"all\"", results.RingParts, results.RingParts)
-	}
+	return errs
+}
 
+// Validate checks the data validation.
+func (v Validate) Validate() []error {
+	var errs checks
+	if cl := strings.ToUpper(v.Consistency); !slices.Contains(validateCLs, cl) {
+		errs.add("validate.consistency", "%q is not a read consistency level%s", v.Consistency, Suggest(cl, validateCLs))
+	}
+	if r := v.TokenRanges; r > results.RingParts {
+		errs.add("validate.token_ranges", "the ring is cut into %d ranges: at most %d, or \"all\"", results.RingParts, results.RingParts)
+	}
+	return errs
+}
+
+// Validate checks the report's formats and dashboard link.
+func (r Report) Validate() []error {
+	var errs checks
 	seenFmt := map[string]bool{}
-	for i, f := range s.Report.Formats {
+	for i, f := range r.Formats {
 		p := fmt.Sprintf("report.formats.%d", i)
-		oneOf(p, f, reportFormats)
+		errs.oneOf(p, f, reportFormats)
 		if seenFmt[f] {
-			d.problem(p, "duplicate format %q", f)
+			errs.add(p, "duplicate format %q", f)
 		}
 		seenFmt[f] = true
 	}
 
-	if u := s.Report.DashboardURL; u != "" {
+	if u := r.DashboardURL; u != "" {
 		if err := results.CheckDashboardURL(u); err != nil {
-			d.problem("report.dashboard_url", "%v", err)
+			errs.add("report.dashboard_url", "%v", err)
 		}
 	}
+	return errs
+}
 
-	t := s.Timeouts
-	positive("timeouts.node_ready", float64(t.NodeReady))
-	positive("timeouts.data_balanced", float64(t.DataBalanced))
-	positive("timeouts.latency_recovered", float64(t.LatencyRecovered))
-	positive("timeouts.fill", float64(t.Fill))
-	positive("timeouts.step", float64(t.Step))
-	positive("timeouts.teardown", float64(t.Teardown))
-	positive("timeouts.compactions", float64(t.Compactions))
-
-	l := s.Local
-	positive("local.storage_scale_mib_per_gb", l.StorageScaleMiBPerGB)
-	positive("local.ops_per_vcpu", l.OpsPerVCPU)
-	positive("local.stream_mib_per_vcpu", l.StreamMiBPerVCPU)
-	if l.TimeScale <= 0 || l.TimeScale > 1 {
-		d.problem("local.time_scale", "must be in (0, 1], got %v", l.TimeScale)
-	}
-	if ip := net.ParseIP(l.BaseAddress); ip == nil || ip.To4() == nil {
-		d.problem("local.base_address", "%q is not an IPv4 address", l.BaseAddress)
-	} else if s.Backend == BackendLocal && !ip.IsLoopback() {
-		d.problem("local.base_address", "%q is not a loopback address (127.0.0.0/8)", l.BaseAddress)
-	}
-	if s.Backend == BackendLocal {
-		if err := provision.CheckLocalDataDir(l.DataDir); err != nil {
-			d.problem("local.data_dir", "%v", err)
-		}
-	}
-	if l.Loaders < 0 || l.Loaders > 64 {
-		d.problem("local.loaders", "must be within 0..64")
-	}
-	if l.BlockedReactorNotifyMS < 1 {
-		d.problem("local.blocked_reactor_notify_ms", "must be >= 1")
-	}
-
-	if s.Docker.SMP < 1 {
-		d.problem("docker.smp", "must be >= 1")
-	}
-	if s.Docker.Memory < 256<<20 {
-		d.problem("docker.memory", "%s is less than 256MiB", s.Docker.Memory)
-	}
-	if s.Docker.StorageScaleMiBPerGB < 0 {
-		d.problem("docker.storage_scale_mib_per_gb", "must be >= 0 (0: the image's default), got %v", s.Docker.StorageScaleMiBPerGB)
-	}
-	if s.Docker.TimeScale < 0 || s.Docker.TimeScale > 1 {
-		d.problem("docker.time_scale", "must be in [0, 1] (0: the image's default), got %v", s.Docker.TimeScale)
-	}
-	if err := provision.CheckDockerDataMount(s.Docker.DataMount); err != nil {
-		d.problem("docker.data_mount", "%v", err)
-	}
-
-	if s.Backend == BackendAWS {
-		a := s.AWS
-		if a.Region == "" {
-			d.problem("aws.region", "is required")
-		}
-		if len(a.AvailabilityZones) != len(c.Racks) {
-			d.problem("aws.availability_zones", "has %d zones for %d racks; give one zone per rack", len(a.AvailabilityZones), len(c.Racks))
-		}
-		if a.LoaderCount < 0 {
-			d.problem("aws.loader_count", "must be >= 0")
-		}
-		if _, err := provision.LookupInstanceType(a.LoaderInstanceType); err != nil && a.LoaderCount > 0 {
-			d.problem("aws.loader_instance_type", "%v", err)
-		}
-		if a.LoaderCount > 0 && a.LoaderBinary != "" {
-			if st, err := os.Stat(a.LoaderBinary); err != nil {
-				d.problem("aws.loader_binary", "%v", err)
-			} else if st.IsDir() || st.Mode()&0o111 == 0 {
-				d.problem("aws.loader_binary", "%s is not an executable file", a.LoaderBinary)
-			}
-		}
-		positive("aws.ttl", float64(a.TTL))
-	}
-	if s.Backend == BackendStatic && len(s.Static.Hosts) == 0 {
-		d.problem("static.hosts", "the static backend needs at least one host")
-	}
-	for i, h := range s.Static.Hosts {
-		if strings.TrimSpace(h) == "" || strings.ContainsAny(h, " \t/") {
-			d.problem(fmt.Sprintf("static.hosts.%d", i), "%q is not a host address", h)
-		}
-	}
-	for _, c := range []struct {
-		key string
-		cmd *Command
-	}{{"add_node", s.Static.AddNode}, {"remove_node", s.Static.RemoveNode}, {"stop_node", s.Static.StopNode}, {"kill_node", s.Static.KillNode}, {"start_node", s.Static.StartNode}} {
-		if c.cmd == nil {
-			continue
-		}
-		p := "static." + c.key
-		if strings.TrimSpace(c.cmd.Command) == "" {
-			d.problem(p+".command", "is required")
-		}
-		positive(p+".timeout", float64(c.cmd.Timeout))
-	}
-	validateErrors(s, d)
+// Validate checks that every wait has a limit.
+func (t Timeouts) Validate() []error {
+	var errs checks
+	errs.positive("timeouts.node_ready", float64(t.NodeReady))
+	errs.positive("timeouts.data_balanced", float64(t.DataBalanced))
+	errs.positive("timeouts.latency_recovered", float64(t.LatencyRecovered))
+	errs.positive("timeouts.fill", float64(t.Fill))
+	errs.positive("timeouts.step", float64(t.Step))
+	errs.positive("timeouts.teardown", float64(t.Teardown))
+	errs.positive("timeouts.compactions", float64(t.Compactions))
+	return errs
 }
 
 // validateErrors checks expected_errors and severities.
-func validateErrors(s *Scenario, d *decoder) {
+func (s *Scenario) validateErrors() []error {
+	var errs checks
 	types := results.ErrorTypes()
 	knownType := func(path, t string) {
 		if !slices.Contains(types, t) {
-			d.problem(path, "unknown error type %q%s", t, Suggest(t, types))
+			errs.add(path, "unknown error type %q%s", t, Suggest(t, types))
 		}
 	}
 	for i, f := range s.ExpectedErrors {
 		p := fmt.Sprintf("expected_errors.%d", i)
 		if f.Type == "" && f.Regex == "" {
-			d.problem(p, "needs a type or a regex")
+			errs.add(p, "needs a type or a regex")
 		}
 		if f.Type != "" {
 			knownType(p+".type", f.Type)
 		}
 		if f.Regex != "" {
 			if _, err := regexp.Compile(f.Regex); err != nil {
-				d.problem(p+".regex", "%q is not a regular expression: %v", f.Regex, err)
+				errs.add(p+".regex", "%q is not a regular expression: %v", f.Regex, err)
 			}
 		}
 		if f.During != "" && !validDuring(s, f.During) {
-			d.problem(p+".during", "%q is not a nemesis step, cycle or phase%s", f.During, Suggest(f.During, duringNames(s)))
+			errs.add(p+".during", "%q is not a nemesis step, cycle or phase%s", f.During, Suggest(f.During, duringNames(s)))
 		}
 		if f.MaxCount < 0 {
-			d.problem(p+".max_count", "must be >= 0")
+			errs.add(p+".max_count", "must be >= 0")
 		}
 	}
 	keys := make([]string, 0, len(s.Severities))
@@ -367,9 +317,10 @@ func validateErrors(s *Scenario, d *decoder) {
 	for _, k := range keys {
 		knownType("severities."+k, k)
 		if v := s.Severities[k]; !slices.Contains(results.Severities, v) {
-			d.problem("severities."+k, "%q is not one of %s", v, strings.Join(results.Severities, ", "))
+			errs.add("severities."+k, "%q is not one of %s", v, strings.Join(results.Severities, ", "))
 		}
 	}
+	return errs
 }
 
 // duringNames are what expected_errors[].during may name.
@@ -389,8 +340,8 @@ func validDuring(s *Scenario, v string) bool {
 }
 
 // vsPath names value_size itself when it was a scalar, else its min/max key.
-func vsPath(d *decoder, sub string) string {
-	if d.isSet("dataset.value_size." + sub) {
+func vsPath(given Given, sub string) string {
+	if given("dataset.value_size." + sub) {
 		return "dataset.value_size." + sub
 	}
 	return "dataset.value_size"
@@ -429,7 +380,8 @@ func (t CycleThreshold) metrics() []metricValue {
 	}
 }
 
-func validateNemesis(s *Scenario, d *decoder, instanceType func(string, string), oneOf func(string, string, []string), positive func(string, float64)) {
+func (s *Scenario) validateNemesis(given Given) []error {
+	var errs checks
 	// Track nodes per rack through the sequence to catch shrinking below RF or to nothing.
 	perRack := map[string]int{}
 	for _, r := range s.Cluster.Racks {
@@ -448,7 +400,7 @@ func validateNemesis(s *Scenario, d *decoder, instanceType func(string, string),
 		}
 		for i, r := range racks {
 			if _, ok := perRack[r]; !ok {
-				d.problem(fmt.Sprintf("%s.racks.%d", p, i), "unknown rack %q (cluster.racks: %s)", r, strings.Join(s.Cluster.Racks, ", "))
+				errs.add(fmt.Sprintf("%s.racks.%d", p, i), "unknown rack %q (cluster.racks: %s)", r, strings.Join(s.Cluster.Racks, ", "))
 			}
 		}
 		return racks
@@ -457,19 +409,19 @@ func validateNemesis(s *Scenario, d *decoder, instanceType func(string, string),
 	remove := func(p string, names []string, countPerRack int, racks []string) {
 		racks = racksOf(p, racks)
 		switch {
-		case len(names) > 0 && d.isSet(p+".count_per_rack"):
-			d.problem(p+".nodes", "set either nodes or count_per_rack, not both")
+		case len(names) > 0 && given(p+".count_per_rack"):
+			errs.add(p+".nodes", "set either nodes or count_per_rack, not both")
 		case len(names) > 0:
-			checkNodeNames(d, p+".nodes", names)
+			checkNodeNames(&errs, p+".nodes", names)
 			if left := total() - len(names); left < s.Dataset.RF {
-				d.problem(p+".nodes", "removing %d node(s) leaves %d, fewer than rf=%d", len(names), left, s.Dataset.RF)
+				errs.add(p+".nodes", "removing %d node(s) leaves %d, fewer than rf=%d", len(names), left, s.Dataset.RF)
 			}
 			// A name does not say which rack it is in; count it against the first.
 			if len(racks) > 0 {
 				perRack[racks[0]] -= len(names)
 			}
 		case countPerRack < 1:
-			d.problem(p+".count_per_rack", "must be >= 1")
+			errs.add(p+".count_per_rack", "must be >= 1")
 		default:
 			for _, r := range racks {
 				n, ok := perRack[r]
@@ -477,12 +429,12 @@ func validateNemesis(s *Scenario, d *decoder, instanceType func(string, string),
 					continue
 				}
 				if n-countPerRack < 1 {
-					d.problem(p+".count_per_rack", "removing %d from rack %s leaves %d nodes there", countPerRack, r, n-countPerRack)
+					errs.add(p+".count_per_rack", "removing %d from rack %s leaves %d nodes there", countPerRack, r, n-countPerRack)
 				}
 				perRack[r] = n - countPerRack
 			}
 			if total() < s.Dataset.RF {
-				d.problem(p+".count_per_rack", "leaves %d nodes, fewer than rf=%d", total(), s.Dataset.RF)
+				errs.add(p+".count_per_rack", "leaves %d nodes, fewer than rf=%d", total(), s.Dataset.RF)
 			}
 		}
 	}
@@ -493,59 +445,60 @@ func validateNemesis(s *Scenario, d *decoder, instanceType func(string, string),
 		}
 		p := fmt.Sprintf("nemesis.%d.%s", i, st.kind)
 		if seenName[st.Name] {
-			d.problem(p+".name", "duplicate step name %q", st.Name)
+			errs.add(p+".name", "duplicate step name %q", st.Name)
 		}
 		seenName[st.Name] = true
 		if s.Backend == BackendStatic && st.Grow != nil && s.Static.AddNode == nil {
-			d.problem(p, "the static backend adds nodes only through static.add_node (a command that starts one)")
+			errs.add(p, "the static backend adds nodes only through static.add_node (a command that starts one)")
 		}
 		switch {
 		case st.Grow != nil:
 			g := st.Grow
-			instanceType(p+".instance_type", g.InstanceType)
+			errs.instanceType(p+".instance_type", g.InstanceType)
 			if g.CountPerRack < 1 || g.CountPerRack > 100 {
-				d.problem(p+".count_per_rack", "must be 1..100")
+				errs.add(p+".count_per_rack", "must be 1..100")
 			}
-			oneOf(p+".mode", g.Mode, modes)
+			errs.oneOf(p+".mode", g.Mode, modes)
 			for _, r := range racksOf(p, g.Racks) {
 				if _, ok := perRack[r]; ok {
 					perRack[r] += g.CountPerRack
 				}
 			}
 		case st.Shrink != nil:
-			oneOf(p+".mode", st.Shrink.Mode, modes)
+			errs.oneOf(p+".mode", st.Shrink.Mode, modes)
 			remove(p, st.Shrink.Nodes, st.Shrink.CountPerRack, st.Shrink.Racks)
 		case st.Drain != nil:
 			remove(p, st.Drain.Nodes, st.Drain.CountPerRack, st.Drain.Racks)
-			oneOf(p+".mode", st.Drain.Mode, modes)
+			errs.oneOf(p+".mode", st.Drain.Mode, modes)
 			if st.Drain.Workers != 0 {
-				d.problem(p+".workers", "is not a ScyllaDB setting: how many nodes drain at once is the database version's (before 2026.1 the topology coordinator executes one node request at a time, scylladb service/topology_coordinator.cc; from 2026.1 every node requested to leave is drained in parallel); use mode: parallel to request every removal at once")
+				errs.add(p+".workers", "is not a ScyllaDB setting: how many nodes drain at once is the database version's (before 2026.1 the topology coordinator executes one node request at a time, scylladb service/topology_coordinator.cc; from 2026.1 every node requested to leave is drained in parallel); use mode: parallel to request every removal at once")
 			}
 		case st.Hold != nil:
-			positive(p+".duration", float64(st.Hold.Duration))
+			errs.positive(p+".duration", float64(st.Hold.Duration))
 		case st.Hook != nil:
 			h := st.Hook
 			if strings.TrimSpace(h.Command) == "" {
-				d.problem(p+".command", "is required")
+				errs.add(p+".command", "is required")
 			}
-			positive(p+".timeout", float64(h.Timeout))
+			errs.positive(p+".timeout", float64(h.Timeout))
 			for k := range h.Env {
 				if k == "" || strings.ContainsAny(k, "= \t") {
-					d.problem(p+".env."+k, "invalid environment variable name %q", k)
+					errs.add(p+".env."+k, "invalid environment variable name %q", k)
 				}
 			}
 		}
 	}
+	return errs
 }
 
-func checkNodeNames(d *decoder, path string, names []string) {
+func checkNodeNames(errs *checks, path string, names []string) {
 	seen := map[string]bool{}
 	for i, n := range names {
 		p := fmt.Sprintf("%s.%d", path, i)
 		if strings.TrimSpace(n) == "" {
-			d.problem(p, "node name must not be empty")
+			errs.add(p, "node name must not be empty")
 		} else if seen[n] {
-			d.problem(p, "duplicate node %q", n)
+			errs.add(p, "duplicate node %q", n)
 		}
 		seen[n] = true
 	}
@@ -606,31 +559,32 @@ func plannedDuration(s *Scenario, name string) bool {
 
 // validateBaselineRules checks thresholds.baseline: every rule names a
 // known cycle or duration and sets a sound limit.
-func validateBaselineRules(s *Scenario, d *decoder) {
+func (s *Scenario) validateBaselineRules() []error {
+	var errs checks
 	rule := func(p string, r *Rule, floor bool) {
 		if r.BestPct == nil && r.BestAbs == nil && r.FixedLimit == nil {
-			d.problem(p, "sets no limit (best_pct, best_abs, fixed_limit)")
+			errs.add(p, "sets no limit (best_pct, best_abs, fixed_limit)")
 			return
 		}
 		if v := r.BestPct; v != nil {
 			switch {
 			case *v < 0:
-				d.problem(p+".best_pct", "must be >= 0 (percent of the best previous value)")
+				errs.add(p+".best_pct", "must be >= 0 (percent of the best previous value)")
 			case floor && *v >= 100:
-				d.problem(p+".best_pct", "must be below 100 for a throughput: the limit is best × (1 - best_pct/100)")
+				errs.add(p+".best_pct", "must be below 100 for a throughput: the limit is best × (1 - best_pct/100)")
 			}
 		}
 		if v := r.BestAbs; v != nil && *v < 0 {
-			d.problem(p+".best_abs", "must be >= 0 (in the metric's unit)")
+			errs.add(p+".best_abs", "must be >= 0 (in the metric's unit)")
 		}
 		if v := r.FixedLimit; v != nil && *v <= 0 {
-			d.problem(p+".fixed_limit", "must be > 0")
+			errs.add(p+".fixed_limit", "must be > 0")
 		}
 	}
 	for i, c := range s.Thresholds.Baseline.Cycles {
 		p := fmt.Sprintf("thresholds.baseline.cycles.%d", i)
 		if !validCycle(s, c.Cycle) {
-			d.problem(p+".cycle", "%q is not \"*\", steady_state, nemesis, \"Cycle #N\" or a nemesis step name", c.Cycle)
+			errs.add(p+".cycle", "%q is not \"*\", steady_state, nemesis, \"Cycle #N\" or a nemesis step name", c.Cycle)
 		}
 		n := 0
 		for _, m := range c.rules() {
@@ -640,16 +594,17 @@ func validateBaselineRules(s *Scenario, d *decoder) {
 			}
 		}
 		if n == 0 {
-			d.problem(p, "sets no rule (write_p90_ms, write_p99_ms, read_p90_ms, read_p99_ms, write_ops_per_sec, read_ops_per_sec, total_ops_per_sec: {best_pct, best_abs, fixed_limit})")
+			errs.add(p, "sets no rule (write_p90_ms, write_p99_ms, read_p90_ms, read_p99_ms, write_ops_per_sec, read_ops_per_sec, total_ops_per_sec: {best_pct, best_abs, fixed_limit})")
 		}
 	}
 	for _, bd := range s.Thresholds.Baseline.Durations {
 		p := "thresholds.baseline.durations." + bd.Name
 		if !validDurationName(s, bd.Name) {
-			d.problem(p, "unknown duration %q%s", bd.Name, Suggest(bd.Name, durationNames(s)))
+			errs.add(p, "unknown duration %q%s", bd.Name, Suggest(bd.Name, durationNames(s)))
 		}
 		rule(p, &bd.Rule, false)
 	}
+	return errs
 }
 
 type baselineMetric struct {
