@@ -28,25 +28,6 @@ import (
 // DataMountpoint is the data filesystem's mountpoint in node_exporter metrics.
 const DataMountpoint = "/var/lib/scylla"
 
-// Sample sources (NodeSample.Source).
-const (
-	// SourceNodeExporter: node_filesystem_{size,avail}_bytes of the data
-	// mountpoint from node_exporter (port 9100 beside every ScyllaDB node).
-	SourceNodeExporter = "node_exporter"
-	// SourceContainerDF: node_exporter could not be read (ScyllaDB's image
-	// has none from 2026.3), so df of the data directory ran inside the
-	// node (docker exec): the node's own file system.
-	SourceContainerDF = results.DiskSourceContainerDF
-	// SourceContainerDFHost: as SourceContainerDF, with nothing mounted at
-	// the data directory: the host's file system.
-	SourceContainerDFHost = results.DiskSourceContainerDFHost
-	// SourceRESTLoadFallback: node_exporter could not be read, so used is
-	// REST /storage_service/load (live SSTable bytes only: no commitlog,
-	// compaction space or filesystem overhead) against the instance type's
-	// catalog disk size. Reports warn when a run used it.
-	SourceRESTLoadFallback = results.DiskSourceRESTLoadFallback
-)
-
 // DefaultNodeExporterPort is node_exporter's port.
 const DefaultNodeExporterPort = 9100
 
@@ -196,7 +177,7 @@ func (m *DiskMonitor) Sample(ctx context.Context, n *cluster.Node) results.NodeS
 		avail, okA := fsValue(fams["node_filesystem_avail_bytes"])
 		if okS && okA {
 			s.DiskTotalBytes, s.DiskAvailBytes, s.DiskUsedBytes = size, avail, size-avail
-			s.Source = SourceNodeExporter
+			s.Source = results.DiskSourceNodeExporter
 			return s
 		}
 	}
@@ -218,7 +199,7 @@ func (m *DiskMonitor) Sample(ctx context.Context, n *cluster.Node) results.NodeS
 	}
 	s.DiskTotalBytes, s.DiskUsedBytes = n.DiskBytes, load
 	s.DiskAvailBytes = max(n.DiskBytes-load, 0)
-	s.Source = SourceRESTLoadFallback
+	s.Source = results.DiskSourceRESTLoadFallback
 	return s
 }
 

@@ -81,7 +81,7 @@ func TestDiskMonitorSnapshot(t *testing.T) {
 		t.Fatalf("MaxUsagePercent = %v, want node-1's 90", p)
 	}
 	latest := m.Latest()
-	if len(latest) != 2 || latest[0].Source != SourceNodeExporter || latest[1].Source != SourceRESTLoadFallback {
+	if len(latest) != 2 || latest[0].Source != results.DiskSourceNodeExporter || latest[1].Source != results.DiskSourceRESTLoadFallback {
 		t.Fatalf("latest = %+v", latest)
 	}
 	if latest[0].Metrics["reactor_stalls"] != 5 || latest[0].Metrics["tablets_count"] != 64 || len(latest[0].Metrics) != 2 {
@@ -151,10 +151,10 @@ func TestDiskMonitorInside(t *testing.T) {
 	var asked []string
 	m.Inside = func(ctx context.Context, n *cluster.Node) (provision.DiskUsage, error) {
 		asked = append(asked, n.Name)
-		return provision.DiskUsage{TotalBytes: 2e9, UsedBytes: 5e8, AvailBytes: 1.5e9, Source: SourceContainerDF}, nil
+		return provision.DiskUsage{TotalBytes: 2e9, UsedBytes: 5e8, AvailBytes: 1.5e9, Source: results.DiskSourceContainerDF}, nil
 	}
 	latest := m.SampleAll(context.Background())
-	if len(latest) != 2 || latest[0].Source != SourceNodeExporter || latest[1].Source != SourceContainerDF ||
+	if len(latest) != 2 || latest[0].Source != results.DiskSourceNodeExporter || latest[1].Source != results.DiskSourceContainerDF ||
 		latest[1].DiskTotalBytes != 2e9 || latest[1].DiskUsedBytes != 5e8 || strings.Join(asked, ",") != "node-2" {
 		t.Fatalf("samples %+v, asked %v", latest, asked)
 	}

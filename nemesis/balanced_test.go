@@ -53,7 +53,7 @@ func TestDataBalancedWaitsOutTheQuiesceWindow(t *testing.T) {
 	c := &windowCluster{fakeCluster: newFake("rack1", "rack2", "rack3"), balancedAt: -1}
 	r := &recorder{}
 	env := newEnv(c, r)
-	if err := Run(context.Background(), env, Step{Name: "grow", Kind: KindGrow, Mode: ModeParallel, InstanceType: "i4i.large", Racks: []string{"rack1"}, CountPerRack: 1}); err != nil {
+	if err := Run(context.Background(), env, Step{Name: "grow", Kind: results.KindGrow, Mode: results.ModeParallel, InstanceType: "i4i.large", Racks: []string{"rack1"}, CountPerRack: 1}); err != nil {
 		t.Fatal(err)
 	}
 	c.mu.Lock()

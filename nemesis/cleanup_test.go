@@ -30,7 +30,7 @@ func TestGrowCleansUpTheOldNodes(t *testing.T) {
 	env := newEnv(c, r)
 	cl := &recordingCleaner{}
 	env.Cleanup = Cleanup{Cleaner: cl}
-	if err := Run(context.Background(), env, Step{Name: "grow", Kind: KindGrow, Mode: ModeSerial, InstanceType: "i4i.large", CountPerRack: 1}); err != nil {
+	if err := Run(context.Background(), env, Step{Name: "grow", Kind: results.KindGrow, Mode: results.ModeSerial, InstanceType: "i4i.large", CountPerRack: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if len(cl.cleaned) != 2+3 {
@@ -49,7 +49,7 @@ func TestGrowRecordsSkippedCleanup(t *testing.T) {
 	r := &recorder{}
 	env := newEnv(c, r)
 	env.Cleanup = Cleanup{Skip: "tablets keyspace"}
-	if err := Run(context.Background(), env, Step{Name: "grow", Kind: KindGrow, InstanceType: "i4i.large", CountPerRack: 1}); err != nil {
+	if err := Run(context.Background(), env, Step{Name: "grow", Kind: results.KindGrow, InstanceType: "i4i.large", CountPerRack: 1}); err != nil {
 		t.Fatal(err)
 	}
 	var msg string

@@ -62,7 +62,7 @@ func runHook(ctx context.Context, env *Env, s Step) error {
 	if t.Soft > t.Hard {
 		t.Soft = t.Hard
 	}
-	base := results.Event{Step: s.Name, Kind: KindHook}
+	base := results.Event{Step: s.Name, Kind: results.KindHook}
 	ev := base
 	ev.Type, ev.Message = results.EventStepRequested, strings.Join(s.Command, " ")
 	env.emit(ev)

@@ -19,19 +19,6 @@ import (
 	"github.com/elasticity-dev/elasticity/results"
 )
 
-// Step kinds and modes are the results vocabulary (one definition, in
-// results): a scenario's shrink_cluster and decommission are both KindShrink.
-const (
-	KindGrow   = results.KindGrow
-	KindShrink = results.KindShrink
-	KindDrain  = results.KindDrain
-	KindHold   = results.KindHold
-	KindHook   = results.KindHook
-
-	ModeSerial   = results.ModeSerial
-	ModeParallel = results.ModeParallel
-)
-
 // Load is what a node still holds; drain polls it until nothing is left.
 type Load struct {
 	Bytes   float64
@@ -175,15 +162,15 @@ func Run(ctx context.Context, env *Env, s Step) error {
 	}
 	var err error
 	switch s.Kind {
-	case KindGrow:
+	case results.KindGrow:
 		err = runGrow(ctx, env, s)
-	case KindShrink:
+	case results.KindShrink:
 		err = runShrink(ctx, env, s, false)
-	case KindDrain:
+	case results.KindDrain:
 		err = runShrink(ctx, env, s, true)
-	case KindHold:
+	case results.KindHold:
 		err = runHold(ctx, env, s)
-	case KindHook:
+	case results.KindHook:
 		err = runHook(ctx, env, s)
 	default:
 		err = fmt.Errorf("unknown nemesis kind %q", s.Kind)
@@ -197,9 +184,9 @@ func Run(ctx context.Context, env *Env, s Step) error {
 func runHold(ctx context.Context, env *Env, s Step) error {
 	cyc := env.Cycles.Start(env, s.Name)
 	defer env.Cycles.End(env, cyc, s.Name)
-	env.emit(results.Event{Type: results.EventStepRequested, Step: s.Name, Cycle: cyc, Kind: KindHold})
+	env.emit(results.Event{Type: results.EventStepRequested, Step: s.Name, Cycle: cyc, Kind: results.KindHold})
 	err := sleepCountdown(ctx, env, s.Duration, fmt.Sprintf("%s: holding", s.Name))
-	env.emit(results.Event{Type: results.EventStepEnd, Step: s.Name, Cycle: cyc, Kind: KindHold})
+	env.emit(results.Event{Type: results.EventStepEnd, Step: s.Name, Cycle: cyc, Kind: results.KindHold})
 	return err
 }
 

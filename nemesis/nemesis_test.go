@@ -179,7 +179,7 @@ func TestGrowSerialOneCyclePerNode(t *testing.T) {
 	c := newFake("rack1", "rack2", "rack3")
 	r := &recorder{}
 	env := newEnv(c, r)
-	err := Run(context.Background(), env, Step{Name: "grow", Kind: KindGrow, Mode: ModeSerial, InstanceType: "i4i.4xlarge", CountPerRack: 1})
+	err := Run(context.Background(), env, Step{Name: "grow", Kind: results.KindGrow, Mode: results.ModeSerial, InstanceType: "i4i.4xlarge", CountPerRack: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestGrowParallelOneCycle(t *testing.T) {
 	c := newFake("a", "b", "c")
 	r := &recorder{}
 	env := newEnv(c, r)
-	if err := Run(context.Background(), env, Step{Name: "grow", Kind: KindGrow, Mode: ModeParallel, InstanceType: "i4i.xlarge", CountPerRack: 2}); err != nil {
+	if err := Run(context.Background(), env, Step{Name: "grow", Kind: results.KindGrow, Mode: results.ModeParallel, InstanceType: "i4i.xlarge", CountPerRack: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if env.Cycles.Count() != 2 {
@@ -224,10 +224,10 @@ func TestParallelStepsRecordEachNode(t *testing.T) {
 	c.coord, c.joinWait = &sync.Mutex{}, 60*time.Millisecond
 	r := &recorder{}
 	env := newEnv(c, r)
-	if err := Run(context.Background(), env, Step{Name: "grow", Kind: KindGrow, Mode: ModeParallel, InstanceType: "i4i.xlarge", CountPerRack: 1}); err != nil {
+	if err := Run(context.Background(), env, Step{Name: "grow", Kind: results.KindGrow, Mode: results.ModeParallel, InstanceType: "i4i.xlarge", CountPerRack: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := Run(context.Background(), env, Step{Name: "shrink", Kind: KindShrink, Mode: ModeParallel, CountPerRack: 1}); err != nil {
+	if err := Run(context.Background(), env, Step{Name: "shrink", Kind: results.KindShrink, Mode: results.ModeParallel, CountPerRack: 1}); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -282,7 +282,7 @@ func TestShrinkNewestFirstAndExpected(t *testing.T) {
 	c := newFake("a", "b", "c", "a", "b", "c")
 	r := &recorder{}
 	env := newEnv(c, r)
-	if err := Run(context.Background(), env, Step{Name: "shrink", Kind: KindShrink, CountPerRack: 1}); err != nil {
+	if err := Run(context.Background(), env, Step{Name: "shrink", Kind: results.KindShrink, CountPerRack: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(c.removed, ","); got != "node-6,node-5,node-4" {
@@ -311,7 +311,7 @@ func TestDrainPollsUntilEmpty(t *testing.T) {
 	c.load["node-4"] = 4
 	r := &recorder{}
 	env := newEnv(c, r)
-	err := Run(context.Background(), env, Step{Name: "drain", Kind: KindDrain, Nodes: []string{"node-4"}, PollInterval: 5 * time.Millisecond})
+	err := Run(context.Background(), env, Step{Name: "drain", Kind: results.KindDrain, Nodes: []string{"node-4"}, PollInterval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func TestGrowFailureFailsStep(t *testing.T) {
 	c.failAdd = errors.New("init - Startup failed: boom")
 	r := &recorder{}
 	env := newEnv(c, r)
-	err := Run(context.Background(), env, Step{Name: "grow", Kind: KindGrow, InstanceType: "x"})
+	err := Run(context.Background(), env, Step{Name: "grow", Kind: results.KindGrow, InstanceType: "x"})
 	if err == nil || !strings.Contains(err.Error(), "Startup failed") {
 		t.Fatalf("err = %v", err)
 	}
@@ -349,7 +349,7 @@ func TestHardTimeoutFailsSoftWarns(t *testing.T) {
 	c.joinWait = time.Hour
 	r := &recorder{}
 	env := newEnv(c, r)
-	s := Step{Name: "grow", Kind: KindGrow, InstanceType: "x", Timeouts: map[string]Timeout{WaitJoin: {Soft: 20 * time.Millisecond, Hard: 80 * time.Millisecond}}}
+	s := Step{Name: "grow", Kind: results.KindGrow, InstanceType: "x", Timeouts: map[string]Timeout{WaitJoin: {Soft: 20 * time.Millisecond, Hard: 80 * time.Millisecond}}}
 	start := time.Now()
 	err := Run(context.Background(), env, s)
 	if !errors.Is(err, ErrHardTimeout) {
@@ -397,7 +397,7 @@ func TestHookCapturesOutputAndTimesOut(t *testing.T) {
 	r := &recorder{}
 	env := newEnv(c, r)
 	env.LogDir = dir
-	err := Run(context.Background(), env, Step{Name: "say", Kind: KindHook, Command: []string{"sh", "-c", "echo hello $GREETING on $ELASTICITY_NODES"}, HookEnv: map[string]string{"GREETING": "there"}})
+	err := Run(context.Background(), env, Step{Name: "say", Kind: results.KindHook, Command: []string{"sh", "-c", "echo hello $GREETING on $ELASTICITY_NODES"}, HookEnv: map[string]string{"GREETING": "there"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +406,7 @@ func TestHookCapturesOutputAndTimesOut(t *testing.T) {
 		t.Fatalf("hook log: %q", b)
 	}
 	start := time.Now()
-	err = Run(context.Background(), env, Step{Name: "slow", Kind: KindHook, Command: []string{"sleep", "30"}, Duration: 200 * time.Millisecond})
+	err = Run(context.Background(), env, Step{Name: "slow", Kind: results.KindHook, Command: []string{"sleep", "30"}, Duration: 200 * time.Millisecond})
 	if err == nil || time.Since(start) > 5*time.Second {
 		t.Fatalf("slow hook: err=%v after %s", err, time.Since(start))
 	}
@@ -417,7 +417,7 @@ func TestHoldCountsDown(t *testing.T) {
 	env := newEnv(newFake("a"), r)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Run(ctx, env, Step{Name: "h", Kind: KindHold, Duration: time.Hour}); !errors.Is(err, context.Canceled) {
+	if err := Run(ctx, env, Step{Name: "h", Kind: results.KindHold, Duration: time.Hour}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("hold must stop on cancel: %v", err)
 	}
 }
@@ -431,7 +431,7 @@ func TestLongWaitsReportProgress(t *testing.T) {
 	var mu sync.Mutex
 	var lines []string
 	env.Progress = func(phase results.Phase, msg string) { mu.Lock(); lines = append(lines, msg); mu.Unlock() }
-	if err := Run(context.Background(), env, Step{Name: "grow", Kind: KindGrow, InstanceType: "x"}); err != nil {
+	if err := Run(context.Background(), env, Step{Name: "grow", Kind: results.KindGrow, InstanceType: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/results"
 )
 
 func node(name, rack string, seq int) *cluster.Node {
@@ -18,7 +19,7 @@ func TestShrinkTargetsRestrictedToRacks(t *testing.T) {
 		node("node-1", "rack1", 1), node("node-2", "rack2", 2), node("node-3", "rack3", 3),
 		node("node-4", "rack1", 4), node("node-5", "rack2", 5), node("node-6", "rack3", 6),
 	}
-	got, err := ShrinkTargets(Step{CountPerRack: 1, Racks: []string{"rack2"}, Mode: ModeSerial}, nodes)
+	got, err := ShrinkTargets(Step{CountPerRack: 1, Racks: []string{"rack2"}, Mode: results.ModeSerial}, nodes)
 	if err != nil {
 		t.Fatal(err)
 	}

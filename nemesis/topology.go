@@ -44,7 +44,7 @@ func GrowBatches(s Step, racks []string) [][]provision.NodeSpec {
 			all = append(all, provision.NodeSpec{Rack: r, InstanceType: s.InstanceType})
 		}
 	}
-	if s.Mode == ModeParallel {
+	if s.Mode == results.ModeParallel {
 		return [][]provision.NodeSpec{all}
 	}
 	out := make([][]provision.NodeSpec, len(all))
@@ -105,7 +105,7 @@ func ShrinkTargets(s Step, nodes []*cluster.Node) ([][]*cluster.Node, error) {
 	if len(picked) >= len(nodes) {
 		return nil, fmt.Errorf("cannot remove all %d nodes", len(nodes))
 	}
-	if s.Mode == ModeParallel {
+	if s.Mode == results.ModeParallel {
 		return [][]*cluster.Node{picked}, nil
 	}
 	out := make([][]*cluster.Node, len(picked))
@@ -125,7 +125,7 @@ func names(nodes []*cluster.Node) []string {
 
 func mode(s Step) string {
 	if s.Mode == "" {
-		return ModeSerial
+		return results.ModeSerial
 	}
 	return s.Mode
 }
@@ -143,7 +143,7 @@ func runGrow(ctx context.Context, env *Env, s Step) error {
 func growBatch(ctx context.Context, env *Env, s Step, specs []provision.NodeSpec, i, n int) error {
 	cyc := env.Cycles.Start(env, s.Name)
 	defer env.Cycles.End(env, cyc, s.Name)
-	base := results.Event{Step: s.Name, Cycle: cyc, Kind: KindGrow, Mode: mode(s)}
+	base := results.Event{Step: s.Name, Cycle: cyc, Kind: results.KindGrow, Mode: mode(s)}
 	members := len(env.Cluster.Nodes())
 	// New nodes receive their share of the data: bytes × added / (members + added).
 	move := env.Timeouts.dataBytes() * float64(len(specs)) / float64(members+len(specs))
@@ -268,9 +268,9 @@ func runShrink(ctx context.Context, env *Env, s Step, drain bool) error {
 func shrinkBatch(ctx context.Context, env *Env, s Step, nodes []*cluster.Node, drain bool, i, n int) error {
 	cyc := env.Cycles.Start(env, s.Name)
 	defer env.Cycles.End(env, cyc, s.Name)
-	kind, verb := KindShrink, "decommissioning"
+	kind, verb := results.KindShrink, "decommissioning"
 	if drain {
-		kind, verb = KindDrain, "draining"
+		kind, verb = results.KindDrain, "draining"
 	}
 	base := results.Event{Step: s.Name, Cycle: cyc, Kind: kind, Mode: mode(s)}
 	members := len(env.Cluster.Nodes())

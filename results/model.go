@@ -108,18 +108,26 @@ type NodeSample struct {
 	Error           string  `json:"error,omitempty"`  // set when the node could not be read
 }
 
-// DiskSourceRESTLoadFallback is NodeSample.Source when node_exporter could
-// not be read and used bytes are REST load (reports warn about it).
-const DiskSourceRESTLoadFallback = "rest_load_fallback"
-
-// Disk sources of the docker backend where the image has no node_exporter
-// (from scylla-2026.3): `df -P -B1 /var/lib/scylla` run in the container.
+// Disk sample sources (NodeSample.Source; monitor reads the disks).
 const (
-	// DiskSourceContainerDF: the node's own data file system (a tmpfs).
+	// DiskSourceNodeExporter: node_filesystem_{size,avail}_bytes of the
+	// data mountpoint from node_exporter (port 9100 beside every ScyllaDB
+	// node).
+	DiskSourceNodeExporter = "node_exporter"
+	// DiskSourceContainerDF: node_exporter could not be read (ScyllaDB's
+	// image has none from 2026.3), so `df -P -B1 /var/lib/scylla` ran
+	// inside the node (docker exec): the node's own data file system (a
+	// tmpfs).
 	DiskSourceContainerDF = "container_df"
-	// DiskSourceContainerDFHost: nothing was mounted at /var/lib/scylla
-	// (docker.data_mount none): the figures are the host's file system's.
+	// DiskSourceContainerDFHost: as DiskSourceContainerDF, with nothing
+	// mounted at /var/lib/scylla (docker.data_mount none): the figures are
+	// the host's file system's.
 	DiskSourceContainerDFHost = "container_df_host_fs"
+	// DiskSourceRESTLoadFallback: node_exporter could not be read, so used
+	// is REST /storage_service/load (live SSTable bytes only: no commitlog,
+	// compaction space or filesystem overhead) against the node's disk
+	// size. Reports warn when a run used it.
+	DiskSourceRESTLoadFallback = "rest_load_fallback"
 )
 
 // Event types of events.jsonl.

@@ -47,14 +47,14 @@ func TestLiveClusterGrowShrink(t *testing.T) {
 		t.Fatalf("DataCenter = %q, %v; want the DC the nodes report", dc, err)
 	}
 	nenv := &nemesis.Env{Cluster: lc, Emit: env.Emit, Logf: env.Logf, Cycles: &nemesis.Cycles{}, Timeouts: nemesis.Policy{Base: 10 * time.Second}}
-	if err := nemesis.Run(ctx, nenv, nemesis.Step{Name: "grow", Kind: nemesis.KindGrow, Mode: nemesis.ModeParallel, InstanceType: "i4i.xlarge", CountPerRack: 1}); err != nil {
+	if err := nemesis.Run(ctx, nenv, nemesis.Step{Name: "grow", Kind: results.KindGrow, Mode: results.ModeParallel, InstanceType: "i4i.xlarge", CountPerRack: 1}); err != nil {
 		t.Fatal(err)
 	}
 	nodes := lc.Nodes()
 	if len(nodes) != 6 || nodes[5].Seq != 6 || nodes[5].InstanceType != "i4i.xlarge" {
 		t.Fatalf("after grow: %+v", nodes)
 	}
-	if err := nemesis.Run(ctx, nenv, nemesis.Step{Name: "shrink", Kind: nemesis.KindShrink, Count: 1}); err != nil {
+	if err := nemesis.Run(ctx, nenv, nemesis.Step{Name: "shrink", Kind: results.KindShrink, Count: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if got := len(lc.Nodes()); got != 5 {

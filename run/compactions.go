@@ -12,9 +12,6 @@ import (
 	"github.com/elasticity-dev/elasticity/results"
 )
 
-// PhaseCompactions is the wait for compactions before the steady state.
-const PhaseCompactions = results.PhaseCompactions
-
 // compactionsEvery paces the readings of the wait for compactions (at
 // most; a short quiet period is read more often), and compactionsLogEvery
 // its progress lines.
@@ -38,7 +35,7 @@ func (r *run) waitCompactions(ctx context.Context) error {
 	deadline := start.Add(timeout)
 	warn := func(msg string) {
 		r.rep.Logf("warning: %s", msg)
-		r.emit(results.Event{Type: results.EventWarning, Phase: PhaseCompactions, Message: msg})
+		r.emit(results.Event{Type: results.EventWarning, Phase: results.PhaseCompactions, Message: msg})
 	}
 	var quietSince, lastLog time.Time
 	for {
@@ -76,7 +73,7 @@ func (r *run) waitCompactions(ctx context.Context) error {
 			if !quietSince.IsZero() {
 				state = fmt.Sprintf("none running for %s of %s", now.Sub(quietSince).Round(100*time.Millisecond), quiet)
 			}
-			r.rep.Progress(PhaseCompactions, fmt.Sprintf("waiting for compactions: %s (%s left)", state, time.Until(deadline).Round(time.Second)))
+			r.rep.Progress(results.PhaseCompactions, fmt.Sprintf("waiting for compactions: %s (%s left)", state, time.Until(deadline).Round(time.Second)))
 		}
 		select {
 		case <-ctx.Done():

@@ -7,6 +7,7 @@ import (
 	"github.com/elasticity-dev/elasticity/nemesis"
 	"github.com/elasticity-dev/elasticity/plan"
 	_ "github.com/elasticity-dev/elasticity/provision/all"
+	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
@@ -32,7 +33,7 @@ func TestPlanScaleout(t *testing.T) {
 		t.Fatalf("steady state %s is not scaled (30m × 0.0025)", p.SteadyState)
 	}
 	steps := nemesisSteps(p)
-	if len(steps) != 1 || steps[0].Kind != nemesis.KindGrow || steps[0].InstanceType != "i4i.4xlarge" || steps[0].Mode != nemesis.ModeSerial {
+	if len(steps) != 1 || steps[0].Kind != results.KindGrow || steps[0].InstanceType != "i4i.4xlarge" || steps[0].Mode != results.ModeSerial {
 		t.Fatalf("nemesis %+v", steps)
 	}
 	if !p.Emulated || len(p.Limitations) == 0 || p.Load.LoadPercent != 50 || p.RF != 3 || p.TabletsInitial != 1024 {
@@ -51,7 +52,7 @@ func TestPlanScaleout(t *testing.T) {
 
 func TestPlanParallelOverride(t *testing.T) {
 	p := resolve(t, "../configs/smoke.yaml", "nemesis.0.grow_cluster.mode=parallel")
-	if st := nemesisSteps(p)[0]; st.Mode != nemesis.ModeParallel || len(st.Racks) != 1 {
+	if st := nemesisSteps(p)[0]; st.Mode != results.ModeParallel || len(st.Racks) != 1 {
 		t.Fatalf("nemesis %+v", st)
 	}
 }

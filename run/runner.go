@@ -21,19 +21,6 @@ import (
 	"github.com/elasticity-dev/elasticity/results"
 )
 
-// Phase names of events.jsonl (the results vocabulary).
-const (
-	PhaseProvision = results.PhaseProvision
-	PhaseSchema    = results.PhaseSchema
-	PhaseFill      = results.PhaseFill
-	PhaseHold      = results.PhaseHold
-	PhaseSteady    = results.PhaseSteady
-	PhaseNemesis   = results.PhaseNemesis
-	PhaseFinalHold = results.PhaseFinalHold
-	PhaseValidate  = results.PhaseValidate
-	PhaseTeardown  = results.PhaseTeardown
-)
-
 // Disk snapshot names besides the fill phases'.
 const (
 	SnapshotScaleOut = "Scale out"
@@ -316,7 +303,7 @@ func (r *run) phase(ctx context.Context, phase results.Phase, name string, fn fu
 // planOfPhase is the plan's estimate of a fill phase's duration, recorded
 // with its phase_start so that reports show it beside the measured one.
 func (r *run) planOfPhase(phase results.Phase, name string) map[string]float64 {
-	if phase != PhaseFill {
+	if phase != results.PhaseFill {
 		return nil
 	}
 	for _, f := range r.p.Fill {
@@ -329,40 +316,40 @@ func (r *run) planOfPhase(phase results.Phase, name string) map[string]float64 {
 
 func (r *run) phases(ctx context.Context) error {
 	p := r.p
-	if err := r.phase(ctx, PhaseProvision, "", r.provision); err != nil {
+	if err := r.phase(ctx, results.PhaseProvision, "", r.provision); err != nil {
 		return err
 	}
-	if err := r.phase(ctx, PhaseSchema, "", func(ctx context.Context) error { return r.load.CreateSchema(ctx) }); err != nil {
+	if err := r.phase(ctx, results.PhaseSchema, "", func(ctx context.Context) error { return r.load.CreateSchema(ctx) }); err != nil {
 		return err
 	}
 	for _, f := range p.Fill {
-		if err := r.phase(ctx, PhaseFill, f.Name, func(ctx context.Context) error { return r.fill(ctx, f) }); err != nil {
+		if err := r.phase(ctx, results.PhaseFill, f.Name, func(ctx context.Context) error { return r.fill(ctx, f) }); err != nil {
 			return err
 		}
 		if err := r.snapshot(ctx, f.Name); err != nil {
 			return err
 		}
-		if err := r.phase(ctx, PhaseHold, f.Name, func(ctx context.Context) error {
-			return r.sleep(ctx, PhaseHold, f.Hold, "holding after "+f.Name)
+		if err := r.phase(ctx, results.PhaseHold, f.Name, func(ctx context.Context) error {
+			return r.sleep(ctx, results.PhaseHold, f.Hold, "holding after "+f.Name)
 		}); err != nil {
 			return err
 		}
 	}
 	if p.Compactions.Wait {
-		if err := r.phase(ctx, PhaseCompactions, "", r.waitCompactions); err != nil {
+		if err := r.phase(ctx, results.PhaseCompactions, "", r.waitCompactions); err != nil {
 			return err
 		}
 	}
-	if err := r.phase(ctx, PhaseSteady, "", r.steady); err != nil {
+	if err := r.phase(ctx, results.PhaseSteady, "", r.steady); err != nil {
 		return err
 	}
 	if len(r.steps) > 0 {
-		if err := r.phase(ctx, PhaseNemesis, "", r.nemesis); err != nil {
+		if err := r.phase(ctx, results.PhaseNemesis, "", r.nemesis); err != nil {
 			return err
 		}
 	}
-	if err := r.phase(ctx, PhaseFinalHold, "", func(ctx context.Context) error {
-		return r.sleep(ctx, PhaseFinalHold, p.FinalHold, "final hold under load")
+	if err := r.phase(ctx, results.PhaseFinalHold, "", func(ctx context.Context) error {
+		return r.sleep(ctx, results.PhaseFinalHold, p.FinalHold, "final hold under load")
 	}); err != nil {
 		return err
 	}
@@ -376,7 +363,7 @@ func (r *run) phases(ctx context.Context) error {
 		return err
 	}
 	if _, ok := r.load.(Validator); ok && r.p.Validate.Enabled() && len(p.Fill) > 0 {
-		return r.phase(ctx, PhaseValidate, "", func(ctx context.Context) error { return r.validateData(ctx, results.ValidationFinal) })
+		return r.phase(ctx, results.PhaseValidate, "", func(ctx context.Context) error { return r.validateData(ctx, results.ValidationFinal) })
 	}
 	return nil
 }
@@ -387,14 +374,14 @@ func (r *run) provision(ctx context.Context) error {
 		return fmt.Errorf("preparing the cluster: %w", err)
 	}
 	spec := r.p.Provision.Cluster
-	r.rep.Progress(PhaseProvision, fmt.Sprintf("starting %d × %s in racks %v and waiting for them to be ready", spec.NodesPerRack*len(spec.Racks), spec.InstanceType, spec.Racks))
+	r.rep.Progress(results.PhaseProvision, fmt.Sprintf("starting %d × %s in racks %v and waiting for them to be ready", spec.NodesPerRack*len(spec.Racks), spec.InstanceType, spec.Racks))
 	if err := r.cluster.Create(ctx); err != nil {
 		return fmt.Errorf("creating the cluster: %w", err)
 	}
 	if info := r.cluster.Info(); len(info) > 0 {
 		// run_start carried the planned nodes; these are the provisioned
 		// ones (addresses, modelled disks), also when no calibration follows.
-		r.emit(results.Event{Type: results.EventProgress, Phase: PhaseProvision, Name: "provisioned", Setup: setup(r.p, r.runID, info, r.o.Baseline),
+		r.emit(results.Event{Type: results.EventProgress, Phase: results.PhaseProvision, Name: "provisioned", Setup: setup(r.p, r.runID, info, r.o.Baseline),
 			Message: fmt.Sprintf("%d nodes provisioned", len(info))})
 	}
 	if r.disk, err = r.o.Deps.NewDisk(ctx, r.env, r.cluster); err != nil {
@@ -469,9 +456,9 @@ func (r *run) fill(ctx context.Context, f plan.Fill) error {
 				msg := fmt.Sprintf("%s: %s disk %.1f%% of target %.0f%% (%d keys written)", f.Name, what, usage(), f.TargetPercent, k)
 				if bar != nil {
 					_ = bar.Set(min(int(usage()*10), int(f.TargetPercent*10)))
-					r.rep.event(PhaseFill, msg)
+					r.rep.event(results.PhaseFill, msg)
 				} else {
-					r.rep.Progress(PhaseFill, msg)
+					r.rep.Progress(results.PhaseFill, msg)
 				}
 			}
 		}
@@ -662,7 +649,7 @@ func progressEvery(d time.Duration) time.Duration {
 func (r *run) steady(ctx context.Context) error {
 	rate := r.p.Load.Rate
 	if rate <= 0 && r.p.Load.LoadPercent > 0 {
-		r.rep.Progress(PhaseSteady, "calibrating the cluster's capacity")
+		r.rep.Progress(results.PhaseSteady, "calibrating the cluster's capacity")
 		probe, err := r.calibrate(ctx, results.ProbeBefore)
 		if err != nil {
 			return fmt.Errorf("calibrating: %w", err)
@@ -678,7 +665,7 @@ func (r *run) steady(ctx context.Context) error {
 				s.InitialNodes = info
 			}
 		}
-		r.emit(results.Event{Type: results.EventProgress, Phase: PhaseSteady, Name: "calibrated", Setup: s, Probe: &probe,
+		r.emit(results.Event{Type: results.EventProgress, Phase: results.PhaseSteady, Name: "calibrated", Setup: s, Probe: &probe,
 			Message: fmt.Sprintf("capacity %.0f ops/s; rate %.0f ops/s (%.0f%% load)", capacity, rate, r.p.Load.LoadPercent)})
 		r.rep.Logf("calibrated capacity %.0f ops/s → rate %.0f ops/s", capacity, rate)
 	}
@@ -688,7 +675,7 @@ func (r *run) steady(ctx context.Context) error {
 	r.startLoad(ctx, rate)
 	cyc := r.cycles.Start(r.nemesisEnv(), "")
 	r.recovery.StartBaseline()
-	err := r.sleep(ctx, PhaseSteady, r.p.SteadyState, fmt.Sprintf("%s under %.0f ops/s", cyc, rate))
+	err := r.sleep(ctx, results.PhaseSteady, r.p.SteadyState, fmt.Sprintf("%s under %.0f ops/s", cyc, rate))
 	r.recovery.EndBaseline()
 	r.cycles.End(r.nemesisEnv(), cyc, "")
 	if t := r.recovery.Targets(); len(t) > 0 {
@@ -838,13 +825,13 @@ func (r *run) nemesis(ctx context.Context) error {
 // teardown stops the load, collects logs and destroys every node; it runs
 // on every path out of a run and records problems as warnings.
 func (r *run) teardown(ctx context.Context) {
-	r.rep.Logf("── %s", PhaseTeardown)
-	r.emit(results.Event{Type: results.EventPhaseStart, Phase: PhaseTeardown})
+	r.rep.Logf("── %s", results.PhaseTeardown)
+	r.emit(results.Event{Type: results.EventPhaseStart, Phase: results.PhaseTeardown})
 	warn := func(what string, err error) {
 		if err != nil {
 			msg := fmt.Sprintf("teardown: %s: %v", what, err)
 			r.rep.Logf("%s", msg)
-			r.emit(results.Event{Type: results.EventWarning, Phase: PhaseTeardown, Message: msg})
+			r.emit(results.Event{Type: results.EventWarning, Phase: results.PhaseTeardown, Message: msg})
 		}
 	}
 	warn("stopping the workload", r.stopLoad())
@@ -856,12 +843,12 @@ func (r *run) teardown(ctx context.Context) {
 	}
 	waitGroup(&r.bg, 10*time.Second)
 	if r.cluster != nil {
-		r.rep.Progress(PhaseTeardown, "collecting node logs")
+		r.rep.Progress(results.PhaseTeardown, "collecting node logs")
 		warn("collecting logs", r.cluster.CollectLogs(ctx, filepath.Join(r.dir, results.DirLogs)))
-		r.rep.Progress(PhaseTeardown, "destroying the cluster")
+		r.rep.Progress(results.PhaseTeardown, "destroying the cluster")
 		warn("destroying the cluster", r.cluster.Destroy(ctx))
 	}
-	r.emit(results.Event{Type: results.EventPhaseEnd, Phase: PhaseTeardown})
+	r.emit(results.Event{Type: results.EventPhaseEnd, Phase: results.PhaseTeardown})
 }
 
 func waitGroup(wg *sync.WaitGroup, d time.Duration) {

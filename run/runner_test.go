@@ -216,7 +216,7 @@ func testPlan() *plan.Plan {
 		RF:          3,
 		Fill:        []plan.Fill{{Name: "Soft Limit", TargetPercent: 30}, {Name: "Hard Limit", TargetPercent: 60}},
 		Load:        plan.Load{LoadPercent: 50},
-		Steps:       []plan.Step{{Name: "grow", Kind: nemesis.KindGrow, Mode: nemesis.ModeSerial, InstanceType: "i4i.xlarge", CountPerRack: 1}},
+		Steps:       []plan.Step{{Name: "grow", Kind: results.KindGrow, Mode: results.ModeSerial, InstanceType: "i4i.xlarge", CountPerRack: 1}},
 		SteadyState: 150 * time.Millisecond,
 		FinalHold:   100 * time.Millisecond,
 		// The serial grow's latency-recovered waits stay short.

@@ -71,7 +71,7 @@ func (r *run) validateData(ctx context.Context, after string) error {
 			return rc.Replicas(ctx, r.p.Data.Keyspace, r.p.Data.Table, key)
 		}
 	}
-	r.rep.Progress(PhaseValidate, fmt.Sprintf("reading back the written keys at %s (after %s)", r.p.Validate.Consistency, after))
+	r.rep.Progress(results.PhaseValidate, fmt.Sprintf("reading back the written keys at %s (after %s)", r.p.Validate.Consistency, after))
 	v, err := val.Validate(ctx, after, replicas)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -79,7 +79,7 @@ func (r *run) validateData(ctx context.Context, after string) error {
 		}
 		return fmt.Errorf("validating the data: %w", err)
 	}
-	r.emit(results.Event{Type: results.EventValidation, Phase: PhaseValidate, Step: stepOf(after), Validation: &v,
+	r.emit(results.Event{Type: results.EventValidation, Phase: results.PhaseValidate, Step: stepOf(after), Validation: &v,
 		Message: validationSummary(&v)})
 	r.rep.Logf("data validation after %s: %s", after, validationSummary(&v))
 	return nil

@@ -504,15 +504,8 @@ func checkNodeNames(errs *checks, path string, names []string) {
 	}
 }
 
-// Cycle selectors of thresholds besides "Cycle #N" and step names (the results vocabulary).
-const (
-	CycleAll         = results.SelectAll
-	CycleSteadyState = results.SelectSteady
-	CycleNemesis     = results.SelectNemesis
-)
-
 func validCycle(s *Scenario, c string) bool {
-	if c == CycleAll || c == CycleSteadyState || c == CycleNemesis || reCycle.MatchString(c) {
+	if c == results.SelectAll || c == results.SelectSteady || c == results.SelectNemesis || reCycle.MatchString(c) {
 		return true
 	}
 	for _, st := range s.Nemesis {

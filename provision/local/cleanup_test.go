@@ -109,7 +109,7 @@ func TestEmulatorGrowCleansUpOldNodes(t *testing.T) {
 	env := &nemesis.Env{Cluster: nemesisCluster{c}, Cycles: &nemesis.Cycles{}, Logf: t.Logf,
 		Emit:     func(e results.Event) { mu.Lock(); evs = append(evs, e); mu.Unlock() },
 		Timeouts: nemesis.Policy{Base: 90 * time.Second}, Cleanup: nemesis.Cleanup{Cleaner: mc}}
-	if err := nemesis.Run(ctx, env, nemesis.Step{Name: "grow", Kind: nemesis.KindGrow, CountPerRack: 1, InstanceType: "i4i.large"}); err != nil {
+	if err := nemesis.Run(ctx, env, nemesis.Step{Name: "grow", Kind: results.KindGrow, CountPerRack: 1, InstanceType: "i4i.large"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(mc.before) != 1 || mc.before["node-1"] == 0 {

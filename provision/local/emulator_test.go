@@ -86,7 +86,7 @@ func TestEmulatorClusterLifecycle(t *testing.T) {
 		t.Fatalf("disk: %+v cluster %+v", perNode, total)
 	}
 	for _, s := range dm.Latest() { // node_exporter on 9100 of each node's own address
-		if s.Source != monitor.SourceNodeExporter {
+		if s.Source != results.DiskSourceNodeExporter {
 			t.Errorf("%s: disk sample from %q, want node_exporter", s.Node, s.Source)
 		}
 	}
