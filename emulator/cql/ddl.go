@@ -179,6 +179,14 @@ func keyspaceTypes(sch *engine.Schema, ks string) userTypes {
 		if sch == nil {
 			return nil
 		}
+		// ks.name: only the statement's own keyspace's types resolve
+		// (cql3/cql3_type.cc refuses a user type of another keyspace).
+		if q, n, ok := strings.Cut(name, "."); ok {
+			if q != ks {
+				return nil
+			}
+			name = n
+		}
 		return sch.Types[ks][name]
 	}
 }

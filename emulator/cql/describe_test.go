@@ -136,3 +136,22 @@ func TestDescribeIndexesAndViews(t *testing.T) {
 		}
 	}
 }
+
+// A user type may be named with its keyspace (Cql.g userTypeName), as the
+// statements DESCRIBE prints do; a type of another keyspace is refused.
+func TestQualifiedUserTypeNames(t *testing.T) {
+	_, s, exec := memorySession(t, "describe", "127.0.1.95:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'replication_factor': 1}`)
+	exec(`CREATE KEYSPACE other WITH replication = {'class': 'NetworkTopologyStrategy', 'replication_factor': 1}`)
+	exec(`CREATE TYPE ks.a (x int)`)
+	exec(`CREATE TYPE other.a (x int)`)
+	exec(`CREATE TYPE ks.b (y frozen<ks.a>)`)
+	exec(`CREATE TABLE ks.t (p int PRIMARY KEY, v frozen<ks.b>)`)
+	if err := s.Query(`CREATE TABLE ks.u (p int PRIMARY KEY, v frozen<other.a>)`).Exec(); err == nil {
+		t.Error("a user type of another keyspace was accepted")
+	}
+	rows := descRows(t, s, `DESC TYPE ks.b`)
+	if want := "CREATE TYPE ks.b (\n    y frozen<a>\n);"; len(rows) != 1 || rows[0]["create_statement"] != want {
+		t.Errorf("DESC TYPE ks.b: %v, want %q", rows, want)
+	}
+}

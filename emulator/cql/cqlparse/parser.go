@@ -487,6 +487,14 @@ func (p *parser) cqlType() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if p.accept(".") {
+		// A user type named with its keyspace (Cql.g userTypeName).
+		ut, err := p.ident("type name")
+		if err != nil {
+			return "", err
+		}
+		return name + "." + ut, nil
+	}
 	if !p.accept("<") {
 		return name, nil
 	}
