@@ -80,9 +80,12 @@ func TestKeyspaceDefaultReplication(t *testing.T) {
 		if err := s.Query("CREATE KEYSPACE " + name + with).Exec(); err != nil {
 			t.Fatalf("CREATE KEYSPACE %s%s: %v", name, with, err)
 		}
-		var repl map[string]string
-		if err := s.Query("SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?", name).Scan(&repl); err != nil {
+		var repl, v2 map[string]string
+		if err := s.Query("SELECT replication, replication_v2 FROM system_schema.keyspaces WHERE keyspace_name = ?", name).Scan(&repl, &v2); err != nil {
 			t.Fatal(err)
+		}
+		if v2 != nil {
+			t.Errorf("replication_v2 without rack lists: %v, want null", v2)
 		}
 		if repl["class"] != "org.apache.cassandra.locator.NetworkTopologyStrategy" || repl["datacenter1"] != "1" || len(repl) != 2 {
 			t.Errorf("CREATE KEYSPACE %s%s: replication %v", name, with, repl)

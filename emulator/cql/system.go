@@ -356,7 +356,10 @@ func init() {
 	}, peers)
 
 	defineVirtual("system_schema", "keyspaces", []vcol{
-		{"keyspace_name", "text"}, {"durable_writes", "boolean"}, {"replication", "map<text, text>"},
+		// replication_v2 (db/schema_tables.cc, from 2026.1) is set only
+		// when the replication holds rack lists, which the emulator does
+		// not take: always null here.
+		{"keyspace_name", "text"}, {"durable_writes", "boolean"}, {"replication", "map<text, text>"}, {"replication_v2", "map<text, text>"},
 	}, func(s *Server) []map[string][]byte {
 		local := map[string]string{"class": "org.apache.cassandra.locator.LocalStrategy"}
 		rows := []map[string][]byte{
