@@ -89,7 +89,10 @@ type Config struct {
 	TimeScale      float64
 	Version        string
 	InitialTablets int
-	CPUProfile     string
+	// TTLPeriodSeconds is scylla's --alternator-ttl-period-in-seconds: the
+	// period of the per-row TTL expiration scans (db/config.cc, 86400).
+	TTLPeriodSeconds float64
+	CPUProfile       string
 	// Pprof serves net/http/pprof under /debug/pprof/ on the REST port
 	// (not a ScyllaDB flag: the emulator's own profiling, issue 17).
 	Pprof bool
@@ -116,7 +119,8 @@ func DefaultConfig() Config {
 	return Config{ListenAddress: "127.0.0.2", ClusterName: "elasticity", DC: "dc1", Rack: "rack1", InstanceType: "i4i.large",
 		VCPUs: 2, MemoryGB: 16, DiskGB: 468, CQLPort: 9042, RESTPort: 10000, MetricsPort: 9180, NodeExporterPort: 9100, InternodePort: 7000,
 		StorageScaleMiBPerGB: DefaultStorageScaleMiBPerGB, OpsPerVCPU: DefaultOpsPerVCPU, StreamMiBPerVCPU: DefaultStreamMiBPerVCPU,
-		BlockedReactorNotifyMS: 25, BlockedReactorReportsPerMinute: 5, SlowFactor: 1, TimeScale: 1, Version: DefaultVersion, InitialTablets: 16}
+		BlockedReactorNotifyMS: 25, BlockedReactorReportsPerMinute: 5, SlowFactor: 1, TimeScale: 1, Version: DefaultVersion, InitialTablets: 16,
+		TTLPeriodSeconds: cql.DefaultTTLPeriod.Seconds()}
 }
 
 // Flags binds the node flags to c (defaults from c's current values).
@@ -151,6 +155,7 @@ func Flags(c *Config) *pflag.FlagSet {
 	fs.Float64Var(&c.TimeScale, "time-scale", c.TimeScale, "multiplies ScyllaDB's own timers (tablet load stats refresh every 60 s), as local.time_scale multiplies scenario durations")
 	fs.StringVar(&c.Version, "version", c.Version, "version reported by the node")
 	fs.IntVar(&c.InitialTablets, "initial-tablets", c.InitialTablets, "tablets per table when the keyspace does not say")
+	fs.Float64Var(&c.TTLPeriodSeconds, "alternator-ttl-period-in-seconds", c.TTLPeriodSeconds, "period of the per-row TTL expiration scans, in seconds (db/config.cc)")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", c.CPUProfile, "write a Go CPU profile of the node to this file")
 	fs.MarkHidden("cpu-profile")
 	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "serve Go profiles of the node process under /debug/pprof/ on the REST port")
@@ -299,7 +304,8 @@ func Run(ctx context.Context, c Config) error {
 		n.Close()
 		return startFail(fmt.Errorf("CQL: %w", err))
 	}
-	srv := cql.NewServer(n, cql.Options{Shards: c.VCPUs, Authenticator: c.Authenticator, Logf: log.Logf})
+	srv := cql.NewServer(n, cql.Options{Shards: c.VCPUs, Authenticator: c.Authenticator, Logf: log.Logf, TTLPeriod: time.Duration(c.TTLPeriodSeconds * float64(time.Second))})
+	go srv.RunExpiration(ctx)
 	cqlDone := make(chan struct{})
 	go func() {
 		defer close(cqlDone)

@@ -32,6 +32,13 @@ func (ec *execCtx) alterTable(sch *engine.Schema, x *cqlparse.AlterTable) (*engi
 		err = addColumns(&t, x.Add, keyspaceTypes(sch, ks))
 	case len(x.Drop) > 0:
 		err = dropColumns(&t, x.Drop)
+	case len(x.Renames) > 0:
+		if hasViews(sch, ks, t.Name) {
+			return nil, engine.Errorf(engine.CodeInvalid, "Renaming a column of table %s.%s, which has materialized views, is not supported by the emulator", ks, t.Name)
+		}
+		err = renameColumns(&t, x.Renames)
+	case x.TTL:
+		err = alterTableTTL(&t, x)
 	case x.Options != nil:
 		if err := ec.checkTabletOptions(sch.Keyspaces[ks], x.Options); err != nil {
 			return nil, err
@@ -59,6 +66,10 @@ func cloneTable(old *engine.Table) engine.Table {
 	t.Options = map[string]string{}
 	for k, v := range old.Options {
 		t.Options[k] = v
+	}
+	t.Tags = nil
+	for k, v := range old.Tags {
+		setTag(&t, k, v)
 	}
 	return t
 }
@@ -131,6 +142,10 @@ func dropColumns(t *engine.Table, names []string) error {
 		}
 		t.Columns = append(t.Columns[:i], t.Columns[i+1:]...)
 		t.Dropped = append(t.Dropped, name)
+		if ttlColumn(t) == name {
+			// alter_table_statement.cc: dropping the TTL column removes the tag.
+			delete(t.Tags, ttlTagKey)
+		}
 	}
 	return nil
 }
@@ -243,4 +258,44 @@ func sameReplication(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// renameColumns is alter_table_statement.cc type::rename with
+// validate_column_rename's checks: only primary key columns are renamed
+// (their values live in the keys, so only the definition changes).
+func renameColumns(t *engine.Table, renames [][2]string) error {
+	for _, r := range renames {
+		from, to := r[0], r[1]
+		i := -1
+		for j, c := range t.Columns {
+			switch c.Name {
+			case from:
+				i = j
+			case to:
+				return engine.Errorf(engine.CodeInvalid, "Cannot rename column %s to %s in table %s; another column of that name already exist", from, to, t.Name)
+			}
+		}
+		switch {
+		case i < 0:
+			return engine.Errorf(engine.CodeInvalid, "Cannot rename unknown column %s in table %s", from, t.Name)
+		case !t.Columns[i].Kind.InPrimaryKey():
+			return engine.Errorf(engine.CodeInvalid, "Cannot rename non PRIMARY KEY part %s", from)
+		}
+		for _, ix := range t.Indexes {
+			if target := ix.Options["target"]; target == from || strings.Contains(target, "("+from+")") || strings.Contains(target, `"`+from+`"`) {
+				return engine.Errorf(engine.CodeInvalid, "Cannot rename column %s because it has dependent secondary indexes (%s)", from, ix.Name)
+			}
+		}
+		t.Columns[i].Name = to
+	}
+	return nil
+}
+
+func hasViews(sch *engine.Schema, ks, table string) bool {
+	for _, v := range sch.Tables[ks] {
+		if v.View != nil && v.View.BaseTable == table {
+			return true
+		}
+	}
+	return false
 }

@@ -76,6 +76,10 @@ func (s *Server) configValue(o *configOption) (value, source string) {
 		return v, "cql"
 	}
 	switch o.name {
+	case "alternator_ttl_period_in_seconds":
+		if s.opts.TTLPeriod > 0 && s.opts.TTLPeriod != DefaultTTLPeriod {
+			return s.ttlPeriodJSON(), "cli"
+		}
 	case "cluster_name":
 		b, _ := json.Marshal(s.b.ClusterName())
 		return string(b), "config"

@@ -536,6 +536,9 @@ func tableDef(ks string, x *cqlparse.CreateTable, udts userTypes) (*engine.Table
 	if x.CompactStorage {
 		t.Options["compact_storage"] = "true"
 	}
+	if err := createTableTTL(t, x); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 

@@ -230,6 +230,9 @@ func (d *schemaDescriber) tableCreateStatement(t *engine.Table, internals bool) 
 		if c.Kind == engine.Static {
 			b.WriteString(" STATIC")
 		}
+		if c.Name == ttlColumn(t) {
+			b.WriteString(" TTL") // schema.cc: the per-row TTL column
+		}
 		b.WriteString(",")
 		switch c.Kind {
 		case engine.PartitionKey:

@@ -54,6 +54,9 @@ type Options struct {
 	// Logf logs with level INFO/WARN/ERROR and a logger name such as
 	// "cql_server". May be nil.
 	Logf func(level, logger, format string, args ...any)
+	// TTLPeriod is alternator_ttl_period_in_seconds: the expiration
+	// service's scan period (RunExpiration); 0 = DefaultTTLPeriod.
+	TTLPeriod time.Duration
 }
 
 const (
@@ -91,6 +94,9 @@ type Server struct {
 
 	// config holds the options changed through system.config (config.go).
 	config nodeConfig
+
+	// The expiration service's counters (expiration.go).
+	expPasses, expTables, expDeleted atomic.Uint64
 }
 
 // NewServer returns a server for b. Call Serve to accept connections.

@@ -113,6 +113,9 @@ type Table struct {
 	// View, when set, makes this table a materialized view of a base table
 	// of its keyspace (system_schema.views).
 	View *View `json:",omitempty"`
+	// Tags are the table's db::tags_extension (db/tags/extension.hh), e.g.
+	// "system:ttl_attribute" naming the per-row TTL column.
+	Tags map[string]string `json:",omitempty"`
 }
 
 // Index is a secondary index of a table (schema/schema.hh index_metadata).

@@ -86,6 +86,9 @@ type ColumnDef struct {
 	Type string // lower-case CQL type, e.g. "bigint", "map<text, text>"
 	// Static marks a STATIC column: one value per partition.
 	Static bool
+	// TTL marks the table's per-row TTL column (cql3/Cql.g cfamColumns:
+	// `name type TTL [STATIC]`).
+	TTL bool
 }
 
 // CreateTable is CREATE TABLE.
@@ -197,6 +200,12 @@ type AlterTable struct {
 	Add             []ColumnDef
 	Drop            []string
 	Options         map[string]Term
+	// Renames are RENAME a TO b [AND c TO d ...] pairs.
+	Renames [][2]string
+	// TTL is ALTER TABLE ... TTL column (TTLColumn set) or TTL NULL
+	// (TTLColumn empty).
+	TTL       bool
+	TTLColumn string
 }
 
 func (*AlterTable) Name() string { return "ALTER TABLE" }

@@ -548,8 +548,9 @@ func (p *parser) createTable() (Statement, error) {
 			if err != nil {
 				return nil, err
 			}
+			ttl := p.acceptKw("ttl")
 			static := p.acceptKw("static")
-			st.Columns = append(st.Columns, ColumnDef{Name: col, Type: typ, Static: static})
+			st.Columns = append(st.Columns, ColumnDef{Name: col, Type: typ, Static: static, TTL: ttl})
 			if p.isKw("primary") {
 				p.i++
 				if err := p.expectKw("key"); err != nil {
@@ -644,7 +645,7 @@ func (p *parser) tableProperties(order map[string]bool, compact *bool, opts map[
 }
 
 // alterTable parses the rest of ALTER TABLE (cql3/Cql.g alterTableStatement:
-// ADD, DROP and WITH; RENAME and ALTER ... TYPE are refused).
+// ADD, DROP, WITH, RENAME and TTL; ALTER ... TYPE is refused).
 func (p *parser) alterTable() (Statement, error) {
 	ks, name, err := p.qualifiedName("table name")
 	if err != nil {
@@ -677,13 +678,41 @@ func (p *parser) alterTable() (Statement, error) {
 	case p.acceptKw("with"):
 		st.Options = map[string]Term{}
 		err = p.options(st.Options, "table option")
+	case p.acceptKw("rename"):
+		err = p.renames(st)
+	case p.acceptKw("ttl"):
+		st.TTL = true
+		if !p.acceptKw("null") {
+			st.TTLColumn, err = p.ident("column name")
+		}
 	default:
-		return nil, p.errf("unsupported ALTER TABLE %s (ADD, DROP or WITH)", p.peek())
+		return nil, p.errf("unsupported ALTER TABLE %s (ADD, DROP, WITH, RENAME or TTL)", p.peek())
 	}
 	if err != nil {
 		return nil, err
 	}
 	return st, nil
+}
+
+// renames parses `a TO b (AND c TO d)*`.
+func (p *parser) renames(st *AlterTable) error {
+	for {
+		from, err := p.ident("column name")
+		if err != nil {
+			return err
+		}
+		if err := p.expectKw("to"); err != nil {
+			return err
+		}
+		to, err := p.ident("column name")
+		if err != nil {
+			return err
+		}
+		st.Renames = append(st.Renames, [2]string{from, to})
+		if !p.acceptKw("and") {
+			return nil
+		}
+	}
 }
 
 // createType parses the rest of CREATE TYPE (cql3/Cql.g createTypeStatement).
