@@ -390,3 +390,57 @@ func indexedColumn(ti *tableInfo, st *cqlparse.Select) string {
 	}
 	return ""
 }
+
+// The tables that say an index or view is built (db/system_keyspace.cc
+// built_indexes, "IndexInfo", whose table_name is the keyspace; and
+// built_views; db/system_distributed_keyspace.cc view_build_status). The
+// emulator has nothing to build: a view or index is built once created.
+func init() {
+	defineVirtual("system", "IndexInfo", []vcol{{"table_name", "text"}, {"index_name", "text"}}, func(s *Server) []map[string][]byte {
+		var rows []map[string][]byte
+		for _, t := range sortedTables(schemaOf(s)) {
+			for _, idx := range t.Indexes {
+				rows = append(rows, map[string][]byte{"table_name": encText(t.Keyspace), "index_name": encText(idx.Name)})
+			}
+		}
+		return rows
+	})
+	defineVirtual("system", "built_views", []vcol{{"keyspace_name", "text"}, {"view_name", "text"}}, func(s *Server) []map[string][]byte {
+		var rows []map[string][]byte
+		for _, v := range builtViews(s) {
+			rows = append(rows, map[string][]byte{"keyspace_name": encText(v[0]), "view_name": encText(v[1])})
+		}
+		return rows
+	})
+	defineVirtual("system_distributed", "view_build_status", []vcol{{"keyspace_name", "text"}, {"view_name", "text"}, {"host_id", "uuid"}, {"status", "text"}}, func(s *Server) []map[string][]byte {
+		hosts := [][16]byte{s.b.Local().HostID}
+		for _, p := range s.b.Peers() {
+			if p.State != engine.StateLeft {
+				hosts = append(hosts, p.HostID)
+			}
+		}
+		var rows []map[string][]byte
+		for _, v := range builtViews(s) {
+			for _, h := range hosts {
+				rows = append(rows, map[string][]byte{"keyspace_name": encText(v[0]), "view_name": encText(v[1]), "host_id": encUUID(h), "status": encText("SUCCESS")})
+			}
+		}
+		return rows
+	})
+}
+
+// builtViews are the keyspace and name of every view, the views of
+// indexes (index/secondary_index_manager.cc index_table_name) among them.
+func builtViews(s *Server) [][2]string {
+	var out [][2]string
+	for _, t := range sortedTables(schemaOf(s)) {
+		if t.View != nil {
+			out = append(out, [2]string{t.Keyspace, t.Name})
+		}
+		for _, idx := range t.Indexes {
+			out = append(out, [2]string{t.Keyspace, idx.Name + "_index"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0]+"\x00"+out[i][1] < out[j][0]+"\x00"+out[j][1] })
+	return out
+}

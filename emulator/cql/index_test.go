@@ -49,6 +49,13 @@ func TestCreateDropIndex(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("indexes %v, want %v", got, want)
 	}
+	var idxName, status string
+	if err := s.Query(`SELECT index_name FROM system."IndexInfo" WHERE table_name = 'ks' AND index_name = 'named'`).Scan(&idxName); err != nil || idxName != "named" {
+		t.Errorf("system.IndexInfo: %q %v", idxName, err)
+	}
+	if err := s.Query(`SELECT status FROM system_distributed.view_build_status WHERE keyspace_name = 'ks' AND view_name = 'named_index'`).Scan(&status); err != nil || status != "SUCCESS" {
+		t.Errorf("view_build_status: %q %v", status, err)
+	}
 	exec(`DROP INDEX ks.t_m_idx_2`)
 	exec(`DROP INDEX IF EXISTS ks.t_m_idx_2`)
 	exec(`CREATE KEYSPACE vk WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1} AND tablets = {'enabled': false}`)
