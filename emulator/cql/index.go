@@ -359,8 +359,8 @@ func indexRows(s *Server) []map[string][]byte {
 }
 
 // indexedColumn reports the column whose restriction a secondary index
-// answers, as cql3/restrictions/statement_restrictions.cc picks it: an
-// equality on a column with a global index on its values, or with a local
+// answers, as cql3/restrictions/statement_restrictions.cc picks it: one
+// the index serves (indexServes) with a global index, or with a local
 // index when the whole partition key is restricted by equality. "" when
 // none. Such a restriction needs no ALLOW FILTERING; the emulator answers
 // it by a scan, in the order the index's view would give (by token).
@@ -378,12 +378,13 @@ func indexedColumn(ti *tableInfo, st *cqlparse.Select) string {
 		}
 	}
 	for _, r := range st.Where {
-		if r.Token != nil || r.Op != "=" {
+		c, ok := ti.cols[r.Column]
+		if r.Token != nil || !ok {
 			continue
 		}
 		for _, idx := range ti.def.Indexes {
 			col, kind, local := indexTargetColumn(idx)
-			if col == r.Column && kind == "" && (!local || pkEq == len(ti.pk)) {
+			if col == r.Column && indexServes(c, kind, r.Op) && (!local || pkEq == len(ti.pk)) {
 				return col
 			}
 		}

@@ -126,3 +126,52 @@ func TestIndexedQuery(t *testing.T) {
 		}
 	}
 }
+
+// CONTAINS and CONTAINS KEY restrict collections (cql3/expr/prepare_expr.cc
+// types their values); they filter with ALLOW FILTERING, and an index on
+// the collection's values, a set's elements or a map's keys answers them
+// without.
+func TestContains(t *testing.T) {
+	_, s, exec := memorySession(t, "contains", "127.0.1.85:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TABLE ks.t (p int PRIMARY KEY, l list<int>, st set<text>, m map<text, int>, v int)`)
+	exec(`INSERT INTO ks.t (p, l, st, m, v) VALUES (1, [1, 2], {'a'}, {'x': 10}, 0)`)
+	exec(`INSERT INTO ks.t (p, l, st, m, v) VALUES (2, [2, 3], {'b'}, {'y': 20}, 0)`)
+	count := func(q string) int {
+		t.Helper()
+		return len(selectAll(t, s, q))
+	}
+	if n := count(`SELECT * FROM ks.t WHERE l CONTAINS 2 ALLOW FILTERING`); n != 2 {
+		t.Errorf("l CONTAINS 2: %d rows", n)
+	}
+	if n := count(`SELECT * FROM ks.t WHERE m CONTAINS KEY 'y' ALLOW FILTERING`); n != 1 {
+		t.Errorf("m CONTAINS KEY 'y': %d rows", n)
+	}
+	if n := count(`SELECT * FROM ks.t WHERE m CONTAINS 10 ALLOW FILTERING`); n != 1 {
+		t.Errorf("m CONTAINS 10: %d rows", n)
+	}
+	if err := s.Query(`SELECT * FROM ks.t WHERE l CONTAINS 3`).Exec(); err == nil || !strings.Contains(err.Error(), "ALLOW FILTERING") {
+		t.Errorf("CONTAINS without an index or ALLOW FILTERING: %v", err)
+	}
+	exec(`CREATE INDEX ON ks.t (l)`)
+	exec(`CREATE INDEX ON ks.t (st)`)
+	exec(`CREATE INDEX ON ks.t (keys(m))`)
+	if n := count(`SELECT * FROM ks.t WHERE l CONTAINS 3`); n != 1 {
+		t.Errorf("indexed l CONTAINS 3: %d rows", n)
+	}
+	if n := count(`SELECT * FROM ks.t WHERE st CONTAINS 'a'`); n != 1 {
+		t.Errorf("indexed st CONTAINS 'a': %d rows", n)
+	}
+	if n := count(`SELECT * FROM ks.t WHERE m CONTAINS KEY 'x'`); n != 1 {
+		t.Errorf("indexed m CONTAINS KEY 'x': %d rows", n)
+	}
+	for q, msg := range map[string]string{
+		`SELECT * FROM ks.t WHERE m CONTAINS 10`:                    "ALLOW FILTERING",
+		`SELECT * FROM ks.t WHERE v CONTAINS 1 ALLOW FILTERING`:     `Cannot use CONTAINS on non-collection column "v"`,
+		`SELECT * FROM ks.t WHERE l CONTAINS KEY 1 ALLOW FILTERING`: "Cannot use CONTAINS KEY on non-map column l",
+	} {
+		if err := s.Query(q).Exec(); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: %v, want %q", q, err, msg)
+		}
+	}
+}

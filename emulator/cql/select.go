@@ -287,7 +287,11 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 		if r.Op == "IN" || r.Op == "!=" {
 			return nil, engine.Errorf(engine.CodeInvalid, "%s restrictions on %s are not supported", r.Op, c.Name)
 		}
-		v, unset, err := ec.value(r.Value, c.Name, c.dt)
+		dt, err := filterType(c, r.Op)
+		if err != nil {
+			return nil, err
+		}
+		v, unset, err := ec.value(r.Value, c.Name, dt)
 		if err != nil {
 			return nil, err
 		}
@@ -717,7 +721,11 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 		if r.Op == "IN" || r.Op == "!=" {
 			return nil, engine.Errorf(engine.CodeInvalid, "%s restrictions on %s are not supported", r.Op, c.Name)
 		}
-		v, unset, err := ec.value(r.Value, c.Name, c.dt)
+		dt, err := filterType(c, r.Op)
+		if err != nil {
+			return nil, err
+		}
+		v, unset, err := ec.value(r.Value, c.Name, dt)
 		if err != nil {
 			return nil, err
 		}
@@ -881,8 +889,14 @@ func matches(fs []rowFilter, row [][]byte) bool {
 		if v == nil {
 			return false
 		}
-		if f.op == "=" {
+		switch f.op {
+		case "=":
 			if !bytes.Equal(v, f.val) {
+				return false
+			}
+			continue
+		case "CONTAINS", "CONTAINS KEY":
+			if !collectionContains(f.col.dt, v, f.val, f.op == "CONTAINS KEY") {
 				return false
 			}
 			continue

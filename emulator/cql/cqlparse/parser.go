@@ -1017,6 +1017,14 @@ func (p *parser) where() ([]Relation, error) {
 		case t.kind == tIdent && t.text == "in":
 			op = "IN"
 			p.i++
+		case t.kind == tIdent && t.text == "contains":
+			// col CONTAINS v, col CONTAINS KEY k (cql3/Cql.g relation).
+			op = "CONTAINS"
+			p.i++
+			if p.isKw("key") {
+				op = "CONTAINS KEY"
+				p.i++
+			}
 		case t.kind == tIdent && t.text == "is":
 			// col IS NOT NULL (cql3/Cql.g relation), in materialized views.
 			p.i++
