@@ -57,6 +57,17 @@ type Options struct {
 	Emit func(results.Event)
 	// PollInterval is the pause between two readiness checks.
 	PollInterval time.Duration
+	// Instances are the plan's facts of each instance type (plan.Nodes):
+	// a node's vCPUs and disk come from here, never from the catalog.
+	Instances map[string]Instance
+}
+
+// Instance is what the plan says of one instance type's nodes.
+type Instance struct {
+	VCPUs int
+	// DiskBytes is a node's disk as the run has it: the catalog's storage,
+	// scaled when the backend is emulated (provision.Model.NodeDiskBytes).
+	DiskBytes float64
 }
 
 // Node is the one handle on a database node above provision. The embedded
@@ -71,7 +82,7 @@ type Node struct {
 	Seq int
 	Identity
 	VCPUs     int
-	DiskBytes float64 // the instance type's local storage, in bytes
+	DiskBytes float64 // the node's disk as the run has it (Instance.DiskBytes)
 	AddedBy   string  // nemesis step that added it; "" for initial nodes
 	State     string  // one of the State* constants; read it with Cluster.State when racing with changes
 }
@@ -174,9 +185,8 @@ func (c *Cluster) addMembers(pn []provision.Node, step string) []*Node {
 	for _, p := range pn {
 		c.seq++
 		n := &Node{Node: p, Seq: c.seq, AddedBy: step, State: StateStarted}
-		if it, err := provision.LookupInstanceType(p.InstanceType); err == nil {
-			n.VCPUs = it.VCPUs
-			n.DiskBytes = it.StorageGB * 1e9
+		if it, ok := c.opts.Instances[p.InstanceType]; ok {
+			n.VCPUs, n.DiskBytes = it.VCPUs, it.DiskBytes
 		}
 		out = append(out, n)
 	}

@@ -50,7 +50,8 @@ func (r *recorder) states(node string) []string {
 }
 
 func newCluster(t *testing.T, p provision.Provider, rec *recorder, timeout time.Duration) *cluster.Cluster {
-	return cluster.New(p, cluster.Options{NodeReadyTimeout: timeout, PollInterval: 100 * time.Millisecond, Logf: t.Logf, Emit: rec.emit})
+	return cluster.New(p, cluster.Options{NodeReadyTimeout: timeout, PollInterval: 100 * time.Millisecond, Logf: t.Logf, Emit: rec.emit,
+		Instances: map[string]cluster.Instance{"i4i.large": {VCPUs: 2, DiskBytes: 468e9}, "i4i.4xlarge": {VCPUs: 16, DiskBytes: 3750e9}}})
 }
 
 // grow adds nodes and waits until they are normal, as the nemesis does.

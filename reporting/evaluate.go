@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
 )
 
@@ -149,16 +148,6 @@ func Failed(res *results.Result) bool {
 	return false
 }
 
-func vcpusOf(n results.NodeInfo) int {
-	if n.VCPUs > 0 {
-		return n.VCPUs
-	}
-	if it, err := provision.LookupInstanceType(n.InstanceType); err == nil {
-		return it.VCPUs
-	}
-	return 0
-}
-
 func derive(res *results.Result) *results.Derived {
 	d := &results.Derived{}
 	var first time.Time
@@ -209,11 +198,11 @@ func derive(res *results.Result) *results.Derived {
 		d.Mode = "mixed"
 	}
 	for _, n := range res.Setup.InitialNodes {
-		d.VCPUsBefore += vcpusOf(n)
+		d.VCPUsBefore += n.VCPUs
 	}
 	for _, n := range res.Nodes {
 		if !removed[n.Name] {
-			d.VCPUsAfter += vcpusOf(n)
+			d.VCPUsAfter += n.VCPUs
 		}
 	}
 	if len(res.Cycles) > 0 {

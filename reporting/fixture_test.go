@@ -286,7 +286,7 @@ func writeFixture(dir string, f fixture) error {
 		InitialNodes: initial, Racks: racks, RF: 3, Tablets: 16,
 		FillTargets: []results.FillTarget{{Name: "Soft Limit", TargetPercent: 70, HoldSeconds: f.hold.Seconds()}, {Name: "Hard Limit", TargetPercent: 90, HoldSeconds: f.hold.Seconds()}},
 		WriteRatio:  0.5, ReadRatio: 0.5, RateOpsPerSec: 2000, LoadPercent: 50, CapacityOps: 4000, ValueSizeBytes: 1024,
-		Nemesis: []results.NemesisInfo{{Name: "grow", Kind: "grow", Mode: "serial", InstanceType: "i4i.4xlarge", CountPerRack: 1}},
+		Nemesis: []results.NemesisInfo{{Name: "grow", Kind: "grow", Mode: "serial", InstanceType: "i4i.4xlarge", CountPerRack: 1, VCPUs: 16}},
 		Thresholds: []results.Threshold{
 			{Cycle: "*", Metric: "write_p99_ms", Limit: 10},
 			{Cycle: "steady_state", Metric: "read_p99_ms", Limit: 20},

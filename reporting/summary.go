@@ -25,7 +25,7 @@ func SetupLine(res *results.Result) string {
 			order = append(order, n.InstanceType)
 		}
 		count[n.InstanceType]++
-		vcpu[n.InstanceType] = vcpusOf(n)
+		vcpu[n.InstanceType] = n.VCPUs
 	}
 	var nodes []string
 	for _, t := range order {

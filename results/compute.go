@@ -770,11 +770,15 @@ func (r *reducer) finishNodes() {
 		if m, ok := r.nodeMeta[n.Name]; ok {
 			n.Rack, n.InstanceType, n.Address, n.DiskBytes = m.Rack, m.InstanceType, m.Address, m.DiskTotalBytes
 		}
-		if n.InstanceType == "" {
-			for _, st := range res.Setup.Nemesis {
-				if st.Name == n.AddedBy {
-					n.InstanceType = st.InstanceType
-				}
+		for _, st := range res.Setup.Nemesis {
+			if st.Name != n.AddedBy {
+				continue
+			}
+			if n.InstanceType == "" {
+				n.InstanceType = st.InstanceType
+			}
+			if n.InstanceType == st.InstanceType {
+				n.VCPUs = st.VCPUs
 			}
 		}
 		res.Nodes = append(res.Nodes, n)

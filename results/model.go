@@ -266,6 +266,8 @@ type NemesisInfo struct {
 	Mode         string   `json:"mode,omitempty"`
 	InstanceType string   `json:"instance_type,omitempty"`
 	CountPerRack int      `json:"count_per_rack,omitempty"`
+	// VCPUs of each node a grow adds (the plan's node record).
+	VCPUs int `json:"vcpus,omitempty"`
 }
 
 // NodeInfo describes one node of the cluster.

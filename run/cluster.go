@@ -32,7 +32,7 @@ type liveCluster struct {
 func newLiveCluster(p provision.Provider, spec provision.ClusterSpec, env *Env, readyTimeout time.Duration) *liveCluster {
 	ctx, cancel := context.WithCancel(context.Background())
 	lc := &liveCluster{p: p, spec: spec, env: env, ctx: ctx, cancel: cancel}
-	lc.c = cluster.New(p, cluster.Options{Emit: env.Emit, Logf: env.Logf, NodeReadyTimeout: readyTimeout})
+	lc.c = cluster.New(p, cluster.Options{Emit: env.Emit, Logf: env.Logf, NodeReadyTimeout: readyTimeout, Instances: instances(env.Plan)})
 	lc.deaths = monitor.NewDeathMonitor(env.Emit, env.Logf)
 	if en, ok := p.(provision.ExitNotifier); ok {
 		lc.wg.Add(2)

@@ -1,12 +1,11 @@
 package run
 
 import (
-	"fmt"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/nemesis"
 	"github.com/elasticity-dev/elasticity/plan"
-	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
 )
 
@@ -50,7 +49,13 @@ func setup(p *plan.Plan, runID string, nodes []results.NodeInfo, baseline *resul
 	}
 	s.Nemesis = []results.NemesisInfo{}
 	for _, st := range nemesisSteps(p) {
-		s.Nemesis = append(s.Nemesis, st.Info())
+		info := st.Info()
+		for _, g := range p.Nodes {
+			if g.AddedBy == st.Name {
+				info.VCPUs = g.VCPUs
+			}
+		}
+		s.Nemesis = append(s.Nemesis, info)
 	}
 	if s.InitialNodes == nil {
 		s.InitialNodes = []results.NodeInfo{}
@@ -58,22 +63,36 @@ func setup(p *plan.Plan, runID string, nodes []results.NodeInfo, baseline *resul
 	return s
 }
 
-// plannedNodes describes the initial nodes before they exist (names are the
-// provider's node-1, node-2 ... in rack order).
+// plannedNodes are the initial nodes as the plan's node records describe
+// them (rack, instance type, vCPUs, disk), in the order the backends start
+// them (interleaved across racks). They have no name or address until
+// provisioned: the "provisioned" event carries the cluster's own records.
 func plannedNodes(p *plan.Plan) []results.NodeInfo {
-	spec := p.Provision.Cluster
-	it, _ := provision.LookupInstanceType(spec.InstanceType)
-	var out []results.NodeInfo
-	for i := 0; i < spec.NodesPerRack; i++ {
-		for _, r := range spec.Racks {
-			out = append(out, results.NodeInfo{
-				Name:         fmt.Sprintf("node-%d", len(out)+1),
-				Rack:         r,
-				InstanceType: spec.InstanceType,
-				VCPUs:        it.VCPUs,
-				DiskBytes:    it.StorageGB * 1e9,
-			})
+	var initial []plan.Nodes
+	most := 0
+	for _, g := range p.Nodes {
+		if g.AddedBy == "" {
+			initial = append(initial, g)
+			most = max(most, g.Count)
 		}
+	}
+	var out []results.NodeInfo
+	for i := 0; i < most; i++ {
+		for _, g := range initial {
+			if i < g.Count {
+				out = append(out, results.NodeInfo{Rack: g.Rack, InstanceType: g.InstanceType, VCPUs: g.VCPUs, DiskBytes: g.DiskBytes})
+			}
+		}
+	}
+	return out
+}
+
+// instances are the plan's facts of each instance type it starts, for the
+// cluster's node records.
+func instances(p *plan.Plan) map[string]cluster.Instance {
+	out := map[string]cluster.Instance{}
+	for _, g := range p.Nodes {
+		out[g.InstanceType] = cluster.Instance{VCPUs: g.VCPUs, DiskBytes: g.DiskBytes}
 	}
 	return out
 }

@@ -36,7 +36,8 @@ func TestEmulatorClusterLifecycle(t *testing.T) {
 	var mu sync.Mutex
 	var events []results.Event
 	emit := func(e results.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }
-	c := cluster.New(p, cluster.Options{NodeReadyTimeout: 60 * time.Second, PollInterval: 200 * time.Millisecond, Logf: t.Logf, Emit: emit})
+	c := cluster.New(p, cluster.Options{NodeReadyTimeout: 60 * time.Second, PollInterval: 200 * time.Millisecond, Logf: t.Logf, Emit: emit,
+		Instances: map[string]cluster.Instance{"i4i.large": {VCPUs: 2}, "i4i.xlarge": {VCPUs: 4}}})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
