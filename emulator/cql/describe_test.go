@@ -155,3 +155,25 @@ func TestQualifiedUserTypeNames(t *testing.T) {
 		t.Errorf("DESC TYPE ks.b: %v, want %q", rows, want)
 	}
 }
+
+// CREATE INDEX ... WITH properties are the backing view's and come back in
+// DESC INDEX (create_index_statement.cc, schema.cc schema_properties), with
+// WITH ID's id under WITH INTERNALS only.
+func TestDescribeIndexProperties(t *testing.T) {
+	_, s, exec := memorySession(t, "describe", "127.0.1.96:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'replication_factor': 1}`)
+	exec(`CREATE TABLE ks.t (p int PRIMARY KEY, v int)`)
+	exec(`CREATE INDEX i ON ks.t(v) WITH ID = 018ad550-b25d-09d0-7e90-ea5438411dc7 AND gc_grace_seconds = 13 AND caching = {'keys': 'NONE', 'rows_per_partition': 'NONE'} AND synchronous_updates = true`)
+	want := "CREATE INDEX i ON ks.t(v) WITH ID = 018ad550-b25d-09d0-7e90-ea5438411dc7\n    AND bloom_filter_fp_chance = 0.01\n" +
+		"    AND caching = {'keys': 'NONE', 'rows_per_partition': 'NONE'}\n    AND comment = ''\n    AND compaction = {'class': 'SizeTieredCompactionStrategy'}\n" +
+		"    AND compression = {'sstable_compression': 'org.apache.cassandra.io.compress.LZ4Compressor'}\n    AND crc_check_chance = 1\n" +
+		"    AND default_time_to_live = 0\n    AND gc_grace_seconds = 13\n    AND max_index_interval = 2048\n    AND memtable_flush_period_in_ms = 0\n" +
+		"    AND min_index_interval = 128\n    AND speculative_retry = '99.0PERCENTILE'\n" +
+		"    AND tombstone_gc = {'mode': 'repair', 'propagation_delay_in_seconds': '3600'}\n    AND synchronous_updates = true;\n"
+	if rows := descRows(t, s, `DESC INDEX ks.i WITH INTERNALS`); len(rows) != 1 || rows[0]["create_statement"] != want {
+		t.Errorf("DESC INDEX WITH INTERNALS: %q\nwant %q", rows, want)
+	}
+	if rows := descRows(t, s, `DESC INDEX ks.i`); len(rows) != 1 || strings.Contains(rows[0]["create_statement"].(string), "ID =") {
+		t.Errorf("DESC INDEX without internals shows the id: %q", rows)
+	}
+}

@@ -1,10 +1,12 @@
 package cql
 
 import (
+	"crypto/md5"
 	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
 	"github.com/elasticity-dev/elasticity/emulator/engine"
 )
 
@@ -39,8 +41,8 @@ func (d *schemaDescriber) viewCreateStatement(v *engine.Table, internals bool) s
 // indexDesc is schema::describe of an index's backing view: CREATE
 // [CUSTOM] INDEX name ON ks.table(target) [USING 'class'] WITH the view's
 // properties (schema/schema.cc get_create_statement, describe_index_columns).
-// The emulator's indexes have no backing view; their properties are a new
-// table's.
+// The emulator's indexes have no backing view; the properties are those
+// CREATE INDEX gave (indexProperties).
 func (d *schemaDescriber) indexDesc(base *engine.Table, ix engine.Index, internals bool) description {
 	var b strings.Builder
 	b.WriteString("CREATE ")
@@ -54,9 +56,13 @@ func (d *schemaDescriber) indexDesc(base *engine.Table, ix engine.Index, interna
 	}
 	b.WriteString(" WITH ")
 	if internals {
-		fmt.Fprintf(&b, "ID = %s\n    AND ", uuidString(base.ID))
+		fmt.Fprintf(&b, "ID = %s\n    AND ", indexID(base, ix))
 	}
-	b.WriteString(d.tableProperties(&engine.Table{Keyspace: base.Keyspace, Options: map[string]string{}}))
+	b.WriteString(d.tableProperties(&engine.Table{Keyspace: base.Keyspace, Options: ix.Properties}))
+	if v, ok := ix.Properties["synchronous_updates"]; ok {
+		// schema_properties: a view's or index's synchronous_updates tag.
+		b.WriteString("\n    AND synchronous_updates = " + v)
+	}
 	b.WriteString(";\n")
 	return ksDesc(base.Keyspace, "index", ix.Name, b.String())
 }
@@ -91,4 +97,33 @@ func indexColumns(base *engine.Table, ix engine.Index) string {
 		return prefix + maybeQuote(col)
 	}
 	return prefix + ix.Options["target"]
+}
+
+// indexID is the backing view's id: WITH ID's, else one derived from the
+// base table's id and the index name (the emulator creates no view).
+func indexID(base *engine.Table, ix engine.Index) string {
+	if id := ix.Properties["id"]; id != "" {
+		return id
+	}
+	sum := md5.Sum(append(base.ID[:], ix.Name...))
+	sum[6] = sum[6]&0x0f | 0x30
+	sum[8] = sum[8]&0x3f | 0x80
+	return uuidString(sum)
+}
+
+// indexProperties keeps CREATE INDEX's WITH properties as table options
+// (cql3/statements/create_index_statement.cc hands them to the view).
+func indexProperties(in map[string]cqlparse.Term) (map[string]string, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for name, v := range in {
+		s, err := optionString(v)
+		if err != nil {
+			return nil, engine.Errorf(engine.CodeSyntaxError, "option %s: %v", name, err)
+		}
+		out[name] = s
+	}
+	return out, nil
 }

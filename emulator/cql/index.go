@@ -97,7 +97,11 @@ func (ec *execCtx) createIndex(sch *engine.Schema, x *cqlparse.CreateIndex) (*en
 		kind = "KEYS"
 	}
 	t := cloneTable(old)
-	t.Indexes = append(t.Indexes, engine.Index{Name: name, Kind: kind, Options: map[string]string{"target": target}})
+	props, err := indexProperties(x.Properties)
+	if err != nil {
+		return nil, err
+	}
+	t.Indexes = append(t.Indexes, engine.Index{Name: name, Kind: kind, Options: map[string]string{"target": target}, Properties: props})
 	return &engine.SchemaChange{Kind: engine.AlterTable, Table: &t, KeyspaceName: ks, TableName: t.Name}, nil
 }
 

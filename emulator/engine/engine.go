@@ -128,6 +128,10 @@ type Index struct {
 	// "entries(m)", or for a local index {"pk":["p"],"ck":["v"]}), and a
 	// custom index's class_name.
 	Options map[string]string
+	// Properties are the CREATE INDEX ... WITH properties of the index's
+	// backing view (table options as Table.Options holds them; "id" is
+	// WITH ID), which DESCRIBE INDEX prints.
+	Properties map[string]string `json:",omitempty"`
 }
 
 // View is what makes a table a materialized view
