@@ -1,7 +1,9 @@
 package cql
 
 import (
+	"encoding/binary"
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 
@@ -149,16 +151,40 @@ func (ec *execCtx) listing(kind cqlparse.DescribeKind) []description {
 }
 
 // describeCluster is DESC CLUSTER: cluster, partitioner and snitch
-// (storage_service::describe_cluster). ScyllaDB adds the range ownership
-// of the session's vnode keyspace, which the emulator does not compute.
+// (storage_service::describe_cluster), and with a vnode keyspace in use its
+// range ownership: each range's end token and replicas, as describe_ring
+// (and system.token_ring) gives them.
 func (ec *execCtx) describeCluster() (message.Message, error) {
 	sch := schemaOf(ec.s)
-	if ks := sch.Keyspaces[ec.keyspace]; ks != nil && !ks.TabletsEnabled {
-		return nil, engine.Errorf(engine.CodeInvalid, "DESCRIBE CLUSTER with a vnodes keyspace in use (range ownership) is not supported by the emulator")
-	}
-	md := describeMetadata("cluster", "partitioner", "snitch")
 	row := message.Row{[]byte(ec.s.b.ClusterName()), []byte(partitioner), []byte(snitch)}
-	return &message.RowsResult{Metadata: md, Data: message.RowSet{row}}, nil
+	ks := sch.Keyspaces[ec.keyspace]
+	if ks == nil || ks.TabletsEnabled || isSystemKeyspace(ks.Name) {
+		return &message.RowsResult{Metadata: describeMetadata("cluster", "partitioner", "snitch"), Data: message.RowSet{row}}, nil
+	}
+	md := describeMetadata("cluster", "partitioner", "snitch", "range_ownership")
+	md.Columns[3].Type = datatype.NewMap(datatype.Varchar, datatype.NewList(datatype.Varchar))
+	owners := map[string][]string{}
+	var ends []string
+	for _, r := range tokenRingRows(ec.s) {
+		if string(r["keyspace_name"]) != ks.Name {
+			continue
+		}
+		end := string(r["end_token"])
+		if owners[end] == nil {
+			ends = append(ends, end)
+		}
+		owners[end] = append(owners[end], net.IP(r["endpoint"]).String())
+	}
+	m := binary.BigEndian.AppendUint32(nil, uint32(len(ends)))
+	for _, end := range ends {
+		m = appendBytes(m, []byte(end))
+		m = appendBytes(m, encTextList(owners[end]))
+	}
+	return &message.RowsResult{Metadata: md, Data: message.RowSet{append(row, m)}}, nil
+}
+
+func appendBytes(dst, b []byte) []byte {
+	return append(binary.BigEndian.AppendUint32(dst, uint32(len(b))), b...)
 }
 
 // snitch is what the emulated nodes' endpoint_snitch reports.

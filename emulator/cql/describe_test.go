@@ -177,3 +177,33 @@ func TestDescribeIndexProperties(t *testing.T) {
 		t.Errorf("DESC INDEX without internals shows the id: %q", rows)
 	}
 }
+
+// DESC CLUSTER: cluster, partitioner and snitch, and with a vnode keyspace
+// in use the range ownership, the replicas of each range by its end token
+// (describe_statement.cc cluster_describe_statement).
+func TestDescribeCluster(t *testing.T) {
+	hp, s, exec := memorySession(t, "describe-cluster", "127.0.1.97:0")
+	exec(`CREATE KEYSPACE v WITH replication = {'class': 'NetworkTopologyStrategy', 'replication_factor': 1} AND tablets = {'enabled': false}`)
+	row := map[string]any{}
+	if err := s.Query(`DESC CLUSTER`).MapScan(row); err != nil {
+		t.Fatal(err)
+	}
+	if row["cluster"] != "describe-cluster" || row["partitioner"] != "org.apache.cassandra.dht.Murmur3Partitioner" || len(row) != 3 {
+		t.Errorf("DESC CLUSTER without a keyspace: %v", row)
+	}
+	vs := newSession(t, hp, "v")
+	row = map[string]any{}
+	if err := vs.Query(`DESC CLUSTER`).MapScan(row); err != nil {
+		t.Fatal(err)
+	}
+	own, _ := row["range_ownership"].(map[string][]string)
+	host, _, _ := strings.Cut(hp, ":")
+	if len(own) == 0 {
+		t.Fatalf("DESC CLUSTER in a vnode keyspace: no range_ownership: %v", row)
+	}
+	for end, eps := range own {
+		if len(eps) != 1 || eps[0] != host {
+			t.Errorf("range ending %s owned by %v, want [%s]", end, eps, host)
+		}
+	}
+}
