@@ -29,6 +29,17 @@ func (ec *execCtx) ensureNotAnonymous() error {
 	return nil
 }
 
+// lockedAuth is the auth store, locked, for a client that is not
+// anonymous (every role and permission statement's first check).
+func (ec *execCtx) lockedAuth() (*authStore, func(), error) {
+	if err := ec.ensureNotAnonymous(); err != nil {
+		return nil, nil, err
+	}
+	a := ec.s.auth
+	a.mu.Lock()
+	return a, a.mu.Unlock, nil
+}
+
 // ensureSuperuser refuses what only superusers may do; a role's own
 // permissions on the roles resource are not consulted (the emulator
 // checks superuser status only).
@@ -42,12 +53,11 @@ func (a *authStore) ensureSuperuser(user, what string) error {
 // roleStmt runs CREATE/ALTER/DROP ROLE|USER
 // (cql3/statements/role-management-statements.cc, create_user_statement.cc).
 func (ec *execCtx) roleStmt(x *cqlparse.RoleStmt) (message.Message, error) {
-	if err := ec.ensureNotAnonymous(); err != nil {
+	a, unlock, err := ec.lockedAuth()
+	if err != nil {
 		return nil, err
 	}
-	a := ec.s.auth
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	defer unlock()
 	user := ec.user()
 	o := x.Opts
 	if o.Password != nil && o.HashedPassword != nil {
@@ -116,12 +126,11 @@ func applyRoleOptions(r *roleRec, o cqlparse.RoleOptions) {
 // grantRole runs GRANT role TO grantee / REVOKE role FROM grantee
 // (standard_role_manager.cc grant/revoke).
 func (ec *execCtx) grantRole(x *cqlparse.GrantRole) (message.Message, error) {
-	if err := ec.ensureNotAnonymous(); err != nil {
+	a, unlock, err := ec.lockedAuth()
+	if err != nil {
 		return nil, err
 	}
-	a := ec.s.auth
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	defer unlock()
 	if err := a.ensureSuperuser(ec.user(), "User "+ec.user()+" has no AUTHORIZE permission on <role "+x.Role+"> or any of its parents"); err != nil {
 		return nil, err
 	}
@@ -192,12 +201,11 @@ func resourceText(r cqlparse.Resource, session string) string {
 // grantPermission runs GRANT/REVOKE permission (grant_statement.cc,
 // revoke_statement.cc, default_authorizer.cc).
 func (ec *execCtx) grantPermission(x *cqlparse.GrantPermission) (message.Message, error) {
-	if err := ec.ensureNotAnonymous(); err != nil {
+	a, unlock, err := ec.lockedAuth()
+	if err != nil {
 		return nil, err
 	}
-	a := ec.s.auth
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	defer unlock()
 	if err := a.ensureSuperuser(ec.user(), "User "+ec.user()+" has no AUTHORIZE permission on <"+strings.ToLower(resourceText(x.Resource, ec.keyspace))+"> or any of its parents"); err != nil {
 		return nil, err
 	}
@@ -247,12 +255,11 @@ func (ec *execCtx) checkResource(r cqlparse.Resource) error {
 // listRoles is LIST ROLES [OF role] [NORECURSIVE] and LIST USERS
 // (list_roles_statement, list_users_statement.cc).
 func (ec *execCtx) listRoles(x *cqlparse.ListRoles) (message.Message, error) {
-	if err := ec.ensureNotAnonymous(); err != nil {
+	a, unlock, err := ec.lockedAuth()
+	if err != nil {
 		return nil, err
 	}
-	a := ec.s.auth
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	defer unlock()
 	var names []string
 	switch {
 	case x.Of != "":
@@ -306,12 +313,11 @@ func (a *authStore) listUsers(names []string) message.Message {
 // listPermissions is LIST ... PERMISSIONS (list_permissions_statement.cc):
 // role, username, resource, permission.
 func (ec *execCtx) listPermissions(x *cqlparse.ListPermissions) (message.Message, error) {
-	if err := ec.ensureNotAnonymous(); err != nil {
+	a, unlock, err := ec.lockedAuth()
+	if err != nil {
 		return nil, err
 	}
-	a := ec.s.auth
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	defer unlock()
 	col := func(name string) *message.ColumnMetadata {
 		return &message.ColumnMetadata{Keyspace: "system_auth", Table: "permissions", Name: name, Type: datatype.Varchar}
 	}

@@ -102,19 +102,26 @@ func (p *parser) authStatement(op string) (st Statement, ok bool, err error) {
 	return nil, false, nil
 }
 
+// conditionalName reads CREATE's [IF NOT EXISTS] or DROP's [IF EXISTS],
+// then a role or service level name.
+func (p *parser) conditionalName(op string) (ifNotExists, ifExists bool, name string, err error) {
+	switch op {
+	case "create":
+		ifNotExists, err = p.ifNotExists()
+	case "drop":
+		ifExists, err = p.ifExists()
+	}
+	if err != nil {
+		return false, false, "", err
+	}
+	name, err = p.roleName()
+	return ifNotExists, ifExists, name, err
+}
+
 func (p *parser) roleStmt(op string, user bool) (Statement, error) {
 	st := &RoleStmt{Op: op, User: user}
 	var err error
-	switch op {
-	case "create":
-		st.IfNotExists, err = p.ifNotExists()
-	case "drop":
-		st.IfExists, err = p.ifExists()
-	}
-	if err != nil {
-		return nil, err
-	}
-	if st.Role, err = p.roleName(); err != nil {
+	if st.IfNotExists, st.IfExists, st.Role, err = p.conditionalName(op); err != nil {
 		return nil, err
 	}
 	if op == "drop" {
@@ -136,14 +143,8 @@ func (p *parser) userOptions(o *RoleOptions) error {
 		if err := p.expectKw("password"); err != nil {
 			return err
 		}
-		s, err := p.stringLit()
-		if err != nil {
+		if err := p.password(o, hashed); err != nil {
 			return err
-		}
-		if hashed {
-			o.HashedPassword = &s
-		} else {
-			o.Password = &s
 		}
 	}
 	switch {
@@ -156,6 +157,20 @@ func (p *parser) userOptions(o *RoleOptions) error {
 }
 
 func boolPtr(b bool) *bool { return &b }
+
+// password reads the string of [HASHED] PASSWORD.
+func (p *parser) password(o *RoleOptions, hashed bool) error {
+	s, err := p.stringLit()
+	if err != nil {
+		return err
+	}
+	if hashed {
+		o.HashedPassword = &s
+	} else {
+		o.Password = &s
+	}
+	return nil
+}
 
 func (p *parser) stringLit() (string, error) {
 	t := p.peek()
@@ -179,14 +194,8 @@ func (p *parser) roleOptions(o *RoleOptions) error {
 		}
 		switch {
 		case name == "password":
-			s, err := p.stringLit()
-			if err != nil {
+			if err := p.password(o, hashed); err != nil {
 				return err
-			}
-			if hashed {
-				o.HashedPassword = &s
-			} else {
-				o.Password = &s
 			}
 		case name == "login" || name == "superuser":
 			v, err := p.ident("true or false")
@@ -219,16 +228,7 @@ func (p *parser) roleOptions(o *RoleOptions) error {
 func (p *parser) serviceLevelStmt(op string) (Statement, error) {
 	st := &ServiceLevelStmt{Op: op, Options: map[string]Term{}}
 	var err error
-	switch op {
-	case "create":
-		st.IfNotExists, err = p.ifNotExists()
-	case "drop":
-		st.IfExists, err = p.ifExists()
-	}
-	if err != nil {
-		return nil, err
-	}
-	if st.Level, err = p.roleName(); err != nil {
+	if st.IfNotExists, st.IfExists, st.Level, err = p.conditionalName(op); err != nil {
 		return nil, err
 	}
 	if op != "drop" && p.acceptKw("with") {
