@@ -196,7 +196,7 @@ func (d *describer) relations(ti *tableInfo, where []cqlparse.Relation) error {
 		}
 		switch {
 		case r.Value.Kind == cqlparse.TermBind && r.Op == "IN":
-			d.set(r.Value.Bind, &message.ColumnMetadata{Keyspace: ti.keyspace, Table: ti.name, Name: "in(" + c.Name + ")", Type: datatype.NewList(c.dt)})
+			d.set(r.Value.Bind, &message.ColumnMetadata{Keyspace: ti.keyspace, Table: ti.name, Name: d.s.inBindName(c.Name), Type: datatype.NewList(c.dt)})
 		case r.Value.Kind == cqlparse.TermBind:
 			d.set(r.Value.Bind, ti.spec(c))
 		case r.Value.Kind == cqlparse.TermList:
@@ -231,4 +231,14 @@ func pkIndexes(ti *tableInfo, where []cqlparse.Relation) []uint16 {
 		}
 	}
 	return out
+}
+
+// inBindName names an IN restriction's bind variable as
+// cql3/expr/prepare_expr.cc get_rhs_receiver does: "IN(c)", or "in(c)" with
+// cql_in_bind_variable_name_uses_uppercase_operator off (Cassandra's).
+func (s *Server) inBindName(col string) string {
+	if s.configBool("cql_in_bind_variable_name_uses_uppercase_operator") {
+		return "IN(" + col + ")"
+	}
+	return "in(" + col + ")"
 }

@@ -70,7 +70,7 @@ func (s *Server) query(c *conn, m *message.Query) message.Message {
 	if opts == nil {
 		opts = &message.QueryOptions{}
 	}
-	st, nbinds, err := cqlparse.Parse(m.Query)
+	st, nbinds, err := s.parse(m.Query)
 	if err != nil {
 		return errorMessage(err, engine.One, "")
 	}
@@ -84,7 +84,7 @@ func (s *Server) query(c *conn, m *message.Query) message.Message {
 		// names place named values.
 		if vars, _, err := s.describe(ec.keyspace, st, nbinds); err == nil {
 			ec.tokenAware = len(vars.PkIndices) > 0
-			ec.vars = withBindNames(vars, cqlparse.BindNames(m.Query))
+			ec.vars = withBindNames(vars, s.bindNames(m.Query))
 		}
 	}
 	if err := ec.bindValues(opts, nbinds, st); err != nil {
@@ -132,6 +132,16 @@ func (ec *execCtx) placeNamedValues(opts *message.QueryOptions, nbinds int) erro
 
 // withBindNames names the specs of :name markers after them, as ScyllaDB
 // names a named marker's variable.
+// parse parses a statement in the node's dialect: whether a :name used
+// twice is one bind variable (cql_duplicate_bind_variable_names_refer_to_same_variable).
+func (s *Server) parse(src string) (cqlparse.Statement, int, error) {
+	return cqlparse.ParseDialect(src, !s.configBool("cql_duplicate_bind_variable_names_refer_to_same_variable"))
+}
+
+func (s *Server) bindNames(src string) []string {
+	return cqlparse.BindNames(src, !s.configBool("cql_duplicate_bind_variable_names_refer_to_same_variable"))
+}
+
 func withBindNames(vars *message.VariablesMetadata, names []string) *message.VariablesMetadata {
 	if vars == nil || len(names) != len(vars.Columns) {
 		return vars
@@ -149,7 +159,7 @@ func withBindNames(vars *message.VariablesMetadata, names []string) *message.Var
 }
 
 func (s *Server) prepare(c *conn, m *message.Prepare) message.Message {
-	st, nbinds, err := cqlparse.Parse(m.Query)
+	st, nbinds, err := s.parse(m.Query)
 	if err != nil {
 		return errorMessage(err, engine.One, "")
 	}
@@ -161,7 +171,7 @@ func (s *Server) prepare(c *conn, m *message.Prepare) message.Message {
 	if err != nil {
 		return errorMessage(err, engine.One, "")
 	}
-	vars = withBindNames(vars, cqlparse.BindNames(m.Query))
+	vars = withBindNames(vars, s.bindNames(m.Query))
 	key := preparedID(ks, m.Query)
 	p := &prepared{id: key[:], query: m.Query, keyspace: ks, stmt: st, nbinds: nbinds, vars: vars, result: result}
 	if sel, ok := st.(*cqlparse.Select); ok {
@@ -236,7 +246,7 @@ func (s *Server) batch(c *conn, m *message.Batch) message.Message {
 		} else {
 			var nbinds int
 			var err error
-			st, nbinds, err = cqlparse.Parse(ch.Query)
+			st, nbinds, err = s.parse(ch.Query)
 			if err != nil {
 				return errorMessage(err, cl, "")
 			}

@@ -26,19 +26,27 @@ const maxDepth = 32
 // maxLen bounds the statement text the parser accepts.
 const maxLen = 1 << 20
 
-// BindNames returns the names of a statement's bind markers in order: the
-// name of a :name marker, "" for a ? marker (nil when it does not lex).
-func BindNames(src string) []string {
+// BindNames returns the names of a statement's bind variables in order:
+// the name of a :name marker, "" for a ? marker (nil when it does not
+// lex). A name used twice is one variable (ScyllaDB's default,
+// cql_duplicate_bind_variable_names_refer_to_same_variable) unless
+// separate is set.
+func BindNames(src string, separate bool) []string {
 	toks, err := lex(src)
 	if err != nil {
 		return nil
 	}
 	var names []string
+	seen := map[string]bool{}
 	for _, t := range toks {
 		switch t.kind {
 		case tBind:
 			names = append(names, "")
 		case tNamedBind:
+			if seen[t.text] && !separate {
+				continue
+			}
+			seen[t.text] = true
 			names = append(names, t.text)
 		}
 	}
@@ -46,8 +54,14 @@ func BindNames(src string) []string {
 }
 
 // Parse parses one statement (an optional trailing ';' is allowed) and
-// returns it with the number of bind markers it contains.
-func Parse(src string) (Statement, int, error) {
+// returns it with the number of bind variables it has; a :name used twice
+// is one variable, as ScyllaDB's default dialect has it.
+func Parse(src string) (Statement, int, error) { return ParseDialect(src, false) }
+
+// ParseDialect is Parse; with separateNames every marker is a variable of
+// its own, as in Cassandra (ScyllaDB's
+// cql_duplicate_bind_variable_names_refer_to_same_variable: false).
+func ParseDialect(src string, separateNames bool) (Statement, int, error) {
 	if len(src) > maxLen {
 		return nil, 0, &SyntaxError{Msg: fmt.Sprintf("statement too long (%d bytes)", len(src))}
 	}
@@ -56,6 +70,9 @@ func Parse(src string) (Statement, int, error) {
 		return nil, 0, &SyntaxError{Statement: firstWord(src), Msg: err.Error()}
 	}
 	p := &parser{toks: toks, src: src}
+	if !separateNames {
+		p.named = map[string]int{}
+	}
 	st, err := p.statement()
 	if err != nil {
 		return nil, 0, err
@@ -85,6 +102,9 @@ type parser struct {
 	src   string
 	stmt  string // current statement name for errors
 	binds int
+	// named maps a :name to its variable when repeated names share one
+	// (nil: every marker is a variable).
+	named map[string]int
 	depth int
 }
 
@@ -799,7 +819,13 @@ func (p *parser) term() (Term, error) {
 		return tm, nil
 	case tNamedBind:
 		p.i++
+		if i, ok := p.named[t.text]; ok {
+			return Term{Kind: TermBind, Bind: i, BindName: t.text}, nil
+		}
 		tm := Term{Kind: TermBind, Bind: p.binds, BindName: t.text}
+		if p.named != nil {
+			p.named[t.text] = p.binds
+		}
 		p.binds++
 		return tm, nil
 	case tString:
