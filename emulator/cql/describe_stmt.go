@@ -254,10 +254,28 @@ func keyspaceCreateStatement(ks *engine.Keyspace, tabletsFeature bool) string {
 // singleQuote is cql3/util.cc single_quote.
 func singleQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// maybeQuote is cql3/cql3_type.cc util::maybe_quote: [a-z][a-z0-9_]* stays
-// bare, anything else is double-quoted with quotes doubled. (ScyllaDB also
-// quotes reserved keywords; the emulator's parser has no keyword list.)
+// reservedKeywords are cql3/Cql.g's keywords that are not among its
+// unreserved_keyword alternatives: an identifier spelled like one must be
+// quoted.
+var reservedKeywords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`add allow alter and ann apply asc authorize batch begin by cast columnfamily
+		concurrency create default delete drop entries from full grant if in index infinity insert into is keyspace
+		limit materialized modify nan norecursive not null of on or order primary rename replace revoke schema
+		scylla_clustering_bound scylla_counter_shard_list scylla_timeuuid_list_index select set table
+		text_search_indexing to token truncate unlogged unset update use using vector_search_indexing view where with`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// maybeQuote is cql3/cql3_type.cc util::maybe_quote: [a-z][a-z0-9_]* that
+// is not a reserved keyword stays bare, anything else is double-quoted
+// with quotes doubled.
 func maybeQuote(s string) string {
+	if reservedKeywords[s] {
+		return `"` + s + `"`
+	}
 	for i, r := range s {
 		if !(r >= 'a' && r <= 'z' || i > 0 && (r == '_' || r >= '0' && r <= '9')) {
 			return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`

@@ -207,3 +207,20 @@ func TestDescribeCluster(t *testing.T) {
 		}
 	}
 }
+
+// Names that are reserved keywords, or not [a-z][a-z0-9_]*, are quoted in
+// what DESCRIBE prints (cql3/cql3_type.cc maybe_quote), so that the
+// statement runs again.
+func TestDescribeQuotesKeywords(t *testing.T) {
+	_, s, exec := memorySession(t, "describe", "127.0.1.98:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'replication_factor': 1}`)
+	exec(`CREATE TABLE ks."table" ("select" int PRIMARY KEY, "x""y" int, "_u" int, desc int)`)
+	rows := descRows(t, s, `DESC TABLE ks."table"`)
+	stmt, _ := rows[0]["create_statement"].(string)
+	for _, want := range []string{`CREATE TABLE ks."table" (`, `"select" int,`, `"x""y" int,`, `"_u" int,`, "desc int,", `PRIMARY KEY ("select")`} {
+		if !strings.Contains(stmt, want) {
+			t.Errorf("DESC TABLE lacks %s:\n%s", want, stmt)
+		}
+	}
+	exec(strings.Replace(stmt, `ks."table"`, `ks.again`, 1))
+}
