@@ -149,6 +149,15 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		delete(d.pos, path)
 		return
 	}
+	if !d.decodeTyped(n, v, path) {
+		d.decodeKind(n, v, path)
+	}
+}
+
+// decodeTyped decodes the scenario's own value types (units, rack lists,
+// the short forms of value_size, mix and hold, steps, ordered mappings);
+// false leaves v to decodeKind.
+func (d *decoder) decodeTyped(n *yaml.Node, v reflect.Value, path string) bool {
 	switch v.Type() {
 	case typDuration:
 		if s, ok := d.scalar(n, path, "a duration such as 30m"); ok {
@@ -156,62 +165,62 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			d.check(n, path, err)
 			v.Set(reflect.ValueOf(x))
 		}
-		return
+		return true
 	case typSize:
 		if s, ok := d.scalar(n, path, "a size such as 1KiB"); ok {
 			x, err := ParseSize(s)
 			d.check(n, path, err)
 			v.Set(reflect.ValueOf(x))
 		}
-		return
+		return true
 	case typRate:
 		if s, ok := d.scalar(n, path, "a rate such as 3400/s"); ok {
 			x, err := ParseRate(s)
 			d.check(n, path, err)
 			v.Set(reflect.ValueOf(x))
 		}
-		return
+		return true
 	case typPercent:
 		if s, ok := d.scalar(n, path, "a percentage such as 90%"); ok {
 			x, err := ParsePercent(s)
 			d.check(n, path, err)
 			v.Set(reflect.ValueOf(x))
 		}
-		return
+		return true
 	case typCountAll:
 		if s, ok := d.scalar(n, path, `a count or "all"`); ok {
 			if strings.EqualFold(s, "all") {
 				v.Set(reflect.ValueOf(All))
-				return
+				return true
 			}
 			c, err := strconv.ParseInt(s, 10, 64)
 			if err != nil || c < 0 {
 				d.addAt(n.Line, path, `expected a count >= 0 or "all", got %s`, kindName(n))
-				return
+				return true
 			}
 			v.Set(reflect.ValueOf(CountOrAll(c)))
 		}
-		return
+		return true
 	case typRackList:
 		if n.Kind == yaml.ScalarNode {
 			c, err := strconv.Atoi(n.Value)
 			if err != nil || c < 1 || c > 100 {
 				d.addAt(n.Line, path, "expected a list of rack names or a rack count 1..100, got %s", kindName(n))
-				return
+				return true
 			}
 			v.Set(reflect.ValueOf(RackNames(c)))
-			return
+			return true
 		}
 		var names []string
 		d.decode(n, reflect.ValueOf(&names).Elem(), path)
 		v.Set(reflect.ValueOf(RackList(names)))
-		return
+		return true
 	case typValueSize:
 		if n.Kind == yaml.ScalarNode {
 			x, err := ParseSize(n.Value)
 			d.check(n, path, err)
 			v.Set(reflect.ValueOf(ValueSize{Min: x, Max: x}))
-			return
+			return true
 		}
 	case typMix:
 		if n.Kind == yaml.ScalarNode {
@@ -220,12 +229,12 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			rf, err2 := strconv.ParseFloat(strings.TrimSpace(r), 64)
 			if !ok || err1 != nil || err2 != nil || math.IsNaN(wf) || math.IsNaN(rf) || math.IsInf(wf, 0) || math.IsInf(rf, 0) {
 				d.addAt(n.Line, path, "expected a write:read ratio such as 1:1 or {write: 1, read: 1}, got %s", kindName(n))
-				return
+				return true
 			}
 			v.Set(reflect.ValueOf(Mix{Write: wf, Read: rf}))
 			// Record sub-paths so validation names them.
 			d.pos[path+".write"], d.pos[path+".read"] = n.Line, n.Line
-			return
+			return true
 		}
 	case typHold:
 		if n.Kind == yaml.ScalarNode {
@@ -233,18 +242,24 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 			d.check(n, path, err)
 			v.Set(reflect.ValueOf(Hold{Duration: x}))
 			d.pos[path+".duration"] = n.Line
-			return
+			return true
 		}
 	case typStep:
 		d.decodeStep(n, v.Addr().Interface().(*Step), path)
-		return
+		return true
 	case typDurLimits:
 		d.decodeDurationLimits(n, v.Addr().Interface().(*DurationLimits), path)
-		return
+		return true
 	case typBaseDurs:
 		d.decodeBaselineDurations(n, v.Addr().Interface().(*BaselineDurations), path)
-		return
+		return true
 	}
+	return false
+}
+
+// decodeKind decodes v by its kind: structs, pointers, scalars, lists and
+// string maps.
+func (d *decoder) decodeKind(n *yaml.Node, v reflect.Value, path string) {
 	switch v.Kind() {
 	case reflect.Struct:
 		d.decodeStruct(n, v, path)
@@ -295,33 +310,38 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 		}
 		v.Set(s)
 	case reflect.Map:
-		if v.Type() != typStringMap {
-			panic("scenarios: unsupported map type " + v.Type().String())
-		}
-		if n.Kind != yaml.MappingNode {
-			d.addAt(n.Line, path, "expected a mapping of names to strings, got %s", kindName(n))
-			return
-		}
-		m := map[string]string{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, val := n.Content[i], n.Content[i+1]
-			key, ok := d.scalar(k, path, "a string key")
-			if !ok {
-				continue
-			}
-			p := join(path, key)
-			if _, dup := m[key]; dup {
-				d.addAt(k.Line, p, "duplicate key")
-				continue
-			}
-			var s string
-			d.decode(val, reflect.ValueOf(&s).Elem(), p)
-			m[key] = s
-		}
-		v.Set(reflect.ValueOf(m))
+		d.decodeStringMap(n, v, path)
 	default:
 		panic("scenarios: unsupported field type " + v.Type().String())
 	}
+}
+
+// decodeStringMap decodes a mapping of names to strings (env:, tags:).
+func (d *decoder) decodeStringMap(n *yaml.Node, v reflect.Value, path string) {
+	if v.Type() != typStringMap {
+		panic("scenarios: unsupported map type " + v.Type().String())
+	}
+	if n.Kind != yaml.MappingNode {
+		d.addAt(n.Line, path, "expected a mapping of names to strings, got %s", kindName(n))
+		return
+	}
+	m := map[string]string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		key, ok := d.scalar(k, path, "a string key")
+		if !ok {
+			continue
+		}
+		p := join(path, key)
+		if _, dup := m[key]; dup {
+			d.addAt(k.Line, p, "duplicate key")
+			continue
+		}
+		var s string
+		d.decode(val, reflect.ValueOf(&s).Elem(), p)
+		m[key] = s
+	}
+	v.Set(reflect.ValueOf(m))
 }
 
 // scalar returns the value of a scalar node, or records that want was expected.

@@ -120,57 +120,54 @@ const (
 	RackBalanceFail          = "fail"
 )
 
-// applyDefaults fills every field that the file and the overrides left unset.
-// Where zero is a meaningful value (tablets_initial: 0, fill: []) it looks at
+// applyDefaults fills every field that the file and the overrides left unset,
+// section by section in an order that puts what a default depends on first
+// (the racks before the RF, local.time_scale before the timeouts). Where
+// zero is a meaningful value (tablets_initial: 0, fill: []) it looks at
 // whether the field was given rather than at its value.
 func applyDefaults(s *Scenario, d *decoder) {
-	str := func(p *string, v string) {
-		if *p == "" {
-			*p = v
-		}
-	}
-	num := func(p *int, path string, v int) {
-		if !d.isSet(path) {
-			*p = v
-		}
-	}
-	flt := func(p *float64, path string, v float64) {
-		if !d.isSet(path) {
-			*p = v
-		}
-	}
-	dur := func(p *Duration, path string, v Duration) {
-		if !d.isSet(path) {
-			*p = v
-		}
-	}
+	defaultCluster(s, d)
+	defaultDataset(s, d)
+	defaultWorkload(s, d)
+	defaultNemesis(s, d)
+	defaultVerdicts(s, d)
+	defaultLocal(s, d)
+	defaultTimeouts(s, d)
+	defaultBackends(s, d)
+}
 
-	str(&s.Backend, BackendLocal)
+// defaultCluster fills in the backend and the initial cluster.
+func defaultCluster(s *Scenario, d *decoder) {
+	defStr(&s.Backend, BackendLocal)
 
 	c := &s.Cluster
-	str(&c.Flavour, FlavourScylla)
-	str(&c.Name, "elasticity")
-	str(&c.DC, "dc1")
+	defStr(&c.Flavour, FlavourScylla)
+	defStr(&c.Name, "elasticity")
+	defStr(&c.DC, "dc1")
 	if !d.isSet("cluster.racks") {
 		c.Racks = RackNames(DefaultRacks)
 		if s.Backend == BackendAWS && len(s.AWS.AvailabilityZones) > 0 {
 			c.Racks = RackList(append([]string(nil), s.AWS.AvailabilityZones...))
 		}
 	}
-	num(&c.NodesPerRack, "cluster.nodes_per_rack", 1)
-	str(&c.InstanceType, DefaultInstanceType)
+	d.defInt(&c.NodesPerRack, "cluster.nodes_per_rack", 1)
+	defStr(&c.InstanceType, DefaultInstanceType)
 	if c.Flavour == FlavourScylla {
-		num(&c.TabletsInitial, "cluster.tablets_initial", DefaultTabletsScylla)
+		d.defInt(&c.TabletsInitial, "cluster.tablets_initial", DefaultTabletsScylla)
 	}
+}
 
+// defaultDataset fills in the schema and the fill phases.
+func defaultDataset(s *Scenario, d *decoder) {
+	c := &s.Cluster
 	ds := &s.Dataset
-	num(&ds.RF, "dataset.rf", min(DefaultRF, max(1, len(c.Racks)*c.NodesPerRack)))
-	str(&ds.Keyspace, "elasticity")
-	str(&ds.Table, "standard1")
+	d.defInt(&ds.RF, "dataset.rf", min(DefaultRF, max(1, len(c.Racks)*c.NodesPerRack)))
+	defStr(&ds.Keyspace, "elasticity")
+	defStr(&ds.Table, "standard1")
 	if !d.isSet("dataset.value_size") {
 		ds.ValueSize = ValueSize{Min: DefaultValueSize, Max: DefaultValueSize}
 	}
-	str(&ds.KeyDistribution, "sequential")
+	defStr(&ds.KeyDistribution, "sequential")
 	if !d.isSet("dataset.fill") {
 		ds.Fill = append([]FillPhase(nil), DefaultFill...)
 	}
@@ -178,11 +175,14 @@ func applyDefaults(s *Scenario, d *decoder) {
 		ds.Fill = []FillPhase{}
 	}
 	for i := range ds.Fill {
-		str(&ds.Fill[i].Name, fmt.Sprintf("Fill %d", i+1))
-		str(&ds.Fill[i].By, FillByMax)
+		defStr(&ds.Fill[i].Name, fmt.Sprintf("Fill %d", i+1))
+		defStr(&ds.Fill[i].By, FillByMax)
 	}
-	num(&ds.FillConcurrency, "dataset.fill_concurrency", DefaultFillConcurrency)
+	d.defInt(&ds.FillConcurrency, "dataset.fill_concurrency", DefaultFillConcurrency)
+}
 
+// defaultWorkload fills in the workload, the steady state and the wait for compactions.
+func defaultWorkload(s *Scenario, d *decoder) {
 	w := &s.Workload
 	if !d.isSet("workload.mix") {
 		w.Mix = Mix{Write: 1, Read: 1}
@@ -190,18 +190,22 @@ func applyDefaults(s *Scenario, d *decoder) {
 	if !d.isSet("workload.rate") && !d.isSet("workload.load_percent") {
 		w.LoadPercent = DefaultLoadPercent
 	}
-	dur(&w.Calibration, "workload.calibration", DefaultCalibration)
-	num(&w.Concurrency, "workload.concurrency", DefaultConcurrency)
-	str(&w.Consistency.Write, DefaultConsistency)
-	str(&w.Consistency.Read, DefaultConsistency)
-	str(&w.Distribution, "uniform")
+	d.defDur(&w.Calibration, "workload.calibration", DefaultCalibration)
+	d.defInt(&w.Concurrency, "workload.concurrency", DefaultConcurrency)
+	defStr(&w.Consistency.Write, DefaultConsistency)
+	defStr(&w.Consistency.Read, DefaultConsistency)
+	defStr(&w.Distribution, "uniform")
 
-	dur(&s.SteadyState, "steady_state", DefaultSteadyState)
+	d.defDur(&s.SteadyState, "steady_state", DefaultSteadyState)
 	if !d.isSet("compactions.wait") {
 		s.Compactions.Wait = true
 	}
-	dur(&s.Compactions.Quiet, "compactions.quiet", DefaultCompactionsQuiet)
+	d.defDur(&s.Compactions.Quiet, "compactions.quiet", DefaultCompactionsQuiet)
+}
 
+// defaultNemesis fills in the nemesis steps: names, and each kind's fields.
+func defaultNemesis(s *Scenario, d *decoder) {
+	c := &s.Cluster
 	if s.Nemesis == nil {
 		s.Nemesis = []Step{}
 	}
@@ -218,43 +222,46 @@ func applyDefaults(s *Scenario, d *decoder) {
 		p := fmt.Sprintf("nemesis.%d.%s.", i, st.kind)
 		switch {
 		case st.Grow != nil:
-			str(&st.Grow.InstanceType, c.InstanceType)
-			num(&st.Grow.CountPerRack, p+"count_per_rack", 1)
-			str(&st.Grow.Mode, ModeSerial)
+			defStr(&st.Grow.InstanceType, c.InstanceType)
+			d.defInt(&st.Grow.CountPerRack, p+"count_per_rack", 1)
+			defStr(&st.Grow.Mode, ModeSerial)
 		case st.Shrink != nil:
 			if len(st.Shrink.Nodes) == 0 {
-				num(&st.Shrink.CountPerRack, p+"count_per_rack", 1)
+				d.defInt(&st.Shrink.CountPerRack, p+"count_per_rack", 1)
 			}
-			str(&st.Shrink.Mode, ModeSerial)
+			defStr(&st.Shrink.Mode, ModeSerial)
 		case st.Drain != nil:
 			if len(st.Drain.Nodes) == 0 {
-				num(&st.Drain.CountPerRack, p+"count_per_rack", 1)
+				d.defInt(&st.Drain.CountPerRack, p+"count_per_rack", 1)
 			}
-			str(&st.Drain.Mode, ModeSerial)
+			defStr(&st.Drain.Mode, ModeSerial)
 		case st.Hook != nil:
-			dur(&st.Hook.Timeout, p+"timeout", DefaultHookTimeout)
+			d.defDur(&st.Hook.Timeout, p+"timeout", DefaultHookTimeout)
 		}
 	}
+}
 
+// defaultVerdicts fills in the thresholds, the report and the data validation.
+func defaultVerdicts(s *Scenario, d *decoder) {
 	for i := range s.Thresholds.Cycles {
-		str(&s.Thresholds.Cycles[i].Cycle, "*")
+		defStr(&s.Thresholds.Cycles[i].Cycle, "*")
 	}
 	for i := range s.Thresholds.Baseline.Cycles {
-		str(&s.Thresholds.Baseline.Cycles[i].Cycle, "*")
+		defStr(&s.Thresholds.Baseline.Cycles[i].Cycle, "*")
 	}
 	intervals := results.DefaultRecoveryIntervals
 	if s.Backend == BackendLocal {
 		intervals = DefaultRecoveryIntervalsLocal
 	}
-	num(&s.Thresholds.Recovery.Intervals, "thresholds.recovery.intervals", intervals)
+	d.defInt(&s.Thresholds.Recovery.Intervals, "thresholds.recovery.intervals", intervals)
 	if !d.isSet("report.formats") {
 		s.Report.Formats = append([]string(nil), DefaultReport...)
 	}
-	dur(&s.Report.DiskBalanceEvery, "report.disk_balance_every", DefaultDiskBalanceEvery)
+	d.defDur(&s.Report.DiskBalanceEvery, "report.disk_balance_every", DefaultDiskBalanceEvery)
 	if !d.isSet("thresholds.rack_balance.max_spread") {
 		s.Thresholds.RackBalance.MaxSpread = DefaultRackBalanceSpread
 	}
-	str(&s.Thresholds.RackBalance.Action, RackBalanceWarn)
+	defStr(&s.Thresholds.RackBalance.Action, RackBalanceWarn)
 	if !d.isSet("workload.capacity_after") {
 		s.Workload.CapacityAfter = true
 	}
@@ -264,24 +271,31 @@ func applyDefaults(s *Scenario, d *decoder) {
 	if !d.isSet("validate.token_ranges") {
 		s.Validate.TokenRanges = DefaultValidateTokenRanges
 	}
-	str(&s.Validate.Consistency, DefaultValidateConsistency)
+	defStr(&s.Validate.Consistency, DefaultValidateConsistency)
+}
 
+// defaultLocal fills in the local section.
+func defaultLocal(s *Scenario, d *decoder) {
 	l := &s.Local
-	flt(&l.StorageScaleMiBPerGB, "local.storage_scale_mib_per_gb", DefaultLocal.StorageScaleMiBPerGB)
-	flt(&l.OpsPerVCPU, "local.ops_per_vcpu", DefaultLocal.OpsPerVCPU)
-	flt(&l.StreamMiBPerVCPU, "local.stream_mib_per_vcpu", DefaultLocal.StreamMiBPerVCPU)
-	flt(&l.TimeScale, "local.time_scale", DefaultLocal.TimeScale)
-	str(&l.BaseAddress, DefaultLocal.BaseAddress)
-	str(&l.DataDir, DefaultLocal.DataDir)
-	num(&l.BlockedReactorNotifyMS, "local.blocked_reactor_notify_ms", DefaultLocal.BlockedReactorNotifyMS)
+	d.defFloat(&l.StorageScaleMiBPerGB, "local.storage_scale_mib_per_gb", DefaultLocal.StorageScaleMiBPerGB)
+	d.defFloat(&l.OpsPerVCPU, "local.ops_per_vcpu", DefaultLocal.OpsPerVCPU)
+	d.defFloat(&l.StreamMiBPerVCPU, "local.stream_mib_per_vcpu", DefaultLocal.StreamMiBPerVCPU)
+	d.defFloat(&l.TimeScale, "local.time_scale", DefaultLocal.TimeScale)
+	defStr(&l.BaseAddress, DefaultLocal.BaseAddress)
+	defStr(&l.DataDir, DefaultLocal.DataDir)
+	d.defInt(&l.BlockedReactorNotifyMS, "local.blocked_reactor_notify_ms", DefaultLocal.BlockedReactorNotifyMS)
+}
 
+// defaultTimeouts fills in the waits' limits, by backend (scenario time on local, scaled by local.time_scale).
+func defaultTimeouts(s *Scenario, d *decoder) {
+	l := &s.Local
 	tdef := DefaultTimeoutsReal
 	if s.Backend == BackendLocal {
 		tdef = DefaultTimeoutsLocal
 	}
 	t := &s.Timeouts
-	dur(&t.NodeReady, "timeouts.node_ready", tdef.NodeReady)
-	dur(&t.DataBalanced, "timeouts.data_balanced", tdef.DataBalanced)
+	d.defDur(&t.NodeReady, "timeouts.node_ready", tdef.NodeReady)
+	d.defDur(&t.DataBalanced, "timeouts.data_balanced", tdef.DataBalanced)
 	recovered := tdef.LatencyRecovered
 	if s.Backend == BackendLocal {
 		// The latency recovery wait is scenario time: the real default
@@ -289,40 +303,70 @@ func applyDefaults(s *Scenario, d *decoder) {
 		// sustained rule's intervals.
 		recovered = Duration(max(MinLocalLatencyRecovered, time.Duration(float64(DefaultTimeoutsReal.LatencyRecovered)*l.TimeScale)))
 	}
-	dur(&t.LatencyRecovered, "timeouts.latency_recovered", recovered)
-	dur(&t.Fill, "timeouts.fill", tdef.Fill)
-	dur(&t.Step, "timeouts.step", tdef.Step)
-	dur(&t.Teardown, "timeouts.teardown", tdef.Teardown)
+	d.defDur(&t.LatencyRecovered, "timeouts.latency_recovered", recovered)
+	d.defDur(&t.Fill, "timeouts.fill", tdef.Fill)
+	d.defDur(&t.Step, "timeouts.step", tdef.Step)
+	d.defDur(&t.Teardown, "timeouts.teardown", tdef.Teardown)
 	compactions := tdef.Compactions
 	if s.Backend == BackendLocal {
 		// Scenario time too: the fills' compactions are scaled down with the disks.
 		compactions = Duration(max(MinLocalCompactions, time.Duration(float64(DefaultTimeoutsReal.Compactions)*l.TimeScale)))
 	}
-	dur(&t.Compactions, "timeouts.compactions", compactions)
+	d.defDur(&t.Compactions, "timeouts.compactions", compactions)
+}
 
+// defaultBackends fills in the static, docker and aws sections.
+func defaultBackends(s *Scenario, d *decoder) {
+	c := &s.Cluster
 	for _, c := range []struct {
 		key string
 		cmd *Command
 	}{{"add_node", s.Static.AddNode}, {"remove_node", s.Static.RemoveNode}, {"stop_node", s.Static.StopNode}, {"kill_node", s.Static.KillNode}, {"start_node", s.Static.StartNode}} {
 		if c.cmd != nil {
-			dur(&c.cmd.Timeout, "static."+c.key+".timeout", DefaultHookTimeout)
+			d.defDur(&c.cmd.Timeout, "static."+c.key+".timeout", DefaultHookTimeout)
 		}
 	}
 
-	num(&s.Docker.SMP, "docker.smp", DefaultDocker.SMP)
+	d.defInt(&s.Docker.SMP, "docker.smp", DefaultDocker.SMP)
 	if !d.isSet("docker.memory") {
 		s.Docker.Memory = DefaultDocker.Memory
 	}
-	str(&s.Docker.DataMount, DefaultDocker.DataMount)
+	defStr(&s.Docker.DataMount, DefaultDocker.DataMount)
 
 	a := &s.AWS
-	str(&a.Region, DefaultAWS.Region)
-	str(&a.LoaderInstanceType, DefaultAWS.LoaderInstanceType)
-	num(&a.LoaderCount, "aws.loader_count", DefaultAWS.LoaderCount)
-	dur(&a.TTL, "aws.ttl", DefaultAWS.TTL)
+	defStr(&a.Region, DefaultAWS.Region)
+	defStr(&a.LoaderInstanceType, DefaultAWS.LoaderInstanceType)
+	d.defInt(&a.LoaderCount, "aws.loader_count", DefaultAWS.LoaderCount)
+	d.defDur(&a.TTL, "aws.ttl", DefaultAWS.TTL)
 	if s.Backend == BackendAWS && len(a.AvailabilityZones) == 0 && len(c.Racks) <= 26 {
 		for i := range c.Racks {
 			a.AvailabilityZones = append(a.AvailabilityZones, a.Region+string(rune('a'+i)))
 		}
+	}
+}
+
+// defStr sets an empty string to its default.
+func defStr(p *string, v string) {
+	if *p == "" {
+		*p = v
+	}
+}
+
+// defInt, defFloat and defDur set a field the file and --set left out.
+func (d *decoder) defInt(p *int, path string, v int) {
+	if !d.isSet(path) {
+		*p = v
+	}
+}
+
+func (d *decoder) defFloat(p *float64, path string, v float64) {
+	if !d.isSet(path) {
+		*p = v
+	}
+}
+
+func (d *decoder) defDur(p *Duration, path string, v Duration) {
+	if !d.isSet(path) {
+		*p = v
 	}
 }
