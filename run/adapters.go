@@ -114,15 +114,19 @@ func newStressLoad(ctx context.Context, env *Env, c Cluster) (*stressLoad, error
 	return &stressLoad{p: env.Plan, env: env, dc: dc, s: s}, nil
 }
 
-// addressTranslator maps the addresses nodes report for themselves (in
-// system.peers; private addresses on AWS) to the ones the runner reaches
-// them at.
+// AddressTranslator is what a Cluster may also do: map the addresses
+// nodes report for themselves (in system.peers; private addresses on AWS)
+// to the ones the runner reaches them at.
+type AddressTranslator interface {
+	ReachAddress(addr string) string
+}
+
+// addressTranslator is c's translation, nil when it has none.
 func addressTranslator(c Cluster) func(string) string {
-	lc, ok := c.(*liveCluster)
-	if !ok {
-		return nil
+	if t, ok := c.(AddressTranslator); ok {
+		return t.ReachAddress
 	}
-	return lc.c.ReachAddress
+	return nil
 }
 
 func (l *stressLoad) CreateSchema(ctx context.Context) error {

@@ -114,6 +114,9 @@ func (lc *liveCluster) DataCenter() (string, error) { return lc.c.DataCenter() }
 
 func (lc *liveCluster) Info() []results.NodeInfo { return lc.c.Info() }
 
+// ReachAddress is the address the runner reaches a node at (AddressTranslator).
+func (lc *liveCluster) ReachAddress(addr string) string { return lc.c.ReachAddress(addr) }
+
 // Nodes lists the members a nemesis step may act on: normal or joining.
 func (lc *liveCluster) Nodes() []*cluster.Node {
 	var out []*cluster.Node
@@ -167,14 +170,19 @@ func (lc *liveCluster) Load(ctx context.Context, n *cluster.Node) (nemesis.Load,
 	return l, nil
 }
 
+// KeyspaceCleanup runs nodetool cleanup of keyspace on n (KeyspaceCleaner).
+func (lc *liveCluster) KeyspaceCleanup(ctx context.Context, n *cluster.Node, keyspace string) error {
+	return lc.c.Admin(n).KeyspaceCleanup(ctx, keyspace)
+}
+
 // keyspaceCleaner runs nodetool cleanup of one keyspace on a node.
 type keyspaceCleaner struct {
-	lc       *liveCluster
+	c        KeyspaceCleaner
 	keyspace string
 }
 
 func (k keyspaceCleaner) Cleanup(ctx context.Context, n *cluster.Node) error {
-	return k.lc.c.Admin(n).KeyspaceCleanup(ctx, k.keyspace)
+	return k.c.KeyspaceCleanup(ctx, n, k.keyspace)
 }
 
 func (lc *liveCluster) ExpectDeath(n *cluster.Node) { lc.deaths.ExpectDeath(n.Name) }

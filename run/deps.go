@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 
+	"github.com/elasticity-dev/elasticity/cluster"
 	"github.com/elasticity-dev/elasticity/nemesis"
 	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/results"
@@ -30,6 +31,12 @@ type Cluster interface {
 	Compactions(ctx context.Context) (map[string]int, error)
 	// Destroy tears every node down; safe to call twice and after a failed Create.
 	Destroy(ctx context.Context) error
+}
+
+// KeyspaceCleaner is what a Cluster may also do: nodetool cleanup of a
+// keyspace on a node (a vnodes keyspace after a grow).
+type KeyspaceCleaner interface {
+	KeyspaceCleanup(ctx context.Context, n *cluster.Node, keyspace string) error
 }
 
 // Disk watches disk usage (it also appends samples to metrics.jsonl).

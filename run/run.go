@@ -37,6 +37,10 @@ func Run(ctx context.Context, p *plan.Plan, o RunOptions) (*results.Result, erro
 	if err != nil {
 		return nil, &InputError{Err: err}
 	}
+	// live is the cluster NewCluster made: the disk monitor and the
+	// loaders read its nodes and its backend, so they are wired with it
+	// here rather than found again behind the Cluster interface.
+	var live *liveCluster
 	deps := Deps{
 		Finalize: o.Finalize,
 		NewCluster: func(ctx context.Context, env *Env) (Cluster, error) {
@@ -46,25 +50,21 @@ func Run(ctx context.Context, p *plan.Plan, o RunOptions) (*results.Result, erro
 			}
 			spec := p.Provision.Cluster
 			spec.RunID, spec.Dir = env.RunID, env.Dir
-			return newLiveCluster(prov, spec, env, p.Waits.NodeReady), nil
+			live = newLiveCluster(prov, spec, env, p.Waits.NodeReady)
+			return live, nil
 		},
 		NewDisk: func(ctx context.Context, env *Env, c Cluster) (Disk, error) {
-			lc, ok := c.(*liveCluster)
-			if !ok {
-				return nil, fmt.Errorf("disk monitor: unexpected cluster type %T", c)
-			}
-			return newDiskMonitor(lc, env), nil
+			return newDiskMonitor(live, env), nil
 		},
 		NewLoad: func(ctx context.Context, env *Env, c Cluster) (Load, error) {
 			l, err := newStressLoad(ctx, env, c)
 			if err != nil {
 				return nil, err
 			}
-			lc, ok := c.(*liveCluster)
-			if !ok || p.Load.Loaders.Count == 0 {
+			if p.Load.Loaders.Count == 0 {
 				return l, nil
 			}
-			fl, err := newFleetLoad(ctx, env, lc, l, o.Binary)
+			fl, err := newFleetLoad(ctx, env, live, l, o.Binary)
 			if err != nil {
 				l.Close()
 				return nil, err

@@ -782,12 +782,12 @@ func (r *run) nemesisEnv() *nemesis.Env {
 // a recorded skip when it uses tablets, nothing when the flavour's default
 // is kept.
 func (r *run) cleanup() nemesis.Cleanup {
-	lc, _ := r.cluster.(*liveCluster)
+	kc, ok := r.cluster.(KeyspaceCleaner)
 	switch {
 	case r.p.Data.Tablets > 0:
 		return nemesis.Cleanup{Skip: TabletsCleanupSkip}
-	case r.p.Data.Tablets < 0 && lc != nil:
-		return nemesis.Cleanup{Cleaner: keyspaceCleaner{lc: lc, keyspace: r.p.Data.Keyspace}}
+	case r.p.Data.Tablets < 0 && ok:
+		return nemesis.Cleanup{Cleaner: keyspaceCleaner{c: kc, keyspace: r.p.Data.Keyspace}}
 	}
 	return nemesis.Cleanup{}
 }
