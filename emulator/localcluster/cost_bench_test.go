@@ -35,7 +35,10 @@ import (
 // change the rates and the time per rate; BENCH_NODE_PROFILE writes a CPU
 // profile per node ("{addr}" in the path is the node's address);
 // BENCH_EMU_NODE_ENV adds VAR=value words to the nodes' environment (e.g.
-// GOMAXPROCS=1, to compare runtime settings side by side). Each rate also
+// GOMAXPROCS=1, to compare runtime settings side by side);
+// BENCH_EMU_SHARED=1 runs the three nodes in one process
+// (Options.SharedProcess: internode messages in memory), to compare the cost
+// of a process per node. Each rate also
 // prints the machine's CPU steal (/proc/stat): runs compared side by side
 // need it alike.
 // BENCH_EMU_INSTANCE=i4i.large and BENCH_EMU_PREFILL=N measure the main
@@ -62,18 +65,30 @@ func BenchmarkNodeCost(b *testing.B) {
 		}
 		secs = v
 	}
-	// The machine's floor first, before the nodes load it.
-	rt, err := loopbackRoundTripCPU(2000)
+	// The machine's floor first, before the nodes load it: a round trip
+	// back to back (both ends busy: no one sleeps) and one between idle
+	// goroutines (1 ms apart, as a node sees its messages at a few thousand
+	// operations per second); the difference is what waking costs.
+	busy, err := loopbackRoundTripCPU(20000, 0)
 	if err != nil {
-		b.Fatalf("measuring a loopback round trip: %v", err)
+		b.Fatalf("measuring a busy loopback round trip: %v", err)
 	}
-	fmt.Printf("machine floor: one 1 KiB loopback TCP round trip between idle goroutines costs %.1f µs CPU; a client operation costs the nodes at least 2 (the CQL exchange's server half, 1.5 internode round trips): ≥ %.0f µs per op here\n",
-		us(rt), 2*us(rt))
-	b.ReportMetric(2*us(rt), "µs-floor/op")
+	idle, err := loopbackRoundTripCPU(2000, time.Millisecond)
+	if err != nil {
+		b.Fatalf("measuring an idle loopback round trip: %v", err)
+	}
+	fmt.Printf("machine floor: one 1 KiB loopback TCP round trip (both ends) costs %.1f µs CPU busy, %.1f µs between idle goroutines: %.1f µs is waking them; a client operation costs the nodes about 2 round trips (the CQL exchange's server half, 1.5 internode): ≥ %.0f µs per op busy, %.0f µs if every message wakes its receiver\n",
+		us(busy), us(idle), us(idle-busy), 2*us(busy), 2*us(idle))
+	b.ReportMetric(2*us(busy), "µs-floor/op")
+	b.ReportMetric(2*us(idle-busy), "µs-wakeups/op")
 	exe, _ := os.Executable()
 	opts := Options{Binary: exe, Env: append([]string{nodeEnv + "=1"}, strings.Fields(os.Getenv("BENCH_EMU_NODE_ENV"))...), Nodes: 3, Racks: 3, Dir: b.TempDir(), BaseAddress: "127.0.144.25",
 		InstanceType: "i4i.4xlarge", VCPUs: 16, MemoryGB: 128, DiskGB: 3750,
 		StartTimeout: 60 * time.Second, ExtraNodeArgs: []string{"--initial-tablets", "16"}}
+	opts.SharedProcess = os.Getenv("BENCH_EMU_SHARED") == "1"
+	if opts.SharedProcess {
+		fmt.Println("the three nodes run in one process (BENCH_EMU_SHARED=1)")
+	}
 	switch it := os.Getenv("BENCH_EMU_INSTANCE"); it {
 	case "", "i4i.4xlarge":
 	case "i4i.large":
@@ -135,11 +150,12 @@ func BenchmarkNodeCost(b *testing.B) {
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 // loopbackRoundTripCPU is the CPU (this process's utime+stime) of one 1 KiB
-// request and answer over loopback TCP, both ends in this process, with a
-// 1 ms pause between round trips, as a node sees them at a few thousand
-// operations per second: each side sleeps in between, so each message costs
-// a wake-up as well as its read and write system calls.
-func loopbackRoundTripCPU(n int) (time.Duration, error) {
+// request and answer over loopback TCP, both ends in this process, n times
+// with pause between round trips. With a pause, as a node sees its messages
+// at a few thousand operations per second, each side sleeps in between, so
+// each message costs a wake-up as well as its read and write system calls;
+// with none, the floor of the system calls alone.
+func loopbackRoundTripCPU(n int, pause time.Duration) (time.Duration, error) {
 	ln, err := net.Listen("tcp", "127.0.0.25:0")
 	if err != nil {
 		return 0, err
@@ -180,7 +196,9 @@ func loopbackRoundTripCPU(n int) (time.Duration, error) {
 		if _, err := io.ReadFull(c, buf); err != nil {
 			return 0, err
 		}
-		time.Sleep(time.Millisecond)
+		if pause > 0 {
+			time.Sleep(pause)
+		}
 	}
 	return (cpu() - c0) / time.Duration(n), nil
 }
@@ -256,14 +274,25 @@ func driveMixed(ctx context.Context, s *gocql.Session, value []byte, keys, rate 
 	return lat, int(failed.Load())
 }
 
+// nodePids are the node processes, each once (nodes may share one).
+func nodePids(c *Cluster) []int {
+	var pids []int
+	for _, n := range c.Nodes() {
+		if pid := c.pidOf(n); !slices.Contains(pids, pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
 // nodesCPU sums utime+stime (/proc/PID/stat fields 14 and 15, in clock
 // ticks of 1/100 s on Linux) of the node processes.
 func nodesCPU(b *testing.B, c *Cluster) time.Duration {
 	var ticks int64
-	for _, n := range c.Nodes() {
-		raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(c.pidOf(n)), "stat"))
+	for _, pid := range nodePids(c) {
+		raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 		if err != nil {
-			b.Fatalf("reading CPU time of node %d: %v", n.Index+1, err)
+			b.Fatalf("reading CPU time of node process %d: %v", pid, err)
 		}
 		// The command name (field 2) may hold spaces: fields count after ')'.
 		f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
@@ -274,11 +303,11 @@ func nodesCPU(b *testing.B, c *Cluster) time.Duration {
 	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
-// nodesRSS lists the nodes' VmRSS in MiB.
+// nodesRSS lists the node processes' VmRSS in MiB.
 func nodesRSS(c *Cluster) string {
 	var out []string
-	for _, n := range c.Nodes() {
-		f, err := os.Open(filepath.Join("/proc", strconv.Itoa(c.pidOf(n)), "status"))
+	for _, pid := range nodePids(c) {
+		f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 		if err != nil {
 			out = append(out, "?")
 			continue

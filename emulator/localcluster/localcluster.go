@@ -69,6 +69,12 @@ type Options struct {
 	// Detached leaves processes running when this process exits (cluster up):
 	// nobody waits for them here.
 	Detached bool
+	// SharedProcess runs the nodes Start starts in one process
+	// (emulator.AndNode), their internode messages in memory: the cost of
+	// one process per node measured against this (BenchmarkNodeCost,
+	// issue 45). Those nodes cannot be signalled, killed, stopped or
+	// restarted one by one; nodes added later get processes of their own.
+	SharedProcess bool
 }
 
 // Node is one node process.
@@ -84,6 +90,8 @@ type Node struct {
 	HostID string `json:"host_id,omitempty"`
 
 	proc *Process
+	// shared: the node's process runs other nodes too (Options.SharedProcess).
+	shared bool
 }
 
 // Cluster is a running local cluster.
@@ -161,7 +169,21 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	c := &Cluster{opts: opts}
 	var nodes []*Node
-	for i := 0; i < opts.Nodes; i++ {
+	if opts.SharedProcess && opts.Nodes > 1 {
+		for i := range opts.Nodes {
+			n, err := c.newNode(i, fmt.Sprintf("rack%d", i%opts.Racks+1))
+			if err != nil {
+				return nil, err
+			}
+			n.shared = true
+			nodes = append(nodes, n)
+		}
+		if err := c.launch(nodes...); err != nil {
+			return nil, err
+		}
+		c.nodes = nodes
+	}
+	for i := len(nodes); i < opts.Nodes; i++ {
 		n, err := c.spawn(i, fmt.Sprintf("rack%d", i%opts.Racks+1))
 		if err != nil {
 			c.Close()
@@ -207,13 +229,10 @@ func (c *Cluster) AddNode(ctx context.Context, rack string) (*Node, error) {
 }
 
 func (c *Cluster) spawn(i int, rack string) (*Node, error) {
-	o := c.opts
-	addr, err := Address(o.BaseAddress, i)
+	n, err := c.newNode(i, rack)
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Index: i, Addr: addr, Rack: rack, DataDir: filepath.Join(o.Dir, fmt.Sprintf("node%d", i+1)),
-		LogPath: filepath.Join(o.Dir, fmt.Sprintf("node%d.log", i+1))}
 	if err := c.launch(n); err != nil {
 		return nil, err
 	}
@@ -223,16 +242,55 @@ func (c *Cluster) spawn(i int, rack string) (*Node, error) {
 	return n, nil
 }
 
-// launch starts n's process.
-func (c *Cluster) launch(n *Node) error {
+// newNode is node i's address and files.
+func (c *Cluster) newNode(i int, rack string) (*Node, error) {
+	o := c.opts
+	addr, err := Address(o.BaseAddress, i)
+	if err != nil {
+		return nil, err
+	}
+	return &Node{Index: i, Addr: addr, Rack: rack, DataDir: filepath.Join(o.Dir, fmt.Sprintf("node%d", i+1)),
+		LogPath: filepath.Join(o.Dir, fmt.Sprintf("node%d.log", i+1))}, nil
+}
+
+// andNode is emulator.AndNode, which separates the flags of nodes that one
+// process runs (this package cannot import emulator, whose tests import it;
+// a test keeps them equal).
+const andNode = "--and-node"
+
+// launch starts one process running nodes (several: andNode between their
+// flags; the process's output goes next to the first one's log).
+func (c *Cluster) launch(nodes ...*Node) error {
+	o := c.opts
+	args := append([]string(nil), o.BinaryArgs...)
+	for i, n := range nodes {
+		if i > 0 {
+			args = append(args, andNode)
+		}
+		args = append(args, c.nodeFlags(n).Args()...)
+	}
+	first := nodes[0]
+	proc, err := StartNode(Launch{Binary: o.Binary, Args: args, Env: o.Env, Out: first.LogPath + ".out", Detached: o.Detached})
+	if err != nil {
+		return fmt.Errorf("starting node %d (%s): %w", first.Index+1, first.Addr, err)
+	}
+	c.mu.Lock()
+	for _, n := range nodes {
+		n.proc, n.Pid = proc, proc.Pid
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+// nodeFlags are n's flags.
+func (c *Cluster) nodeFlags(n *Node) NodeFlags {
 	o := c.opts
 	seed, _ := Address(o.BaseAddress, 0)
 	if n.Index == 0 && len(c.nodes) > 1 {
 		// A restarted first node rejoins through the second.
 		seed, _ = Address(o.BaseAddress, 1)
 	}
-	args := append([]string(nil), o.BinaryArgs...)
-	args = append(args, NodeFlags{
+	return NodeFlags{
 		Listen: n.Addr, DataDir: n.DataDir, LogFile: n.LogPath,
 		ClusterName: o.ClusterName, DC: o.DC, Rack: n.Rack,
 		InstanceType: o.InstanceType, VCPUs: o.VCPUs, MemoryGB: o.MemoryGB, DiskGB: o.DiskGB,
@@ -243,15 +301,7 @@ func (c *Cluster) launch(n *Node) error {
 		// local backend's default local.time_scale; ExtraNodeArgs may say otherwise.
 		TimeScale: DefaultTimeScale,
 		Extra:     o.ExtraNodeArgs,
-	}.Args()...)
-	proc, err := StartNode(Launch{Binary: o.Binary, Args: args, Env: o.Env, Out: n.LogPath + ".out", Detached: o.Detached})
-	if err != nil {
-		return fmt.Errorf("starting node %d (%s): %w", n.Index+1, n.Addr, err)
 	}
-	c.mu.Lock()
-	n.proc, n.Pid = proc, proc.Pid
-	c.mu.Unlock()
-	return nil
 }
 
 // procOf and pidOf read a node's process, which Restart replaces.
@@ -270,7 +320,7 @@ func (c *Cluster) pidOf(n *Node) int {
 // Restart starts node i again (after Stop or Kill) on its data directory
 // and waits until it is NORMAL.
 func (c *Cluster) Restart(ctx context.Context, i int) error {
-	n, err := c.node(i)
+	n, err := c.own(i)
 	if err != nil {
 		return err
 	}
@@ -456,9 +506,19 @@ func (c *Cluster) node(i int) (*Node, error) {
 	return c.nodes[i], nil
 }
 
+// own is node i when it has a process of its own (signals, kill, stop and
+// restart act on one node's process).
+func (c *Cluster) own(i int) (*Node, error) {
+	n, err := c.node(i)
+	if err == nil && n.shared {
+		return nil, fmt.Errorf("node %d shares its process (pid %d) with other nodes (Options.SharedProcess): it cannot be signalled, stopped or restarted alone", i+1, n.Pid)
+	}
+	return n, err
+}
+
 // Signal sends sig to node i's process group.
 func (c *Cluster) Signal(i int, sig syscall.Signal) error {
-	n, err := c.node(i)
+	n, err := c.own(i)
 	if err != nil {
 		return err
 	}
@@ -467,7 +527,7 @@ func (c *Cluster) Signal(i int, sig syscall.Signal) error {
 
 // Kill SIGKILLs node i and waits for it to exit.
 func (c *Cluster) Kill(i int) error {
-	n, err := c.node(i)
+	n, err := c.own(i)
 	if err != nil {
 		return err
 	}
@@ -482,7 +542,7 @@ func (c *Cluster) Kill(i int) error {
 
 // Stop SIGTERMs node i (SIGKILL after 15 s) and waits for it to exit.
 func (c *Cluster) Stop(i int) error {
-	n, err := c.node(i)
+	n, err := c.own(i)
 	if err != nil {
 		return err
 	}
@@ -540,7 +600,13 @@ func isZombie(pid int) bool {
 func (c *Cluster) Close() error {
 	var wg sync.WaitGroup
 	errs := make(chan error, len(c.Nodes()))
+	stopping := map[int]bool{} // a shared process once
 	for _, n := range c.Nodes() {
+		if pid := c.pidOf(n); stopping[pid] {
+			continue
+		} else {
+			stopping[pid] = true
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

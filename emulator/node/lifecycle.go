@@ -107,8 +107,9 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		n.cap.Close()
 		return fail(fmt.Errorf("listening for internode traffic: %w", err))
 	}
-	n.tr = newTransport(n.ctx, cfg.ListenAddress, n.handle)
+	n.tr = newTransport(n.ctx, cfg.ListenAddress, n.handle, cfg.Peers)
 	go n.tr.serve(n.ln)
+	cfg.Peers.add(n.internodeAddr(), n.tr)
 
 	if m, err := n.loadMeta(); err != nil {
 		n.Close()
@@ -500,6 +501,9 @@ func (n *Node) HostID() string { return n.hostID }
 
 // Close stops the node: background work ends, data is flushed.
 func (n *Node) Close() error {
+	if n.tr != nil {
+		n.cfg.Peers.remove(n.internodeAddr(), n.tr)
+	}
 	n.cancel()
 	if n.ln != nil {
 		n.ln.Close()

@@ -80,6 +80,9 @@ type Config struct {
 	// scenario's local.time_scale multiplies its durations; 0 means 1.
 	TimeScale float64
 	Log       *scyllalog.Logger
+	// Peers, when set, is shared by the nodes of this process: internode
+	// connections between them are in memory (mempeers.go).
+	Peers *Peers
 }
 
 // Node is a running emulated node.

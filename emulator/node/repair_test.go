@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/elasticity-dev/elasticity/emulator/engine"
-	"github.com/elasticity-dev/elasticity/emulator/scyllalog"
 )
 
 // The REST and repair tests' members live in their own loopback range
@@ -29,21 +27,7 @@ func restMember(t *testing.T, i int, log *syncBuf) *Node {
 // tests' members, as startMemberIn's).
 func openMemberAt(t *testing.T, addr, dir string, log *syncBuf) *Node {
 	t.Helper()
-	seed := addr[:strings.LastIndex(addr, ".")+1] + "1"
-	cfg := Config{ClusterName: "topo", ListenAddress: addr, DC: "dc1", Rack: "rack1", DataDir: dir, VCPUs: 1, InternodePort: topoPort,
-		Seeds: []string{seed}, StreamBytesPerSec: 256 << 10, InitialTablets: 8, Log: scyllalog.New(log), TimeScale: 0.05}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	n, err := New(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Join(ctx); err != nil {
-		n.Close()
-		t.Fatal(err)
-	}
-	n.MarkServing()
-	return n
+	return openConfigured(t, memberConfig(addr, "rack1", dir, log), nil)
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

@@ -260,7 +260,9 @@ func (c *rpcConn) call(ctx context.Context, m *msg) (*msg, error) {
 
 var errConnClosed = errors.New("internode connection closed")
 
-// transport manages outgoing connections by address and serves incoming ones.
+// transport manages outgoing connections by address and serves incoming
+// ones; connections to nodes of this process registered in peers are in
+// memory (mempeers.go).
 type transport struct {
 	ctx     context.Context
 	handler rpcHandler
@@ -268,10 +270,11 @@ type transport struct {
 	conns   map[string]*rpcConn
 	dialing map[string]chan struct{}
 	laddr   string
+	peers   *Peers
 }
 
-func newTransport(ctx context.Context, localAddr string, h rpcHandler) *transport {
-	return &transport{ctx: ctx, handler: h, conns: map[string]*rpcConn{}, dialing: map[string]chan struct{}{}, laddr: localAddr}
+func newTransport(ctx context.Context, localAddr string, h rpcHandler, peers *Peers) *transport {
+	return &transport{ctx: ctx, handler: h, conns: map[string]*rpcConn{}, dialing: map[string]chan struct{}{}, laddr: localAddr, peers: peers}
 }
 
 func (t *transport) serve(ln net.Listener) {
@@ -283,15 +286,36 @@ func (t *transport) serve(ln net.Listener) {
 		if tc, ok := nc.(*net.TCPConn); ok {
 			tc.SetNoDelay(true)
 		}
-		c := newRPCConn(t.ctx, nc, t.handler)
-		go func() {
-			select {
-			case <-c.closed:
-			case <-t.ctx.Done():
-				c.close(t.ctx.Err())
-			}
-		}()
+		t.accept(nc)
 	}
+}
+
+// accept serves an incoming connection until it or this node closes.
+func (t *transport) accept(nc net.Conn) {
+	c := newRPCConn(t.ctx, nc, t.handler)
+	go func() {
+		select {
+		case <-c.closed:
+		case <-t.ctx.Done():
+			c.close(t.ctx.Err())
+		}
+	}()
+}
+
+// dial connects to addr: in memory to a node of this process, else TCP.
+func (t *transport) dial(ctx context.Context, addr string) (net.Conn, error) {
+	if nc := t.peers.dial(addr, t.laddr); nc != nil {
+		return nc, nil
+	}
+	d := net.Dialer{Timeout: time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(t.laddr)}}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	return nc, nil
 }
 
 // get returns a live connection to addr (host:port), dialling when needed.
@@ -320,17 +344,13 @@ func (t *transport) get(ctx context.Context, addr string) (*rpcConn, error) {
 		t.dialing[addr] = done
 		t.mu.Unlock()
 
-		d := net.Dialer{Timeout: time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(t.laddr)}}
-		nc, err := d.DialContext(ctx, "tcp", addr)
+		nc, err := t.dial(ctx, addr)
 		t.mu.Lock()
 		delete(t.dialing, addr)
 		close(done)
 		if err != nil {
 			t.mu.Unlock()
 			return nil, fmt.Errorf("connecting to %s: %w", addr, err)
-		}
-		if tc, ok := nc.(*net.TCPConn); ok {
-			tc.SetNoDelay(true)
 		}
 		c := newRPCConn(t.ctx, nc, t.handler)
 		t.conns[addr] = c

@@ -29,9 +29,24 @@ func startMemberIn(t *testing.T, addr, rack string, log *syncBuf, tweak func(*No
 // openMember is startMemberIn for a member the test closes itself.
 func openMember(t *testing.T, addr, rack string, log *syncBuf, tweak func(*Node)) *Node {
 	t.Helper()
-	cfg := Config{ClusterName: "topo", ListenAddress: addr, DC: "dc1", Rack: rack, DataDir: t.TempDir(), VCPUs: 1, InternodePort: topoPort,
-		Seeds: []string{"127.0.9.1"}, StreamBytesPerSec: 256 << 10, InitialTablets: 8, Log: scyllalog.New(log),
+	cfg := memberConfig(addr, rack, t.TempDir(), log)
+	cfg.Seeds = []string{"127.0.9.1"}
+	return openConfigured(t, cfg, tweak)
+}
+
+// memberConfig is a test member's configuration; its seed is the first
+// address of addr's /24 (127.0.9.1 for the topology tests' members).
+func memberConfig(addr, rack, dir string, log *syncBuf) Config {
+	seed := addr[:strings.LastIndex(addr, ".")+1] + "1"
+	return Config{ClusterName: "topo", ListenAddress: addr, DC: "dc1", Rack: rack, DataDir: dir, VCPUs: 1, InternodePort: topoPort,
+		Seeds: []string{seed}, StreamBytesPerSec: 256 << 10, InitialTablets: 8, Log: scyllalog.New(log),
 		TimeScale: 0.05} // the load stats refresh every 3 s
+}
+
+// openConfigured starts a member with cfg (tweak, if any, before it joins)
+// and waits until it serves.
+func openConfigured(t *testing.T, cfg Config, tweak func(*Node)) *Node {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	n, err := New(ctx, cfg)

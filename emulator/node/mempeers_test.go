@@ -1,0 +1,79 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+// Nodes that share a Peers talk in memory, to the others over TCP, and a
+// node of the process that closes (its death, as far as its peers can
+// tell) ends its in-memory connections: its peers see it down, and once it
+// is back on its data they reach it again through a new connection.
+func TestNodesOfOneProcessTalkInMemory(t *testing.T) {
+	var log syncBuf
+	peers := NewPeers()
+	withPeers := func(addr, rack, dir string) *Node {
+		cfg := memberConfig(addr, rack, dir, &log)
+		cfg.Peers = peers
+		return openConfigured(t, cfg, nil)
+	}
+	a := withPeers("127.0.9.1", "rack1", t.TempDir())
+	t.Cleanup(func() { a.Close() })
+	bDir := t.TempDir()
+	b := withPeers("127.0.9.2", "rack2", bDir)
+	startMemberIn(t, "127.0.9.3", "rack3", &log, nil) // another process, as far as a and b know
+	createTableRF(t, a, 20, 3)                        // at ALL: every replica answered
+	connOf := func(n *Node, addr string) *rpcConn {
+		n.tr.mu.Lock()
+		defer n.tr.mu.Unlock()
+		return n.tr.conns[addr]
+	}
+	if c := connOf(a, "127.0.9.2:17931"); c == nil {
+		t.Fatal("a has no connection to b")
+	} else if _, ok := c.nc.(*memConn); !ok {
+		t.Fatalf("a's connection to b, a node of its process, is a %T", c.nc)
+	}
+	if c := connOf(a, "127.0.9.3:17931"); c == nil {
+		t.Fatal("a has no connection to c")
+	} else if _, ok := c.nc.(*memConn); ok {
+		t.Fatal("a's connection to c, a node of no shared process, is in memory")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	write := func(i int, cl engine.Consistency) error {
+		m := engine.Mutation{Keyspace: "ks", Table: "t", PartitionKey: []byte(fmt.Sprintf("key-%d", i)),
+			Cells: map[string][]byte{"v": []byte("x")}, Timestamp: time.Now().UnixMicro()}
+		wctx, wcancel := context.WithTimeout(ctx, 2*time.Second)
+		defer wcancel()
+		return a.Write(wctx, []engine.Mutation{m}, cl)
+	}
+	mine := connOf(a, "127.0.9.2:17931")
+	b.Close()
+	select {
+	case <-mine.closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a's in-memory connection to b is still open 5 s after b closed")
+	}
+	waitFor(t, "a sees b down", func() bool { return !a.isUp(b.hostID) })
+	if err := write(1, engine.All); err == nil {
+		t.Fatal("a write at ALL succeeded with b down")
+	}
+	if err := write(2, engine.Quorum); err != nil {
+		t.Fatalf("a write at QUORUM with b down: %v", err)
+	}
+	b = withPeers("127.0.9.2", "rack2", bDir)
+	t.Cleanup(func() { b.Close() })
+	waitFor(t, "a sees b up again", func() bool { return a.isUp(b.hostID) })
+	if err := write(3, engine.All); err != nil {
+		t.Fatalf("a write at ALL once b is back: %v", err)
+	}
+	if c := connOf(a, "127.0.9.2:17931"); c == nil || c == mine {
+		t.Fatal("a did not connect to the restarted b anew")
+	} else if _, ok := c.nc.(*memConn); !ok {
+		t.Fatalf("a's connection to the restarted b is a %T", c.nc)
+	}
+}
