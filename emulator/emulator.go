@@ -61,8 +61,12 @@ type Config struct {
 	Seeds         []string
 	LogFile       string
 	CQLPort       int
-	RESTPort      int
-	MetricsPort   int
+	// ShardAwareCQLPort is native_shard_aware_transport_port (19042 in
+	// ScyllaDB's db/config.cc): connections land on the shard their
+	// source port names. 0 disables it.
+	ShardAwareCQLPort int
+	RESTPort          int
+	MetricsPort       int
 	// NodeExporterPort is where the node_exporter beside the node serves
 	// (ScyllaDB's images run it on 9100); 0 runs none.
 	NodeExporterPort     int
@@ -120,7 +124,7 @@ func PrintStartingMessage(w io.Writer, version, commandLine string) {
 // DefaultConfig returns the flag defaults.
 func DefaultConfig() Config {
 	return Config{ListenAddress: "127.0.0.2", ClusterName: "elasticity", DC: "dc1", Rack: "rack1", InstanceType: "i4i.large",
-		VCPUs: 2, MemoryGB: 16, DiskGB: 468, CQLPort: 9042, RESTPort: 10000, MetricsPort: 9180, NodeExporterPort: 9100, InternodePort: 7000,
+		VCPUs: 2, MemoryGB: 16, DiskGB: 468, CQLPort: 9042, ShardAwareCQLPort: 19042, RESTPort: 10000, MetricsPort: 9180, NodeExporterPort: 9100, InternodePort: 7000,
 		StorageScaleMiBPerGB: DefaultStorageScaleMiBPerGB, OpsPerVCPU: DefaultOpsPerVCPU, StreamMiBPerVCPU: DefaultStreamMiBPerVCPU,
 		BlockedReactorNotifyMS: 25, BlockedReactorReportsPerMinute: 5, SlowFactor: 1, TimeScale: 1, Version: DefaultVersion, InitialTablets: 16,
 		TTLPeriodSeconds: cql.DefaultTTLPeriod.Seconds()}
@@ -143,6 +147,7 @@ func Flags(c *Config) *pflag.FlagSet {
 	fs.StringSliceVar(&c.Seeds, "seeds", c.Seeds, "seed addresses (the first seed creates the cluster)")
 	fs.StringVar(&c.LogFile, "log-file", c.LogFile, "log file (default stderr)")
 	fs.IntVar(&c.CQLPort, "cql-port", c.CQLPort, "CQL native protocol port")
+	fs.IntVar(&c.ShardAwareCQLPort, "shard-aware-cql-port", c.ShardAwareCQLPort, "CQL port whose connections land on the shard their source port names (0: none)")
 	fs.IntVar(&c.RESTPort, "rest-port", c.RESTPort, "REST API port")
 	fs.IntVar(&c.MetricsPort, "metrics-port", c.MetricsPort, "Prometheus metrics port")
 	fs.IntVar(&c.NodeExporterPort, "node-exporter-port", c.NodeExporterPort, "port of the emulated node_exporter (node_filesystem_* of the data directory; 0 = none)")
@@ -352,6 +357,15 @@ func Run(ctx context.Context, c Config) error {
 	}
 	srv := cql.NewServer(n, cql.Options{Shards: c.VCPUs, Authenticator: c.Authenticator, Logf: log.Logf, TTLPeriod: time.Duration(c.TTLPeriodSeconds * float64(time.Second))})
 	go srv.RunExpiration(ctx)
+	if c.ShardAwareCQLPort > 0 {
+		saLn, err := listen(c.ShardAwareCQLPort)
+		if err != nil {
+			cqlLn.Close()
+			n.Close()
+			return startFail(fmt.Errorf("CQL shard-aware port: %w", err))
+		}
+		go srv.ServeShardAware(ctx, saLn)
+	}
 	cqlDone := make(chan struct{})
 	go func() {
 		defer close(cqlDone)
@@ -437,6 +451,9 @@ func validate(c *Config) error {
 		if p <= 0 || p > 65535 {
 			errs = append(errs, fmt.Sprintf("port %d out of range", p))
 		}
+	}
+	if c.ShardAwareCQLPort < 0 || c.ShardAwareCQLPort > 65535 {
+		errs = append(errs, fmt.Sprintf("--shard-aware-cql-port %d out of range", c.ShardAwareCQLPort))
 	}
 	if c.NodeExporterPort < 0 || c.NodeExporterPort > 65535 {
 		errs = append(errs, fmt.Sprintf("--node-exporter-port %d out of range", c.NodeExporterPort))

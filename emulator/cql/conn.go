@@ -460,5 +460,8 @@ func (s *Server) supported(shard int) map[string][]string {
 		// As a key with no value (cql_server::connection process_options).
 		opts[tabletsRoutingV1] = []string{}
 	}
+	if p := s.shardAwarePort.Load(); p > 0 {
+		opts["SCYLLA_SHARD_AWARE_PORT"] = []string{fmt.Sprint(p)}
+	}
 	return opts
 }

@@ -77,6 +77,8 @@ type Server struct {
 	auth     *authStore
 
 	shardSeq atomic.Uint64
+	// shardAwarePort is the shard-aware listener's port (0: none).
+	shardAwarePort atomic.Int32
 
 	requests, errors, accepted atomic.Uint64
 	inFlight                   atomic.Int64
@@ -140,6 +142,22 @@ var ErrServerClosed = errors.New("cql: server closed")
 // descriptors are logged and retried. Returning, it closes ln, and the
 // connections it accepted are closed too.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	return s.serve(ctx, ln, false)
+}
+
+// ServeShardAware is Serve for ScyllaDB's shard-aware port
+// (native_shard_aware_transport_port, transport/controller.cc): a
+// connection lands on the shard its source port names, port % shards, so
+// a driver that picks its source port picks the shard. SUPPORTED then
+// lists the port as SCYLLA_SHARD_AWARE_PORT on every connection.
+func (s *Server) ServeShardAware(ctx context.Context, ln net.Listener) error {
+	if a, ok := ln.Addr().(*net.TCPAddr); ok {
+		s.shardAwarePort.Store(int32(a.Port))
+	}
+	return s.serve(ctx, ln, true)
+}
+
+func (s *Server) serve(ctx context.Context, ln net.Listener, shardAware bool) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -161,7 +179,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		<-ctx.Done()
 		ln.Close()
 	}()
-	s.logf("INFO", "Starting listening for CQL clients on %s (unencrypted, non-shard-aware)", ln.Addr())
+	kind := "non-shard-aware"
+	if shardAware {
+		kind = "shard-aware"
+	}
+	s.logf("INFO", "Starting listening for CQL clients on %s (unencrypted, %s)", ln.Addr(), kind)
 
 	var backoff time.Duration
 	for {
@@ -186,7 +208,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			continue
 		}
 		backoff = 0
-		c := s.newConn(ctx, nc)
+		c := s.newConn(ctx, nc, shardAware)
 		if c == nil {
 			nc.Close()
 			continue
@@ -201,7 +223,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
-func (s *Server) newConn(ctx context.Context, nc net.Conn) *conn {
+func (s *Server) newConn(ctx context.Context, nc net.Conn, shardAware bool) *conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -209,6 +231,9 @@ func (s *Server) newConn(ctx context.Context, nc net.Conn) *conn {
 	}
 	s.accepted.Add(1)
 	shard := int(s.shardSeq.Add(1)-1) % s.opts.Shards
+	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok && shardAware {
+		shard = a.Port % s.opts.Shards
+	}
 	c := newConn(ctx, s, nc, shard)
 	s.conns[c] = struct{}{}
 	s.wg.Add(1) // under mu, so Close's Wait cannot start in between

@@ -41,6 +41,9 @@ const (
 	// NodeExporterPort is node_exporter's (node_filesystem_* of the data dir).
 	NodeExporterPort = 9100
 	InternodePort    = 7000
+	// ShardAwareCQLPort is native_shard_aware_transport_port: CQL
+	// connections land on the shard their source port names.
+	ShardAwareCQLPort = 19042
 )
 
 // Options configure a cluster.
@@ -400,7 +403,7 @@ func (c *Cluster) learnHostID(ctx context.Context, n *Node) error {
 }
 
 // nodePorts are the ports a node cannot start without.
-var nodePorts = []int{CQLPort, RESTPort, MetricsPort, InternodePort}
+var nodePorts = []int{CQLPort, RESTPort, MetricsPort, InternodePort, ShardAwareCQLPort}
 
 // AddressTakenError says that a cluster's address range is in use, and
 // where a free one starts.
