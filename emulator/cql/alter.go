@@ -26,6 +26,12 @@ func (ec *execCtx) alterTable(sch *engine.Schema, x *cqlparse.AlterTable) (*engi
 	if old == nil {
 		return nil, engine.Errorf(engine.CodeInvalid, "unconfigured table %s", x.Table)
 	}
+	if old.View != nil {
+		return nil, engine.Errorf(engine.CodeInvalid, "Cannot use ALTER TABLE on Materialized View. (Did you mean ALTER MATERIALIZED VIEW)?")
+	}
+	if err := checkDropNeeded(sch, old, x.Drop); err != nil {
+		return nil, err
+	}
 	t := cloneTable(old)
 	switch {
 	case len(x.Add) > 0:

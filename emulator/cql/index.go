@@ -71,10 +71,7 @@ func (ec *execCtx) createIndex(sch *engine.Schema, x *cqlparse.CreateIndex) (*en
 		return nil, err
 	}
 	names := indexNames(sch, ks)
-	if x.Index != "" && names[x.Index] != "" {
-		if x.IfNotExists {
-			return nil, nil
-		}
+	if x.Index != "" && names[x.Index] != "" && !x.IfNotExists {
 		return nil, engine.Errorf(engine.CodeInvalid, "Index already exists")
 	}
 	name := x.Index
@@ -89,7 +86,9 @@ func (ec *execCtx) createIndex(sch *engine.Schema, x *cqlparse.CreateIndex) (*en
 			return nil, engine.Errorf(engine.CodeInvalid, "Index %s is a duplicate of existing index %s", name, idx.Name)
 		}
 	}
-	if sch.Tables[ks][name+"_index"] != nil {
+	if sch.Tables[ks][name+"_index"] != nil || names[name] != "" {
+		// The index's view (name_index) exists: an index of that name on
+		// another column, under IF NOT EXISTS too.
 		return nil, engine.Errorf(engine.CodeInvalid, "Index %s cannot be created, because table %s_index already exists", name, name)
 	}
 	kind := "COMPOSITES"

@@ -116,10 +116,15 @@ func TestIndexedQuery(t *testing.T) {
 	if got := selectAll(t, s, `SELECT c FROM ks.t WHERE p = 3 AND w = 3`); len(got) != 3 {
 		t.Errorf("local index p = 3 AND w = 3: %v", got)
 	}
+	if got := selectAll(t, s, `SELECT c FROM ks.t WHERE v = null`); len(got) != 0 {
+		t.Errorf("indexed v = null: %v", got)
+	}
 	for q, msg := range map[string]string{
-		`SELECT * FROM ks.t WHERE v = 1 AND w = 2`: "ALLOW FILTERING",
-		`SELECT * FROM ks.t WHERE w = 2`:           "ALLOW FILTERING",
-		`SELECT * FROM ks.t WHERE v > 1`:           "ALLOW FILTERING",
+		`ALTER TABLE ks.t DROP v`:                   "Cannot drop column v from base table ks.t: materialized view t_v_idx_index needs this column",
+		`CREATE INDEX IF NOT EXISTS wl ON ks.t (c)`: "Index wl cannot be created, because table wl_index already exists",
+		`SELECT * FROM ks.t WHERE v = 1 AND w = 2`:  "ALLOW FILTERING",
+		`SELECT * FROM ks.t WHERE w = 2`:            "ALLOW FILTERING",
+		`SELECT * FROM ks.t WHERE v > 1`:            "ALLOW FILTERING",
 	} {
 		if err := s.Query(q).Exec(); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%s: %v, want %q", q, err, msg)

@@ -295,6 +295,12 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 		if err != nil {
 			return nil, err
 		}
+		if v == nil && !unset && c.Name == indexed {
+			// An index holds no nulls: = null finds nothing
+			// (cql3/restrictions/statement_restrictions.cc).
+			filters = append(filters, rowFilter{col: c, op: "none"})
+			continue
+		}
 		if unset || v == nil {
 			return nil, engine.Errorf(engine.CodeInvalid, "Invalid null value in condition for column %s", c.Name)
 		}
@@ -729,6 +735,12 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 		if err != nil {
 			return nil, err
 		}
+		if v == nil && !unset && c.Name == indexed {
+			// An index holds no nulls: = null finds nothing
+			// (cql3/restrictions/statement_restrictions.cc).
+			filters = append(filters, rowFilter{col: c, op: "none"})
+			continue
+		}
 		if unset || v == nil {
 			return nil, engine.Errorf(engine.CodeInvalid, "Invalid null value in condition for column %s", c.Name)
 		}
@@ -895,6 +907,8 @@ func matches(fs []rowFilter, row [][]byte) bool {
 				return false
 			}
 			continue
+		case "none":
+			return false
 		case "CONTAINS", "CONTAINS KEY":
 			if !collectionContains(f.col.dt, v, f.val, f.op == "CONTAINS KEY") {
 				return false

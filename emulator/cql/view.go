@@ -317,3 +317,45 @@ func viewRows(s *Server) []map[string][]byte {
 	}
 	return rows
 }
+
+// checkDropNeeded is alter_table_statement.cc's refusal to drop a column a
+// view of the table needs: one it selects, or any unselected regular
+// column when the view's key adds none (it is then a virtual column of
+// the view, create_view_statement.cc), or an indexed one (its index's
+// view holds it).
+func checkDropNeeded(sch *engine.Schema, base *engine.Table, drop []string) error {
+	for _, name := range drop {
+		for _, idx := range base.Indexes {
+			if col, _, _ := indexTargetColumn(idx); col == name {
+				return engine.Errorf(engine.CodeInvalid, "Cannot drop column %s from base table %s.%s: materialized view %s_index needs this column", name, base.Keyspace, base.Name, idx.Name)
+			}
+		}
+		for _, vn := range viewsOf(sch, base) {
+			v := sch.Tables[base.Keyspace][vn]
+			if viewNeeds(base, v, name) {
+				return engine.Errorf(engine.CodeInvalid, "Cannot drop column %s from base table %s.%s: materialized view %s needs this column", name, base.Keyspace, base.Name, vn)
+			}
+		}
+	}
+	return nil
+}
+
+func viewNeeds(base, v *engine.Table, name string) bool {
+	keyAddsColumn := false
+	for _, vc := range v.Columns {
+		if vc.Name == name {
+			return true
+		}
+		if vc.Kind.InPrimaryKey() {
+			for _, bc := range base.Columns {
+				keyAddsColumn = keyAddsColumn || (bc.Name == vc.Name && !bc.Kind.InPrimaryKey())
+			}
+		}
+	}
+	for _, bc := range base.Columns {
+		if bc.Name == name && bc.Kind == engine.Static {
+			return false // statics are never virtual columns
+		}
+	}
+	return !keyAddsColumn
+}
