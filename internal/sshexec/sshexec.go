@@ -10,6 +10,8 @@
 package sshexec
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -38,6 +40,16 @@ type Config struct {
 	Env []string
 	// Handle, when set, may take a command itself.
 	Handle func(command string) (Handler, bool)
+}
+
+// NewKey makes a fresh ed25519 key (a host or client key of a test or a
+// simulated key pair).
+func NewKey() (ssh.Signer, error) {
+	_, k, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("generating an ed25519 key: %w", err)
+	}
+	return ssh.NewSignerFromKey(k)
 }
 
 // Server is a listening SSH server.

@@ -1,8 +1,6 @@
 package sshexec
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"errors"
 	"io"
 	"strings"
@@ -12,11 +10,7 @@ import (
 )
 
 func signer(t *testing.T) ssh.Signer {
-	_, k, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ssh.NewSignerFromKey(k)
+	s, err := NewKey()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,6 @@
 package sshtest
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"sync"
 	"testing"
 
@@ -47,11 +45,7 @@ func (s *Server) accepts(key ssh.PublicKey) bool {
 }
 
 func newSigner(t testing.TB) ssh.Signer {
-	_, k, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ssh.NewSignerFromKey(k)
+	s, err := sshexec.NewKey()
 	if err != nil {
 		t.Fatal(err)
 	}
