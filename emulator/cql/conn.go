@@ -54,6 +54,8 @@ type conn struct {
 	tabletsRouting atomic.Bool
 	// lwtMark: the client's STARTUP asked for SCYLLA_LWT_ADD_METADATA_MARK.
 	lwtMark atomic.Bool
+	// comp is the frame compression STARTUP chose (nil: none).
+	comp atomic.Pointer[compressor]
 
 	mu         sync.Mutex
 	startup    map[string]string // the STARTUP options (system.clients)
@@ -185,8 +187,17 @@ func (c *conn) serve() {
 			continue
 		}
 		if flags.Contains(primitive.HeaderFlagCompressed) {
-			c.sendError(pv, stream, &message.ProtocolError{ErrorMessage: "Compressed frames are not supported (no compression was negotiated)"})
-			continue
+			comp := c.comp.Load()
+			if comp == nil {
+				c.sendError(pv, stream, &message.ProtocolError{ErrorMessage: "Compressed frames are not supported (no compression was negotiated)"})
+				continue
+			}
+			if body, err = (*comp).decompress(body); err != nil {
+				c.sendError(pv, stream, &message.ProtocolError{ErrorMessage: err.Error()})
+				continue
+			}
+			flags &^= primitive.HeaderFlagCompressed
+			length = int32(len(body))
 		}
 		h := &frame.Header{Version: pv, Flags: flags, StreamId: stream, OpCode: opcode, BodyLength: length}
 		if !c.dispatchRequest(request{h, body}) {
@@ -273,6 +284,15 @@ func readBody(r io.Reader, n int) ([]byte, error) {
 // enqueue writes f, or queues it for the write in progress; a frame that
 // closes the connection is written before the close.
 func (c *conn) enqueue(f outFrame) {
+	if comp := c.comp.Load(); comp != nil {
+		b, err := compressFrame(*comp, f.b)
+		if err != nil {
+			c.s.logf("ERROR", "compressing a response: %v", err)
+			c.close()
+			return
+		}
+		f.b = b
+	}
 	if err := c.out.Write(f.b, f.closeAfter); err != nil || f.closeAfter {
 		c.close()
 	}
@@ -387,8 +407,14 @@ func (c *conn) dispatch(h *frame.Header, msg message.Message) message.Message {
 	case *message.Options:
 		return &message.Supported{Options: c.s.supported(c.shard)}
 	case *message.Startup:
-		if comp, ok := m.Options["COMPRESSION"]; ok && comp != "" {
-			return &message.ProtocolError{ErrorMessage: fmt.Sprintf("Unknown compression algorithm: %s", comp)}
+		if name, ok := m.Options["COMPRESSION"]; ok && name != "" {
+			// transport/server.cc process_startup: from here on, this
+			// connection's frames (READY too) are compressed.
+			comp, err := compressorNamed(name)
+			if err != nil {
+				return &message.ProtocolError{ErrorMessage: err.Error()}
+			}
+			c.comp.Store(&comp)
 		}
 		// transport/server.cc process_startup: the extensions the client
 		// names among those SUPPORTED lists are on for the connection.
@@ -447,7 +473,7 @@ const (
 func (s *Server) supported(shard int) map[string][]string {
 	opts := map[string][]string{
 		"CQL_VERSION":                {"3.3.1"},
-		"COMPRESSION":                {},
+		"COMPRESSION":                {"lz4", "snappy"},
 		"PROTOCOL_VERSIONS":          {"3/v3", "4/v4"},
 		"SCYLLA_SHARD":               {fmt.Sprint(shard)},
 		"SCYLLA_NR_SHARDS":           {fmt.Sprint(s.opts.Shards)},
