@@ -457,7 +457,9 @@ func tableDef(ks string, x *cqlparse.CreateTable, udts userTypes) (*engine.Table
 			return nil, engine.Errorf(engine.CodeInvalid, "column %s: %v", c.Name, err)
 		}
 		defs[c.Name] = typeName(dt)
-		if _, udt := dt.(*datatype.UserDefined); udt && strings.HasPrefix(strings.ToLower(c.Type), "frozen<") {
+		if _, tuple := dt.(*datatype.Tuple); !tuple && strings.HasPrefix(strings.ToLower(c.Type), "frozen<") {
+			// A frozen collection or UDT keeps "frozen<>" in its schema
+			// type (system_schema.columns, DESCRIBE); a tuple is always frozen.
 			defs[c.Name] = "frozen<" + typeName(dt) + ">"
 		}
 	}
@@ -479,8 +481,8 @@ func tableDef(ks string, x *cqlparse.CreateTable, udts userTypes) (*engine.Table
 			// cql3/statements/create_table_statement.cc
 			return nil, engine.Errorf(engine.CodeInvalid, "duration type is not supported for PRIMARY KEY part %s", name)
 		}
-		if strings.ContainsAny(typ, "<") && !strings.HasPrefix(typ, "frozen<tuple<") {
-			return nil, engine.Errorf(engine.CodeInvalid, "Invalid collection type for PRIMARY KEY component %s", name)
+		if err := keyComponentType(name, typ); err != nil {
+			return nil, err
 		}
 		used[name] = true
 		t.Columns = append(t.Columns, engine.Column{Name: name, Type: typ, Kind: engine.PartitionKey, Position: i})
@@ -506,12 +508,8 @@ func tableDef(ks string, x *cqlparse.CreateTable, udts userTypes) (*engine.Table
 			// cql3/statements/create_table_statement.cc
 			return nil, engine.Errorf(engine.CodeInvalid, "duration type is not supported for PRIMARY KEY part %s", name)
 		}
-		if strings.ContainsAny(typ, "<") && !strings.HasPrefix(typ, "frozen<tuple<") {
-			return nil, engine.Errorf(engine.CodeInvalid, "Invalid collection type for PRIMARY KEY component %s", name)
-		}
-		switch typ {
-		case "decimal", "varint":
-			return nil, engine.Errorf(engine.CodeInvalid, "clustering column %s of type %s is not supported by the emulator", name, typ)
+		if err := keyComponentType(name, typ); err != nil {
+			return nil, err
 		}
 		used[name] = true
 		t.Columns = append(t.Columns, engine.Column{Name: name, Type: typ, Kind: engine.Clustering, Position: i, Desc: x.ClusteringOrder[name]})
@@ -704,4 +702,17 @@ func keyspaceOf(named, session string) (string, error) {
 		return "", engine.Errorf(engine.CodeInvalid, "No keyspace has been specified. USE a keyspace, or explicitly specify keyspace.tablename")
 	}
 	return session, nil
+}
+
+// keyComponentType is create_table_statement.cc get_type_and_remove: a
+// primary key component may be a frozen collection or UDT, never a
+// multi-cell one.
+func keyComponentType(name, typ string) error {
+	if strings.HasPrefix(typ, "frozen<") || !strings.Contains(typ, "<") {
+		return nil
+	}
+	if strings.HasPrefix(typ, "list<") || strings.HasPrefix(typ, "set<") || strings.HasPrefix(typ, "map<") {
+		return engine.Errorf(engine.CodeInvalid, "Invalid non-frozen collection type for PRIMARY KEY component %s", name)
+	}
+	return engine.Errorf(engine.CodeInvalid, "Invalid non-frozen user-defined type for PRIMARY KEY component %s", name)
 }

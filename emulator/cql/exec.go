@@ -420,11 +420,18 @@ func (ec *execCtx) value(t cqlparse.Term, col string, dt datatype.DataType) (b [
 		if v.Contents == nil {
 			return []byte{}, false, nil
 		}
-		return v.Contents, false, nil
+		b, err := normalizeSet(dt, v.Contents)
+		if err != nil {
+			return nil, false, engine.Errorf(engine.CodeInvalid, "Exception while binding column %s: %v", col, err)
+		}
+		return b, false, nil
 	}
 	b, err = encodeLiteral(dt, t)
 	if ce := (*constantError)(nil); errors.As(err, &ce) && ce.column == "" {
 		ce.column = col
+	}
+	if err == nil {
+		b, err = normalizeSet(dt, b)
 	}
 	if err != nil {
 		return nil, false, engine.Errorf(engine.CodeInvalid, "%v", err)

@@ -1,6 +1,7 @@
 package cql_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -290,5 +291,46 @@ func TestValueValidation(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("%s: got %v, want an error with %q", c.q, err, c.err)
 		}
+	}
+}
+
+// Frozen collections and decimals as key components (test/cqlpy
+// test_frozen_collection.py, test_type_decimal.py): a frozen set clusters
+// element by element and is stored sorted whatever order it was sent in;
+// a non-frozen collection is refused (create_table_statement.cc); decimal
+// clustering keys are compared by value.
+func TestCollectionAndDecimalKeys(t *testing.T) {
+	_, s, exec := memorySession(t, "keys", "127.0.1.58:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	if err := s.Query(`CREATE TABLE ks.bad (a int, b set<int>, PRIMARY KEY (a, b))`).Exec(); err == nil || !strings.Contains(err.Error(), "Invalid non-frozen collection type for PRIMARY KEY component b") {
+		t.Errorf("non-frozen set key: %v", err)
+	}
+	exec(`CREATE TABLE ks.fs (a int, b frozen<set<int>>, PRIMARY KEY (a, b)) WITH CLUSTERING ORDER BY (b DESC)`)
+	exec(`INSERT INTO ks.fs (a, b) VALUES (0, {3, 1, 2})`)
+	exec(`INSERT INTO ks.fs (a, b) VALUES (0, ?)`, []int{4, 2, 3})
+	var got [][]int
+	iter := s.Query(`SELECT b FROM ks.fs WHERE a = 0`).Iter()
+	var b []int
+	for iter.Scan(&b) {
+		got = append(got, b)
+	}
+	if err := iter.Close(); err != nil || len(got) != 2 || fmt.Sprint(got) != "[[2 3 4] [1 2 3]]" {
+		t.Errorf("frozen set clustering DESC: %v %v", got, err)
+	}
+	exec(`CREATE TABLE ks.dec (p int, c decimal, v text, PRIMARY KEY (p, c))`)
+	exec(`INSERT INTO ks.dec (p, c, v) VALUES (1, 1230, 'a')`)
+	exec(`INSERT INTO ks.dec (p, c, v) VALUES (1, 1.23e3, 'b')`) // the same value: overwrites
+	exec(`INSERT INTO ks.dec (p, c, v) VALUES (1, -1e-1000000, 'c')`)
+	var vs []string
+	iter = s.Query(`SELECT v FROM ks.dec WHERE p = 1`).Iter()
+	var v string
+	for iter.Scan(&v) {
+		vs = append(vs, v)
+	}
+	if err := iter.Close(); err != nil || fmt.Sprint(vs) != "[c b]" {
+		t.Errorf("decimal clustering by value: %v %v", vs, err)
+	}
+	if err := s.Query(`INSERT INTO ks.dec (p, c) VALUES (1, 1e2147483649)`).Exec(); err == nil || !strings.Contains(err.Error(), "unable to make BigDecimal from '1e2147483649'") {
+		t.Errorf("scale overflow: %v", err)
 	}
 }

@@ -308,13 +308,17 @@ func encodeLiteral(dt datatype.DataType, t cqlparse.Term) ([]byte, error) {
 		}
 		mant, exp, hasExp := strings.Cut(strings.ToLower(t.Text), "e")
 		intPart, fracPart, _ := strings.Cut(mant, ".")
-		scale := len(fracPart)
+		scale := int64(len(fracPart))
 		if hasExp {
-			e, err := strconv.Atoi(exp)
+			e, err := strconv.ParseInt(exp, 10, 64)
 			if err != nil {
 				return nil, bad()
 			}
 			scale -= e
+		}
+		if scale != int64(int32(scale)) {
+			// utils/big_decimal.cc: the scale is an int32.
+			return nil, marshalErrorf("unable to make BigDecimal from '%s'", t.Text)
 		}
 		n, ok := new(big.Int).SetString(intPart+fracPart, 10)
 		if !ok {
@@ -575,7 +579,20 @@ func termText(t cqlparse.Term) string {
 // prefix), and DESC components are bit-inverted.
 func clusteringAppend(dst []byte, dt datatype.DataType, v []byte, desc bool) ([]byte, error) {
 	start := len(dst)
-	if n := fixedSize(dt); n > 0 {
+	if types := collectionTypes(dt); types != nil {
+		var err error
+		if dst, err = collectionAppend(dst, types, v); err != nil {
+			return nil, err
+		}
+	} else if dt == datatype.Decimal {
+		unscaled, scale, err := decimalParts(v)
+		if err != nil {
+			return nil, err
+		}
+		dst = numericAppend(dst, unscaled, scale)
+	} else if dt == datatype.Varint {
+		dst = numericAppend(dst, varintValue(v), 0)
+	} else if n := fixedSize(dt); n > 0 {
 		if len(v) != n {
 			return nil, fmt.Errorf("invalid %d-byte value for clustering column of type %s", len(v), typeName(dt))
 		}
@@ -632,11 +649,19 @@ func clusteringAppend(dst []byte, dt datatype.DataType, v []byte, desc bool) ([]
 // clusteringNext decodes one component from src and returns its value and
 // the remaining bytes.
 func clusteringNext(src []byte, dt datatype.DataType, desc bool) (val, rest []byte, err error) {
-	get := func(i int) byte {
-		if desc {
-			return ^src[i]
+	get := getter(src, desc)
+	if types := collectionTypes(dt); types != nil {
+		return collectionNext(src, types, get, desc)
+	}
+	if dt == datatype.Decimal || dt == datatype.Varint {
+		unscaled, scale, used, err := numericNext(get, len(src))
+		if err != nil {
+			return nil, nil, err
 		}
-		return src[i]
+		if dt == datatype.Varint {
+			return varintBytes(unscaled), src[used:], nil
+		}
+		return append(binary.BigEndian.AppendUint32(nil, uint32(int32(scale))), varintBytes(unscaled)...), src[used:], nil
 	}
 	if n := fixedSize(dt); n > 0 {
 		enc := n
