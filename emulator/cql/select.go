@@ -284,27 +284,11 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 		if c.Kind == engine.Clustering && c.Position > n && !st.AllowFiltering && c.Name != indexed {
 			return nil, engine.Errorf(engine.CodeInvalid, "PRIMARY KEY column %q cannot be restricted as preceding column %q is not restricted", c.Name, ti.ck[n].Name)
 		}
-		if r.Op == "IN" || r.Op == "!=" {
-			return nil, engine.Errorf(engine.CodeInvalid, "%s restrictions on %s are not supported", r.Op, c.Name)
-		}
-		dt, err := filterType(c, r.Op)
+		f, err := ec.rowFilterOf(c, r, indexed)
 		if err != nil {
 			return nil, err
 		}
-		v, unset, err := ec.value(r.Value, c.Name, dt)
-		if err != nil {
-			return nil, err
-		}
-		if v == nil && !unset && c.Name == indexed {
-			// An index holds no nulls: = null finds nothing
-			// (cql3/restrictions/statement_restrictions.cc).
-			filters = append(filters, rowFilter{col: c, op: "none"})
-			continue
-		}
-		if unset || v == nil {
-			return nil, engine.Errorf(engine.CodeInvalid, "Invalid null value in condition for column %s", c.Name)
-		}
-		filters = append(filters, rowFilter{col: c, op: r.Op, val: v})
+		filters = append(filters, f)
 	}
 
 	// Paging state: partition index, rows still allowed by LIMIT, and the
@@ -724,27 +708,11 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 		if c.Kind == engine.Regular && !st.AllowFiltering && c.Name != indexed {
 			return nil, engine.Errorf(engine.CodeInvalid, "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING")
 		}
-		if r.Op == "IN" || r.Op == "!=" {
-			return nil, engine.Errorf(engine.CodeInvalid, "%s restrictions on %s are not supported", r.Op, c.Name)
-		}
-		dt, err := filterType(c, r.Op)
+		f, err := ec.rowFilterOf(c, r, indexed)
 		if err != nil {
 			return nil, err
 		}
-		v, unset, err := ec.value(r.Value, c.Name, dt)
-		if err != nil {
-			return nil, err
-		}
-		if v == nil && !unset && c.Name == indexed {
-			// An index holds no nulls: = null finds nothing
-			// (cql3/restrictions/statement_restrictions.cc).
-			filters = append(filters, rowFilter{col: c, op: "none"})
-			continue
-		}
-		if unset || v == nil {
-			return nil, engine.Errorf(engine.CodeInvalid, "Invalid null value in condition for column %s", c.Name)
-		}
-		filters = append(filters, rowFilter{col: c, op: r.Op, val: v})
+		filters = append(filters, f)
 	}
 	pageSize := ec.pageSize
 	if p.count {
@@ -887,6 +855,30 @@ func rowErr(ti *tableInfo, err error) error {
 		return engine.Errorf(engine.CodeServerError, "decoding row of %s.%s: %v", ti.keyspace, ti.name, err)
 	}
 	return nil
+}
+
+// rowFilterOf is the filter a restriction on column c applies to rows.
+func (ec *execCtx) rowFilterOf(c *colInfo, r cqlparse.Relation, indexed string) (rowFilter, error) {
+	if r.Op == "IN" || r.Op == "!=" {
+		return rowFilter{}, engine.Errorf(engine.CodeInvalid, "%s restrictions on %s are not supported", r.Op, c.Name)
+	}
+	dt, err := filterType(c, r.Op)
+	if err != nil {
+		return rowFilter{}, err
+	}
+	v, unset, err := ec.value(r.Value, c.Name, dt)
+	if err != nil {
+		return rowFilter{}, err
+	}
+	if v == nil && !unset && c.Name == indexed {
+		// An index holds no nulls: = null finds nothing
+		// (cql3/restrictions/statement_restrictions.cc).
+		return rowFilter{col: c, op: "none"}, nil
+	}
+	if unset || v == nil {
+		return rowFilter{}, engine.Errorf(engine.CodeInvalid, "Invalid null value in condition for column %s", c.Name)
+	}
+	return rowFilter{col: c, op: r.Op, val: v}, nil
 }
 
 type rowFilter struct {

@@ -140,11 +140,11 @@ func (ec *execCtx) viewFilters(bi *tableInfo, where string) ([]rowFilter, error)
 		if r.Op == "IS NOT" {
 			continue // viewRow skips rows without a key column
 		}
-		v, _, err := ec.value(r.Value, c.Name, c.dt)
+		f, err := ec.rowFilterOf(c, r, "")
 		if err != nil {
 			return nil, err
 		}
-		fs = append(fs, rowFilter{col: c, op: r.Op, val: v})
+		fs = append(fs, f)
 	}
 	return fs, nil
 }
