@@ -486,6 +486,11 @@ func (s *Server) supported(shard int) map[string][]string {
 		// As a key with no value (cql_server::connection process_options).
 		opts[tabletsRoutingV1] = []string{}
 	}
+	if versionAtLeast(s.b.Local().ScyllaVersion, 2026, 3) {
+		// transport/server.cc (from 2026.3): the node's host id, so a
+		// driver knows whom it reached without reading system.local.
+		opts["SCYLLA_HOST_ID"] = []string{uuidString(s.b.Local().HostID)}
+	}
 	if p := s.shardAwarePort.Load(); p > 0 {
 		opts["SCYLLA_SHARD_AWARE_PORT"] = []string{fmt.Sprint(p)}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/gocql/gocql"
 
 	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
@@ -165,6 +166,24 @@ func TestKeyspaceTabletsOptions(t *testing.T) {
 		exec("ALTER KEYSPACE tb WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}" + c.alter)
 		if n, found := initial("tb"); !found || n != c.want {
 			t.Errorf("after ALTER ...%s: initial_tablets %d (row %v), want %d", c.alter, n, found, c.want)
+		}
+	}
+}
+
+// SUPPORTED names the node's host id as SCYLLA_HOST_ID from 2026.3
+// (transport/server.cc; docs/dev/protocol-extensions.md), not before.
+func TestSupportedHostID(t *testing.T) {
+	for i, version := range []string{"2026.1.0", "2026.3.0"} {
+		mem := enginetest.NewMemory("hostid")
+		n := mem.Local()
+		n.ScyllaVersion = version
+		mem.SetLocal(n)
+		rc := dialRaw(t, enginetest.StartServer(t, "127.0.1.13"+string(rune('3'+i))+":0", mem))
+		rc.send(1, &message.Options{})
+		got, ok := rc.recv().Body.Message.(*message.Supported).Options["SCYLLA_HOST_ID"]
+		want := gocql.UUID(n.HostID).String()
+		if ok != (version == "2026.3.0") || (ok && (len(got) != 1 || got[0] != want)) {
+			t.Errorf("%s: SCYLLA_HOST_ID %v (listed %v), host id %s", version, got, ok, want)
 		}
 	}
 }
