@@ -30,7 +30,8 @@ type Plan struct {
 	// StorageScaleMiBPerGB is set for scaled disks (emulated nodes, docker's
 	// tmpfs): a node's disk is catalog GB × this many MiB.
 	StorageScaleMiBPerGB float64 `json:"storage_scale_mib_per_gb,omitempty"`
-	// LocalDataDir is where local nodes keep their data (local.data_dir).
+	// LocalDataDir is where the nodes keep their data on this machine, as the
+	// backend names it (provision.Config.NodeData: local.data_dir).
 	LocalDataDir   string   `json:"local_data_dir,omitempty"`
 	Flavour        string   `json:"flavour"`
 	Version        string   `json:"version,omitempty"`

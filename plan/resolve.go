@@ -9,10 +9,10 @@ import (
 	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
-// backendConfig maps the scenario's sections to the backend settings: the
-// only place that does.
+// backendConfig is the backend's part of the plan: the cluster, and what
+// each backend's own section gives (provision.Options.Configure: every
+// section the settings it shares, the running backend's its own run's).
 func backendConfig(s *scenarios.Scenario) provision.Config {
-	l := s.Local
 	c := provision.Config{
 		Backend: s.Backend,
 		Cluster: provision.ClusterSpec{
@@ -26,40 +26,13 @@ func backendConfig(s *scenarios.Scenario) provision.Config {
 			NodesPerRack: s.Cluster.NodesPerRack,
 			InstanceType: s.Cluster.InstanceType,
 			ExtraArgs:    s.Cluster.ExtraArgs,
-			TTL:          s.AWS.TTL.D(),
 		},
-		Emulator: provision.EmulatorScale{StorageScaleMiBPerGB: l.StorageScaleMiBPerGB, OpsPerVCPU: l.OpsPerVCPU,
-			StreamMiBPerVCPU: l.StreamMiBPerVCPU, TimeScale: l.TimeScale, BlockedReactorNotifyMS: l.BlockedReactorNotifyMS},
-		Local: provision.LocalConfig{BaseAddress: l.BaseAddress, DataDir: l.DataDir},
-		Docker: provision.DockerConfig{Image: s.Docker.Image, SMP: s.Docker.SMP, MemoryBytes: int64(s.Docker.Memory), Network: s.Docker.Network,
-			DataMount: s.Docker.DataMount, StorageScaleMiBPerGB: s.Docker.StorageScaleMiBPerGB, TimeScale: s.Docker.TimeScale},
-		AWS: provision.AWSConfig{Region: s.AWS.Region, AvailabilityZones: s.AWS.AvailabilityZones, SubnetIDs: s.AWS.SubnetIDs,
-			SecurityGroupIDs: s.AWS.SecurityGroupIDs, AMI: s.AWS.AMI, LoaderAMI: s.AWS.LoaderAMI, LoaderBinary: s.AWS.LoaderBinary,
-			KeyPair: s.AWS.KeyPair, RunnerCIDR: s.AWS.RunnerCIDR, Spot: s.AWS.Spot, PrivateIPs: s.AWS.PrivateIPs,
-			SSHUser: s.AWS.SSHUser, SSHKey: s.AWS.SSHKey},
+		Options: s.Backends[s.Backend],
 	}
-	if c.Docker.Image == "" {
-		c.Docker.Image = s.Cluster.Image
+	for _, name := range s.SectionNames() {
+		s.Backends[name].Configure(&c, name == s.Backend)
 	}
-	switch s.Backend {
-	case scenarios.BackendAWS:
-		c.Cluster.Labels = s.AWS.Tags
-		c.Loaders = provision.LoaderSpec{Count: s.AWS.LoaderCount, InstanceType: s.AWS.LoaderInstanceType}
-	case scenarios.BackendLocal:
-		c.Loaders = provision.LoaderSpec{Count: s.Local.Loaders}
-	}
-	st := s.Static
-	c.Static.Hosts = st.Hosts
-	c.Static.AddNode, c.Static.RemoveNode = command(st.AddNode), command(st.RemoveNode)
-	c.Static.StopNode, c.Static.KillNode, c.Static.StartNode = command(st.StopNode), command(st.KillNode), command(st.StartNode)
 	return c
-}
-
-func command(c *scenarios.Command) *provision.Command {
-	if c == nil {
-		return nil
-	}
-	return &provision.Command{Argv: append([]string{c.Command}, c.Args...), Env: c.Env, Timeout: c.Timeout.D()}
 }
 
 // step resolves one nemesis step.
@@ -147,9 +120,7 @@ func resolve(s *scenarios.Scenario, m provision.Model, cfg provision.Config) *Pl
 	if m.Emulated || m.StorageScaleMiBPerGB > 0 {
 		p.StorageScaleMiBPerGB = m.StorageScaleMiBPerGB
 	}
-	if s.Backend == scenarios.BackendLocal {
-		p.LocalDataDir = s.Local.DataDir
-	}
+	p.LocalDataDir = cfg.NodeData
 	p.Thresholds = append(p.Thresholds, s.ResultThresholds(scale)...)
 	p.BaselineRules = s.ResultBaselineRules(scale)
 	p.RecoveryIntervals = s.Thresholds.Recovery.Intervals
@@ -173,13 +144,14 @@ func resolve(s *scenarios.Scenario, m provision.Model, cfg provision.Config) *Pl
 }
 
 // resolveCompactions is the wait for compactions: its quiet period scaled,
-// on local at least MinLocalCompactionsQuiet.
+// on a backend whose section scales the scenario's time (local) at least
+// MinLocalCompactionsQuiet.
 func resolveCompactions(s *scenarios.Scenario, scale func(scenarios.Duration) time.Duration) Compactions {
 	if !s.Compactions.Wait {
 		return Compactions{}
 	}
 	q := scale(s.Compactions.Quiet)
-	if s.Backend == scenarios.BackendLocal {
+	if _, _, scaled := s.TimeScaled(); scaled {
 		q = max(q, scenarios.MinLocalCompactionsQuiet)
 	}
 	return Compactions{Wait: true, Quiet: q, QuietSeconds: q.Seconds(), TimeoutSeconds: s.Timeouts.Compactions.D().Seconds()}
@@ -210,7 +182,7 @@ func resolveWorkload(s *scenarios.Scenario, cfg provision.Config, scale func(sce
 	}
 	l := Load{MixWrite: w.Mix.Write, MixRead: w.Mix.Read, Rate: float64(w.Rate), LoadPercent: float64(w.LoadPercent),
 		Calibration: scale(w.Calibration), Concurrency: w.Concurrency, WriteCL: w.Consistency.Write, ReadCL: w.Consistency.Read,
-		Distribution: w.Distribution, CapacityAfter: probesCapacityAfter(s), Loaders: cfg.Loaders, LoaderBinary: s.AWS.LoaderBinary, SSHUser: s.AWS.SSHUser, SSHKey: s.AWS.SSHKey}
+		Distribution: w.Distribution, CapacityAfter: probesCapacityAfter(s), Loaders: cfg.Loaders, LoaderBinary: cfg.RemoteLoaders.Binary, SSHUser: cfg.RemoteLoaders.SSHUser, SSHKey: cfg.RemoteLoaders.SSHKey}
 	return wl, l
 }
 

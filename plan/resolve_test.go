@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/provision/docker"
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/scenarios"
 )
@@ -314,9 +315,9 @@ func TestVerdictKeysResolve(t *testing.T) {
 // Real backends: docker scales the scenario's durations for one machine
 // (docker.time_scale), static does not.
 func TestRealBackendsTimeScale(t *testing.T) {
-	for backend, scale := range map[string]float64{scenarios.BackendDocker: scenarios.DefaultDockerTimeScale, scenarios.BackendStatic: 1} {
+	for backend, scale := range map[string]float64{"docker": docker.DefaultTimeScale, "static": 1} {
 		src := minimal + "backend: " + backend + "\n"
-		if backend == scenarios.BackendStatic {
+		if backend == "static" {
 			src += "static:\n  hosts: [127.0.0.1]\n"
 		}
 		if p := planOf(t, src); p.TimeScale != scale {

@@ -32,8 +32,8 @@ func Warnings(s *scenarios.Scenario, env provision.Env) []scenarios.Problem {
 			warn(fmt.Sprintf("dataset.fill.%d.target_percent", i), "%v leaves little room: compactions and streaming may fail with \"No space left on device\"", f.TargetPercent)
 		}
 	}
-	if p != nil && s.Backend == scenarios.BackendLocal && p.Estimated() > time.Hour {
-		warn("local.time_scale", "the run is estimated at %s on the local backend; lower local.time_scale or the durations", secs(p.EstimatedSeconds))
+	if _, field, scaled := s.TimeScaled(); p != nil && scaled && p.Estimated() > time.Hour {
+		warn(field, "the run is estimated at %s on the %s backend; lower %s or the durations", secs(p.EstimatedSeconds), s.Backend, field)
 	}
 	if len(s.Nemesis) == 0 {
 		warn("nemesis", "no nemesis steps: the run measures the steady state only")

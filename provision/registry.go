@@ -16,8 +16,13 @@ import (
 // needs comes from here, and each backend package registers its own entry
 // from an init function. Package provision/all imports every backend.
 type Backend struct {
-	// Name is the scenario's backend value (local, docker, aws, static).
+	// Name is the scenario's backend value (local, docker, aws, static)
+	// and the key of its own section.
 	Name string
+	// NewOptions returns the backend's section with nothing set: a pointer
+	// to its own struct, which the scenario loader decodes (optional: no
+	// section).
+	NewOptions func() Options
 	// Model gives the backend's facts for one configuration: emulated or
 	// not, capacity and streaming figures, estimate constants (docker is
 	// emulated only with the emulator image).
@@ -81,6 +86,10 @@ type PlanLine struct {
 	Label   string `json:"label"`
 	Value   string `json:"value"`
 }
+
+// DefaultBackend runs a scenario that names none: emulated nodes as
+// processes on this machine.
+const DefaultBackend = "local"
 
 var (
 	registryMu sync.Mutex

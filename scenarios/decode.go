@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/elasticity-dev/elasticity/provision"
 )
 
 // maxNodes bounds the work of decoding one document, so that alias bombs
@@ -29,6 +31,9 @@ type decoder struct {
 	// undecodable holds the paths whose values could not be decoded: validation
 	// says nothing more about them (their value is a zero, not the user's).
 	undecodable map[string]bool
+	// sections are the backends' own sections: top-level keys of these
+	// names decode into the backend's type.
+	sections map[string]provision.Options
 }
 
 func newDecoder(file string, sets []string) *decoder {
@@ -387,6 +392,11 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	fields, names := fieldsOf(v.Type())
+	if path == "" {
+		for name := range d.sections {
+			names = append(names, name)
+		}
+	}
 	seen := map[string]bool{}
 	pairs := d.mergePairs(n, path, 0)
 	for i := 0; i+1 < len(pairs); i += 2 {
@@ -400,6 +410,13 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 		if !known && path == "" && strings.HasPrefix(key, "x-") {
 			continue // extension field: a place for YAML anchors (docker-compose style)
 		}
+		var field reflect.Value
+		if sec, ok := d.sections[key]; !known && path == "" && ok {
+			// A backend's own section, of its own type.
+			field, known = reflect.ValueOf(sec).Elem(), true
+		} else if known {
+			field = v.Field(idx)
+		}
 		if !known {
 			d.addAt(k.Line, p, "unknown field%s", Suggest(key, names))
 			continue
@@ -409,7 +426,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) {
 			continue
 		}
 		seen[key] = true
-		d.decode(val, v.Field(idx), p)
+		d.decode(val, field, p)
 		if _, ok := d.pos[p]; ok && k.Line > 0 && (val.Kind == yaml.MappingNode || val.Kind == yaml.SequenceNode) {
 			// A problem of the section as a whole (a missing field) points at its key, not its first entry.
 			d.pos[p] = k.Line

@@ -10,24 +10,9 @@ import (
 
 // The defaults live here, in one place; `elasticity plan` shows them resolved.
 
-// DefaultLocal is the emulator's scale model (the same numbers as the bare
-// `elasticity node` defaults in package emulator). With these numbers
-// configs/90pct-scaleout.yaml (3 × i4i.large written to 90%, one
-// i4i.4xlarge added per rack) runs in about two and a half minutes on a
-// 2-core machine: a 468 GB i4i.large becomes a 93.6 MiB disk (the fill and
-// every join's streaming are data-bound) and 30 real minutes become 4.5 s
-// (holds, the steady state, the final hold).
-var DefaultLocal = Local{
-	StorageScaleMiBPerGB:   0.2,
-	OpsPerVCPU:             2000,
-	StreamMiBPerVCPU:       4,
-	TimeScale:              0.0025,
-	BaseAddress:            "127.0.0.2",
-	BlockedReactorNotifyMS: 25,
-	DataDir:                provision.LocalDataMemory,
-}
-
-// DefaultTimeouts are the waits' limits on the local backend (small scaled data).
+// DefaultTimeoutsLocal are the waits' limits on a backend whose scenario
+// time is scaled by its own section (provision.ScaledTime: local, small
+// scaled data).
 var DefaultTimeoutsLocal = Timeouts{
 	NodeReady:        Duration(3 * time.Minute),
 	DataBalanced:     Duration(15 * time.Minute),
@@ -78,19 +63,7 @@ var (
 		{Name: "Soft Limit", TargetPercent: 70, Hold: Duration(30 * time.Minute)},
 		{Name: "Hard Limit", TargetPercent: 90, Hold: Duration(30 * time.Minute)},
 	}
-	DefaultDocker = Docker{SMP: 1, Memory: 1 << 30, DataMount: provision.DockerDataTmpfs}
-	DefaultAWS    = AWS{Region: "us-east-1", LoaderInstanceType: "c6i.2xlarge", LoaderCount: 1, TTL: Duration(12 * time.Hour)}
 	DefaultReport = []string{"md", "html", "json"}
-)
-
-// The docker backend's scale for real ScyllaDB images, sized so that
-// configs/90pct-scaleout.yaml runs on a 2-core, 24 GiB machine in about
-// half an hour (README, "Docker backend"): an i4i.large's 468 GB become a
-// 1.83 GiB tmpfs, and 30-minute holds 3 minutes. With docker.memory 1 GiB
-// per shard the run takes at most ≈ 19 GiB of RAM (plan: "memory").
-const (
-	DefaultDockerStorageScaleMiBPerGB = provision.DefaultDockerStorageScaleMiBPerGB
-	DefaultDockerTimeScale            = provision.DefaultDockerTimeScale
 )
 
 const (
@@ -131,14 +104,13 @@ func applyDefaults(s *Scenario, d *decoder) {
 	defaultWorkload(s, d)
 	defaultNemesis(s, d)
 	defaultVerdicts(s, d)
-	defaultLocal(s, d)
-	defaultTimeouts(s, d)
 	defaultBackends(s, d)
+	defaultTimeouts(s, d)
 }
 
 // defaultCluster fills in the backend and the initial cluster.
 func defaultCluster(s *Scenario, d *decoder) {
-	defStr(&s.Backend, BackendLocal)
+	defStr(&s.Backend, provision.DefaultBackend)
 
 	c := &s.Cluster
 	defStr(&c.Flavour, FlavourScylla)
@@ -146,8 +118,8 @@ func defaultCluster(s *Scenario, d *decoder) {
 	defStr(&c.DC, "dc1")
 	if !d.isSet("cluster.racks") {
 		c.Racks = RackNames(DefaultRacks)
-		if s.Backend == BackendAWS && len(s.AWS.AvailabilityZones) > 0 {
-			c.Racks = RackList(append([]string(nil), s.AWS.AvailabilityZones...))
+		if rn, ok := s.Backends[s.Backend].(provision.RackNamer); ok && len(rn.RackNames()) > 0 {
+			c.Racks = RackList(rn.RackNames())
 		}
 	}
 	d.defInt(&c.NodesPerRack, "cluster.nodes_per_rack", 1)
@@ -250,7 +222,7 @@ func defaultVerdicts(s *Scenario, d *decoder) {
 		defStr(&s.Thresholds.Baseline.Cycles[i].Cycle, "*")
 	}
 	intervals := results.DefaultRecoveryIntervals
-	if s.Backend == BackendLocal {
+	if _, _, scaled := s.TimeScaled(); scaled {
 		intervals = DefaultRecoveryIntervalsLocal
 	}
 	d.defInt(&s.Thresholds.Recovery.Intervals, "thresholds.recovery.intervals", intervals)
@@ -274,74 +246,41 @@ func defaultVerdicts(s *Scenario, d *decoder) {
 	defStr(&s.Validate.Consistency, DefaultValidateConsistency)
 }
 
-// defaultLocal fills in the local section.
-func defaultLocal(s *Scenario, d *decoder) {
-	l := &s.Local
-	d.defFloat(&l.StorageScaleMiBPerGB, "local.storage_scale_mib_per_gb", DefaultLocal.StorageScaleMiBPerGB)
-	d.defFloat(&l.OpsPerVCPU, "local.ops_per_vcpu", DefaultLocal.OpsPerVCPU)
-	d.defFloat(&l.StreamMiBPerVCPU, "local.stream_mib_per_vcpu", DefaultLocal.StreamMiBPerVCPU)
-	d.defFloat(&l.TimeScale, "local.time_scale", DefaultLocal.TimeScale)
-	defStr(&l.BaseAddress, DefaultLocal.BaseAddress)
-	defStr(&l.DataDir, DefaultLocal.DataDir)
-	d.defInt(&l.BlockedReactorNotifyMS, "local.blocked_reactor_notify_ms", DefaultLocal.BlockedReactorNotifyMS)
-}
-
-// defaultTimeouts fills in the waits' limits, by backend (scenario time on local, scaled by local.time_scale).
+// defaultTimeouts fills in the waits' limits, by backend: scenario time
+// where the backend's section scales it (provision.ScaledTime: local,
+// local.time_scale), once the sections have their defaults.
 func defaultTimeouts(s *Scenario, d *decoder) {
-	l := &s.Local
+	timeScale, _, scaled := s.TimeScaled()
 	tdef := DefaultTimeoutsReal
-	if s.Backend == BackendLocal {
+	if scaled {
 		tdef = DefaultTimeoutsLocal
 	}
 	t := &s.Timeouts
 	d.defDur(&t.NodeReady, "timeouts.node_ready", tdef.NodeReady)
 	d.defDur(&t.DataBalanced, "timeouts.data_balanced", tdef.DataBalanced)
 	recovered := tdef.LatencyRecovered
-	if s.Backend == BackendLocal {
+	if scaled {
 		// The latency recovery wait is scenario time: the real default
 		// scaled as the scenario's durations are, but long enough for the
 		// sustained rule's intervals.
-		recovered = Duration(max(MinLocalLatencyRecovered, time.Duration(float64(DefaultTimeoutsReal.LatencyRecovered)*l.TimeScale)))
+		recovered = Duration(max(MinLocalLatencyRecovered, time.Duration(float64(DefaultTimeoutsReal.LatencyRecovered)*timeScale)))
 	}
 	d.defDur(&t.LatencyRecovered, "timeouts.latency_recovered", recovered)
 	d.defDur(&t.Fill, "timeouts.fill", tdef.Fill)
 	d.defDur(&t.Step, "timeouts.step", tdef.Step)
 	d.defDur(&t.Teardown, "timeouts.teardown", tdef.Teardown)
 	compactions := tdef.Compactions
-	if s.Backend == BackendLocal {
+	if scaled {
 		// Scenario time too: the fills' compactions are scaled down with the disks.
-		compactions = Duration(max(MinLocalCompactions, time.Duration(float64(DefaultTimeoutsReal.Compactions)*l.TimeScale)))
+		compactions = Duration(max(MinLocalCompactions, time.Duration(float64(DefaultTimeoutsReal.Compactions)*timeScale)))
 	}
 	d.defDur(&t.Compactions, "timeouts.compactions", compactions)
 }
 
-// defaultBackends fills in the static, docker and aws sections.
+// defaultBackends has every backend fill in its own section.
 func defaultBackends(s *Scenario, d *decoder) {
-	c := &s.Cluster
-	for _, c := range []struct {
-		key string
-		cmd *Command
-	}{{"add_node", s.Static.AddNode}, {"remove_node", s.Static.RemoveNode}, {"stop_node", s.Static.StopNode}, {"kill_node", s.Static.KillNode}, {"start_node", s.Static.StartNode}} {
-		if c.cmd != nil {
-			d.defDur(&c.cmd.Timeout, "static."+c.key+".timeout", DefaultHookTimeout)
-		}
-	}
-
-	d.defInt(&s.Docker.SMP, "docker.smp", DefaultDocker.SMP)
-	if !d.isSet("docker.memory") {
-		s.Docker.Memory = DefaultDocker.Memory
-	}
-	defStr(&s.Docker.DataMount, DefaultDocker.DataMount)
-
-	a := &s.AWS
-	defStr(&a.Region, DefaultAWS.Region)
-	defStr(&a.LoaderInstanceType, DefaultAWS.LoaderInstanceType)
-	d.defInt(&a.LoaderCount, "aws.loader_count", DefaultAWS.LoaderCount)
-	d.defDur(&a.TTL, "aws.ttl", DefaultAWS.TTL)
-	if s.Backend == BackendAWS && len(a.AvailabilityZones) == 0 && len(c.Racks) <= 26 {
-		for i := range c.Racks {
-			a.AvailabilityZones = append(a.AvailabilityZones, a.Region+string(rune('a'+i)))
-		}
+	for _, name := range s.SectionNames() {
+		s.Backends[name].Default(s.section(name, d.isSet, func(path, msg string) { d.problem(path, "%s", msg) }))
 	}
 }
 
@@ -352,14 +291,8 @@ func defStr(p *string, v string) {
 	}
 }
 
-// defInt, defFloat and defDur set a field the file and --set left out.
+// defInt and defDur set a field the file and --set left out.
 func (d *decoder) defInt(p *int, path string, v int) {
-	if !d.isSet(path) {
-		*p = v
-	}
-}
-
-func (d *decoder) defFloat(p *float64, path string, v float64) {
 	if !d.isSet(path) {
 		*p = v
 	}

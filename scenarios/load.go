@@ -61,7 +61,8 @@ func Parse(data []byte, name string, sets []string) (*Scenario, error) {
 			d.problems = append(d.problems, *p)
 		}
 	}
-	s := &Scenario{source: name}
+	s := &Scenario{source: name, Backends: newSections()}
+	d.sections = s.Backends
 	d.pos[""] = 1
 	if len(doc.Content) > 0 && doc.Content[0].Kind != yaml.MappingNode && !isNull(doc.Content[0]) {
 		d.addAt(doc.Content[0].Line, "", "a scenario is a mapping of fields (name, cluster, dataset, ...), got %s", kindName(doc.Content[0]))

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/provision/local"
+	"github.com/elasticity-dev/elasticity/provision/static"
 	"github.com/elasticity-dev/elasticity/results"
 )
 
@@ -43,7 +46,7 @@ func TestBrokenScenarios(t *testing.T) {
 		{"unknown top key", minimal + "clutser:\n  racks: 3\n", nil, 2, "clutser", `did you mean "cluster"`},
 		{"unknown nested key", minimal + "cluster:\n  racks: 3\n  node_per_rack: 2\n", nil, 4, "cluster.node_per_rack", `did you mean "nodes_per_rack"`},
 		{"duplicate key", minimal + "steady_state: 1m\nsteady_state: 2m\n", nil, 3, "steady_state", "duplicate"},
-		{"bad backend", minimal + "backend: gce\n", nil, 2, "backend", `"gce" is not one of local, docker, aws, static`},
+		{"bad backend", minimal + "backend: gce\n", nil, 2, "backend", `"gce" is not one of aws, docker, local, static`},
 		{"bad flavour", minimal + "cluster:\n  flavour: mongo\n", nil, 3, "cluster.flavour", "not one of"},
 		{"unknown instance type", minimal + "cluster:\n  instance_type: m5.large\n", nil, 3, "cluster.instance_type", "unknown instance type"},
 		{"loader type as node", minimal + "cluster:\n  instance_type: c6i.2xlarge\n", nil, 3, "cluster.instance_type", "no local storage"},
@@ -186,7 +189,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Backend != BackendLocal || s.Cluster.Flavour != FlavourScylla || len(s.Cluster.Racks) != 3 || s.Cluster.NodesPerRack != 1 {
+	if s.Backend != provision.DefaultBackend || s.Cluster.Flavour != FlavourScylla || len(s.Cluster.Racks) != 3 || s.Cluster.NodesPerRack != 1 {
 		t.Errorf("cluster defaults: %+v backend %s", s.Cluster, s.Backend)
 	}
 	if s.Cluster.InstanceType != "i4i.large" || s.Cluster.TabletsInitial != DefaultTabletsScylla {
@@ -198,8 +201,8 @@ func TestDefaults(t *testing.T) {
 	if s.Workload.LoadPercent != 50 || s.Workload.Rate != 0 || s.Workload.Mix != (Mix{1, 1}) || s.Workload.Consistency.Read != "QUORUM" {
 		t.Errorf("workload defaults: %+v", s.Workload)
 	}
-	if s.Local != DefaultLocal {
-		t.Errorf("local defaults: %+v", s.Local)
+	if l := s.Backends["local"].(*local.Settings); *l != local.DefaultSettings {
+		t.Errorf("local defaults: %+v", l)
 	}
 	// The latency recovery wait is scaled like the scenario: 1h × 0.0025
 	// = 9s, at least 10s; the wait for compactions too (80m × 0.0025 =
@@ -263,9 +266,9 @@ func TestDefaults(t *testing.T) {
 	}
 	// Real backends get real timeouts (their time scale is the plan's:
 	// plan.TestRealBackendsTimeScale).
-	for _, backend := range []string{BackendDocker, BackendStatic} {
+	for _, backend := range []string{"docker", "static"} {
 		src := minimal + "backend: " + backend + "\n"
-		if backend == BackendStatic {
+		if backend == "static" {
 			src += "static:\n  hosts: [127.0.0.1]\n"
 		}
 		s, err = Parse([]byte(src), "x.yaml", nil)
@@ -476,8 +479,8 @@ nemesis:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Static.AddNode == nil || s.Static.AddNode.Timeout != DefaultHookTimeout || s.Static.RemoveNode.Timeout.D() != time.Minute || s.Static.StopNode != nil {
-		t.Errorf("static %+v", s.Static)
+	if st := s.Backends["static"].(*static.Settings); st.AddNode == nil || st.AddNode.Timeout != static.DefaultCommandTimeout || st.RemoveNode.Timeout.D() != time.Minute || st.StopNode != nil {
+		t.Errorf("static %+v", st)
 	}
 }
 

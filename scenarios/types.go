@@ -5,14 +5,9 @@
 // orchestrator (package run) executes.
 package scenarios
 
-import "github.com/elasticity-dev/elasticity/results"
-
-// Backend names.
-const (
-	BackendLocal  = "local"
-	BackendDocker = "docker"
-	BackendAWS    = "aws"
-	BackendStatic = "static"
+import (
+	"github.com/elasticity-dev/elasticity/provision"
+	"github.com/elasticity-dev/elasticity/results"
 )
 
 // Database flavours.
@@ -43,7 +38,8 @@ const (
 type Scenario struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description,omitempty"`
-	// Backend is local (emulated nodes as processes, the default), docker, aws or static.
+	// Backend is a registered backend's name (provision.Names; default
+	// provision.DefaultBackend, emulated nodes as processes).
 	Backend  string   `yaml:"backend"`
 	Cluster  Cluster  `yaml:"cluster"`
 	Dataset  Dataset  `yaml:"dataset"`
@@ -69,10 +65,10 @@ type Scenario struct {
 	// (and optionally after each step): any lost row fails the run.
 	Validate Validate `yaml:"validate"`
 	Timeouts Timeouts `yaml:"timeouts"`
-	Local    Local    `yaml:"local"`
-	Docker   Docker   `yaml:"docker"`
-	AWS      AWS      `yaml:"aws"`
-	Static   Static   `yaml:"static"`
+	// Backends are the registered backends' own sections by name (the
+	// YAML key), each the backend's own type, decoded, defaulted and
+	// validated by it (provision.Options).
+	Backends map[string]provision.Options `yaml:",inline"`
 
 	// source is the file the scenario came from ("" when parsed from bytes without a name).
 	source string
@@ -459,120 +455,6 @@ type Timeouts struct {
 	// Compactions: compactions settle before the steady state (then the
 	// run goes on with a warning).
 	Compactions Duration `yaml:"compactions"`
-}
-
-// Local configures the embedded emulator backend. Capacities come from the
-// instance catalog scaled by these factors.
-type Local struct {
-	// StorageScaleMiBPerGB: an emulated node's disk is catalog storage GB × this many MiB.
-	StorageScaleMiBPerGB float64 `yaml:"storage_scale_mib_per_gb"`
-	// OpsPerVCPU: replica operations per second one emulated vCPU serves
-	// before queueing (a write costs RF of them, a read one per replica contacted).
-	OpsPerVCPU float64 `yaml:"ops_per_vcpu"`
-	// StreamMiBPerVCPU: streaming bandwidth (MiB/s) per vCPU of the slower end of a migration.
-	StreamMiBPerVCPU float64 `yaml:"stream_mib_per_vcpu"`
-	// TimeScale multiplies every scenario duration (steady state, holds, calibration, duration thresholds).
-	TimeScale float64 `yaml:"time_scale"`
-	// BaseAddress is the first node's loopback address; later nodes count up (ccm style).
-	BaseAddress string `yaml:"base_address"`
-	// BlockedReactorNotifyMS: stalls at least this long are logged ("Reactor stalled for N ms").
-	BlockedReactorNotifyMS int `yaml:"blocked_reactor_notify_ms"`
-	// DataDir is where the emulated nodes keep their data, deleted with
-	// them: "memory" (the default) is a RAM-backed file system (/dev/shm)
-	// while it has room for a node's emulated disk, else the run directory;
-	// "run" is the run directory (<out>/nodes/<node>/data); anything else
-	// is a directory that holds one directory per run.
-	DataDir string `yaml:"data_dir"`
-	// Loaders > 0 runs the workload in that many `elasticity stress`
-	// processes whose records are merged, as aws.loader_count does with
-	// machines; 0 runs it inside the runner.
-	Loaders int `yaml:"loaders,omitempty"`
-}
-
-// Docker configures the testcontainers backend.
-type Docker struct {
-	// Image of the database nodes; "" = derived from cluster.flavour and version.
-	Image string `yaml:"image,omitempty"`
-	// SMP is the number of shards (scylla --smp).
-	SMP int `yaml:"smp"`
-	// Memory per container.
-	Memory Size `yaml:"memory"`
-	// Network is an existing docker network; "" = one created per run.
-	Network string `yaml:"network,omitempty"`
-	// DataMount is each node's /var/lib/scylla: "tmpfs" (the default), a
-	// file system of its own sized by StorageScaleMiBPerGB, so that every
-	// node reports its own disk; "none" leaves the image's volume on the
-	// host's file system, whose figures (the host's, the same for every
-	// node) the disk samples then show.
-	DataMount string `yaml:"data_mount"`
-	// StorageScaleMiBPerGB sizes the tmpfs: catalog disk GB × this many
-	// MiB. 0 = by image: DefaultDockerStorageScaleMiBPerGB for ScyllaDB,
-	// local.storage_scale_mib_per_gb for the image double.
-	StorageScaleMiBPerGB float64 `yaml:"storage_scale_mib_per_gb"`
-	// TimeScale multiplies every scenario duration (holds, steady state,
-	// calibration). 0 = by image: DefaultDockerTimeScale for ScyllaDB,
-	// local.time_scale for the image double.
-	TimeScale float64 `yaml:"time_scale"`
-}
-
-// AWS configures the EC2 backend. Racks map to availability zones.
-type AWS struct {
-	Region string `yaml:"region"`
-	// AvailabilityZones, one per rack in rack order; empty = racks named after zones a, b, c of the region.
-	AvailabilityZones []string `yaml:"availability_zones,omitempty"`
-	// AMI of the database nodes; "" = looked up from cluster.version.
-	AMI              string   `yaml:"ami,omitempty"`
-	KeyPair          string   `yaml:"key_pair,omitempty"`
-	SubnetIDs        []string `yaml:"subnet_ids,omitempty"`
-	SecurityGroupIDs []string `yaml:"security_group_ids,omitempty"`
-	// LoaderInstanceType and LoaderCount describe the load generator machines.
-	LoaderInstanceType string `yaml:"loader_instance_type"`
-	LoaderCount        int    `yaml:"loader_count"`
-	// LoaderAMI is the loaders' image; "" = the database AMI (ScyllaDB's
-	// images are Ubuntu hosts the ssh user can run programs on).
-	LoaderAMI string `yaml:"loader_ami,omitempty"`
-	// LoaderBinary is the elasticity executable copied to the loaders (a
-	// Linux build for their architecture); "" = the running one, when the
-	// runner itself is linux/amd64.
-	LoaderBinary string `yaml:"loader_binary,omitempty"`
-	// TTL lets gc remove resources of crashed runs after this long.
-	TTL  Duration          `yaml:"ttl"`
-	Tags map[string]string `yaml:"tags,omitempty"`
-	// RunnerCIDR opens a security group created for the run (no
-	// security_group_ids given) to this address only, e.g. 203.0.113.7/32.
-	RunnerCIDR string `yaml:"runner_cidr,omitempty"`
-	// Spot tries spot instances first and falls back to on-demand.
-	Spot bool `yaml:"spot,omitempty"`
-	// PrivateIPs: the runner is inside the VPC and uses private addresses.
-	PrivateIPs bool `yaml:"private_ips,omitempty"`
-	// SSHUser and SSHKey are used to follow node logs (journalctl over ssh).
-	SSHUser string `yaml:"ssh_user,omitempty"`
-	SSHKey  string `yaml:"ssh_key,omitempty"`
-}
-
-// Static points at an existing cluster: nothing is provisioned, and topology
-// steps run through the user's commands (grow_cluster needs add_node).
-type Static struct {
-	// Hosts are the nodes' addresses.
-	Hosts []string `yaml:"hosts,omitempty"`
-	// AddNode starts one node and prints its address as the last line of its
-	// output (or a line NODE_ADDRESS=<addr>).
-	AddNode *Command `yaml:"add_node,omitempty"`
-	// RemoveNode releases a node that has left the cluster (optional).
-	RemoveNode *Command `yaml:"remove_node,omitempty"`
-	// StopNode, KillNode and StartNode stop, kill and start a node's database (optional).
-	StopNode  *Command `yaml:"stop_node,omitempty"`
-	KillNode  *Command `yaml:"kill_node,omitempty"`
-	StartNode *Command `yaml:"start_node,omitempty"`
-}
-
-// Command is an external command of a backend.
-type Command struct {
-	Command string            `yaml:"command"`
-	Args    []string          `yaml:"args,omitempty"`
-	Env     map[string]string `yaml:"env,omitempty"`
-	// Timeout is a wall-clock limit (never scaled).
-	Timeout Duration `yaml:"timeout"`
 }
 
 // Source is the file the scenario was loaded from ("" if none).

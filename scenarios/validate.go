@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
 )
 
@@ -15,7 +16,6 @@ var (
 	reCycle      = regexp.MustCompile(`^Cycle #[0-9]+$`)
 	reIdentifier = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,47}$`)
 
-	backends       = []string{BackendLocal, BackendDocker, BackendAWS, BackendStatic}
 	flavours       = []string{FlavourScylla, FlavourCassandra}
 	distributions  = []string{"sequential", "uniform", "gaussian", "zipf"}
 	modes          = []string{ModeSerial, ModeParallel}
@@ -42,7 +42,7 @@ func (s *Scenario) Check(given Given) []error {
 	} else if !reName.MatchString(s.Name) {
 		errs.add("name", "%q must be 1-100 letters, digits, '.', '_' or '-' (it names run directories)", s.Name)
 	}
-	errs.oneOf("backend", s.Backend, backends)
+	errs.oneOf("backend", s.Backend, provision.Names())
 	errs = append(errs, s.Cluster.Validate()...)
 	errs = append(errs, s.Dataset.Validate(len(s.Cluster.Racks)*s.Cluster.NodesPerRack, given)...)
 	errs = append(errs, s.Workload.Validate(given)...)
@@ -58,7 +58,7 @@ func (s *Scenario) Check(given Given) []error {
 	errs = append(errs, s.Validate.Validate()...)
 	errs = append(errs, s.Report.Validate()...)
 	errs = append(errs, s.Timeouts.Validate()...)
-	errs = append(errs, s.validateBackends()...)
+	errs = append(errs, s.validateBackends(given)...)
 	errs = append(errs, s.validateErrors()...)
 	return errs
 }
@@ -448,9 +448,6 @@ func (s *Scenario) validateNemesis(given Given) []error {
 			errs.add(p+".name", "duplicate step name %q", st.Name)
 		}
 		seenName[st.Name] = true
-		if s.Backend == BackendStatic && st.Grow != nil && s.Static.AddNode == nil {
-			errs.add(p, "the static backend adds nodes only through static.add_node (a command that starts one)")
-		}
 		switch {
 		case st.Grow != nil:
 			g := st.Grow

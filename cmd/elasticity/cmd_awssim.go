@@ -3,20 +3,19 @@ package main
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/elasticity-dev/elasticity/awssim"
-	"github.com/elasticity-dev/elasticity/scenarios"
+	"github.com/elasticity-dev/elasticity/provision/local"
 )
 
 func init() {
 	addCommand(func(e *env) *cobra.Command {
 		var o awssim.Options
 		var envFile string
-		l := scenarios.DefaultLocal
+		l := local.DefaultSettings // the instances' nodes run the local backend's scale model
 		cmd := &cobra.Command{
 			Use:   "aws-sim",
 			Short: "Serve a simulated EC2 region on loopback to rehearse `run --backend aws`",
@@ -44,9 +43,7 @@ every instance it still has.
 					}
 					o.Dir = d
 				}
-				f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-				o.NodeArgs = append(o.NodeArgs, "--storage-scale-mib-per-gb", f(l.StorageScaleMiBPerGB), "--ops-per-vcpu", f(l.OpsPerVCPU),
-					"--stream-mib-per-vcpu", f(l.StreamMiBPerVCPU), "--blocked-reactor-notify-ms", strconv.Itoa(l.BlockedReactorNotifyMS), "--time-scale", f(l.TimeScale))
+				o.NodeArgs = append(o.NodeArgs, l.Scale().NodeArgs()...)
 				o.Logf = func(format string, args ...any) { fmt.Fprintf(e.Stderr, format+"\n", args...) }
 				r, err := awssim.Start(c.Context(), o)
 				if err != nil {

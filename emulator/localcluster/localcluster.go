@@ -30,7 +30,7 @@ import (
 )
 
 // DefaultTimeScale is the nodes' --time-scale: the local backend's default
-// local.time_scale (scenarios.DefaultLocal; a test keeps them equal).
+// local.time_scale (provision/local.DefaultSettings; a test keeps them equal).
 const DefaultTimeScale = 0.0025
 
 // Default ports (every node uses the same ports on its own address).

@@ -7,6 +7,8 @@ import (
 
 	"github.com/elasticity-dev/elasticity/provision"
 	_ "github.com/elasticity-dev/elasticity/provision/all"
+	"github.com/elasticity-dev/elasticity/provision/aws"
+	"github.com/elasticity-dev/elasticity/provision/docker"
 )
 
 // Every backend registers itself with the facts the rest of the framework
@@ -26,10 +28,10 @@ func TestBackendsRegistered(t *testing.T) {
 		storageScale float64
 	}{
 		{"local", "", true, 0.01, true, 0.5},
-		{"docker", "scylladb/scylla:2025.1", false, provision.DefaultDockerTimeScale, true, provision.DefaultDockerStorageScaleMiBPerGB},
+		{"docker", "scylladb/scylla:2025.1", false, docker.DefaultTimeScale, true, docker.DefaultStorageScaleMiBPerGB},
 		// Emulated only by the image double's label (provision/docker's
 		// tests): a name alone, for an image not built here, is not.
-		{"docker", "elasticity-emulator:not-built-here", false, provision.DefaultDockerTimeScale, true, provision.DefaultDockerStorageScaleMiBPerGB},
+		{"docker", "elasticity-emulator:not-built-here", false, docker.DefaultTimeScale, true, docker.DefaultStorageScaleMiBPerGB},
 		{"aws", "", false, 1, true, 0},
 		{"static", "", false, 1, false, 0},
 	} {
@@ -37,7 +39,7 @@ func TestBackendsRegistered(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := be.Model(&provision.Config{Backend: c.backend, Emulator: scale, Docker: provision.DockerConfig{Image: c.image}})
+		m := be.Model(&provision.Config{Backend: c.backend, Emulator: scale, Options: &docker.Settings{Image: c.image}})
 		if m.Emulated != c.emulated || m.TimeScale != c.timeScale || (be.Sweeper != nil) != c.sweeper {
 			t.Errorf("%s %s: emulated %v, time scale %v, sweeper %v", c.backend, c.image, m.Emulated, m.TimeScale, be.Sweeper != nil)
 		}
@@ -51,8 +53,8 @@ func TestBackendsRegistered(t *testing.T) {
 	if _, err := provision.Lookup("gce"); err == nil || !strings.Contains(err.Error(), "have: aws, docker, local, static") {
 		t.Errorf("unknown backend: %v", err)
 	}
-	aws, _ := provision.Lookup("aws")
-	lines := aws.PlanLines(&provision.Config{Loaders: provision.LoaderSpec{Count: 1, InstanceType: "c6i.2xlarge"}, AWS: provision.AWSConfig{AMI: "ami-1"}},
+	awsBackend, _ := provision.Lookup("aws")
+	lines := awsBackend.PlanLines(&provision.Config{Loaders: provision.LoaderSpec{Count: 1, InstanceType: "c6i.2xlarge"}, Options: &aws.Settings{AMI: "ami-1"}},
 		provision.PlanFacts{InstanceCounts: map[string]int{"i4i.large": 3}, EstimatedSeconds: 3600})
 	var text []string
 	for _, l := range lines {

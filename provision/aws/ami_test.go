@@ -134,8 +134,7 @@ func TestLookupNamesWhatItFoundNothingFor(t *testing.T) {
 }
 
 func TestPlanNamesTheLookup(t *testing.T) {
-	c := &provision.Config{}
-	c.AWS.Region = "eu-west-1"
+	c := &provision.Config{Options: &Settings{Region: "eu-west-1"}}
 	c.Cluster.Version = "2025.1.0"
 	var image string
 	for _, l := range planLines(c, provision.PlanFacts{InstanceCounts: map[string]int{"i4i.large": 3}}) {

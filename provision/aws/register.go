@@ -13,10 +13,11 @@ import (
 // The aws backend: EC2 instances of ScyllaDB's machine image.
 func init() {
 	provision.Register(provision.Backend{
-		Name:  "aws",
-		Model: model,
+		Name:       "aws",
+		NewOptions: func() provision.Options { return &Settings{} },
+		Model:      model,
 		New: func(ctx context.Context, c *provision.Config, o provision.BuildOptions) (provision.Provider, error) {
-			a := c.AWS
+			a := settings(c)
 			subnets := map[string]string{}
 			for i, s := range a.SubnetIDs {
 				if i < len(a.AvailabilityZones) {
@@ -115,14 +116,14 @@ func planLines(c *provision.Config, f provision.PlanFacts) []provision.PlanLine 
 		add("estimated run cost", fmt.Sprintf("≤ $%.2f for %.1f h (grown nodes counted for the whole run)", total*f.EstimatedSeconds/3600, f.EstimatedSeconds/3600))
 	}
 	switch {
-	case c.AWS.AMI != "":
-		add("image", c.AWS.AMI)
+	case settings(c).AMI != "":
+		add("image", settings(c).AMI)
 	case c.Cluster.Version == "":
 		add("image", fmt.Sprintf("newest image with %s in %s, of each instance type's architecture, debug builds excluded (SCT's lookup); set cluster.version or aws.ami to choose",
-			scyllaImageQuery(""), c.AWS.Region))
+			scyllaImageQuery(""), settings(c).Region))
 	default:
 		add("image", fmt.Sprintf("newest image with %s in %s, of each instance type's architecture, debug builds excluded (SCT's lookup for scylla_version %s); aws.ami overrides",
-			scyllaImageQuery(c.Cluster.Version), c.AWS.Region, c.Cluster.Version))
+			scyllaImageQuery(c.Cluster.Version), settings(c).Region, c.Cluster.Version))
 	}
 	return out
 }

@@ -20,8 +20,8 @@ func TestReadDiskInsideTheContainer(t *testing.T) {
 		total  float64 // 0: the host's, the same for every node
 		source string
 	}{
-		{provision.DockerDataTmpfs, 234 << 20, results.DiskSourceContainerDF}, // 468 GB × 0.5 MiB
-		{provision.DockerDataNone, 0, results.DiskSourceContainerDFHost},
+		{docker.DataTmpfs, 234 << 20, results.DiskSourceContainerDF}, // 468 GB × 0.5 MiB
+		{docker.DataNone, 0, results.DiskSourceContainerDFHost},
 	} {
 		t.Run(tc.mount, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -83,9 +83,9 @@ type Options struct {
 	// HostCPUs and HostMemoryGB bound what a node may ask for; 0 = this host's.
 	HostCPUs     int
 	HostMemoryGB float64
-	// DataMount is what goes at /var/lib/scylla: provision.DockerDataTmpfs
+	// DataMount is what goes at /var/lib/scylla: DataTmpfs
 	// (also ""), a tmpfs of the node's scaled disk, or
-	// provision.DockerDataNone, the image's volume on the host's disk.
+	// DataNone, the image's volume on the host's disk.
 	DataMount string
 	// StorageScaleMiBPerGB sizes the tmpfs: catalog disk GB × this many MiB.
 	StorageScaleMiBPerGB float64
@@ -303,7 +303,7 @@ func (p *Provider) memoryLimit(it provision.InstanceType, memGB float64) int64 {
 const DataDir = "/var/lib/scylla"
 
 // Mounted says whether each node gets a data file system of its own.
-func (p *Provider) Mounted() bool { return p.opts.DataMount != provision.DockerDataNone }
+func (p *Provider) Mounted() bool { return p.opts.DataMount != DataNone }
 
 // MountBytes is the size of a node's tmpfs at DataDir: the catalog disk ×
 // the storage scale, in whole MiB; 0 when nothing is mounted.

@@ -18,7 +18,7 @@ var resolveImage = ResolveImage
 // folded into it by the scenario), else scylladb/scylla tagged with
 // cluster.version.
 func imageRef(c *provision.Config) string {
-	return ImageFor(c.Docker.Image, c.Cluster.Image, c.Cluster.Version)
+	return ImageFor(settings(c).Image, c.Cluster.Image, c.Cluster.Version)
 }
 
 var (
@@ -63,7 +63,7 @@ func localImageInfo(c *provision.Config) (ImageInfo, error) {
 
 // Scales are a docker run's disk and time scale for its image:
 // docker.storage_scale_mib_per_gb and docker.time_scale, where 0 is the
-// image's default (provision.DefaultDocker* for ScyllaDB; the emulator's
+// image's default (DefaultStorageScaleMiBPerGB, DefaultTimeScale for ScyllaDB; the emulator's
 // scale model, local.*, for the image double).
 type Scales struct {
 	StorageMiBPerGB float64
@@ -72,15 +72,16 @@ type Scales struct {
 
 // ScalesFor resolves the scales of a configuration and its image.
 func ScalesFor(c *provision.Config, info ImageInfo) Scales {
-	sc := Scales{StorageMiBPerGB: c.Docker.StorageScaleMiBPerGB, Time: c.Docker.TimeScale}
+	ds := settings(c)
+	sc := Scales{StorageMiBPerGB: ds.StorageScaleMiBPerGB, Time: ds.TimeScale}
 	if sc.StorageMiBPerGB <= 0 {
-		sc.StorageMiBPerGB = provision.DefaultDockerStorageScaleMiBPerGB
+		sc.StorageMiBPerGB = DefaultStorageScaleMiBPerGB
 		if info.Emulated {
 			sc.StorageMiBPerGB = c.Emulator.StorageScaleMiBPerGB
 		}
 	}
 	if sc.Time <= 0 {
-		sc.Time = provision.DefaultDockerTimeScale
+		sc.Time = DefaultTimeScale
 		if info.Emulated {
 			sc.Time = c.Emulator.TimeScale
 		}
@@ -94,17 +95,18 @@ func ScalesFor(c *provision.Config, info ImageInfo) Scales {
 // optionsFor are the provider's options for a configuration and its image.
 func optionsFor(c *provision.Config, info ImageInfo, o provision.BuildOptions) Options {
 	sc := ScalesFor(c, info)
+	ds := settings(c)
 	opts := Options{
 		Image:    info.Ref,
 		Version:  info.Version,
 		Emulated: info.Emulated,
 		// docker.smp and docker.memory size a node of cluster.instance_type;
 		// larger grow instances get proportionally more, within the host.
-		SMP:                  c.Docker.SMP,
-		MemoryGB:             float64(c.Docker.MemoryBytes) / (1 << 30),
+		SMP:                  ds.SMP,
+		MemoryGB:             float64(ds.Memory) / (1 << 30),
 		BaseInstanceType:     c.Cluster.InstanceType,
-		Network:              c.Docker.Network,
-		DataMount:            c.Docker.DataMount,
+		Network:              ds.Network,
+		DataMount:            ds.DataMount,
 		StorageScaleMiBPerGB: sc.StorageMiBPerGB,
 		Logf:                 o.Logf,
 	}
@@ -141,7 +143,7 @@ func realModel(c *provision.Config, info ImageInfo) provision.Model {
 	sc := ScalesFor(c, info)
 	m := provision.RealModel(60)
 	m.TimeScale = sc.Time
-	mounted := c.Docker.DataMount != provision.DockerDataNone
+	mounted := settings(c).DataMount != DataNone
 	if mounted {
 		m.StorageScaleMiBPerGB = sc.StorageMiBPerGB
 	}
@@ -179,7 +181,8 @@ func CPUShare(c *provision.Config, hostCPUs int) float64 {
 // from its name.
 func init() {
 	provision.Register(provision.Backend{
-		Name: "docker",
+		Name:       "docker",
+		NewOptions: func() provision.Options { return &Settings{} },
 		Model: func(c *provision.Config) provision.Model {
 			info, _ := localImageInfo(c)
 			if !info.Emulated {
@@ -192,7 +195,7 @@ func init() {
 			m.SetupSeconds = 60
 			m.TimeoutBase = 5 * time.Minute // containers start slower than processes
 			disk := fmt.Sprintf("a tmpfs of %.2g MiB per catalog GB at %s", e.StorageScaleMiBPerGB, DataDir)
-			if c.Docker.DataMount == provision.DockerDataNone {
+			if settings(c).DataMount == DataNone {
 				disk = fmt.Sprintf("docker.data_mount none: %s on the host's file system, so disk figures are the host's", DataDir)
 			}
 			m.Limitations = []string{fmt.Sprintf("Emulated nodes (docker backend, image double %s posing as ScyllaDB %s): figures are shapes, not ScyllaDB's. Disks: %s; %.0f ops/s per vCPU, %.0f MiB/s streaming per vCPU; scenario durations × %g.",

@@ -116,7 +116,7 @@ func TestClusterVersionPicksTheTag(t *testing.T) {
 		{"2026.3.0", "ScyllaDB 2026.3.0", true},
 	} {
 		p := resolvePlan(t, "cluster.version="+tc.version)
-		if p.Emulated || p.TimeScale != provision.DefaultDockerTimeScale {
+		if p.Emulated || p.TimeScale != DefaultTimeScale {
 			t.Errorf("%s: real image: emulated %v, time scale %v", tc.version, p.Emulated, p.TimeScale)
 		}
 		txt := planText(p)

@@ -210,7 +210,7 @@ func TestDataMount(t *testing.T) {
 			t.Errorf("%s: tmpfs %v, memory limit %d (want %d), command %s", tc.typ, req.Tmpfs, hc.Memory, tc.limit, strings.Join(req.Cmd, " "))
 		}
 	}
-	p.opts.DataMount = provision.DockerDataNone
+	p.opts.DataMount = DataNone
 	req, err := p.Request(provision.Node{Name: "node-1", DC: "dc1", Rack: "r1", InstanceType: "i4i.large", Address: "10.213.1.2"}, nil, "n")
 	if err != nil {
 		t.Fatal(err)

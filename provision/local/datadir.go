@@ -52,9 +52,9 @@ func MemoryDataRoot() string {
 // DataOptions maps local.data_dir to Options.DataRoot and Options.DataFallback.
 func DataOptions(dataDir string) (root string, fallback bool) {
 	switch dataDir {
-	case "", provision.LocalDataRun:
+	case "", DataRun:
 		return "", false
-	case provision.LocalDataMemory:
+	case DataMemory:
 		return MemoryDataRoot(), true
 	}
 	return dataDir, false

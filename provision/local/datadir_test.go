@@ -188,13 +188,13 @@ func TestSweepDeletesDataOfRunnersThatAreGone(t *testing.T) {
 }
 
 func TestDataOptions(t *testing.T) {
-	if r, fb := DataOptions(provision.LocalDataRun); r != "" || fb {
+	if r, fb := DataOptions(DataRun); r != "" || fb {
 		t.Fatalf("run: %q %v", r, fb)
 	}
 	if r, fb := DataOptions("/srv/el"); r != "/srv/el" || fb {
 		t.Fatalf("a directory: %q %v", r, fb)
 	}
-	r, fb := DataOptions(provision.LocalDataMemory)
+	r, fb := DataOptions(DataMemory)
 	if !fb || r != MemoryDataRoot() {
 		t.Fatalf("memory: %q %v (memory root %q)", r, fb, MemoryDataRoot())
 	}

@@ -11,7 +11,8 @@ import (
 // The local backend: emulated nodes as processes on loopback addresses.
 func init() {
 	provision.Register(provision.Backend{
-		Name: "local",
+		Name:       "local",
+		NewOptions: func() provision.Options { return &Settings{} },
 		Model: func(c *provision.Config) provision.Model {
 			m := provision.EmulatedModel(c.Emulator)
 			e := c.Emulator
@@ -24,17 +25,18 @@ func init() {
 		},
 		New: func(ctx context.Context, c *provision.Config, o provision.BuildOptions) (provision.Provider, error) {
 			e := c.Emulator
-			root, fallback := DataOptions(c.Local.DataDir)
+			lo := settings(c)
+			root, fallback := DataOptions(lo.DataDir)
 			switch {
-			case c.Local.DataDir == provision.LocalDataMemory && root == "":
+			case lo.DataDir == DataMemory && root == "":
 				o.Logf("node data: in the run directory (no RAM-backed file system at %s this process may write to)", memoryRoot)
 			case root != "":
-				o.Logf("node data: in %s (local.data_dir: %s), deleted with the nodes", root, c.Local.DataDir)
+				o.Logf("node data: in %s (local.data_dir: %s), deleted with the nodes", root, lo.DataDir)
 			}
 			return New(Options{
 				Binary:                 o.Binary,
 				BinaryArgs:             o.BinaryArgs,
-				BaseAddress:            c.Local.BaseAddress,
+				BaseAddress:            lo.BaseAddress,
 				StorageScaleMiBPerGB:   e.StorageScaleMiBPerGB,
 				OpsPerVCPU:             e.OpsPerVCPU,
 				StreamMiBPerVCPU:       e.StreamMiBPerVCPU,
@@ -64,5 +66,5 @@ func preflightChecks(c *provision.Config, f provision.PlanFacts, binary string, 
 	}
 	// An emulated node process needs roughly 200 MiB (Pebble caches, buffers).
 	in.PlannedMemoryBytes = int64(nodes)*200<<20 + 512<<20
-	in.Checks = append(in.Checks, preflight.Binary(binary), preflight.Loopback(c.Local.BaseAddress))
+	in.Checks = append(in.Checks, preflight.Binary(binary), preflight.Loopback(settings(c).BaseAddress))
 }
