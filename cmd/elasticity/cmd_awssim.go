@@ -8,14 +8,20 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/elasticity-dev/elasticity/awssim"
-	"github.com/elasticity-dev/elasticity/provision/local"
+	"github.com/elasticity-dev/elasticity/emulator"
+	"github.com/elasticity-dev/elasticity/emulator/localcluster"
+	"github.com/elasticity-dev/elasticity/provision"
 )
 
 func init() {
 	addCommand(func(e *env) *cobra.Command {
 		var o awssim.Options
 		var envFile string
-		l := local.DefaultSettings // the instances' nodes run the local backend's scale model
+		// The instances' nodes run the emulator's default scale model at the
+		// local backend's time scale (tests keep both equal to local's defaults).
+		ec := emulator.DefaultConfig()
+		l := provision.EmulatorScale{StorageScaleMiBPerGB: ec.StorageScaleMiBPerGB, OpsPerVCPU: ec.OpsPerVCPU,
+			StreamMiBPerVCPU: ec.StreamMiBPerVCPU, BlockedReactorNotifyMS: ec.BlockedReactorNotifyMS, TimeScale: localcluster.DefaultTimeScale}
 		cmd := &cobra.Command{
 			Use:   "aws-sim",
 			Short: "Serve a simulated EC2 region on loopback to rehearse `run --backend aws`",
@@ -43,7 +49,7 @@ every instance it still has.
 					}
 					o.Dir = d
 				}
-				o.NodeArgs = append(o.NodeArgs, l.Scale().NodeArgs()...)
+				o.NodeArgs = append(o.NodeArgs, l.NodeArgs()...)
 				o.Logf = func(format string, args ...any) { fmt.Fprintf(e.Stderr, format+"\n", args...) }
 				r, err := awssim.Start(c.Context(), o)
 				if err != nil {
