@@ -10,6 +10,9 @@ import (
 	"github.com/elasticity-dev/elasticity/internal/scyllaversion"
 	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/provision"
+	// The image double runs the local section's scale model: a scenario
+	// has that section when the local backend is registered.
+	_ "github.com/elasticity-dev/elasticity/provision/local"
 	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
