@@ -75,10 +75,14 @@ type Config struct {
 	// DiskFromFilesystem: the node's disk is the filesystem of DataDir
 	// (statfs), not DiskGB × StorageScaleMiBPerGB (the image double's
 	// nodes, emulator/image).
-	DiskFromFilesystem     bool
-	OpsPerVCPU             float64
-	StreamMiBPerVCPU       float64
-	BlockedReactorNotifyMS int
+	DiskFromFilesystem bool
+	// CriticalDiskUtilizationLevel is ScyllaDB's
+	// critical_disk_utilization_level (db/config.cc, default 0.98): above
+	// it user writes are rejected.
+	CriticalDiskUtilizationLevel float64
+	OpsPerVCPU                   float64
+	StreamMiBPerVCPU             float64
+	BlockedReactorNotifyMS       int
 	// BlockedReactorReportsPerMinute is Seastar's rate limit of stall
 	// reports (src/core/reactor.cc, default 5).
 	BlockedReactorReportsPerMinute int
@@ -155,6 +159,7 @@ func Flags(c *Config) *pflag.FlagSet {
 	fs.Float64Var(&c.StorageScaleMiBPerGB, "storage-scale-mib-per-gb", c.StorageScaleMiBPerGB, "emulated disk capacity in MiB per GB of --disk-gb (0.2: i4i.large 468 GB → 93.6 MiB)")
 	fs.Float64Var(&c.OpsPerVCPU, "ops-per-vcpu", c.OpsPerVCPU, "modelled replica operations per second per vCPU")
 	fs.Float64Var(&c.StreamMiBPerVCPU, "stream-mib-per-vcpu", c.StreamMiBPerVCPU, "modelled streaming bandwidth in MiB/s per vCPU (a migration runs at the slower end's)")
+	fs.Float64Var(&c.CriticalDiskUtilizationLevel, "critical-disk-utilization-level", c.CriticalDiskUtilizationLevel, "disk utilization above which user writes are rejected (ScyllaDB's critical_disk_utilization_level; 0 = 0.98)")
 	fs.IntVar(&c.BlockedReactorNotifyMS, "blocked-reactor-notify-ms", c.BlockedReactorNotifyMS, "stall threshold in milliseconds")
 	fs.IntVar(&c.BlockedReactorReportsPerMinute, "blocked-reactor-reports-per-minute", c.BlockedReactorReportsPerMinute, "maximum number of backtraces reported by the stall detector per minute")
 	fs.StringVar(&c.FailStartup, "fail-startup", c.FailStartup, "fail startup with this message (fault injection)")
@@ -311,6 +316,7 @@ func Run(ctx context.Context, c Config) error {
 		VCPUs: c.VCPUs, CQLPort: c.CQLPort, InternodePort: c.InternodePort, RESTPort: c.RESTPort,
 		DiskBytes:             int64(c.DiskGB * c.StorageScaleMiBPerGB * (1 << 20)),
 		DiskFromFilesystem:    c.DiskFromFilesystem,
+		CriticalDiskLevel:     c.CriticalDiskUtilizationLevel,
 		OpsPerVCPU:            c.OpsPerVCPU,
 		StreamBytesPerSec:     c.StreamMiBPerVCPU * float64(c.VCPUs) * (1 << 20),
 		StallThreshold:        time.Duration(c.BlockedReactorNotifyMS) * time.Millisecond,

@@ -286,6 +286,9 @@ func Resolve(s *scenarios.Scenario, env provision.Env) (*Plan, error) {
 // checks use.
 func (p *Plan) Facts() provision.PlanFacts {
 	f := provision.PlanFacts{InstanceCounts: map[string]int{}, EstimatedSeconds: p.EstimatedSeconds}
+	for _, fl := range p.Fill {
+		f.MaxFillPercent = max(f.MaxFillPercent, fl.TargetPercent)
+	}
 	for _, n := range p.Nodes {
 		f.InstanceCounts[n.InstanceType] += n.Count
 		f.DiskBytes += int64(n.DiskBytes) * int64(n.Count)

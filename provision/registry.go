@@ -72,6 +72,9 @@ type PlanFacts struct {
 	// DiskBytes is the disks of every database node the run starts (the
 	// model's size: scaled where it scales them).
 	DiskBytes int64
+	// MaxFillPercent is the highest fill target (the fullest node's, or
+	// the cluster's average), 0 without a fill.
+	MaxFillPercent float64
 }
 
 // NodeGroup is Count nodes of one instance type in one rack.

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -29,10 +30,18 @@ const (
 	// 8% of its CPU (issue 17).
 	RefreshInterval = time.Second
 	// HighLevel and CriticalLevel are the utilization levels whose
-	// crossings are logged (ScyllaDB's critical_disk_utilization_level
-	// defaults to 98%).
+	// crossings are logged. CriticalLevel is the default of ScyllaDB's
+	// critical_disk_utilization_level (db/config.cc, from 2025.4.0): above
+	// it the node rejects user writes (CheckMutation).
 	HighLevel     = 0.95
 	CriticalLevel = 0.98
+	// CriticalMessage is what a write rejected above the critical level
+	// fails with: replica::critical_disk_utilization_exception
+	// ("Critical disk utilization: {}", replica/exceptions.hh) thrown by
+	// database::do_apply with "rejected write mutation"
+	// (replica/database.cc), sent back to the coordinator as a FAILURE
+	// with that message and not logged (service/storage_proxy.cc).
+	CriticalMessage = "Critical disk utilization: rejected write mutation"
 	// errorLogInterval rate-limits the ENOSPC error line.
 	errorLogInterval = time.Second
 	// ENOSPCMessage is the failure text a client and the log see.
@@ -66,6 +75,11 @@ type Disk struct {
 	pending    atomic.Int64 // bytes admitted by CheckWrite since the last walk
 	lastWalk   atomic.Int64 // unix nanos of the last walk
 	refreshing atomic.Bool
+
+	// critical is critical_disk_utilization_level (CriticalLevel unless
+	// set); rejected counts the user writes refused above it.
+	critical atomic.Uint64 // math.Float64bits
+	rejected atomic.Uint64
 
 	mu          sync.Mutex // guards the logging state below
 	aboveHigh   bool
@@ -193,6 +207,43 @@ func (d *Disk) Utilization() float64 {
 	return float64(d.Used()) / float64(d.capacity)
 }
 
+// SetCriticalLevel sets critical_disk_utilization_level (a fraction in
+// (0, 1]; other values leave the default, as ScyllaDB's clamp to [0, 1]
+// would make 0 reject everything and the option is checked at startup).
+func (d *Disk) SetCriticalLevel(level float64) {
+	if level > 0 && level <= 1 {
+		d.critical.Store(math.Float64bits(level))
+	}
+}
+
+// CriticalLevelOf is the critical_disk_utilization_level in force.
+func (d *Disk) CriticalLevelOf() float64 {
+	if b := d.critical.Load(); b != 0 {
+		return math.Float64frombits(b)
+	}
+	return CriticalLevel
+}
+
+// Rejected counts user writes rejected above the critical level
+// (database's total_writes_rejected_due_to_out_of_space_prevention).
+func (d *Disk) Rejected() uint64 { return d.rejected.Load() }
+
+// CheckMutation admits a user write of n bytes as a replica: above the
+// critical level ScyllaDB's disk space monitor (utils/disk_space_monitor.cc,
+// utilization (capacity - available) / capacity) has put the database in
+// critical disk utilization mode, and database::do_apply rejects writes to
+// every table but those of internal keyspaces (replica/database.cc); below
+// it the write must still fit (CheckWrite). Streaming and repair take
+// CheckWrite alone.
+func (d *Disk) CheckMutation(n int64) error {
+	if u := d.Utilization(); u > d.CriticalLevelOf() {
+		d.checkLevels(u)
+		d.rejected.Add(1)
+		return &engine.Error{Code: engine.CodeWriteFailure, Message: CriticalMessage, Failures: 1, WriteType: "SIMPLE"}
+	}
+	return d.CheckWrite(n)
+}
+
 // Failed counts writes rejected for lack of space.
 func (d *Disk) Failed() uint64 { return d.failedTotal.Load() }
 
@@ -257,13 +308,15 @@ func (d *Disk) checkLevels(u float64) {
 			lines = append(lines, []any{"INFO", "disk_space_monitor", "Disk utilization of %s is back to %.1f%% (below %.1f%%)", d.dir, u * 100, HighLevel * 100})
 		}
 	}
-	if crit := u > CriticalLevel; crit != d.aboveCrit {
+	// main.cc's subscription to the disk space monitor logs the crossings
+	// (dsmlog, "disk_space_monitor", utils/disk_space_monitor.cc).
+	if crit := u > d.CriticalLevelOf(); crit != d.aboveCrit {
 		d.aboveCrit = crit
 		verb, level := "Dropped below", "INFO"
 		if crit {
 			verb, level = "Reached", "WARN"
 		}
-		lines = append(lines, []any{level, "out_of_space_controller", "%s the critical disk utilization level (%.1f%%). Current disk utilization %.1f%%", verb, CriticalLevel * 100, u * 100})
+		lines = append(lines, []any{level, "disk_space_monitor", "%s the critical disk utilization level (%.1f%%). Current disk utilization %.1f%%", verb, d.CriticalLevelOf() * 100, u * 100})
 	}
 	d.mu.Unlock()
 	for _, l := range lines {

@@ -238,3 +238,38 @@ func TestFilesystemSizeIsStatfs(t *testing.T) {
 		t.Error("no error for a missing directory")
 	}
 }
+
+// Above critical_disk_utilization_level user writes are rejected as
+// ScyllaDB's critical disk utilization mode does (replica/database.cc,
+// replica/exceptions.hh): a write failure with its message, no "No space
+// left" line; the crossing is logged by disk_space_monitor (main.cc). Other
+// writes (streaming, repair, internal tables) still go in while they fit.
+func TestUserWritesRejectedAboveTheCriticalLevel(t *testing.T) {
+	var l logRec
+	d := New(t.TempDir(), 1000, l.logf)
+	d.SetCriticalLevel(0.9)
+	if err := d.CheckMutation(900); err != nil { // 90%: not above
+		t.Fatalf("a write up to the level: %v", err)
+	}
+	if err := d.CheckMutation(10); err != nil {
+		t.Fatalf("a write from the level: %v", err)
+	}
+	err := d.CheckMutation(10) // from 91%
+	var ee *engine.Error
+	if !errors.As(err, &ee) || ee.Code != engine.CodeWriteFailure || ee.Message != CriticalMessage {
+		t.Fatalf("a user write above the level: %v, want a write failure %q", err, CriticalMessage)
+	}
+	if d.Rejected() != 1 || d.Failed() != 0 || l.count("No space left") != 0 {
+		t.Errorf("rejected %d, failed %d, log %q", d.Rejected(), d.Failed(), l.lines)
+	}
+	if n := l.count("WARN disk_space_monitor - Reached the critical disk utilization level (90.0%)"); n != 1 {
+		t.Errorf("%d critical lines from disk_space_monitor: %q", n, l.lines)
+	}
+	if err := d.CheckWrite(50); err != nil {
+		t.Errorf("a streamed write that fits: %v", err)
+	}
+	d.SetCriticalLevel(0) // out of range: the level stays
+	if d.CriticalLevelOf() != 0.9 {
+		t.Errorf("level %v after setting 0", d.CriticalLevelOf())
+	}
+}

@@ -40,7 +40,7 @@ var scyllaOptions = func() map[string]scyllaOption {
 		// db/config.cc options the docker backend sets for a small disk
 		// (provision/docker smallDiskArgs); the double's disk is its mount.
 		"commitlog-segment-size-in-mb", "commitlog-total-space-in-mb", "schema-commitlog-segment-size-in-mb",
-		"target-tablet-size-in-bytes",
+		"target-tablet-size-in-bytes", "critical-disk-utilization-level",
 	} {
 		m[n] = scyllaOption{name: n}
 	}
@@ -184,6 +184,7 @@ func ScyllaConfig(vals map[string][]string, version string, readFile func(string
 		}
 	}
 	num("blocked-reactor-notify-ms", func(f float64) { c.BlockedReactorNotifyMS = int(f) })
+	num("critical-disk-utilization-level", func(f float64) { c.CriticalDiskUtilizationLevel = f })
 	// Shards: the modelled instance's vCPUs when the emulator is told,
 	// else --smp.
 	num("smp", func(f float64) { c.VCPUs = int(f) })

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/elasticity-dev/elasticity/emulator/engine"
@@ -207,7 +208,11 @@ func (n *Node) localWrite(ctx context.Context, ms []engine.Mutation, counter boo
 		if err := n.cap.Do(ctx, n.shardOf(v, t, Token(ms[i].PartitionKey)), 1); err != nil {
 			return err
 		}
-		if err := n.disk.CheckWrite(mutationSize(&ms[i])); err != nil {
+		check := n.disk.CheckMutation
+		if internalKeyspace(ms[i].Keyspace) {
+			check = n.disk.CheckWrite
+		}
+		if err := check(mutationSize(&ms[i])); err != nil {
 			return err
 		}
 	}
@@ -417,4 +422,12 @@ func (n *Node) liveReplicas(v *view, reps []Replica, cl engine.Consistency) (ali
 	rand.Shuffle(len(alive), func(i, j int) { alive[i], alive[j] = alive[j], alive[i] })
 	slices.SortStableFunc(alive, func(a, b string) int { return distance(a) - distance(b) })
 	return alive, need, nil
+}
+
+// internalKeyspace: ScyllaDB's critical disk utilization mode spares the
+// tables of internal keyspaces, but for system_traces
+// (replica/database.cc add_column_family: eligible unless
+// is_internal(), or the tracing keyspace).
+func internalKeyspace(ks string) bool {
+	return strings.HasPrefix(ks, "system") && ks != "system_traces"
 }

@@ -97,8 +97,10 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 			return fail(err)
 		}
 		n.log.Logf(scyllalog.Info, "disk_space_monitor", "Data directory %s: a filesystem of %d bytes, %d available", cfg.DataDir, n.disk.Capacity(), n.disk.Avail())
+		n.setCriticalLevel(cfg.CriticalDiskLevel, storeReserve(storeBytes))
 	} else {
 		n.disk = diskmodel.New(cfg.DataDir, cfg.DiskBytes, n.log.Logf)
+		n.disk.SetCriticalLevel(cfg.CriticalDiskLevel)
 	}
 	n.log.Logf(scyllalog.Info, "init", "Scylla version %s starting, host id %s, %d shards", cfg.Version, n.hostID, cfg.VCPUs)
 
@@ -544,4 +546,24 @@ func (n *Node) stallTicker() {
 			n.stalls.Tick()
 		}
 	}
+}
+
+// setCriticalLevel sets critical_disk_utilization_level on a filesystem
+// disk. The emulated store needs reserve bytes free to flush and compact
+// (storeReserve), where ScyllaDB's critical mode keeps its sstable writes
+// going: on a disk so small that the level leaves less than that, user
+// writes are rejected from the lower level the store allows, and the node
+// says so at startup.
+func (n *Node) setCriticalLevel(level float64, reserve int64) {
+	if level <= 0 || level > 1 {
+		level = diskmodel.CriticalLevel
+	}
+	if size := n.disk.Capacity(); size > 0 {
+		if most := 1 - float64(reserve)/float64(size); most < level {
+			n.log.Logf(scyllalog.Warn, "disk_space_monitor", "critical_disk_utilization_level %.1f%% leaves less than the %d bytes the emulated store needs free on this %d-byte disk: user writes are rejected above %.1f%%",
+				level*100, reserve, size, most*100)
+			level = most
+		}
+	}
+	n.disk.SetCriticalLevel(level)
 }

@@ -65,6 +65,8 @@ type Config struct {
 	// (its size and space left from statfs), as a real node's is; the
 	// image double's nodes have it. DiskBytes is then not used.
 	DiskFromFilesystem bool
+	// CriticalDiskLevel is critical_disk_utilization_level (0: 0.98).
+	CriticalDiskLevel float64
 	// OpsPerVCPU is the modelled request capacity of one shard per second.
 	OpsPerVCPU float64
 	// StreamBytesPerSec is the node's streaming bandwidth (all shards).

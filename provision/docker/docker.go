@@ -348,16 +348,24 @@ func (p *Provider) smallDiskArgs(it provision.InstanceType, smp int) []string {
 	if p.MountBytes(it) <= 0 {
 		return nil
 	}
-	const segmentMiB = 8
-	total := max(int(it.MemoryGB*p.opts.StorageScaleMiBPerGB), 4*segmentMiB*smp)
+	total := p.commitlogTotalMiB(it, smp)
 	diskScale := p.opts.StorageScaleMiBPerGB * (1 << 20) / 1e9
 	target := int64(float64(5<<30) * diskScale)
 	return []string{
-		"--commitlog-segment-size-in-mb", strconv.Itoa(segmentMiB),
+		"--commitlog-segment-size-in-mb", strconv.Itoa(commitlogSegmentMiB),
 		"--commitlog-total-space-in-mb", strconv.Itoa(total),
 		"--schema-commitlog-segment-size-in-mb", "32",
 		"--target-tablet-size-in-bytes", strconv.FormatInt(target, 10),
 	}
+}
+
+// commitlogSegmentMiB is smallDiskArgs' commitlog_segment_size_in_mb.
+const commitlogSegmentMiB = 8
+
+// commitlogTotalMiB is smallDiskArgs' commitlog_total_space_in_mb: the
+// catalog memory × the storage scale, at least 4 segments per shard.
+func (p *Provider) commitlogTotalMiB(it provision.InstanceType, smp int) int {
+	return max(int(it.MemoryGB*p.opts.StorageScaleMiBPerGB), 4*commitlogSegmentMiB*smp)
 }
 
 func (p *Provider) version() scyllaversion.Version {

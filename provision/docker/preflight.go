@@ -176,4 +176,42 @@ func preflightChecks(c *provision.Config, f provision.PlanFacts, _ string, in *p
 	in.Checks = append(in.Checks, preflight.Docker(Ping),
 		preflight.DockerImage(func(ctx context.Context) error { return CheckImage(ctx, &cfg) }),
 		preflight.AIO(smps, nil, nil), preflight.DiskAt("docker-disk", root))
+	if !needs.Emulated && needs.Mounted {
+		check := headroomCheck(c, f)
+		in.Checks = append(in.Checks, func(context.Context, preflight.Input) []preflight.Check { return []preflight.Check{check} })
+	}
+}
+
+// headroomCheck: on a node's tmpfs, ScyllaDB's commitlog (up to
+// commitlog_total_space_in_mb, smallDiskArgs) and the data at the highest
+// fill target must stay under critical_disk_utilization_level (98%, from
+// 2025.4.0, db/config.cc): above it the node rejects user writes
+// (replica/database.cc), and a fill that cannot get there never ends. The
+// image double says the same of itself at startup (its store's reserve).
+func headroomCheck(c *provision.Config, f provision.PlanFacts) preflight.Check {
+	const name, critical = "docker-disk-headroom", 0.98
+	it, err := provision.LookupInstanceType(c.Cluster.InstanceType)
+	if err != nil || f.MaxFillPercent <= 0 {
+		return preflight.Check{Name: name, OK: true, Detail: "no fill"}
+	}
+	info, _ := localImageInfo(c)
+	p := New(optionsFor(c, info, provision.BuildOptions{}))
+	disk := p.MountBytes(it)
+	smp, _ := p.Resources(it)
+	commitlog := int64(p.commitlogTotalMiB(it, smp)) << 20
+	need := int64(f.MaxFillPercent/100*float64(disk)) + commitlog
+	detail := fmt.Sprintf("an %s node's %d MiB tmpfs holds its %d MiB commitlog (commitlog_total_space_in_mb) and data at %.0f%%: %.1f%% of it (critical_disk_utilization_level %.0f%%)",
+		it.Name, disk>>20, commitlog>>20, f.MaxFillPercent, 100*float64(need)/float64(disk), critical*100)
+	if float64(need) <= critical*float64(disk) {
+		return preflight.Check{Name: name, OK: true, Detail: detail}
+	}
+	// The disk and the commitlog's memory share grow with the storage
+	// scale; its floor of 4 segments per shard does not.
+	room := critical - f.MaxFillPercent/100
+	if share := it.MemoryGB / it.StorageGB; share >= room {
+		return preflight.Check{Name: name, Detail: detail + fmt.Sprintf("; above it ScyllaDB rejects writes: lower the fill target below %.0f%% (the commitlog takes the memory's share of the disk, %.1f%%, at any docker.storage_scale_mib_per_gb)", 100*(critical-share), 100*share)}
+	}
+	floor := float64(4 * commitlogSegmentMiB * smp)
+	least := floor / (it.StorageGB * room)
+	return preflight.Check{Name: name, Detail: detail + fmt.Sprintf("; above it ScyllaDB rejects writes: raise docker.storage_scale_mib_per_gb to %.2g or more (the commitlog's %d MiB floor, 4 segments per shard), or lower the fill target", least, int(floor))}
 }
