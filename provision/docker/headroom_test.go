@@ -15,8 +15,9 @@ import (
 // makes room; at 96% no scale does (the commitlog's share is 3.4%).
 func TestHeadroomCheckNamesTheStorageScale(t *testing.T) {
 	cfg := func(scale float64) *provision.Config {
-		return &provision.Config{Cluster: provision.ClusterSpec{InstanceType: "i4i.large"},
-			Docker: provision.DockerConfig{Image: "scylladb/scylla:2025.4.5", StorageScaleMiBPerGB: scale, SMP: 2}}
+		s := DefaultSettings
+		s.Image, s.StorageScaleMiBPerGB, s.SMP = "scylladb/scylla:2025.4.5", scale, 2
+		return &provision.Config{Cluster: provision.ClusterSpec{InstanceType: "i4i.large"}, Options: &s}
 	}
 	for _, tc := range []struct {
 		scale, fill float64
