@@ -83,6 +83,9 @@ func (d *describer) modification(st cqlparse.Statement) ([]uint16, error) {
 		if err != nil {
 			return nil, err
 		}
+		// cql3/statements/raw/insert_statement.cc json_insert: the JSON
+		// marker is a text variable named [json].
+		d.special(ti, x.JSON, "[json]", datatype.Varchar)
 		byCol := map[string]int{}
 		for i, name := range x.Columns {
 			c, err := ti.column(name)

@@ -334,3 +334,41 @@ func TestCollectionAndDecimalKeys(t *testing.T) {
 		t.Errorf("scale overflow: %v", err)
 	}
 }
+
+// INSERT JSON (cql3/statements/update_statement.cc json_helpers::parse,
+// types/json_utils.cc from_json_object): keys name columns
+// case-insensitively unless quoted, omitted columns become null (or stay
+// with DEFAULT UNSET), unknown keys are refused; the value may be bound.
+func TestInsertJSON(t *testing.T) {
+	_, s, exec := memorySession(t, "json", "127.0.1.59:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TABLE ks.t (id text PRIMARY KEY, age int, "State" text, tags set<text>, m map<int, boolean>, b blob)`)
+	exec(`INSERT INTO ks.t JSON ?`, `{"ID": "u1", "age": 42, "\"State\"": "TX", "tags": ["b", "a", "b"], "m": {"1": true}, "b": "0x0aff"}`)
+	var age int
+	var state string
+	var tags []string
+	var m map[int]bool
+	var b []byte
+	if err := s.Query(`SELECT age, "State", tags, m, b FROM ks.t WHERE id = 'u1'`).Scan(&age, &state, &tags, &m, &b); err != nil ||
+		age != 42 || state != "TX" || fmt.Sprint(tags) != "[a b]" || !m[1] || fmt.Sprintf("%x", b) != "0aff" {
+		t.Errorf("INSERT JSON read back: %d %q %v %v %x %v", age, state, tags, m, b, err)
+	}
+	exec(`INSERT INTO ks.t JSON '{"id": "u1", "age": "43"}' DEFAULT UNSET`)
+	if err := s.Query(`SELECT age, "State" FROM ks.t WHERE id = 'u1'`).Scan(&age, &state); err != nil || age != 43 || state != "TX" {
+		t.Errorf("DEFAULT UNSET keeps the omitted columns: %d %q %v", age, state, err)
+	}
+	exec(`INSERT INTO ks.t JSON '{"id": "u1"}'`)
+	var st *string
+	if err := s.Query(`SELECT "State" FROM ks.t WHERE id = 'u1'`).Scan(&st); err != nil || st != nil {
+		t.Errorf("an omitted column becomes null: %v %v", st, err)
+	}
+	for q, want := range map[string]string{
+		`INSERT INTO ks.t JSON '{"id": "u2", "nope": 1}'`:  "JSON values map contains unrecognized column: nope",
+		`INSERT INTO ks.t JSON '{"id": "u2", "b": "ff"}'`:  "Blob JSON strings must start with 0x",
+		`INSERT INTO ks.t JSON '{"id": "u2", "age": 1.5}'`: "Invalid FLOAT constant",
+	} {
+		if err := s.Query(q).Exec(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", q, err, want)
+		}
+	}
+}

@@ -325,6 +325,11 @@ func (ec *execCtx) insert(st *cqlparse.Insert) ([]engine.Mutation, error) {
 		return nil, engine.Errorf(engine.CodeInvalid, "INSERT statement are not allowed on counter tables, use UPDATE instead")
 	}
 	slots := make([]slot, len(ti.all))
+	if st.JSON != nil {
+		if err := ec.jsonSlots(ti, st, slots); err != nil {
+			return nil, err
+		}
+	}
 	for i, name := range st.Columns {
 		c, err := ti.column(name)
 		if err != nil {

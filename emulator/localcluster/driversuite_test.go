@@ -21,7 +21,6 @@ import (
 // suite must pass.
 var driverSuiteSkips = map[string]string{
 	"TestUDT_UpdateField":          "updating one field of a user-defined type (SET col.field = ?) is not emulated",
-	"TestJSONSupport":              "INSERT JSON and toJson() are not emulated",
 	"TestTracing":                  "query tracing (system_traces) is not emulated",
 	"TestPagingWithAllowFiltering": "range deletions on clustering columns (DELETE ... WHERE c > ?) are not emulated",
 	"TestNewConnectWithLowTimeout": "asserts what happens with 100 ns timeouts, which depends on the machine's speed: flaky under load",

@@ -121,6 +121,11 @@ type Insert struct {
 	Values          []Term
 	IfNotExists     bool
 	Using           Using
+	// JSON is INSERT ... JSON value (a string literal or a bind marker);
+	// DefaultUnset is its DEFAULT UNSET (columns it omits keep their
+	// values; by default they become null).
+	JSON         *Term
+	DefaultUnset bool
 }
 
 // Selector is one item of a SELECT list: a column, token(Token...), or

@@ -1293,8 +1293,8 @@ func (p *parser) insertStmt() (Statement, error) {
 	if st.Keyspace, st.Table, err = p.qualifiedName("table name"); err != nil {
 		return nil, err
 	}
-	if p.isKw("json") {
-		return nil, p.errf("INSERT JSON is not supported")
+	if p.acceptKw("json") {
+		return p.insertJSON(st)
 	}
 	if err := p.expect("("); err != nil {
 		return nil, err
@@ -1333,6 +1333,35 @@ func (p *parser) insertStmt() (Statement, error) {
 	}
 	if len(st.Values) != len(st.Columns) {
 		return nil, p.errf("unmatched column names/values: %d columns, %d values", len(st.Columns), len(st.Values))
+	}
+	if st.IfNotExists, err = p.ifNotExists(); err != nil {
+		return nil, err
+	}
+	if st.Using, err = p.using(); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// insertJSON parses the rest of INSERT ... JSON (cql3/Cql.g
+// insertStatement's jsonValue and DEFAULT (NULL | UNSET)).
+func (p *parser) insertJSON(st *Insert) (Statement, error) {
+	v, err := p.term()
+	if err != nil {
+		return nil, err
+	}
+	if v.Kind != TermString && v.Kind != TermBind {
+		return nil, p.errf("expecting a JSON string or a bind marker after JSON")
+	}
+	st.JSON = &v
+	if p.acceptKw("default") {
+		switch {
+		case p.acceptKw("unset"):
+			st.DefaultUnset = true
+		case p.acceptKw("null"):
+		default:
+			return nil, p.errf("expecting NULL or UNSET after DEFAULT, got %s", p.peek())
+		}
 	}
 	if st.IfNotExists, err = p.ifNotExists(); err != nil {
 		return nil, err
