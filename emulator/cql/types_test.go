@@ -372,3 +372,25 @@ func TestInsertJSON(t *testing.T) {
 		}
 	}
 }
+
+// User type literals {field: value} (cql3/Cql.g usertypeLiteral,
+// cql3/user_types.cc): fields in the type's order, a missing one null, an
+// unknown one refused; a map literal with an identifier-like boolean key
+// stays a map.
+func TestUserTypeLiteral(t *testing.T) {
+	_, s, exec := memorySession(t, "udtlit", "127.0.1.60:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TYPE ks.pt (a int, b text)`)
+	exec(`CREATE TABLE ks.t (p int PRIMARY KEY, x frozen<pt>, m map<boolean, int>)`)
+	exec(`INSERT INTO ks.t (p, x, m) VALUES (1, {b: 'two'}, {true: 1}) USING TIMESTAMP 1234`)
+	var x map[string]any
+	var m map[bool]int
+	var wt int64
+	if err := s.Query(`SELECT x, m, writetime(x) FROM ks.t WHERE p = 1`).Scan(&x, &m, &wt); err != nil ||
+		x["a"] != nil && x["a"] != 0 || x["b"] != "two" || m[true] != 1 || wt != 1234 {
+		t.Errorf("x %v m %v writetime %d: %v", x, m, wt, err)
+	}
+	if err := s.Query(`INSERT INTO ks.t (p, x) VALUES (2, {c: 1})`).Exec(); err == nil || !strings.Contains(err.Error(), "Unknown field 'c' in value of user defined type pt") {
+		t.Errorf("unknown field: %v", err)
+	}
+}

@@ -254,6 +254,8 @@ func encodeLiteral(dt datatype.DataType, t cqlparse.Term) ([]byte, error) {
 			return nil, bad()
 		}
 		return encodeCollection(x.KeyType, x.ValueType, t.Keys, t.Values)
+	case *datatype.UserDefined:
+		return encodeUserTypeLiteral(x, t, bad)
 	case *datatype.Tuple:
 		if t.Kind != cqlparse.TermTuple || len(t.Values) > len(x.FieldTypes) {
 			return nil, bad()
@@ -442,6 +444,47 @@ func encodeDuration(text string) ([]byte, error) {
 		return nil, err
 	}
 	return appendVInt(appendVInt(appendVInt(nil, int64(d.months)), int64(d.days)), d.nanos), nil
+}
+
+// encodeUserTypeLiteral serializes {field: value, ...} as a user type value
+// (cql3/user_types.cc: fields in the type's order, a missing one null;
+// an unknown one refused).
+func encodeUserTypeLiteral(ut *datatype.UserDefined, t cqlparse.Term, bad func() error) ([]byte, error) {
+	if t.Kind != cqlparse.TermMap {
+		return nil, bad()
+	}
+	values := map[string]cqlparse.Term{}
+	for i, k := range t.Keys {
+		if k.Kind != cqlparse.TermField {
+			return nil, bad()
+		}
+		known := false
+		for _, f := range ut.FieldNames {
+			known = known || f == k.Text
+		}
+		if !known {
+			return nil, fmt.Errorf("Unknown field '%s' in value of user defined type %s", k.Text, ut.Name)
+		}
+		values[k.Text] = t.Values[i]
+	}
+	out := []byte{}
+	for i, f := range ut.FieldNames {
+		v, ok := values[f]
+		var b []byte
+		if ok {
+			var err error
+			if b, err = encodeLiteral(ut.FieldTypes[i], v); err != nil {
+				return nil, err
+			}
+		}
+		if b == nil {
+			out = binary.BigEndian.AppendUint32(out, math.MaxUint32)
+			continue
+		}
+		out = binary.BigEndian.AppendUint32(out, uint32(len(b)))
+		out = append(out, b...)
+	}
+	return out, nil
 }
 
 // appendVInt writes a signed variable-length integer as

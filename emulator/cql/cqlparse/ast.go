@@ -25,6 +25,7 @@ const (
 	TermDuration                     // 5s, 100ms
 	TermTuple                        // (a, b, ...) (Values)
 	TermFunc                         // name(args...): Text is the lower-case name, Values the arguments
+	TermField                        // a field name, the key of a user type literal {a: 1}
 )
 
 // Term is a value in a statement: a literal or a bind marker.

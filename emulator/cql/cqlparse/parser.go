@@ -920,6 +920,22 @@ func numberTerm(text string) Term {
 }
 
 // collection parses the rest of a map, set or list literal up to the closer.
+// mapKey reads a key of a {...} literal: a field name where an identifier
+// is followed by ':' (a user type literal, cql3/Cql.g usertypeLiteral),
+// else a term (a map literal's key).
+func (p *parser) mapKey(closer string) (Term, error) {
+	t := p.peek()
+	if closer == "}" && (t.kind == tIdent || t.kind == tQuotedIdent) && p.peekAt(1).kind == tSymbol && p.peekAt(1).text == ":" {
+		switch t.text {
+		case "true", "false", "null", "nan", "infinity":
+		default:
+			p.i++
+			return Term{Kind: TermField, Text: t.text}, nil
+		}
+	}
+	return p.term()
+}
+
 func (p *parser) collection(closer string) (Term, error) {
 	if p.accept(closer) {
 		if closer == "}" {
@@ -927,7 +943,7 @@ func (p *parser) collection(closer string) (Term, error) {
 		}
 		return Term{Kind: TermList}, nil
 	}
-	first, err := p.term()
+	first, err := p.mapKey(closer)
 	if err != nil {
 		return Term{}, err
 	}
@@ -947,7 +963,7 @@ func (p *parser) collection(closer string) (Term, error) {
 			if err := p.expect(","); err != nil {
 				return Term{}, err
 			}
-			if k, err = p.term(); err != nil {
+			if k, err = p.mapKey(closer); err != nil {
 				return Term{}, err
 			}
 			if err := p.expect(":"); err != nil {
