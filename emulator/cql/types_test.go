@@ -394,3 +394,33 @@ func TestUserTypeLiteral(t *testing.T) {
 		t.Errorf("unknown field: %v", err)
 	}
 }
+
+// vector<float, N> (cql3/cql3_type.cc raw_vector, types/vector.hh): a
+// custom type in result metadata named as types.cc names it, literals of
+// exactly N elements, bound values of N × 4 bytes, dimension limits.
+func TestVectorType(t *testing.T) {
+	_, s, exec := memorySession(t, "vector", "127.0.1.61:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TABLE ks.t (p int PRIMARY KEY, v vector<float, 3>)`)
+	exec(`INSERT INTO ks.t (p, v) VALUES (1, [1.5, 2, -3])`)
+	exec(`INSERT INTO ks.t (p, v) VALUES (2, ?)`, []float32{4, 5, 6})
+	var typ string
+	if err := s.Query(`SELECT type FROM system_schema.columns WHERE keyspace_name = 'ks' AND table_name = 't' AND column_name = 'v'`).Scan(&typ); err != nil || typ != "vector<float, 3>" {
+		t.Errorf("system_schema type %q %v", typ, err)
+	}
+	for p, want := range map[int]string{1: "[1.5 2 -3]", 2: "[4 5 6]"} {
+		var v []float32
+		if err := s.Query(`SELECT v FROM ks.t WHERE p = ?`, p).Scan(&v); err != nil || fmt.Sprint(v) != want {
+			t.Errorf("p=%d: %v %v, want %s", p, v, err, want)
+		}
+	}
+	for q, want := range map[string]string{
+		`INSERT INTO ks.t (p, v) VALUES (3, [1, 2])`:                      "expects 3 elements but got 2",
+		`CREATE TABLE ks.z (p int PRIMARY KEY, v vector<float, 0>)`:       "Vectors must have a dimension greater than 0",
+		`CREATE TABLE ks.big (p int PRIMARY KEY, v vector<float, 16001>)`: "Vectors must have a dimension less than or equal to 16000",
+	} {
+		if err := s.Query(q).Exec(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", q, err, want)
+		}
+	}
+}

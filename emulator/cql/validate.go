@@ -21,6 +21,9 @@ func marshalErrorf(format string, args ...any) error {
 // of type dt must be. Empty values pass for the fixed-size types (an empty
 // int is a valid, distinct value), never for a duration.
 func validateBytes(dt datatype.DataType, b []byte) error {
+	if el, dim, ok := vectorOf(dt); ok {
+		return validateVectorBytes(el, dim, b)
+	}
 	switch dt {
 	case datatype.Ascii:
 		for _, c := range b {

@@ -97,6 +97,14 @@ func parseTypeIn(s string, udts userTypes) (datatype.DataType, error) {
 		if len(elems) > 0 {
 			return datatype.NewTuple(elems...), nil
 		}
+	case "vector":
+		if len(args) == 2 {
+			el, err := parseTypeIn(args[0], udts)
+			if err != nil {
+				return nil, err
+			}
+			return newVectorType(el, args[1])
+		}
 	case "map":
 		if len(args) == 2 {
 			k, err := parseTypeIn(args[0], udts)
@@ -165,6 +173,10 @@ func typeName(dt datatype.DataType) string {
 		return "map<" + typeName(t.KeyType) + ", " + typeName(t.ValueType) + ">"
 	case *datatype.UserDefined:
 		return t.Name
+	case *datatype.Custom:
+		if el, dim, ok := vectorOf(t); ok {
+			return vectorTypeName(el, dim)
+		}
 	case *datatype.Tuple:
 		// Tuples are always frozen; system_schema shows them so
 		// (types/tuple.cc tuple_type_impl::make_name).
@@ -256,6 +268,10 @@ func encodeLiteral(dt datatype.DataType, t cqlparse.Term) ([]byte, error) {
 		return encodeCollection(x.KeyType, x.ValueType, t.Keys, t.Values)
 	case *datatype.UserDefined:
 		return encodeUserTypeLiteral(x, t, bad)
+	case *datatype.Custom:
+		if el, dim, ok := vectorOf(x); ok {
+			return encodeVectorLiteral(el, dim, t, bad)
+		}
 	case *datatype.Tuple:
 		if t.Kind != cqlparse.TermTuple || len(t.Values) > len(x.FieldTypes) {
 			return nil, bad()

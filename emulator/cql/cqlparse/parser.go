@@ -520,6 +520,15 @@ func (p *parser) cqlType() (string, error) {
 	}
 	var args []string
 	for {
+		if t := p.peek(); name == "vector" && len(args) == 1 && t.kind == tNumber {
+			// cql3/Cql.g comparatorType: vector<type, INTEGER>.
+			p.i++
+			args = append(args, t.text)
+			if err := p.expect(">"); err != nil {
+				return "", err
+			}
+			break
+		}
 		a, err := p.cqlType()
 		if err != nil {
 			return "", err
