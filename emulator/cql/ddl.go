@@ -65,6 +65,11 @@ func (ec *execCtx) ddl(st cqlparse.Statement) (message.Message, error) {
 		}
 		return nil, err
 	}
+	if x, ok := st.(*cqlparse.AlterTable); ok && len(x.Add) > 0 {
+		if err := ec.addToViews(ctx, ch.Table, x.Add); err != nil {
+			return nil, err
+		}
+	}
 	ct, target, ks, obj := schemaChangeParts(*ch)
 	return &message.SchemaChangeResult{ChangeType: ct, Target: target, Keyspace: ks, Object: obj}, nil
 }

@@ -1,6 +1,8 @@
 package cql
 
 import (
+	"context"
+	"fmt"
 	"regexp"
 	"slices"
 	"sort"
@@ -358,4 +360,29 @@ func viewNeeds(base, v *engine.Table, name string) bool {
 		}
 	}
 	return !keyAddsColumn
+}
+
+// addToViews adds the columns ALTER TABLE ADD gave a base table to its
+// SELECT * views, as alter_table_statement.cc does for views that include
+// all columns (static columns excepted: a view has none).
+func (ec *execCtx) addToViews(ctx context.Context, base *engine.Table, add []cqlparse.ColumnDef) error {
+	sch := schemaOf(ec.s)
+	for _, vn := range viewsOf(sch, base) {
+		old := sch.Tables[base.Keyspace][vn]
+		if !old.View.IncludeAllColumns {
+			continue
+		}
+		v := cloneTable(old)
+		for _, d := range add {
+			for _, c := range base.Columns {
+				if c.Name == d.Name && c.Kind == engine.Regular {
+					v.Columns = append(v.Columns, c)
+				}
+			}
+		}
+		if _, err := ec.s.b.ApplySchema(ctx, engine.SchemaChange{Kind: engine.AlterTable, Table: &v, KeyspaceName: v.Keyspace, TableName: v.Name}); err != nil {
+			return fmt.Errorf("adding the new columns to view %s.%s: %w", v.Keyspace, v.Name, err)
+		}
+	}
+	return nil
 }

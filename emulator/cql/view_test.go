@@ -32,6 +32,10 @@ func TestMaterializedViewDDL(t *testing.T) {
 		t.Errorf("the view's column v: %q %v", kind, err)
 	}
 	exec(`ALTER MATERIALIZED VIEW ks.mv WITH comment = 'y'`)
+	exec(`ALTER TABLE ks.t ADD x int`)
+	if err := s.Query(`SELECT kind FROM system_schema.columns WHERE keyspace_name = 'ks' AND table_name = 'mv' AND column_name = 'x'`).Scan(&kind); err != nil || kind != "regular" {
+		t.Errorf("a column added to the base of a SELECT * view: %q %v", kind, err)
+	}
 	for q, msg := range map[string]string{
 		`DROP TABLE ks.t`:             "Cannot drop table when materialized views still depend on it (ks.{mv})",
 		`DROP TABLE ks.mv`:            "Cannot use DROP TABLE on Materialized View",
