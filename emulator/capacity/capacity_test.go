@@ -156,6 +156,13 @@ func closedLoop(ctx context.Context, m *Model, n int, served *atomic.Int64) *syn
 // virtual runtime), and requests the rest: a stream that alone takes
 // 50 ms takes about 300 ms, and requests are served at 5/6 of capacity,
 // whether a request is shorter than the 0.5 ms quota or many quotas long.
+// The stream's time does not depend on how many requests are queued ahead
+// of it (task_queue_group::activate starts the streaming group at the last
+// vruntime): with 512 closed-loop requesters, 512 ms of requests queued,
+// the stream took 560-740 ms while the model placed its tasks behind the
+// whole queue, 295-300 ms since. The requests served during it are not
+// asserted with a deep queue: those queued before the stream keep their
+// planned times (groups.go), so they were served at 98% of capacity.
 func TestStreamingGetsItsSharesUnderLoad(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -164,6 +171,7 @@ func TestStreamingGetsItsSharesUnderLoad(t *testing.T) {
 	}{
 		{"1ms requests", 1000, 32},
 		{"10ms requests", 100, 4},
+		{"1ms requests, 512 queued", 1000, 512},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := New(Config{Shards: 1, OpsPerShard: tc.ops})
@@ -186,7 +194,7 @@ func TestStreamingGetsItsSharesUnderLoad(t *testing.T) {
 			if took < 230*time.Millisecond || took > 500*time.Millisecond {
 				t.Errorf("stream under load took %v, want ~293 ms (6 × 48.8 ms)", took)
 			}
-			if share < 0.7 || share > 0.95 {
+			if deep := tc.requesters*int(time.Second/time.Duration(tc.ops)) > 100*int(time.Millisecond); !deep && (share < 0.7 || share > 0.95) {
 				t.Errorf("requests served at %.0f%% of capacity while streaming, want ~83%% (5/6)", 100*share)
 			}
 		})

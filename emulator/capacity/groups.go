@@ -11,12 +11,21 @@ import (
 // (the statement group) as Seastar's CPU scheduler shares it. Each group's
 // work runs in tasks of one quota: alone in the gaps between requests,
 // where the groups with work split the time by their shares, and, while
-// requests queue, one task of a group after every
-// StatementShares/shares quotas of request work (Seastar's fair pick by
-// virtual runtime, src/core/reactor.cc run_tasks_impl). A request arriving
-// while background work runs alone waits for the task in progress; the
-// statement group then runs first, having been activated at the last
-// group's virtual runtime (task_queue_group::activate).
+// requests queue, one task of a group for every total/shares quotas of the
+// busy shard's time since the group got work (Seastar's fair pick by
+// virtual runtime, src/core/reactor.cc run_tasks_impl: the active queue
+// with the least vruntime runs, and account_runtime adds runtime/shares).
+// The share is owed from the moment the group has work, however many
+// requests are queued ahead: task_queue_group::activate starts a queue at
+// the last vruntime, so it does not wait behind the statement group's
+// backlog. A request arriving while background work runs alone waits for
+// the task in progress; the statement group then runs first, having been
+// activated at the last group's virtual runtime.
+//
+// Requests are planned when they arrive and keep their planned times, so
+// the owed tasks go behind the requests already queued: with a deep queue
+// a group's work is done (and Stream returns) on time, but the requests it
+// delays are the ones queued after it, up to the queue's depth later.
 const (
 	// Streaming is the streaming group, StreamingShares.
 	Streaming = iota
@@ -33,7 +42,7 @@ type group struct {
 	work   int64 // queued work not yet run (ns of shard time)
 	queued int64 // all work ever queued (positions of waiters)
 	done   int64 // all work run (ahead of real time for tasks between requests)
-	credit int64 // request work queued since this group's last task while both had work
+	credit int64 // busy shard time since this group's last task while it had work
 }
 
 // background is a shard's background groups.
@@ -106,6 +115,18 @@ func (m *Model) share(s *shard, d int64) int64 {
 	return used
 }
 
+// total is the shares of the statement group and the groups with work on
+// shard s: a group with work gets shares/total of a busy shard.
+func (m *Model) total(s *shard) float64 {
+	t := float64(StatementShares)
+	for i := range s.bg.g {
+		if s.bg.g[i].work > 0 {
+			t += m.shares(s, i)
+		}
+	}
+	return t
+}
+
 // placement is where a request of svc goes on a shard's timeline: behind
 // task ns of background work that starts at taskStart (the rest of a task
 // running alone, or the tasks the groups' shares are owed), from start on.
@@ -140,24 +161,23 @@ func (m *Model) plan(s *shard, now, svc int64) placement {
 		pl.taskStart, pl.task, pl.alone = now-phase, min(w, q-phase), true
 		pl.start = now + pl.task
 		for i := range s.bg.g {
-			if s.bg.g[i].work > 0 {
-				pl.credit[i] = svc
-			}
+			pl.credit[i] = 0 // the busy time from now on earns its tasks (advance)
 		}
 		return pl
 	}
-	// The tasks the request work queued since a group's last one is
-	// worth: more than one when a request is longer than its quotas.
+	// The tasks the busy time since a group's last one is worth: more
+	// than one when requests are longer than its quotas.
 	pl.taskStart = pl.start
+	total := m.total(s)
 	for i := range s.bg.g {
 		g := &s.bg.g[i]
 		if g.work == 0 {
 			continue
 		}
-		per := max(1, int64(float64(q)*StatementShares/m.shares(s, i)))
+		per := max(1, int64(float64(q)*total/m.shares(s, i)))
 		owed := g.credit / per
 		pl.tasks[i] = min(g.work, owed*q)
-		pl.credit[i] = g.credit - owed*per + svc
+		pl.credit[i] = g.credit - owed*per
 		pl.task += pl.tasks[i]
 	}
 	pl.start += pl.task
@@ -201,6 +221,15 @@ func (m *Model) quota() int64 {
 // work, which runs alone there. Called with s.mu held.
 func (m *Model) advance(s *shard, now int64) {
 	b := &s.bg
+	// The busy time since the last call earns each group with work its
+	// share, whatever was queued ahead of it.
+	if busy := min(now, s.busyUntil) - b.at; busy > 0 {
+		for i := range b.g {
+			if b.g[i].work > 0 {
+				b.g[i].credit += busy
+			}
+		}
+	}
 	from := max(b.at, s.busyUntil)
 	b.at = max(b.at, now)
 	if from >= now || b.work() == 0 {
@@ -225,6 +254,9 @@ func (m *Model) queue(s *shard, now int64, i int, d int64) int64 {
 		s.bg.runFrom, s.bg.runEnd = now, now // starts running alone at once
 	}
 	g := &s.bg.g[i]
+	if g.work == 0 {
+		g.credit = 0 // activated at the last vruntime: no banked advantage
+	}
 	g.work += d
 	g.queued += d
 	return g.queued
@@ -261,9 +293,7 @@ func (m *Model) Stream(ctx context.Context, shard int, bytes int64, bytesPerSec 
 			s.mu.Unlock()
 			return nil
 		}
-		// The earliest it can be done: alone from the end of the queued
-		// requests. Requests and other groups push it further.
-		until := max(now, s.busyUntil) + pos - g.done
+		until := m.streamDone(s, now, pos-g.done)
 		s.mu.Unlock()
 		if err := m.sleepUntil(ctx, max(until, now+int64(minSleep))); err != nil {
 			s.mu.Lock()
@@ -276,6 +306,18 @@ func (m *Model) Stream(ctx context.Context, shard int, bytes int64, bytesPerSec 
 			return err
 		}
 	}
+}
+
+// streamDone is when rest of streaming work on s would be done if no more
+// requests came: at its share while the queued requests last, then alone.
+// Later requests push it further. Called with s.mu held.
+func (m *Model) streamDone(s *shard, now, rest int64) int64 {
+	frac := m.shares(s, Streaming) / m.total(s)
+	busy := max(0, s.busyUntil-now)
+	if shared := int64(float64(rest) / frac); shared <= busy {
+		return now + shared
+	}
+	return now + busy + rest - int64(float64(busy)*frac)
 }
 
 // Compact queues compaction of bytes on shard at bytesPerSec (its
