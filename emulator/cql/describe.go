@@ -120,7 +120,11 @@ func (d *describer) modification(st cqlparse.Statement) ([]uint16, error) {
 				return nil, err
 			}
 			if a.Value.Kind == cqlparse.TermBind {
-				d.set(a.Value.Bind, ti.spec(c))
+				spec := ti.spec(c)
+				if m, ok := c.dt.(*datatype.Map); ok && a.Op == "-" {
+					spec.Type = datatype.NewSet(m.KeyType) // operation.cc: map subtraction takes a set of keys
+				}
+				d.set(a.Value.Bind, spec)
 			}
 			d.tupleMarkers(ti, c.Name, c.dt, a.Value)
 		}

@@ -38,6 +38,9 @@ type execCtx struct {
 	// could have routed by it (ScyllaDB's _may_use_token_aware_routing,
 	// cql3/statements/modification_statement.cc and select_statement.cc).
 	tokenAware bool
+	// casOps, inside a conditional statement, collects the SET operations
+	// that read the old row (operations.go) for runCAS to apply.
+	casOps *[]*cellOp
 }
 
 // extended is a result with what ScyllaDB's protocol extensions add to its

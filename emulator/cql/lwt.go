@@ -32,7 +32,8 @@ type casUpdate struct {
 	ifExists, ifNotExists bool
 	conds                 []casCond
 	ms                    []engine.Mutation
-	timestamp             bool // USING TIMESTAMP
+	ops                   []*cellOp // SET operations on the old row (operations.go)
+	timestamp             bool      // USING TIMESTAMP
 }
 
 // casCond is one IF condition: col op val (vals for IN).
@@ -102,7 +103,10 @@ func (ec *execCtx) casStatement(st cqlparse.Statement) (*casUpdate, error) {
 	if ti.counter && (u.ifExists || u.ifNotExists || len(conds) > 0) {
 		return nil, engine.Errorf(engine.CodeInvalid, "Conditional updates are not supported on counter tables")
 	}
-	if u.ms, _, err = ec.mutations(st); err != nil {
+	ec.casOps = &u.ops
+	u.ms, _, err = ec.mutations(st)
+	ec.casOps = nil
+	if err != nil {
 		return nil, err
 	}
 	if len(u.ms) == 0 {
@@ -228,6 +232,11 @@ func (ec *execCtx) runCAS(us []*casUpdate, batch bool, timeout time.Duration) (m
 		}
 	}
 	if applied {
+		for _, u := range us {
+			if err := part.applyCASOps(u); err != nil {
+				return nil, err
+			}
+		}
 		ts := max(time.Now().UnixMicro(), part.maxTimestamp+1)
 		var ms []engine.Mutation
 		for _, u := range us {

@@ -559,6 +559,7 @@ func (ec *execCtx) update(st *cqlparse.Update) ([]engine.Mutation, error) {
 		}
 		m.Cells, m.Counters = nil, map[string]int64{}
 	}
+	var ops []*cellOp
 	for _, a := range st.Set {
 		c, err := ti.column(a.Column)
 		if err != nil {
@@ -573,7 +574,15 @@ func (ec *execCtx) update(st *cqlparse.Update) ([]engine.Mutation, error) {
 		case a.Op == "" && isCounter:
 			return nil, engine.Errorf(engine.CodeInvalid, "Cannot set the value of counter column %s (counters can only be incremented/decremented, not set)", c.Name)
 		case a.Op != "" && !isCounter:
-			return nil, engine.Errorf(engine.CodeInvalid, "Invalid operation (%s = %s %s %s) for non counter column %s", c.Name, c.Name, a.Op, termText(a.Value), c.Name)
+			op, err := ec.cellOpOf(c, a)
+			if err != nil {
+				return nil, err
+			}
+			if op != nil {
+				ops = append(ops, op)
+				m.Cells[c.Name] = nil // placeholder: withStaticMutation routes it, applyOps fills it
+			}
+			continue
 		case isCounter:
 			d, ok, err := ec.counterDelta(c, a)
 			if err != nil {
@@ -600,6 +609,9 @@ func (ec *execCtx) update(st *cqlparse.Update) ([]engine.Mutation, error) {
 		return []engine.Mutation{m}, nil
 	}
 	if err := ec.stamp(&m, st.Using, ti); err != nil {
+		return nil, err
+	}
+	if err := ec.readForOps(ti, &m, ops); err != nil {
 		return nil, err
 	}
 	return withStaticMutation(ti, m, staticOnly), nil

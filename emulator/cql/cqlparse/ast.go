@@ -57,6 +57,8 @@ type Assignment struct {
 	Column string
 	Op     string // "" (set), "+", "-"
 	Value  Term
+	// Prepend marks Column = Value + Column (a list prepend; Op is "+").
+	Prepend bool
 }
 
 // Using holds USING TTL / TIMESTAMP / TIMEOUT.

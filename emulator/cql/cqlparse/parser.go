@@ -1425,20 +1425,7 @@ func (p *parser) updateStmt() (Statement, error) {
 		if err := p.expect("="); err != nil {
 			return nil, err
 		}
-		if t := p.peek(); a.Op == "" && (t.kind == tIdent || t.kind == tQuotedIdent) && t.text == c {
-			// c = c + v / c = c - v (counters; for collections ScyllaDB
-			// appends or removes elements, which the emulator does not do).
-			p.i++
-			switch {
-			case p.accept("+"):
-				a.Op = "+"
-			case p.accept("-"):
-				a.Op = "-"
-			default:
-				return nil, p.errf("expecting '+' or '-' after %s = %s, got %s", c, c, p.peek())
-			}
-		}
-		if a.Value, err = p.term(); err != nil {
+		if err := p.columnOperation(c, &a); err != nil {
 			return nil, err
 		}
 		st.Set = append(st.Set, a)
@@ -1450,6 +1437,34 @@ func (p *parser) updateStmt() (Statement, error) {
 		return nil, err
 	}
 	return st, nil
+}
+
+// columnOperation parses what follows `c =` in a SET clause as Cql.g
+// normalColumnOperation does: `value`, `value + c` (a list prepend), or
+// `c + value` / `c - value`; the column on the right must be c.
+func (p *parser) columnOperation(c string, a *Assignment) error {
+	if t := p.peek(); a.Op == "" && (t.kind == tIdent || t.kind == tQuotedIdent) {
+		if sig := p.peekAt(1); sig.kind == tSymbol && (sig.text == "+" || sig.text == "-") {
+			if t.text != c {
+				return p.errf("Only expressions of the form X = X %s<value> are supported.", sig.text)
+			}
+			p.i += 2
+			a.Op = sig.text
+		}
+	}
+	var err error
+	if a.Value, err = p.term(); err != nil {
+		return err
+	}
+	if a.Op == "" && p.accept("+") {
+		t := p.peek()
+		if t.kind != tIdent && t.kind != tQuotedIdent || t.text != c {
+			return p.errf("Only expressions of the form X = <value> + X are supported.")
+		}
+		p.i++
+		a.Op, a.Prepend = "+", true
+	}
+	return nil
 }
 
 // whereIf parses the `WHERE ... [IF EXISTS | IF cond [AND cond]...]` tail
