@@ -18,6 +18,12 @@ import (
 	"github.com/elasticity-dev/elasticity/emulator/engine"
 )
 
+// unsetBindError is query_options.hh's refusal of an UNSET value where
+// the statement has no use for one (a WHERE restriction, a condition).
+func unsetBindError(t cqlparse.Term) error {
+	return engine.Errorf(engine.CodeInvalid, "Unexpected unset value for bind variable %d", t.Bind)
+}
+
 // execCtx carries what one request's execution needs.
 type execCtx struct {
 	s        *Server
@@ -527,7 +533,10 @@ func (ec *execCtx) keyValues(ti *tableInfo, where []cqlparse.Relation, cols []*c
 			if err != nil {
 				return nil, nil, err
 			}
-			if unset || b == nil {
+			if unset {
+				return nil, nil, unsetBindError(r.Value)
+			}
+			if b == nil {
 				return nil, nil, engine.Errorf(engine.CodeInvalid, "Invalid null value in condition for column %s", c.Name)
 			}
 			vals[pos] = [][]byte{b}

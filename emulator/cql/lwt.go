@@ -131,7 +131,7 @@ func (ec *execCtx) casStatement(st cqlparse.Statement) (*casUpdate, error) {
 			var unset bool
 			cond.val, unset, err = ec.value(r.Value, c.Name, c.dt)
 			if err == nil && unset {
-				err = engine.Errorf(engine.CodeInvalid, "Invalid 'unset' value in condition")
+				err = unsetBindError(r.Value)
 			}
 		}
 		if err != nil {

@@ -15,8 +15,8 @@ import (
 // cql3/operation.cc prepares them: a non-frozen collection's append,
 // prepend and discard (cql3/lists.cc), add and discard (cql3/sets.cc),
 // put and key discard (cql3/maps.cc); and `r = r + v` / `r = r - v` on a
-// numeric non-counter column, which ScyllaDB allows only in an LWT update
-// (issue #10568: constants::setter over a binary_operator,
+// numeric non-counter column, which ScyllaDB allows only in an LWT update,
+// from 2026.3 (issue #10568: constants::setter over a binary_operator,
 // update_statement.cc requires_lwt). The emulator reads the old cell and
 // writes the whole new value: for the collections outside LWT that read is
 // not atomic with the write, which ScyllaDB's cell-level collection
@@ -65,7 +65,8 @@ func (ec *execCtx) cellOpOf(c *colInfo, a cqlparse.Assignment) (*cellOp, error) 
 		if a.Prepend {
 			return nil, engine.Errorf(engine.CodeInvalid, "Invalid operation (%s) for non list column %s", opText(c.Name, a), c.Name)
 		}
-		if !isArithmetic(c.dt) {
+		// LWT arithmetic came with 2026.3 (scylladb f8aaeb5e87).
+		if !isArithmetic(c.dt) || !versionAtLeast(ec.s.b.Local().ScyllaVersion, 2026, 3) {
 			return nil, engine.Errorf(engine.CodeInvalid, "Invalid operation (%s) for non counter column %s", opText(c.Name, a), c.Name)
 		}
 		op.arith = true

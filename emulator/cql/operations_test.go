@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/gocql/gocql"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
 )
 
 // Collection operations in UPDATE, as cql3/operation.cc prepares them and
@@ -45,7 +47,7 @@ func TestCollectionOperations(t *testing.T) {
 	for q, want := range map[string]string{
 		`UPDATE ks.t SET fl = fl + [1] WHERE p = 1`:       "for frozen collection column fl",
 		`UPDATE ks.t SET s = {'a'} + s WHERE p = 1`:       "for non list column s",
-		`UPDATE ks.t SET r = r + 1 WHERE p = 1`:           "requires an LWT condition",
+		`UPDATE ks.t SET r = r + 1 WHERE p = 1 IF EXISTS`: "Invalid operation (r = r + 1) for non counter column r", // before 2026.3
 		`UPDATE ks.t SET r = p + 1 WHERE p = 1`:           "Only expressions of the form X = X +<value> are supported.",
 		`UPDATE ks.t SET li = [1] + s WHERE p = 1`:        "Only expressions of the form X = <value> + X are supported.",
 		`UPDATE ks.t SET p = p + 1 WHERE p = 1 IF EXISTS`: "PRIMARY KEY part p found in SET part",
@@ -57,11 +59,21 @@ func TestCollectionOperations(t *testing.T) {
 }
 
 // `r = r + v` on a numeric non-counter column in an LWT update (issue
-// #10568; cql3/operation.cc addition::prepare, constants::setter over the
-// prefetched row): computed on the old row under the Paxos round; null
+// #10568, from 2026.3; cql3/operation.cc addition::prepare,
+// constants::setter over the prefetched row): computed on the old row under the Paxos round; null
 // stays null; fixed-width overflow is an error, not a wrap.
 func TestLWTArithmetic(t *testing.T) {
-	_, s, exec := memorySession(t, "ops", "127.0.1.207:0")
+	mem := enginetest.NewMemory("ops")
+	n := mem.Local()
+	n.ScyllaVersion = "2026.3.0"
+	mem.SetLocal(n)
+	s := newSession(t, enginetest.StartServer(t, "127.0.1.207:0", mem), "")
+	exec := func(q string) {
+		t.Helper()
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
 	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1} AND tablets = {'enabled': false}`)
 	exec(`CREATE TABLE ks.t (p int, c int, r int, b tinyint, d double, PRIMARY KEY (p, c))`)
 	exec(`INSERT INTO ks.t (p, c, r, b, d) VALUES (1, 1, 0, 127, 1.5)`)
@@ -88,6 +100,10 @@ func TestLWTArithmetic(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "overflow") {
 		t.Fatalf("tinyint 127 + 1: %v", err)
 	}
+	err = s.Query(`UPDATE ks.t SET r = r + 1 WHERE p = 1 AND c = 1`).Exec()
+	if err == nil || !strings.Contains(err.Error(), "SET with a column expression (e.g. col = col + 1) requires an LWT condition") {
+		t.Fatalf("without a condition: %v", err)
+	}
 	exec(`INSERT INTO ks.t (p, c) VALUES (1, 2)`)
 	if !cas(`UPDATE ks.t SET r = r + 1 WHERE p = 1 AND c = 2 IF EXISTS`) {
 		t.Fatal("not applied")
@@ -95,5 +111,27 @@ func TestLWTArithmetic(t *testing.T) {
 	var rp *int
 	if err := s.Query(`SELECT r FROM ks.t WHERE p = 1 AND c = 2`).Scan(&rp); err != nil || rp != nil {
 		t.Fatalf("null + 1: %v %v", rp, err)
+	}
+}
+
+// UNSET where the statement has no use for it, in a WHERE restriction (key
+// or filter) or an IF condition, is refused as cql3/query_options.hh
+// refuses it, naming the bind variable.
+func TestUnsetInRestrictions(t *testing.T) {
+	_, s, exec := memorySession(t, "ops", "127.0.1.208:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1} AND tablets = {'enabled': false}`)
+	exec(`CREATE TABLE ks.t (p int, c int, r int, PRIMARY KEY (p, c))`)
+	exec(`INSERT INTO ks.t (p, c, r) VALUES (0, 1, 1)`)
+	for q, args := range map[string][]any{
+		`SELECT * FROM ks.t WHERE p = 0 AND c = ?`:                 {gocql.UnsetValue},
+		`SELECT * FROM ks.t WHERE p = 0 AND r = ? ALLOW FILTERING`: {gocql.UnsetValue},
+		`UPDATE ks.t SET r = 42 WHERE p = 0 AND c = ?`:             {gocql.UnsetValue},
+		`UPDATE ks.t SET r = 42 WHERE p = 0 AND c = 1 IF r = ?`:    {gocql.UnsetValue},
+		`UPDATE ks.t SET r = 42 WHERE p = 0 AND c = ? IF r = ?`:    {gocql.UnsetValue, 2},
+	} {
+		const want = "Unexpected unset value for bind variable 0" // the UNSET is always the first marker here
+		if err := s.Query(q, args...).Exec(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", q, err, want)
+		}
 	}
 }

@@ -875,7 +875,10 @@ func (ec *execCtx) rowFilterOf(c *colInfo, r cqlparse.Relation, indexed string) 
 		// (cql3/restrictions/statement_restrictions.cc).
 		return rowFilter{col: c, op: "none"}, nil
 	}
-	if unset || v == nil {
+	if unset {
+		return rowFilter{}, unsetBindError(r.Value)
+	}
+	if v == nil {
 		return rowFilter{}, engine.Errorf(engine.CodeInvalid, "Invalid null value in condition for column %s", c.Name)
 	}
 	return rowFilter{col: c, op: r.Op, val: v}, nil
