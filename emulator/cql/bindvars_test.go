@@ -55,8 +55,10 @@ func TestBindVariableDialect(t *testing.T) {
 	check("SELECT * FROM ks.t WHERE p1 = :x AND p2 = :x", "[0 0]", "x")
 	check("SELECT * FROM ks.t WHERE c = :b AND p1 = :a AND p2 = :b", "[1 0]", "b,a")
 	check("SELECT * FROM ks.t WHERE p1 = ? AND p2 = ? AND c IN ?", "[0 1]", "p1,p2,IN(c)")
+	check("SELECT * FROM ks.t WHERE p1 = ? AND p2 = ? AND c NOT IN ?", "[0 1]", "p1,p2,NOT IN(c)")
 	run("UPDATE system.config SET value = 'false' WHERE name = 'cql_duplicate_bind_variable_names_refer_to_same_variable'")
 	run("UPDATE system.config SET value = 'false' WHERE name = 'cql_in_bind_variable_name_uses_uppercase_operator'")
 	check("SELECT * FROM ks.t WHERE c = :x AND p1 = :x AND p2 = :y", "[1 2]", "x,x,y")
 	check("SELECT * FROM ks.t WHERE p1 = ? AND p2 = ? AND c IN ?", "[0 1]", "p1,p2,in(c)")
+	check("SELECT * FROM ks.t WHERE p1 = ? AND p2 = ? AND c NOT IN ?", "[0 1]", "p1,p2,not in(c)")
 }

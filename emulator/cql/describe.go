@@ -2,6 +2,7 @@ package cql
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
@@ -202,8 +203,8 @@ func (d *describer) relations(ti *tableInfo, where []cqlparse.Relation) error {
 			return err
 		}
 		switch {
-		case r.Value.Kind == cqlparse.TermBind && r.Op == "IN":
-			d.set(r.Value.Bind, &message.ColumnMetadata{Keyspace: ti.keyspace, Table: ti.name, Name: d.s.inBindName(c.Name), Type: datatype.NewList(c.dt)})
+		case r.Value.Kind == cqlparse.TermBind && (r.Op == "IN" || r.Op == "NOT IN"):
+			d.set(r.Value.Bind, &message.ColumnMetadata{Keyspace: ti.keyspace, Table: ti.name, Name: d.s.inBindName(r.Op, c.Name), Type: datatype.NewList(c.dt)})
 		case r.Value.Kind == cqlparse.TermBind:
 			d.set(r.Value.Bind, ti.spec(c))
 		case r.Value.Kind == cqlparse.TermList:
@@ -241,11 +242,12 @@ func pkIndexes(ti *tableInfo, where []cqlparse.Relation) []uint16 {
 }
 
 // inBindName names an IN restriction's bind variable as
-// cql3/expr/prepare_expr.cc get_rhs_receiver does: "IN(c)", or "in(c)" with
+// cql3/expr/prepare_expr.cc get_rhs_receiver does: "IN(c)" / "NOT IN(c)",
+// or "in(c)" / "not in(c)" with
 // cql_in_bind_variable_name_uses_uppercase_operator off (Cassandra's).
-func (s *Server) inBindName(col string) string {
+func (s *Server) inBindName(op, col string) string {
 	if s.configBool("cql_in_bind_variable_name_uses_uppercase_operator") {
-		return "IN(" + col + ")"
+		return op + "(" + col + ")"
 	}
-	return "in(" + col + ")"
+	return strings.ToLower(op) + "(" + col + ")"
 }

@@ -125,7 +125,7 @@ func (ec *execCtx) casStatement(st cqlparse.Statement) (*casUpdate, error) {
 			return nil, engine.Errorf(engine.CodeInvalid, "PRIMARY KEY column '%s' cannot have IF conditions", c.Name)
 		}
 		cond := casCond{col: c, op: r.Op}
-		if r.Op == "IN" {
+		if r.Op == "IN" || r.Op == "NOT IN" {
 			cond.vals, err = ec.conditionList(r.Value, c)
 		} else {
 			var unset bool
@@ -393,13 +393,12 @@ func (c casCond) holds(v []byte) bool {
 		return eq(v, c.val)
 	case "!=":
 		return !eq(v, c.val)
-	case "IN":
+	case "IN", "NOT IN":
+		in := false
 		for _, x := range c.vals {
-			if eq(v, x) {
-				return true
-			}
+			in = in || eq(v, x)
 		}
-		return false
+		return in == (c.op == "IN")
 	}
 	if v == nil || c.val == nil {
 		return false

@@ -135,3 +135,34 @@ func TestUnsetInRestrictions(t *testing.T) {
 		}
 	}
 }
+
+// NOT IN (cql3/Cql.g relationType K_NOT K_IN): as a restriction it keeps
+// the rows whose value is none of the list's, its bind variable named
+// "not in(c)" as cql3/expr/prepare_expr.cc get_rhs_receiver names it; as
+// an LWT condition a null matches a null element.
+func TestNotIn(t *testing.T) {
+	_, s, exec := memorySession(t, "ops", "127.0.1.209:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1} AND tablets = {'enabled': false}`)
+	exec(`CREATE TABLE ks.t (p int, c int, r int, PRIMARY KEY (p, c))`)
+	exec(`INSERT INTO ks.t (p, c, r) VALUES (1, 1, 1)`)
+	exec(`INSERT INTO ks.t (p, c, r) VALUES (1, 2, 2)`)
+	var got []int
+	it := s.Query(`SELECT c FROM ks.t WHERE p = ? AND c NOT IN ?`, 1, []int{2}).Iter()
+	for c := 0; it.Scan(&c); {
+		got = append(got, c)
+	}
+	if err := it.Close(); err != nil || !reflect.DeepEqual(got, []int{1}) {
+		t.Fatalf("NOT IN: %v %v", got, err)
+	}
+	cas := func(q string) bool {
+		t.Helper()
+		applied, err := s.Query(q).MapScanCAS(map[string]any{})
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return applied
+	}
+	if cas(`UPDATE ks.t SET r = 3 WHERE p = 1 AND c = 1 IF r NOT IN (2, 1)`) || !cas(`UPDATE ks.t SET r = null WHERE p = 1 AND c = 1 IF r NOT IN (null, 7)`) || cas(`UPDATE ks.t SET r = 3 WHERE p = 1 AND c = 1 IF r NOT IN (null, 7)`) {
+		t.Fatal("NOT IN conditions")
+	}
+}

@@ -862,6 +862,12 @@ func (ec *execCtx) rowFilterOf(c *colInfo, r cqlparse.Relation, indexed string) 
 	if r.Op == "IN" || r.Op == "!=" {
 		return rowFilter{}, engine.Errorf(engine.CodeInvalid, "%s restrictions on %s are not supported", r.Op, c.Name)
 	}
+	if r.Op == "NOT IN" {
+		// cql3/expr/expression.cc: a row passes when its value is none of
+		// the list's (a null value passes no restriction).
+		vals, err := ec.inValues(r.Value, c)
+		return rowFilter{col: c, op: r.Op, vals: vals}, err
+	}
 	dt, err := filterType(c, r.Op)
 	if err != nil {
 		return rowFilter{}, err
@@ -885,9 +891,10 @@ func (ec *execCtx) rowFilterOf(c *colInfo, r cqlparse.Relation, indexed string) 
 }
 
 type rowFilter struct {
-	col *colInfo
-	op  string
-	val []byte
+	col  *colInfo
+	op   string
+	val  []byte
+	vals [][]byte // NOT IN
 }
 
 func matches(fs []rowFilter, row [][]byte) bool {
@@ -904,6 +911,13 @@ func matches(fs []rowFilter, row [][]byte) bool {
 			continue
 		case "none":
 			return false
+		case "NOT IN":
+			for _, x := range f.vals {
+				if cmp, ok := compareEncoded(f.col.dt, v, x); ok && cmp == 0 || bytes.Equal(v, x) {
+					return false
+				}
+			}
+			continue
 		case "CONTAINS", "CONTAINS KEY":
 			if !collectionContains(f.col.dt, v, f.val, f.op == "CONTAINS KEY") {
 				return false

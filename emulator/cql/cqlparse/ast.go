@@ -44,7 +44,7 @@ type Term struct {
 // token(Token...) Op Value.
 type Relation struct {
 	Column string
-	Op     string // =, <, <=, >, >=, IN, IS NOT (IS NOT NULL), CONTAINS, CONTAINS KEY
+	Op     string // =, <, <=, >, >=, !=, IN, NOT IN, IS NOT (IS NOT NULL), CONTAINS, CONTAINS KEY
 	Value  Term
 	// Token lists the arguments of token(...) on the left-hand side.
 	Token []string

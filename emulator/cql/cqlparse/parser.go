@@ -1068,6 +1068,9 @@ func (p *parser) where() ([]Relation, error) {
 		case t.kind == tIdent && t.text == "in":
 			op = "IN"
 			p.i++
+		case t.kind == tIdent && t.text == "not" && p.peekAt(1).kind == tIdent && p.peekAt(1).text == "in":
+			op = "NOT IN" // cql3/Cql.g relationType K_NOT K_IN
+			p.i += 2
 		case t.kind == tIdent && t.text == "contains":
 			// col CONTAINS v, col CONTAINS KEY k (cql3/Cql.g relation).
 			op = "CONTAINS"
@@ -1116,7 +1119,7 @@ func (p *parser) where() ([]Relation, error) {
 			return nil, p.errf("expecting a relation operator after %s, got %s", col, t)
 		}
 		var v Term
-		if op == "IN" && p.accept("(") {
+		if (op == "IN" || op == "NOT IN") && p.accept("(") {
 			v, err = p.collection(")")
 		} else {
 			v, err = p.term()
