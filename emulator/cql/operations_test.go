@@ -166,3 +166,45 @@ func TestNotIn(t *testing.T) {
 		t.Fatal("NOT IN conditions")
 	}
 }
+
+// Filtering with null (cql3/expr/expression.cc evaluate: a comparison with
+// null is null, which no row passes) and IN on a regular column with ALLOW
+// FILTERING (a null list passes no row either).
+func TestFilteringNullAndIn(t *testing.T) {
+	_, s, exec := memorySession(t, "ops", "127.0.1.210:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1} AND tablets = {'enabled': false}`)
+	exec(`CREATE TABLE ks.t (p int, c int, v int, s set<int>, PRIMARY KEY (p, c))`)
+	exec(`INSERT INTO ks.t (p, c, v, s) VALUES (1, 1, 1, {1})`)
+	exec(`INSERT INTO ks.t (p, c, v) VALUES (1, 2, 2)`)
+	exec(`INSERT INTO ks.t (p, c) VALUES (1, 3)`)
+	rows := func(q string, args ...any) []int {
+		t.Helper()
+		var out []int
+		it := s.Query(q, args...).Iter()
+		for c := 0; it.Scan(&c); {
+			out = append(out, c)
+		}
+		if err := it.Close(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return out
+	}
+	for _, q := range []string{
+		`SELECT c FROM ks.t WHERE p = 1 AND v = NULL ALLOW FILTERING`,
+		`SELECT c FROM ks.t WHERE p = 1 AND v > NULL ALLOW FILTERING`,
+		`SELECT c FROM ks.t WHERE p = 1 AND s CONTAINS NULL ALLOW FILTERING`,
+	} {
+		if got := rows(q); got != nil {
+			t.Errorf("%s: %v", q, got)
+		}
+	}
+	if got := rows(`SELECT c FROM ks.t WHERE v IN ? ALLOW FILTERING`, nil); got != nil {
+		t.Errorf("IN null: %v", got)
+	}
+	if got := rows(`SELECT c FROM ks.t WHERE v IN (2, 3) ALLOW FILTERING`); !reflect.DeepEqual(got, []int{2}) {
+		t.Errorf("IN (2, 3): %v", got)
+	}
+	if got := rows(`SELECT c FROM ks.t WHERE p = 1 AND v NOT IN ? ALLOW FILTERING`, []int{2}); !reflect.DeepEqual(got, []int{1}) {
+		t.Errorf("NOT IN [2]: %v", got)
+	}
+}

@@ -284,7 +284,7 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
 		if c.Kind == engine.Clustering && c.Position > n && !st.AllowFiltering && c.Name != indexed {
 			return nil, engine.Errorf(engine.CodeInvalid, "PRIMARY KEY column %q cannot be restricted as preceding column %q is not restricted", c.Name, ti.ck[n].Name)
 		}
-		f, err := ec.rowFilterOf(c, r, indexed)
+		f, err := ec.rowFilterOf(c, r)
 		if err != nil {
 			return nil, err
 		}
@@ -708,7 +708,7 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 		if c.Kind == engine.Regular && !st.AllowFiltering && c.Name != indexed {
 			return nil, engine.Errorf(engine.CodeInvalid, "Cannot execute this query as it might involve data filtering and thus may have unpredictable performance. If you want to execute this query despite the performance unpredictability, use ALLOW FILTERING")
 		}
-		f, err := ec.rowFilterOf(c, r, indexed)
+		f, err := ec.rowFilterOf(c, r)
 		if err != nil {
 			return nil, err
 		}
@@ -858,15 +858,12 @@ func rowErr(ti *tableInfo, err error) error {
 }
 
 // rowFilterOf is the filter a restriction on column c applies to rows.
-func (ec *execCtx) rowFilterOf(c *colInfo, r cqlparse.Relation, indexed string) (rowFilter, error) {
-	if r.Op == "IN" || r.Op == "!=" {
+func (ec *execCtx) rowFilterOf(c *colInfo, r cqlparse.Relation) (rowFilter, error) {
+	if r.Op == "!=" {
 		return rowFilter{}, engine.Errorf(engine.CodeInvalid, "%s restrictions on %s are not supported", r.Op, c.Name)
 	}
-	if r.Op == "NOT IN" {
-		// cql3/expr/expression.cc: a row passes when its value is none of
-		// the list's (a null value passes no restriction).
-		vals, err := ec.inValues(r.Value, c)
-		return rowFilter{col: c, op: r.Op, vals: vals}, err
+	if r.Op == "IN" || r.Op == "NOT IN" {
+		return ec.inFilter(c, r)
 	}
 	dt, err := filterType(c, r.Op)
 	if err != nil {
@@ -876,18 +873,35 @@ func (ec *execCtx) rowFilterOf(c *colInfo, r cqlparse.Relation, indexed string) 
 	if err != nil {
 		return rowFilter{}, err
 	}
-	if v == nil && !unset && c.Name == indexed {
-		// An index holds no nulls: = null finds nothing
-		// (cql3/restrictions/statement_restrictions.cc).
-		return rowFilter{col: c, op: "none"}, nil
-	}
 	if unset {
 		return rowFilter{}, unsetBindError(r.Value)
 	}
 	if v == nil {
-		return rowFilter{}, engine.Errorf(engine.CodeInvalid, "Invalid null value in condition for column %s", c.Name)
+		// A comparison with null is null, which no row passes
+		// (cql3/expr/expression.cc evaluate; an index holds no nulls).
+		return rowFilter{col: c, op: "none"}, nil
 	}
 	return rowFilter{col: c, op: r.Op, val: v}, nil
+}
+
+// inFilter is a filtering IN or NOT IN: a row passes when its value is one
+// (none) of the list's; a null list, like a null value, passes no row
+// (cql3/expr/expression.cc evaluate).
+func (ec *execCtx) inFilter(c *colInfo, r cqlparse.Relation) (rowFilter, error) {
+	if r.Value.Kind == cqlparse.TermBind {
+		b, unset, err := ec.value(r.Value, c.Name, datatype.NewList(c.dt))
+		if err != nil {
+			return rowFilter{}, err
+		}
+		if unset {
+			return rowFilter{}, unsetBindError(r.Value)
+		}
+		if b == nil {
+			return rowFilter{col: c, op: "none"}, nil
+		}
+	}
+	vals, err := ec.inValues(r.Value, c)
+	return rowFilter{col: c, op: r.Op, vals: vals}, err
 }
 
 type rowFilter struct {
@@ -911,11 +925,14 @@ func matches(fs []rowFilter, row [][]byte) bool {
 			continue
 		case "none":
 			return false
-		case "NOT IN":
+		case "IN", "NOT IN":
+			in := false
 			for _, x := range f.vals {
-				if cmp, ok := compareEncoded(f.col.dt, v, x); ok && cmp == 0 || bytes.Equal(v, x) {
-					return false
-				}
+				cmp, ok := compareEncoded(f.col.dt, v, x)
+				in = in || ok && cmp == 0 || bytes.Equal(v, x)
+			}
+			if in != (f.op == "IN") {
+				return false
 			}
 			continue
 		case "CONTAINS", "CONTAINS KEY":

@@ -140,7 +140,7 @@ func (ec *execCtx) viewFilters(bi *tableInfo, where string) ([]rowFilter, error)
 		if r.Op == "IS NOT" {
 			continue // viewRow skips rows without a key column
 		}
-		f, err := ec.rowFilterOf(c, r, "")
+		f, err := ec.rowFilterOf(c, r)
 		if err != nil {
 			return nil, err
 		}
