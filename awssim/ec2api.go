@@ -46,7 +46,11 @@ func (r *Region) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	action := q.Get("Action")
 	r.mu.Lock()
 	r.calls = append(r.calls, action)
-	inner, aerr := r.dispatch(action, q)
+	aerr := r.noteCall(action, q, req.Header)
+	var inner string
+	if aerr == nil {
+		inner, aerr = r.dispatch(action, q)
+	}
 	r.mu.Unlock()
 	if aerr != nil {
 		writeError(w, http.StatusBadRequest, aerr)
@@ -262,6 +266,7 @@ func (r *Region) runInstances(q url.Values) (string, *apiError) {
 		userData: ud, tags: tagSpecs(q, "instance"), sgs: sgs, spot: spot, clientToken: q.Get("ClientToken"),
 		launched: time.Now().UTC(), region: r,
 	}
+	in.injected = r.injectedImpairment(len(r.order) + 1)
 	in.volumeTags = tagSpecs(q, "volume")
 	if k := q.Get("KeyName"); k != "" {
 		in.keyName = k

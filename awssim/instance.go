@@ -31,6 +31,7 @@ type instance struct {
 	sgs                          []string
 	spot                         bool
 	launched                     time.Time
+	injected                     error // a test's ImpairInstance: the boot fails so (hooks.go)
 
 	// Guarded by region.mu.
 	state              string
@@ -88,12 +89,17 @@ func (in *instance) boot() {
 	}
 	conf := configure(ud, in.private, in.az)
 	in.set(func() { in.conf = conf })
+	if in.injected != nil {
+		fail(in.injected)
+		in.set(func() { in.booted = true })
+		return
+	}
 	in.sshd, err = startSSH(in, net.JoinHostPort(in.private, "22"))
 	if err != nil {
 		fail(err)
 		return
 	}
-	if conf.start {
+	if conf.start && !r.o.NoScyllaServer {
 		if err := in.startNode(conf); err != nil {
 			// The machine is up (sshd answers, journalctl shows the error)
 			// but impaired: the runner must not wait for a node that is

@@ -92,6 +92,14 @@ type Options struct {
 	// build, another account's image); an empty ID gets one.
 	Images []Image
 	Logf   func(format string, args ...any)
+
+	// Test options (hooks.go); `elasticity aws-sim` sets none of them.
+	// RecordRequests keeps every request for Requests.
+	RecordRequests bool
+	// NoScyllaServer boots instances without scylla-server, whatever their
+	// user-data says: sshd only, so that a test of the provisioning API
+	// gets running instances with passing status checks at once.
+	NoScyllaServer bool
 }
 
 // Region is a running simulated region.
@@ -112,8 +120,13 @@ type Region struct {
 	refuseSpot bool
 	calls      []string
 	reqs       int
-	closed     bool
-	wg         sync.WaitGroup
+	// Test hooks (hooks.go).
+	requests    []Request
+	actionCalls map[string]int
+	faults      map[string][]fault
+	impair      map[int]string
+	closed      bool
+	wg          sync.WaitGroup
 }
 
 type secGroup struct {
@@ -228,6 +241,7 @@ func (r *Region) Calls() []string {
 // InstanceInfo describes one instance for tests and the CLI's summary.
 type InstanceInfo struct {
 	ID, Type, Zone, State string
+	Image, UserData       string
 	Private, Public       string
 	Tags                  map[string]string
 	SecurityGroups        []string
@@ -252,7 +266,7 @@ func (r *Region) Instances() []InstanceInfo {
 		for k, v := range in.tags {
 			tags[k] = v
 		}
-		out = append(out, InstanceInfo{ID: in.id, Type: in.typ.Name, Zone: in.az, State: in.state, Private: in.private, Public: in.public,
+		out = append(out, InstanceInfo{ID: in.id, Type: in.typ.Name, Zone: in.az, State: in.state, Image: in.image.ID, UserData: in.userData, Private: in.private, Public: in.public,
 			Tags: tags, SecurityGroups: append([]string(nil), in.sgs...), DC: in.conf.dc, Rack: in.conf.rack, APIAddress: in.conf.apiAddress,
 			Seeds: append([]string(nil), in.conf.seeds...), ScyllaStarted: in.scyllaStarted, Spot: in.spot, Impaired: in.impaired, Reason: in.reason,
 			LogPath: in.logPath()})

@@ -3,12 +3,9 @@ package aws
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
-	awssdk "github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
 	"github.com/elasticity-dev/elasticity/awssim"
@@ -51,27 +48,19 @@ func simImages(t *testing.T) (*awssim.Region, *ec2.Client) {
 	prod := func(version, name string) map[string]string {
 		return map[string]string{"scylla_version": version + "-0.20260530.0123456789ab-1", "environment": "production", "Name": name, "arch": "x86_64"}
 	}
-	r, err := awssim.Start(context.Background(), awssim.Options{
-		Binary:   os.Args[0], // no instance is launched
-		Dir:      t.TempDir(),
-		Versions: []string{"2025.1.0", "2025.4.0", "2025.4.5"},
-		Images: []awssim.Image{
-			{ID: "ami-debug", Name: "debug-scylla-2025.4.5-x86_64-2026-06-01T00-00-00", Owner: awssim.ScyllaOwnerID, Arch: "x86_64", Created: newer,
+	s := newSim(t, func(o *awssim.Options) {
+		o.Versions = []string{"2025.1.0", "2025.4.0", "2025.4.5"}
+		o.Images = append(o.Images,
+			awssim.Image{ID: "ami-debug", Name: "debug-scylla-2025.4.5-x86_64-2026-06-01T00-00-00", Owner: awssim.ScyllaOwnerID, Arch: "x86_64", Created: newer,
 				Tags: prod("2025.4.5", "debug-scylla-2025.4.5-x86_64-2026-06-01T00-00-00")},
-			{ID: "ami-rc", Name: "scylla-2025.4.6~rc1-x86_64", Owner: awssim.ScyllaOwnerID, Arch: "x86_64", Created: newer,
+			awssim.Image{ID: "ami-rc", Name: "scylla-2025.4.6~rc1-x86_64", Owner: awssim.ScyllaOwnerID, Arch: "x86_64", Created: newer,
 				Tags: map[string]string{"scylla_version": "2025.4.6~rc1-0.20260530.0123456789ab", "environment": "candidate", "Name": "scylla-2025.4.6~rc1-x86_64-2026-06-01T00-00-00"}},
-			{ID: "ami-foreign", Name: "ScyllaDB 2025.4.5", Owner: "111122223333", Arch: "x86_64", Created: newer,
+			awssim.Image{ID: "ami-foreign", Name: "ScyllaDB 2025.4.5", Owner: "111122223333", Arch: "x86_64", Created: newer,
 				Tags: prod("2025.4.5", "scylla-2025.4.5-x86_64-2026-06-01T00-00-00")},
-			{ID: "ami-untagged", Name: "ScyllaDB 2025.4.5", Owner: awssim.ScyllaOwnerID, Arch: "x86_64", Created: newer},
-		},
+			awssim.Image{ID: "ami-untagged", Name: "ScyllaDB 2025.4.5", Owner: awssim.ScyllaOwnerID, Arch: "x86_64", Created: newer},
+		)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	c := ec2.New(ec2.Options{Region: "us-east-1", BaseEndpoint: awssdk.String(r.Endpoint()),
-		Credentials: credentials.NewStaticCredentialsProvider(awssim.AccessKeyID, awssim.SecretAccessKey, ""), RetryMaxAttempts: 1})
-	return r, c
+	return s.Region, s.client
 }
 
 // publishedID is the id of a version's published image of an architecture.

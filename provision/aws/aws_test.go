@@ -8,6 +8,11 @@ import (
 	"testing"
 	"time"
 
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
+
+	"github.com/elasticity-dev/elasticity/awssim"
 	"github.com/elasticity-dev/elasticity/provision"
 )
 
@@ -42,12 +47,8 @@ func seedsOf(ud scyllaUserData) string {
 }
 
 func TestCreateGrowDestroyRequests(t *testing.T) {
-	f := newFakeEC2(t)
-	f.images = []fakeImage{
-		{"ami-old", "ScyllaDB 2025.1.0", "2025-01-01T00:00:00.000Z", ""},
-		{"ami-new", "ScyllaDB 2025.1.3", "2025-06-01T00:00:00.000Z", ""},
-		{"ami-arm", "ScyllaDB 2025.1.3", "2025-06-01T00:00:00.000Z", "arm64"},
-	}
+	f := newSim(t, func(o *awssim.Options) { o.Versions = []string{"2025.1.0", "2025.1.3"} })
+	newest := publishedID(1, "2025.1.3", "x86_64") // the newest 2025.1 release's image
 	var logs strings.Builder
 	p := testProvider(t, f, &logs, nil)
 	ctx := context.Background()
@@ -61,16 +62,16 @@ func TestCreateGrowDestroyRequests(t *testing.T) {
 	live := f.live()
 	wantAZ := []string{"us-east-1a", "us-east-1b", "us-east-1c"}
 	for i, in := range live {
-		if in.typ != "i4i.large" || in.az != wantAZ[i] || in.ami != "ami-new" {
-			t.Errorf("instance %d: type %s az %s ami %s", i, in.typ, in.az, in.ami)
+		if in.Type != "i4i.large" || in.Zone != wantAZ[i] || in.Image != newest {
+			t.Errorf("instance %d: type %s az %s ami %s, want ami %s", i, in.Type, in.Zone, in.Image, newest)
 		}
 		for k, v := range map[string]string{TagRunID: "run-42", TagScenario: "90pct-scaleout", TagCreatedBy: "elasticity", TagNodeType: "db",
 			TagKeepUntil: "2026-11-30T18:00:00Z", TagName: "run-42-node-" + string(rune('1'+i))} {
-			if in.tags[k] != v {
-				t.Errorf("instance %d tag %s = %q, want %q", i, k, in.tags[k], v)
+			if in.Tags[k] != v {
+				t.Errorf("instance %d tag %s = %q, want %q", i, k, in.Tags[k], v)
 			}
 		}
-		ud := decodeUserData(t, in.userData)
+		ud := decodeUserData(t, in.UserData)
 		if ud.ScyllaYAML["cluster_name"] != "elasticity-run-42" || ud.ScyllaYAML["endpoint_snitch"] != "org.apache.cassandra.locator.Ec2Snitch" || !ud.StartScyllaOnFirstBoot {
 			t.Errorf("instance %d user-data: %+v", i, ud)
 		}
@@ -81,33 +82,30 @@ func TestCreateGrowDestroyRequests(t *testing.T) {
 		if ud.ScyllaYAML["blocked_reactor_notify_ms"] != "25" {
 			t.Errorf("extra args not in scylla_yaml: %+v", ud.ScyllaYAML)
 		}
-		if i > 0 && seedsOf(ud) != live[0].privateIP {
-			t.Errorf("instance %d seeds %q, want the first node %s", i, seedsOf(ud), live[0].privateIP)
+		if i > 0 && seedsOf(ud) != live[0].Private {
+			t.Errorf("instance %d seeds %q, want the first node %s", i, seedsOf(ud), live[0].Private)
 		}
-		if in.tags["sg"] == "" || in.tags["sg"] != p.securityGroup() {
+		if sg := securityGroupOf(in); sg == "" || sg != p.securityGroup() {
 			t.Errorf("instance %d not in the run's security group", i)
 		}
 	}
-	if nodes[0].Address != "203.0.113.1" && !strings.HasPrefix(nodes[0].Address, "203.0.113.") {
-		t.Errorf("node address %q: want the public IP", nodes[0].Address)
-	}
 	for i, n := range nodes {
+		if n.Address != live[i].Public {
+			t.Errorf("node %d address %q: want the public IP %s", i, n.Address, live[i].Public)
+		}
 		// Gossip knows a node by its private address; the DC is Ec2Snitch's.
-		if n.PrivateAddress != live[i].privateIP || n.GossipAddress() != live[i].privateIP || n.DC != "us-east" || n.Rack != testSpec().Racks[i] {
+		if n.PrivateAddress != live[i].Private || n.GossipAddress() != live[i].Private || n.DC != "us-east" || n.Rack != testSpec().Racks[i] {
 			t.Errorf("node %d: private %q gossip %q dc %q rack %q", i, n.PrivateAddress, n.GossipAddress(), n.DC, n.Rack)
 		}
 	}
 	// The created security group is open to the runner only, on the framework's ports.
-	var sg *fakeSG
-	for _, g := range f.sgs {
-		sg = g
-	}
-	if sg == nil || sg.perms.Get("IpPermissions.1.IpRanges.1.CidrIp") != "198.51.100.7/32" {
-		t.Fatalf("security group rules: %+v", sg)
+	auth := f.requestsOf("AuthorizeSecurityGroupIngress")
+	if len(auth) != 1 || auth[0].Params.Get("GroupId") != p.securityGroup() || auth[0].Params.Get("IpPermissions.1.IpRanges.1.CidrIp") != "198.51.100.7/32" {
+		t.Fatalf("security group rules: %+v", auth)
 	}
 	ports := map[string]bool{}
 	for i := 1; i <= 6; i++ {
-		ports[sg.perms.Get("IpPermissions."+string(rune('0'+i))+".FromPort")] = true
+		ports[auth[0].Params.Get("IpPermissions."+string(rune('0'+i))+".FromPort")] = true
 	}
 	for _, port := range []string{"22", "9042", "9100", "9180", "10000", "19042"} {
 		if !ports[port] {
@@ -122,8 +120,8 @@ func TestCreateGrowDestroyRequests(t *testing.T) {
 	}
 	live = f.live()
 	for i, in := range live[3:] {
-		if in.typ != "i4i.4xlarge" || in.az != wantAZ[i] || seedsOf(decodeUserData(t, in.userData)) != live[0].privateIP {
-			t.Errorf("grown instance %d: %s in %s", i, in.typ, in.az)
+		if in.Type != "i4i.4xlarge" || in.Zone != wantAZ[i] || seedsOf(decodeUserData(t, in.UserData)) != live[0].Private {
+			t.Errorf("grown instance %d: %s in %s", i, in.Type, in.Zone)
 		}
 	}
 	if _, err := p.AddNodes(ctx, []provision.NodeSpec{{Rack: "rack1", InstanceType: "m5.huge"}}); err == nil || !strings.Contains(err.Error(), "i4i.large") {
@@ -139,14 +137,14 @@ func TestCreateGrowDestroyRequests(t *testing.T) {
 	if l := f.live(); len(l) != 0 {
 		t.Fatalf("%d instances left after Destroy", len(l))
 	}
-	if len(f.sgs) != 0 {
+	if len(f.SecurityGroups()) != 0 {
 		t.Fatalf("security group left after Destroy")
 	}
 }
 
 func TestFailureHalfWayTearsDown(t *testing.T) {
-	f := newFakeEC2(t)
-	f.failRunAt = 3 // the third node cannot be launched
+	f := newSim(t, nil)
+	f.FailCall("RunInstances", 3, "InsufficientInstanceCapacity") // the third node cannot be launched
 	var logs strings.Builder
 	p := testProvider(t, f, &logs, func(o *Options) { o.AMI = "ami-explicit" })
 	_, err := p.Create(context.Background(), testSpec())
@@ -156,13 +154,11 @@ func TestFailureHalfWayTearsDown(t *testing.T) {
 	if l := f.live(); len(l) != 0 {
 		t.Fatalf("%d instances left running after a failed Create", len(l))
 	}
-	if len(f.sgs) != 0 {
+	if len(f.SecurityGroups()) != 0 {
 		t.Fatalf("the run's security group was left behind")
 	}
-	for _, a := range f.actions() {
-		if a == "DescribeImages" {
-			t.Errorf("an explicit AMI must not be looked up")
-		}
+	if n := len(f.requestsOf("DescribeImages")); n != 0 {
+		t.Errorf("an explicit AMI must not be looked up (%d DescribeImages)", n)
 	}
 }
 
@@ -171,12 +167,12 @@ func TestFailureHalfWayTearsDown(t *testing.T) {
 // simulated region reports an instance whose scylla-server could not take
 // its address so).
 func TestImpairedInstanceFailsTheCreate(t *testing.T) {
-	f := newFakeEC2(t)
-	f.impairedAt, f.reason = 2, "scylla-server failed to start: it exited: bind: address already in use"
+	f := newSim(t, nil)
+	f.ImpairInstance(2, "scylla-server failed to start: it exited: bind: address already in use")
 	var logs strings.Builder
 	p := testProvider(t, f, &logs, func(o *Options) { o.AMI = "ami-explicit"; o.ReadyTimeout = time.Hour })
 	_, err := p.Create(context.Background(), testSpec())
-	if err == nil || !strings.Contains(err.Error(), "impaired") || !strings.Contains(err.Error(), f.order[1]) || !strings.Contains(err.Error(), "address already in use") {
+	if err == nil || !strings.Contains(err.Error(), "impaired") || !strings.Contains(err.Error(), f.Instances()[1].ID) || !strings.Contains(err.Error(), "address already in use") {
 		t.Fatalf("want the impaired instance named with its reason, got %v", err)
 	}
 	if l := f.live(); len(l) != 0 {
@@ -185,8 +181,8 @@ func TestImpairedInstanceFailsTheCreate(t *testing.T) {
 }
 
 func TestSpotFallsBackToOnDemand(t *testing.T) {
-	f := newFakeEC2(t)
-	f.failRunAt = 1 // spot refused
+	f := newSim(t, nil)
+	f.FailCall("RunInstances", 1, "InsufficientInstanceCapacity") // spot refused
 	var logs strings.Builder
 	p := testProvider(t, f, &logs, func(o *Options) { o.AMI = "ami-x"; o.Spot = true })
 	spec := testSpec()
@@ -195,30 +191,52 @@ func TestSpotFallsBackToOnDemand(t *testing.T) {
 	if err != nil || len(nodes) != 1 {
 		t.Fatalf("Create with spot fallback: %v", err)
 	}
-	f.mu.Lock()
 	var markets []string
-	for _, q := range f.requests {
-		if q.Get("Action") == "RunInstances" {
-			markets = append(markets, q.Get("InstanceMarketOptions.MarketType"))
-		}
+	for _, q := range f.requestsOf("RunInstances") {
+		markets = append(markets, q.Params.Get("InstanceMarketOptions.MarketType"))
 	}
-	f.mu.Unlock()
 	if len(markets) != 2 || markets[0] != "spot" || markets[1] != "" {
 		t.Fatalf("want a spot try then on-demand, got %q", markets)
 	}
 }
 
-func TestSweepTerminatesOnlyExpiredTagged(t *testing.T) {
-	f := newFakeEC2(t)
-	add := func(id string, tags map[string]string) {
-		f.instances[id] = &fakeInstance{id: id, state: "running", typ: "i4i.large", tags: tags}
-		f.order = append(f.order, id)
+// launchTagged launches one instance carrying tags, as another run or
+// another tool left it, and returns its id.
+func (s *sim) launchTagged(t *testing.T, tags map[string]string) string {
+	t.Helper()
+	out, err := s.client.RunInstances(context.Background(), &ec2.RunInstancesInput{
+		ImageId: awssdk.String("ami-x"), InstanceType: types.InstanceTypeI4iLarge, MinCount: awssdk.Int32(1), MaxCount: awssdk.Int32(1),
+		TagSpecifications: []types.TagSpecification{{ResourceType: types.ResourceTypeInstance, Tags: ec2Tags(tags)}},
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	add("i-expired", map[string]string{TagCreatedBy: "elasticity", TagRunID: "old", TagKeepUntil: "2026-11-30T10:00:00Z"})
-	add("i-fresh", map[string]string{TagCreatedBy: "elasticity", TagRunID: "new", TagKeepUntil: "2026-11-30T20:00:00Z"})
-	add("i-foreign", map[string]string{TagKeepUntil: "2020-01-01T00:00:00Z"})
-	add("i-notag", map[string]string{TagCreatedBy: "elasticity"})
-	f.sgs["sg-old"] = &fakeSG{id: "sg-old", name: "elasticity-old", tags: map[string]string{TagCreatedBy: "elasticity", TagKeepUntil: "2026-11-30T10:00:00Z"}}
+	return awssdk.ToString(out.Instances[0].InstanceId)
+}
+
+func ec2Tags(tags map[string]string) []types.Tag {
+	var out []types.Tag
+	for k, v := range tags {
+		out = append(out, types.Tag{Key: awssdk.String(k), Value: awssdk.String(v)})
+	}
+	return out
+}
+
+func TestSweepTerminatesOnlyExpiredTagged(t *testing.T) {
+	f := newSim(t, nil)
+	expiredID := f.launchTagged(t, map[string]string{TagCreatedBy: "elasticity", TagRunID: "old", TagKeepUntil: "2026-11-30T10:00:00Z"})
+	fresh := f.launchTagged(t, map[string]string{TagCreatedBy: "elasticity", TagRunID: "new", TagKeepUntil: "2026-11-30T20:00:00Z"})
+	foreign := f.launchTagged(t, map[string]string{TagKeepUntil: "2020-01-01T00:00:00Z"})
+	notag := f.launchTagged(t, map[string]string{TagCreatedBy: "elasticity"})
+	sg, err := f.client.CreateSecurityGroup(context.Background(), &ec2.CreateSecurityGroupInput{
+		GroupName: awssdk.String("elasticity-old"), Description: awssdk.String("an expired run's group"),
+		TagSpecifications: []types.TagSpecification{{ResourceType: types.ResourceTypeSecurityGroup,
+			Tags: ec2Tags(map[string]string{TagCreatedBy: "elasticity", TagKeepUntil: "2026-11-30T10:00:00Z"})}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldSG := awssdk.ToString(sg.GroupId)
 	var logs strings.Builder
 	p := testProvider(t, f, &logs, nil)
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -233,8 +251,8 @@ func TestSweepTerminatesOnlyExpiredTagged(t *testing.T) {
 			expired[r.ID] = true
 		}
 	}
-	if len(expired) != 2 || !expired["i-expired"] || !expired["sg-old"] {
-		t.Fatalf("dry run: expired = %v", expired)
+	if len(expired) != 2 || !expired[expiredID] || !expired[oldSG] {
+		t.Fatalf("dry run: expired = %v, want %s and %s", expired, expiredID, oldSG)
 	}
 	if len(f.live()) != 4 {
 		t.Fatalf("a dry run terminated something")
@@ -244,43 +262,48 @@ func TestSweepTerminatesOnlyExpiredTagged(t *testing.T) {
 	}
 	var left []string
 	for _, in := range f.live() {
-		left = append(left, in.id)
+		left = append(left, in.ID)
 	}
-	if strings.Join(left, ",") != "i-fresh,i-foreign,i-notag" {
-		t.Fatalf("left after gc: %v", left)
+	if strings.Join(left, ",") != strings.Join([]string{fresh, foreign, notag}, ",") {
+		t.Fatalf("left after gc: %v, want %s %s %s", left, fresh, foreign, notag)
 	}
-	if f.sgs["sg-old"] != nil {
-		t.Fatalf("expired security group not deleted")
+	if sgs := f.SecurityGroups(); len(sgs) != 0 {
+		t.Fatalf("expired security group not deleted: %v", sgs)
 	}
 }
 
 func TestNoCredentialInLogsOrErrors(t *testing.T) {
-	f := newFakeEC2(t)
-	f.failRunAt = 2
+	f := newSim(t, nil)
+	f.FailCall("RunInstances", 2, "InsufficientInstanceCapacity")
 	var logs strings.Builder
 	p := testProvider(t, f, &logs, func(o *Options) { o.AMI = "ami-x" })
 	_, err := p.Create(context.Background(), testSpec())
 	if err == nil {
 		t.Fatal("want a failure")
 	}
-	// The fake saw signed requests: the key id really was sent ...
-	f.mu.Lock()
-	sent := strings.Contains(f.headers[0].Get("Authorization"), testAccessKey)
-	f.mu.Unlock()
-	if !sent {
-		t.Fatal("test is broken: the fake did not receive the access key id")
+	// The region saw signed requests: the key id and the session token really were sent ...
+	h := f.Requests()[0].Header
+	if !strings.Contains(h.Get("Authorization"), "Credential="+awssim.AccessKeyID+"/") || h.Get("X-Amz-Security-Token") != sessionToken {
+		t.Fatalf("test is broken: the region did not receive the credentials: %v", h)
 	}
-	// ... but neither it, the secret nor the session token reach logs or errors,
-	// even when an error message echoes them.
-	echo := RedactString("SignatureDoesNotMatch: Credential=" + testAccessKey + "/20261130/us-east-1/ec2/aws4_request, aws_secret_access_key=" + testSecretKey + " X-Amz-Security-Token: sessiontoken123")
+	// ... but neither they nor the secret reach logs or errors, even when an
+	// error message echoes them (a real-looking key in the echo).
+	echo := RedactString("SignatureDoesNotMatch: Credential=" + testAccessKey + "/20261130/us-east-1/ec2/aws4_request, aws_secret_access_key=" + testSecretKey + " X-Amz-Security-Token: " + sessionToken)
+	secrets := []string{awssim.AccessKeyID, awssim.SecretAccessKey, sessionToken, testAccessKey, testSecretKey}
 	for _, text := range []string{logs.String(), err.Error(), echo} {
-		for _, secret := range []string{testAccessKey, testSecretKey, "sessiontoken123"} {
+		for _, secret := range secrets {
 			if strings.Contains(text, secret) {
 				t.Errorf("credential %q leaked into %q", secret, text)
 			}
 		}
 	}
 }
+
+// A key and secret shaped like real ones, for the redaction of an echo.
+const (
+	testAccessKey = "AKIAFAKEFAKEFAKE1234"
+	testSecretKey = "s3cr3t/Fake+Secret/Key/ForTestsOnly0123456"
+)
 
 func TestEstimateCost(t *testing.T) {
 	lines, total, err := EstimateCost(map[string]int{"i4i.large": 3, "i4i.4xlarge": 3})
@@ -296,8 +319,8 @@ func TestEstimateCost(t *testing.T) {
 }
 
 func TestGravitonTypesGetTheArm64Image(t *testing.T) {
-	f := newFakeEC2(t)
-	f.images = []fakeImage{{"ami-x86", "ScyllaDB 2025.1.3", "2025-06-01T00:00:00.000Z", "x86_64"}, {"ami-arm", "ScyllaDB 2025.1.3", "2025-06-01T00:00:00.000Z", "arm64"}}
+	f := newSim(t, func(o *awssim.Options) { o.Versions = []string{"2025.1.3"} })
+	x86, arm := publishedID(0, "2025.1.3", "x86_64"), publishedID(0, "2025.1.3", "arm64")
 	var logs strings.Builder
 	p := testProvider(t, f, &logs, nil)
 	spec := testSpec()
@@ -311,12 +334,12 @@ func TestGravitonTypesGetTheArm64Image(t *testing.T) {
 	}
 	live := f.live()
 	for i, in := range live {
-		want := "ami-arm"
-		if in.typ == "i4i.xlarge" {
-			want = "ami-x86"
+		want := arm
+		if in.Type == "i4i.xlarge" {
+			want = x86
 		}
-		if in.ami != want {
-			t.Errorf("instance %d (%s): image %s, want %s", i, in.typ, in.ami, want)
+		if in.Image != want {
+			t.Errorf("instance %d (%s): image %s, want %s", i, in.Type, in.Image, want)
 		}
 	}
 	if err := p.Destroy(ctx); err != nil {
