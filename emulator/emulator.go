@@ -100,7 +100,12 @@ type Config struct {
 	// TTLPeriodSeconds is scylla's --alternator-ttl-period-in-seconds: the
 	// period of the per-row TTL expiration scans (db/config.cc, 86400).
 	TTLPeriodSeconds float64
-	CPUProfile       string
+	// EnableUDF and ExperimentalFeatures are scylla's
+	// --enable-user-defined-functions and --experimental-features
+	// (db/config.cc); together with "udf" they enable CREATE FUNCTION.
+	EnableUDF            bool
+	ExperimentalFeatures []string
+	CPUProfile           string
 	// Pprof serves net/http/pprof under /debug/pprof/ on the REST port
 	// (not a ScyllaDB flag: the emulator's own profiling, issue 17).
 	Pprof bool
@@ -169,6 +174,8 @@ func Flags(c *Config) *pflag.FlagSet {
 	fs.StringVar(&c.Version, "version", c.Version, "version reported by the node")
 	fs.IntVar(&c.InitialTablets, "initial-tablets", c.InitialTablets, "tablets per table when the keyspace does not say")
 	fs.Float64Var(&c.TTLPeriodSeconds, "alternator-ttl-period-in-seconds", c.TTLPeriodSeconds, "period of the per-row TTL expiration scans, in seconds (db/config.cc)")
+	fs.BoolVar(&c.EnableUDF, "enable-user-defined-functions", c.EnableUDF, "enable user-defined functions (db/config.cc; needs --experimental-features=udf)")
+	fs.StringSliceVar(&c.ExperimentalFeatures, "experimental-features", c.ExperimentalFeatures, "experimental features to enable, repeatable or a comma list (db/config.cc experimental_features_t: udf, ...)")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", c.CPUProfile, "write a Go CPU profile of the node to this file")
 	fs.MarkHidden("cpu-profile")
 	fs.BoolVar(&c.Pprof, "pprof", c.Pprof, "serve Go profiles of the node process under /debug/pprof/ on the REST port")
@@ -361,7 +368,7 @@ func Run(ctx context.Context, c Config) error {
 		n.Close()
 		return startFail(fmt.Errorf("CQL: %w", err))
 	}
-	srv := cql.NewServer(n, cql.Options{Shards: c.VCPUs, Authenticator: c.Authenticator, Logf: log.Logf, TTLPeriod: time.Duration(c.TTLPeriodSeconds * float64(time.Second))})
+	srv := cql.NewServer(n, cql.Options{Shards: c.VCPUs, Authenticator: c.Authenticator, Logf: log.Logf, TTLPeriod: time.Duration(c.TTLPeriodSeconds * float64(time.Second)), UserDefinedFunctions: c.EnableUDF})
 	go srv.RunExpiration(ctx)
 	if c.ShardAwareCQLPort > 0 {
 		saLn, err := listen(c.ShardAwareCQLPort)
@@ -464,6 +471,7 @@ func validate(c *Config) error {
 	if c.NodeExporterPort < 0 || c.NodeExporterPort > 65535 {
 		errs = append(errs, fmt.Sprintf("--node-exporter-port %d out of range", c.NodeExporterPort))
 	}
+	errs = append(errs, experimentalErrors(c)...)
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
 	}

@@ -164,3 +164,31 @@ func TestStartingMessageShowsTheCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// init.cc: --enable-user-defined-functions alone fails the start; db/config.cc
+// experimental_features_t::map names the features that exist.
+func TestUDFNeedsExperimentalFeature(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--enable-user-defined-functions=1"}, "You must use both enable_user_defined_functions and experimental_features:udf"},
+		{[]string{"--experimental-features=udf,nosuch"}, `--experimental-features: invalid value "nosuch"`},
+	} {
+		c := DefaultConfig()
+		if err := Flags(&c).Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		c.DataDir, c.Stderr = t.TempDir(), io.Discard
+		if err := Run(context.Background(), c); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	c := DefaultConfig()
+	if err := Flags(&c).Parse([]string{"--enable-user-defined-functions=1", "--experimental-features=lwt", "--experimental-features", "udf"}); err != nil {
+		t.Fatal(err)
+	}
+	if errs := experimentalErrors(&c); len(errs) != 0 || !c.EnableUDF {
+		t.Fatalf("repeated --experimental-features: %v (enabled %v)", errs, c.EnableUDF)
+	}
+}

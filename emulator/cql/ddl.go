@@ -71,7 +71,7 @@ func (ec *execCtx) ddl(st cqlparse.Statement) (message.Message, error) {
 		}
 	}
 	ct, target, ks, obj := schemaChangeParts(*ch)
-	return &message.SchemaChangeResult{ChangeType: ct, Target: target, Keyspace: ks, Object: obj}, nil
+	return &message.SchemaChangeResult{ChangeType: ct, Target: target, Keyspace: ks, Object: obj, Arguments: schemaChangeArgs(*ch)}, nil
 }
 
 // schemaChange validates a DDL statement against the current schema and
@@ -153,9 +153,7 @@ func (ec *execCtx) schemaChange(st cqlparse.Statement) (*engine.SchemaChange, er
 	case *cqlparse.AlterView:
 		return ec.alterView(sch, x)
 	case *cqlparse.FunctionStmt:
-		// cql3/statements/function_statement.cc create_arg_types, with
-		// db/config.cc's enable_user_defined_functions default of false.
-		return nil, engine.Errorf(engine.CodeInvalid, "User defined functions are disabled. Set enable_user_defined_functions and experimental_features:udf to enable them")
+		return ec.functionChange(sch, x)
 	case *cqlparse.DropTable:
 		ks, err := keyspaceOf(x.Keyspace, ec.keyspace)
 		if err != nil {

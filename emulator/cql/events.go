@@ -70,7 +70,7 @@ func eventMessage(ev engine.Event) (primitive.EventType, message.Message) {
 		if ks == "" {
 			return "", nil
 		}
-		return primitive.EventTypeSchemaChange, &message.SchemaChangeEvent{ChangeType: ct, Target: target, Keyspace: ks, Object: obj}
+		return primitive.EventTypeSchemaChange, &message.SchemaChangeEvent{ChangeType: ct, Target: target, Keyspace: ks, Object: obj, Arguments: schemaChangeArgs(*ev.Change)}
 	}
 	return "", nil
 }
@@ -106,6 +106,25 @@ func schemaChangeParts(ch engine.SchemaChange) (primitive.SchemaChangeType, prim
 		return primitive.SchemaChangeTypeCreated, primitive.SchemaChangeTargetType, ch.KeyspaceName, ch.TableName
 	case engine.DropType:
 		return primitive.SchemaChangeTypeDropped, primitive.SchemaChangeTargetType, ch.KeyspaceName, ch.TableName
+	case engine.CreateFunction, engine.DropFunction:
+		// cql3/statements/function_statement.cc create_schema_change.
+		ct, target := primitive.SchemaChangeTypeCreated, primitive.SchemaChangeTargetFunction
+		if ch.Kind == engine.DropFunction {
+			ct = primitive.SchemaChangeTypeDropped
+		}
+		if ch.Function.Aggregate {
+			target = primitive.SchemaChangeTargetAggregate
+		}
+		return ct, target, ch.KeyspaceName, ch.Function.Name
 	}
 	return "", "", "", ""
+}
+
+// schemaChangeArgs are a FUNCTION or AGGREGATE change's argument types
+// (function_statement.cc create_schema_change); nil for other changes.
+func schemaChangeArgs(ch engine.SchemaChange) []string {
+	if ch.Function == nil {
+		return nil
+	}
+	return append([]string{}, ch.Function.ArgTypes...)
 }

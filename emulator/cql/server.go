@@ -57,6 +57,10 @@ type Options struct {
 	// TTLPeriod is alternator_ttl_period_in_seconds: the expiration
 	// service's scan period (RunExpiration); 0 = DefaultTTLPeriod.
 	TTLPeriod time.Duration
+	// UserDefinedFunctions is enable_user_defined_functions together with
+	// experimental_features udf (init.cc): CREATE FUNCTION/AGGREGATE are
+	// accepted, with Lua bodies.
+	UserDefinedFunctions bool
 }
 
 const (

@@ -160,6 +160,9 @@ type Schema struct {
 	Keyspaces map[string]*Keyspace
 	Tables    map[string]map[string]*Table    // keyspace -> table -> def
 	Types     map[string]map[string]*UserType // keyspace -> type -> def
+	// Functions are the user-defined functions and aggregates: keyspace
+	// -> signature (Function.Signature) -> definition.
+	Functions map[string]map[string]*Function
 }
 
 // SchemaChangeKind enumerates DDL operations.
@@ -174,6 +177,10 @@ const (
 	DropType
 	AlterTable    // Table is the new definition (same id)
 	AlterKeyspace // Keyspace is the new definition
+	// CreateFunction and DropFunction carry Function (a function or an
+	// aggregate: Function.Aggregate).
+	CreateFunction
+	DropFunction
 )
 
 // SchemaChange is one DDL statement, already validated syntactically.
@@ -186,6 +193,8 @@ type SchemaChange struct {
 	Type         *UserType // CreateType
 	KeyspaceName string    // Drop*, CreateTable, CreateType
 	TableName    string    // DropTable; DropType: the type's name
+	Function     *Function // CreateFunction, DropFunction
+	OrReplace    bool      // CREATE OR REPLACE FUNCTION/AGGREGATE
 }
 
 // Mutation writes or deletes one row or one partition.

@@ -22,9 +22,12 @@ type Meta struct {
 	Keyspaces map[string]*engine.Keyspace
 	Tables    map[string]map[string]*engine.Table
 	// Types are the user-defined types, by keyspace and name.
-	Types   map[string]map[string]*engine.UserType
-	Nodes   map[string]*NodeMeta // host id -> node
-	Tablets map[string]*TabletMap
+	Types map[string]map[string]*engine.UserType
+	// Functions are the user-defined functions and aggregates, by
+	// keyspace and signature.
+	Functions map[string]map[string]*engine.Function `json:",omitempty"`
+	Nodes     map[string]*NodeMeta                   // host id -> node
+	Tablets   map[string]*TabletMap
 	// Balancing enables the tablet load balancer.
 	Balancing bool
 	// LastChange is the schema change of this epoch (for client events).
@@ -117,6 +120,7 @@ func (m *Meta) clone() *Meta {
 	}
 	c.Tables = cloneByKeyspace(m.Tables)
 	c.Types = cloneByKeyspace(m.Types)
+	c.Functions = cloneByKeyspace(m.Functions)
 	c.Nodes = map[string]*NodeMeta{}
 	for k, v := range m.Nodes {
 		n := *v
@@ -147,7 +151,8 @@ func schemaVersion(m *Meta) [16]byte {
 		K map[string]*engine.Keyspace
 		T map[string]map[string]*engine.Table
 		U map[string]map[string]*engine.UserType `json:",omitempty"`
-	}{m.Keyspaces, m.Tables, m.Types})
+		F map[string]map[string]*engine.Function `json:",omitempty"`
+	}{m.Keyspaces, m.Tables, m.Types, m.Functions})
 	v := md5.Sum(b)
 	v[6] = v[6]&0x0f | 0x30 // version 3 (name based, md5)
 	v[8] = v[8]&0x3f | 0x80
@@ -216,9 +221,18 @@ func applySchemaChange(m *Meta, ch engine.SchemaChange, initialTablets int) (*Me
 		delete(n.Keyspaces, ch.KeyspaceName)
 		delete(n.Tables, ch.KeyspaceName)
 		delete(n.Types, ch.KeyspaceName)
+		delete(n.Functions, ch.KeyspaceName)
 		return n, nil
 	case engine.CreateType, engine.DropType:
 		return applyTypeChange(m, ch)
+	case engine.CreateFunction, engine.DropFunction:
+		fns, noop, err := engine.ApplyFunctionChange(m.Functions, ch)
+		if err != nil || noop {
+			return nil, err
+		}
+		n := m.clone()
+		n.Functions = fns
+		return n, nil
 	case engine.AlterKeyspace:
 		if ch.Keyspace == nil || m.Keyspaces[ch.Keyspace.Name] == nil {
 			return nil, engine.Errorf(engine.CodeInvalid, "Unknown keyspace %s", ch.KeyspaceName)

@@ -198,7 +198,7 @@ func newView(m *Meta) *view {
 	for k, tm := range m.Tablets {
 		v.tablets[parseUUID(k)] = tm
 	}
-	v.schema = &engine.Schema{Version: schemaVersion(m), Keyspaces: m.Keyspaces, Tables: m.Tables, Types: m.Types}
+	v.schema = &engine.Schema{Version: schemaVersion(m), Keyspaces: m.Keyspaces, Tables: m.Tables, Types: m.Types, Functions: m.Functions}
 	seen := map[string]bool{}
 	for _, n := range sortedNodes(m) {
 		if !seen[n.DC] {

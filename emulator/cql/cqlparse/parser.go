@@ -243,11 +243,11 @@ func (p *parser) statement() (Statement, error) {
 			p.i += 2
 			if p.isKw("function") || p.isKw("aggregate") {
 				p.stmt = "CREATE " + strings.ToUpper(p.peek().text)
-				return p.functionHead(p.next().text == "aggregate")
+				return p.functionHead(p.next().text == "aggregate", true)
 			}
 		case p.isKw("function") || p.isKw("aggregate"):
 			p.stmt = "CREATE " + strings.ToUpper(p.peek().text)
-			return p.functionHead(p.next().text == "aggregate")
+			return p.functionHead(p.next().text == "aggregate", false)
 		}
 		if st, ok, err := p.authStatement("create"); ok {
 			return st, err

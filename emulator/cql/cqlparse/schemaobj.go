@@ -60,14 +60,28 @@ type AlterView struct {
 	Options        map[string]Term
 }
 
-// FunctionStmt is CREATE/DROP FUNCTION or AGGREGATE; the emulator parses
-// only its head (what and name) and answers as ScyllaDB does with
-// user-defined functions disabled.
+// FunctionStmt is CREATE [OR REPLACE] FUNCTION|AGGREGATE and DROP
+// FUNCTION|AGGREGATE (cql3/Cql.g createFunctionStatement,
+// createAggregateStatement, dropFunctionStatement, dropAggregateStatement).
 type FunctionStmt struct {
-	Verb      string // CREATE or DROP
-	Aggregate bool
-	Keyspace  string
-	Function  string
+	Verb               string // CREATE or DROP
+	Aggregate          bool
+	Keyspace, Function string
+	OrReplace          bool
+	IfNotExists        bool
+	IfExists           bool
+	// ArgTypes are the argument types; ArgsPresent says a DROP named them.
+	ArgTypes    []string
+	ArgsPresent bool
+	// A function's argument names, null-input behaviour, return type,
+	// language and body.
+	ArgNames          []string
+	CalledOnNullInput bool
+	ReturnType        string
+	Language, Body    string
+	// An aggregate's SFUNC, STYPE, REDUCEFUNC, FINALFUNC and INITCOND.
+	SFunc, SType, ReduceFunc, FinalFunc string
+	InitCond                            *Term
 }
 
 func (*CreateIndex) Name() string { return "CREATE INDEX" }
@@ -246,20 +260,141 @@ func (p *parser) dropObject(kind string) (Statement, error) {
 	case "view":
 		return &DropView{Keyspace: ks, View: name, IfExists: ifExists}, nil
 	}
-	p.i = len(p.toks) - 1 // the argument types are not read
-	return &FunctionStmt{Verb: "DROP", Aggregate: kind == "aggregate", Keyspace: ks, Function: name}, nil
+	st := &FunctionStmt{Verb: "DROP", Aggregate: kind == "aggregate", Keyspace: ks, Function: name, IfExists: ifExists}
+	if p.accept("(") {
+		st.ArgsPresent = true
+		if !p.accept(")") {
+			if err := p.commaListIn(func() error {
+				t, err := p.cqlType()
+				st.ArgTypes = append(st.ArgTypes, t)
+				return err
+			}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return st, nil
+}
+
+// commaListIn parses item, item ... ) after an opening parenthesis.
+func (p *parser) commaListIn(item func() error) error {
+	for {
+		if err := item(); err != nil {
+			return err
+		}
+		if !p.accept(",") {
+			return p.expect(")")
+		}
+	}
 }
 
 // functionHead parses CREATE [OR REPLACE] FUNCTION|AGGREGATE [IF NOT
-// EXISTS] name and skips the rest.
-func (p *parser) functionHead(aggregate bool) (Statement, error) {
-	if _, err := p.ifNotExists(); err != nil {
+// EXISTS] name (...) and the rest of the statement.
+func (p *parser) functionHead(aggregate, orReplace bool) (Statement, error) {
+	ine, err := p.ifNotExists()
+	if err != nil {
 		return nil, err
 	}
 	ks, name, err := p.qualifiedName("function name")
 	if err != nil {
 		return nil, err
 	}
-	p.i = len(p.toks) - 1
-	return &FunctionStmt{Verb: "CREATE", Aggregate: aggregate, Keyspace: ks, Function: name}, nil
+	st := &FunctionStmt{Verb: "CREATE", Aggregate: aggregate, Keyspace: ks, Function: name, OrReplace: orReplace, IfNotExists: ine}
+	if err := p.expect("("); err != nil {
+		return nil, err
+	}
+	if !p.accept(")") {
+		if err := p.commaListIn(func() error {
+			if !aggregate {
+				n, err := p.ident("argument name")
+				if err != nil {
+					return err
+				}
+				st.ArgNames = append(st.ArgNames, n)
+			}
+			t, err := p.cqlType()
+			st.ArgTypes = append(st.ArgTypes, t)
+			return err
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if aggregate {
+		return st, p.aggregateBody(st)
+	}
+	return st, p.functionBody(st)
+}
+
+// functionBody parses (CALLED | RETURNS NULL) ON NULL INPUT RETURNS type
+// LANGUAGE lang AS 'body'.
+func (p *parser) functionBody(st *FunctionStmt) error {
+	switch {
+	case p.acceptKw("called"):
+		st.CalledOnNullInput = true
+	case p.acceptKw("returns"):
+		if err := p.expectKw("null"); err != nil {
+			return err
+		}
+	default:
+		return p.errf("expecting CALLED or RETURNS NULL, got %s", p.peek())
+	}
+	for _, kw := range []string{"on", "null", "input", "returns"} {
+		if err := p.expectKw(kw); err != nil {
+			return err
+		}
+	}
+	var err error
+	if st.ReturnType, err = p.cqlType(); err != nil {
+		return err
+	}
+	if err := p.expectKw("language"); err != nil {
+		return err
+	}
+	if st.Language, err = p.ident("language"); err != nil {
+		return err
+	}
+	if err := p.expectKw("as"); err != nil {
+		return err
+	}
+	if t := p.peek(); t.kind != tString {
+		return p.errf("expecting the function body as a string, got %s", t)
+	}
+	st.Body = p.next().text
+	return nil
+}
+
+// aggregateBody parses SFUNC f STYPE t [REDUCEFUNC f] [FINALFUNC f]
+// [INITCOND term].
+func (p *parser) aggregateBody(st *FunctionStmt) error {
+	var err error
+	if err = p.expectKw("sfunc"); err != nil {
+		return err
+	}
+	if st.SFunc, err = p.ident("state function"); err != nil {
+		return err
+	}
+	if err = p.expectKw("stype"); err != nil {
+		return err
+	}
+	if st.SType, err = p.cqlType(); err != nil {
+		return err
+	}
+	if p.acceptKw("reducefunc") {
+		if st.ReduceFunc, err = p.ident("reduce function"); err != nil {
+			return err
+		}
+	}
+	if p.acceptKw("finalfunc") {
+		if st.FinalFunc, err = p.ident("final function"); err != nil {
+			return err
+		}
+	}
+	if p.acceptKw("initcond") {
+		t, err := p.term()
+		if err != nil {
+			return err
+		}
+		st.InitCond = &t
+	}
+	return nil
 }

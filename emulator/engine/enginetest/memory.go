@@ -188,6 +188,7 @@ func applyChange(cur *engine.Schema, ch engine.SchemaChange) (*engine.Schema, er
 		}
 		next.Types[k] = t
 	}
+	next.Functions = cur.Functions
 	for k, v := range cur.Keyspaces {
 		next.Keyspaces[k] = v
 	}
@@ -273,6 +274,15 @@ func applyChange(cur *engine.Schema, ch engine.SchemaChange) (*engine.Schema, er
 		}
 		ut := *ch.Type
 		next.Types[ch.KeyspaceName][ut.Name] = &ut
+	case engine.CreateFunction, engine.DropFunction:
+		fns, noop, err := engine.ApplyFunctionChange(cur.Functions, ch)
+		if err != nil {
+			return nil, err
+		}
+		if noop {
+			return cur, nil
+		}
+		next.Functions = fns
 	case engine.DropType:
 		if cur.Types[ch.KeyspaceName][ch.TableName] == nil {
 			if ch.IfExists {
@@ -313,7 +323,8 @@ func schemaVersion(s *engine.Schema) [16]byte {
 		K []*engine.Keyspace
 		T []tdef
 		U map[string]map[string]*engine.UserType // json sorts map keys
-	}{kss, ts, s.Types})
+		F map[string]map[string]*engine.Function `json:",omitempty"`
+	}{kss, ts, s.Types, s.Functions})
 	v := md5.Sum(b)
 	v[6] = v[6]&0x0f | 0x30 // a name-based (v3) uuid
 	v[8] = v[8]&0x3f | 0x80

@@ -1,0 +1,192 @@
+package cql
+
+import (
+	"strings"
+
+	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// errUDFDisabled is cql3/statements/function_statement.cc create_arg_types
+// on a node without enable_user_defined_functions and experimental udf.
+var errUDFDisabled = engine.Errorf(engine.CodeInvalid, "User defined functions are disabled. Set enable_user_defined_functions and experimental_features:udf to enable them")
+
+// functionChange validates CREATE/DROP FUNCTION/AGGREGATE as
+// cql3/statements/function_statement.cc, create_function_statement.cc,
+// create_aggregate_statement.cc and drop_function_statement.cc do.
+func (ec *execCtx) functionChange(sch *engine.Schema, x *cqlparse.FunctionStmt) (*engine.SchemaChange, error) {
+	if !ec.s.opts.UserDefinedFunctions {
+		return nil, errUDFDisabled
+	}
+	ks, err := keyspaceOf(x.Keyspace, ec.keyspace)
+	if err != nil {
+		return nil, err
+	}
+	if sch.Keyspaces[ks] == nil {
+		return nil, engine.Errorf(engine.CodeInvalid, "Keyspace '%s' doesn't exist", ks)
+	}
+	args, err := functionTypes(sch, ks, x.ArgTypes)
+	if err != nil {
+		return nil, err
+	}
+	if x.Verb == "DROP" {
+		return dropFunction(sch, ks, x, args)
+	}
+	f := &engine.Function{Keyspace: ks, Name: x.Function, ArgTypes: args, ArgNames: x.ArgNames}
+	if old := sch.Functions[ks][f.Signature()]; old != nil && old.Aggregate != x.Aggregate && x.OrReplace {
+		what := "function"
+		if x.Aggregate {
+			what = "aggregate"
+		}
+		return nil, engine.Errorf(engine.CodeInvalid, "Cannot replace '%s.%s' which is not a user defined %s", ks, f.Signature(), what)
+	} else if old != nil && !x.OrReplace && !x.IfNotExists {
+		return nil, engine.Errorf(engine.CodeInvalid, "The function '%s.%s' already exists", ks, f.Signature())
+	}
+	if x.Aggregate {
+		err = aggregateDef(sch, f, x)
+	} else {
+		err = functionDef(sch, f, x)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &engine.SchemaChange{Kind: engine.CreateFunction, Function: f, KeyspaceName: ks, IfNotExists: x.IfNotExists, OrReplace: x.OrReplace}, nil
+}
+
+// functionTypes prepares argument types as function_statement.cc
+// prepare_type: a user type must be named without frozen; names come out
+// canonical (varchar is text).
+func functionTypes(sch *engine.Schema, ks string, raw []string) ([]string, error) {
+	out := make([]string, len(raw))
+	for i, r := range raw {
+		t, err := functionType(sch, ks, r)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+func functionType(sch *engine.Schema, ks, raw string) (string, error) {
+	if strings.HasPrefix(raw, "frozen<") && lookupUserType(keyspaceTypes(sch, ks), strings.TrimSuffix(strings.TrimPrefix(raw, "frozen<"), ">")) != nil {
+		return "", engine.Errorf(engine.CodeInvalid, "User defined argument and return types should not be frozen")
+	}
+	dt, err := parseTypeIn(raw, keyspaceTypes(sch, ks))
+	if err != nil {
+		return "", err
+	}
+	return typeName(dt), nil
+}
+
+// dropFunction is drop_function_statement_base::validate_while_executing:
+// with a signature it drops that overload, without one the only function
+// of that name.
+func dropFunction(sch *engine.Schema, ks string, x *cqlparse.FunctionStmt, args []string) (*engine.SchemaChange, error) {
+	var f *engine.Function
+	if x.ArgsPresent {
+		f = sch.Functions[ks][engine.Signature(x.Function, args)]
+		if f == nil && !x.IfExists {
+			return nil, engine.Errorf(engine.CodeInvalid, "User function %s.%s(%s) doesn't exist", ks, x.Function, strings.Join(args, ", "))
+		}
+	} else {
+		for _, c := range sch.Functions[ks] {
+			if c.Name != x.Function {
+				continue
+			}
+			if f != nil {
+				return nil, engine.Errorf(engine.CodeInvalid, "There are multiple functions named %s.%s", ks, x.Function)
+			}
+			f = c
+		}
+		if f == nil && !x.IfExists {
+			return nil, engine.Errorf(engine.CodeInvalid, "No function named %s.%s found", ks, x.Function)
+		}
+	}
+	if f == nil {
+		return nil, nil
+	}
+	if f.Aggregate != x.Aggregate {
+		// drop_function_statement.cc / drop_aggregate_statement.cc.
+		if x.Aggregate {
+			return nil, engine.Errorf(engine.CodeInvalid, "'%s.%s' is not a user defined aggregate", ks, f.Signature())
+		}
+		return nil, engine.Errorf(engine.CodeInvalid, "'%s.%s' is not a user defined function", ks, f.Signature())
+	}
+	if !f.Aggregate {
+		for _, a := range sch.Functions[ks] {
+			if a.Aggregate && (a.StateFunc == f.Name || a.FinalFunc == f.Name || a.ReduceFunc == f.Name) {
+				// db/schema_tables.cc / migration_manager: a function an
+				// aggregate uses cannot be dropped.
+				return nil, engine.Errorf(engine.CodeInvalid, "Cannot delete function %s.%s, as it is used by user-defined aggregate %s.%s", ks, f.Name, ks, a.Name)
+			}
+		}
+	}
+	return &engine.SchemaChange{Kind: engine.DropFunction, Function: f, KeyspaceName: ks, IfExists: x.IfExists}, nil
+}
+
+// functionDef is create_function_statement.cc create: Lua only (lang/
+// manager.cc), compiled as lang/lua.cc compile does (the arguments bound
+// by "local a,b = ...").
+func functionDef(sch *engine.Schema, f *engine.Function, x *cqlparse.FunctionStmt) error {
+	if x.Language != "lua" {
+		// wasm needs ScyllaDB's wasmtime runtime, which the emulator has not.
+		return engine.Errorf(engine.CodeInvalid, "Language '%s' is not supported", x.Language)
+	}
+	rt, err := functionType(sch, f.Keyspace, x.ReturnType)
+	if err != nil {
+		return err
+	}
+	if _, err := parse.Parse(strings.NewReader(luaChunk(x.ArgNames, x.Body)), f.Name); err != nil {
+		return engine.Errorf(engine.CodeInvalid, "could not compile: %s", err)
+	}
+	f.ReturnType, f.CalledOnNullInput, f.Language, f.Body = rt, x.CalledOnNullInput, x.Language, x.Body
+	return nil
+}
+
+// luaChunk is the script lang/lua.cc compile runs: the body after a line
+// binding the argument names to the chunk's varargs.
+func luaChunk(argNames []string, body string) string {
+	if len(argNames) == 0 {
+		return body
+	}
+	return "local " + strings.Join(argNames, ",") + " = ...;\n" + body
+}
+
+// aggregateDef is create_aggregate_statement.cc create: the state function
+// takes (stype, args...) and returns stype; the final function takes
+// stype; the reduce function takes (stype, stype).
+func aggregateDef(sch *engine.Schema, f *engine.Function, x *cqlparse.FunctionStmt) error {
+	st, err := functionType(sch, f.Keyspace, x.SType)
+	if err != nil {
+		return err
+	}
+	fns := sch.Functions[f.Keyspace]
+	acc := append([]string{st}, f.ArgTypes...)
+	sf := fns[engine.Signature(x.SFunc, acc)]
+	if sf == nil || sf.Aggregate {
+		return engine.Errorf(engine.CodeInvalid, "State function %s.%s(%s) not found", f.Keyspace, x.SFunc, strings.Join(acc, ", "))
+	}
+	if sf.ReturnType != st {
+		return engine.Errorf(engine.CodeInvalid, "State function '%s.%s' doesn't return state (%s)", f.Keyspace, sf.Signature(), st)
+	}
+	f.ReturnType = st
+	if x.ReduceFunc != "" {
+		if rf := fns[engine.Signature(x.ReduceFunc, []string{st, st})]; rf == nil || rf.Aggregate {
+			return engine.Errorf(engine.CodeInvalid, "Scalar reduce function %s for state type %s not found.", x.ReduceFunc, st)
+		}
+	}
+	if x.FinalFunc != "" {
+		ff := fns[engine.Signature(x.FinalFunc, []string{st})]
+		if ff == nil || ff.Aggregate {
+			return engine.Errorf(engine.CodeInvalid, "Final function %s.%s(%s) not found", f.Keyspace, x.FinalFunc, st)
+		}
+		f.ReturnType = ff.ReturnType
+	}
+	if x.InitCond != nil {
+		f.InitCond = x.InitCond.Text
+	}
+	f.Aggregate, f.StateFunc, f.StateType, f.FinalFunc, f.ReduceFunc = true, x.SFunc, st, x.FinalFunc, x.ReduceFunc
+	return nil
+}
