@@ -3,6 +3,7 @@ package cql
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
@@ -11,9 +12,9 @@ import (
 
 // alterTable builds the new definition of an ALTER TABLE with ADD, DROP or
 // WITH, with cql3/statements/alter_table_statement.cc's checks. A dropped
-// column's cells stay stored but are no longer read; re-adding a dropped
-// name is refused (ScyllaDB re-adds it and hides the older cells by their
-// timestamps, which the emulator does not track per column).
+// column's cells stay stored but are no longer read; the drop records the
+// column's type and timestamp (schema.cc schema_builder::without_column), so
+// that a re-added column hides the cells written at or before the drop.
 func (ec *execCtx) alterTable(sch *engine.Schema, x *cqlparse.AlterTable) (*engine.SchemaChange, error) {
 	ks, err := keyspaceOf(x.Keyspace, ec.keyspace)
 	if err != nil {
@@ -37,7 +38,10 @@ func (ec *execCtx) alterTable(sch *engine.Schema, x *cqlparse.AlterTable) (*engi
 	case len(x.Add) > 0:
 		err = addColumns(&t, x.Add, keyspaceTypes(sch, ks))
 	case len(x.Drop) > 0:
-		err = dropColumns(&t, x.Drop)
+		var ts int64
+		if ts, err = ec.dropTimestamp(x); err == nil {
+			err = dropColumns(&t, x.Drop, ts)
+		}
 	case len(x.Renames) > 0:
 		if hasViews(sch, ks, t.Name) {
 			return nil, engine.Errorf(engine.CodeInvalid, "Renaming a column of table %s.%s, which has materialized views, is not supported by the emulator", ks, t.Name)
@@ -67,7 +71,7 @@ func (ec *execCtx) alterTable(sch *engine.Schema, x *cqlparse.AlterTable) (*engi
 func cloneTable(old *engine.Table) engine.Table {
 	t := *old
 	t.Columns = append([]engine.Column(nil), old.Columns...)
-	t.Dropped = append([]string(nil), old.Dropped...)
+	t.Dropped = append([]engine.DroppedColumn(nil), old.Dropped...)
 	t.Indexes = append([]engine.Index(nil), old.Indexes...)
 	t.Options = map[string]string{}
 	for k, v := range old.Options {
@@ -96,10 +100,9 @@ func addColumns(t *engine.Table, add []cqlparse.ColumnDef, udts userTypes) error
 			}
 			return engine.Errorf(engine.CodeInvalid, "Invalid column name %s because it conflicts with an existing column", d.Name)
 		}
-		for _, name := range t.Dropped {
-			if name == d.Name {
-				return engine.Errorf(engine.CodeInvalid, "Re-adding the dropped column %s is not supported by the emulator", d.Name)
-			}
+		if _, dropped := t.DroppedAt(d.Name); dropped && counter {
+			// alter_table_statement.cc: see scylladb#7831.
+			return engine.Errorf(engine.CodeInvalid, "Cannot re-add previously dropped counter column %s", d.Name)
 		}
 		if d.Static && t.Options["compact_storage"] == "true" {
 			return engine.Errorf(engine.CodeInvalid, "Static columns are not allowed in COMPACT STORAGE tables")
@@ -132,7 +135,21 @@ func addColumns(t *engine.Table, add []cqlparse.ColumnDef, udts userTypes) error
 	return nil
 }
 
-func dropColumns(t *engine.Table, names []string) error {
+// dropTimestamp is the timestamp of ALTER TABLE ... DROP: USING TIMESTAMP
+// when given, else now (alter_table_statement.cc drop_column,
+// schema_builder::remove_column with api::new_timestamp()).
+func (ec *execCtx) dropTimestamp(x *cqlparse.AlterTable) (int64, error) {
+	ts, ok, err := ec.intTerm(x.DropTimestamp, "timestamp")
+	if err != nil || ok {
+		return ts, err
+	}
+	return time.Now().UnixMicro(), nil
+}
+
+// dropColumns removes columns, recording each one's type and the drop's
+// timestamp; a later drop of the same name replaces an earlier record
+// (schema.cc schema_builder::without_column keeps the newest).
+func dropColumns(t *engine.Table, names []string, ts int64) error {
 	for _, name := range names {
 		i := -1
 		for j, c := range t.Columns {
@@ -146,14 +163,26 @@ func dropColumns(t *engine.Table, names []string) error {
 		if t.Columns[i].Kind.InPrimaryKey() {
 			return engine.Errorf(engine.CodeInvalid, "Cannot drop PRIMARY KEY part %s", name)
 		}
+		recordDrop(t, engine.DroppedColumn{Name: name, Type: t.Columns[i].Type, Timestamp: ts})
 		t.Columns = append(t.Columns[:i], t.Columns[i+1:]...)
-		t.Dropped = append(t.Dropped, name)
 		if ttlColumn(t) == name {
 			// alter_table_statement.cc: dropping the TTL column removes the tag.
 			delete(t.Tags, ttlTagKey)
 		}
 	}
 	return nil
+}
+
+func recordDrop(t *engine.Table, d engine.DroppedColumn) {
+	for i, old := range t.Dropped {
+		if old.Name == d.Name {
+			if old.Timestamp < d.Timestamp {
+				t.Dropped[i] = d
+			}
+			return
+		}
+	}
+	t.Dropped = append(t.Dropped, d)
 }
 
 // sortColumns keeps a schema's column order: partition key, clustering,

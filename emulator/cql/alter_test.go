@@ -1,8 +1,10 @@
 package cql_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // ALTER TABLE ADD, DROP and WITH with cql3/statements/
@@ -70,5 +72,55 @@ func TestAlterKeyspace(t *testing.T) {
 		if err := s.Query(q).Exec(); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%s: %v, want %q", q, err, msg)
 		}
+	}
+}
+
+// A dropped column may be added again (alter_table_statement.cc,
+// schema.cc schema_builder::without_column): the drop records the column's
+// type and timestamp (USING TIMESTAMP), the
+// re-added column hides the cells written at or before the drop, and DESC
+// ... WITH INTERNALS replays the DROP and ADD (schema.cc
+// get_create_statement).
+func TestAlterTableReAddDropped(t *testing.T) {
+	_, s, exec := memorySession(t, "readd", "127.0.1.208:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TABLE ks.t (id int, c int, v int, d int, PRIMARY KEY (id, c))`)
+	for i := 0; i < 5; i++ {
+		exec(fmt.Sprintf(`INSERT INTO ks.t (id, c, v, d) VALUES (1, %d, %d, %d) USING TIMESTAMP %d`, i, i, i, 10000*i))
+	}
+	exec(`ALTER TABLE ks.t DROP d USING TIMESTAMP 20000`)
+	var typ string
+	var when time.Time
+	if err := s.Query(`SELECT type, dropped_time FROM system_schema.dropped_columns WHERE keyspace_name = 'ks' AND table_name = 't' AND column_name = 'd'`).Scan(&typ, &when); err != nil || typ != "int" || when.UnixMilli() != 20 {
+		t.Errorf("system_schema.dropped_columns: %q %v %v", typ, when.UnixMilli(), err)
+	}
+	exec(`ALTER TABLE ks.t ADD d int`)
+	exec(`INSERT INTO ks.t (id, c, v, d) VALUES (1, 100, 100, 100) USING TIMESTAMP 30000`)
+	want := map[int]any{0: nil, 1: nil, 2: nil, 3: 3, 4: 4, 100: 100}
+	for _, q := range []string{`SELECT c, d FROM ks.t WHERE id = 1`, `SELECT c, d FROM ks.t`} {
+		got := selectAll(t, s, q)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %v", q, got)
+		}
+		for _, r := range got {
+			if w := want[r["c"].(int)]; r["d"] != w && !(w == nil && r["d"] == 0) {
+				t.Errorf("%s: row c=%v has d=%v, want %v", q, r["c"], r["d"], w)
+			}
+		}
+	}
+	var desc string
+	if err := s.Query(`DESC TABLE ks.t WITH INTERNALS`).Scan(nil, nil, nil, &desc); err != nil {
+		t.Fatalf("DESC WITH INTERNALS: %v", err)
+	}
+	for _, part := range []string{"\n    d int,\n    PRIMARY KEY", "\nALTER TABLE ks.t DROP d USING TIMESTAMP 20000;\nALTER TABLE ks.t ADD d int;"} {
+		if !strings.Contains(desc, part) {
+			t.Errorf("DESC WITH INTERNALS lacks %q:\n%s", part, desc)
+		}
+	}
+	exec(`CREATE KEYSPACE vk WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1} AND tablets = {'enabled': false}`)
+	exec(`CREATE TABLE vk.n (p int PRIMARY KEY, n counter, m counter)`)
+	exec(`ALTER TABLE vk.n DROP n`)
+	if err := s.Query(`ALTER TABLE vk.n ADD n counter`).Exec(); err == nil || !strings.Contains(err.Error(), "Cannot re-add previously dropped counter column n") {
+		t.Errorf("re-adding a counter: %v", err)
 	}
 }

@@ -53,6 +53,17 @@ func (s *Server) describe(ks string, st cqlparse.Statement, nbinds int) (*messag
 				return nil, nil, err
 			}
 		}
+	case *cqlparse.AlterTable:
+		// Cql.g alterTableStatement: DROP ... USING TIMESTAMP ? may be
+		// prepared, even before the table exists (test/cqlpy
+		// test_alter_table.py).
+		if t := x.DropTimestamp; t != nil && t.Kind == cqlparse.TermBind {
+			tks := x.Keyspace
+			if tks == "" {
+				tks = ks
+			}
+			d.set(t.Bind, &message.ColumnMetadata{Keyspace: tks, Table: x.Table, Name: "[timestamp]", Type: datatype.Bigint})
+		}
 	default:
 		if nbinds > 0 {
 			return nil, nil, engine.Errorf(engine.CodeInvalid, "Bind markers are not supported in %s statements", st.Name())

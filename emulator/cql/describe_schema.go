@@ -226,14 +226,11 @@ func (d *schemaDescriber) tableCreateStatement(t *engine.Table, internals bool) 
 	fmt.Fprintf(&b, "CREATE TABLE %s.%s (", maybeQuote(t.Keyspace), maybeQuote(t.Name))
 	var pk, ck []engine.Column
 	for _, c := range t.Columns {
-		fmt.Fprintf(&b, "\n    %s %s", maybeQuote(c.Name), c.Type)
-		if c.Kind == engine.Static {
-			b.WriteString(" STATIC")
+		if _, dropped := t.DroppedAt(c.Name); !internals || !dropped {
+			// schema.cc: WITH INTERNALS lists a re-added column as the
+			// dropped one, then DROPs and ADDs it below.
+			fmt.Fprintf(&b, "\n    %s,", columnDefinition(t, c))
 		}
-		if c.Name == ttlColumn(t) {
-			b.WriteString(" TTL") // schema.cc: the per-row TTL column
-		}
-		b.WriteString(",")
 		switch c.Kind {
 		case engine.PartitionKey:
 			pk = append(pk, c)
@@ -241,10 +238,47 @@ func (d *schemaDescriber) tableCreateStatement(t *engine.Table, internals bool) 
 			ck = append(ck, c)
 		}
 	}
+	dropped := sortedDrops(t)
+	if internals {
+		for _, dc := range dropped {
+			fmt.Fprintf(&b, "\n    %s %s,", maybeQuote(dc.Name), dc.Type)
+		}
+	}
 	b.WriteString(primaryKeyClause(pk, ck))
 	b.WriteString("\n) WITH ")
 	b.WriteString(d.withClause(t, ck, internals))
+	if internals {
+		name := maybeQuote(t.Keyspace) + "." + maybeQuote(t.Name)
+		for _, dc := range dropped {
+			fmt.Fprintf(&b, "\nALTER TABLE %s DROP %s USING TIMESTAMP %d;", name, maybeQuote(dc.Name), dc.Timestamp)
+			for _, c := range t.Columns {
+				if c.Name == dc.Name {
+					fmt.Fprintf(&b, "\nALTER TABLE %s ADD %s;", name, columnDefinition(t, c))
+				}
+			}
+		}
+	}
 	return b.String()
+}
+
+// columnDefinition is schema.cc column_definition_as_cql_key with the
+// per-row TTL mark get_create_statement adds.
+func columnDefinition(t *engine.Table, c engine.Column) string {
+	s := maybeQuote(c.Name) + " " + c.Type
+	if c.Kind == engine.Static {
+		s += " STATIC"
+	}
+	if c.Name == ttlColumn(t) {
+		s += " TTL" // schema.cc: the per-row TTL column
+	}
+	return s
+}
+
+// sortedDrops are a table's dropped columns by name.
+func sortedDrops(t *engine.Table) []engine.DroppedColumn {
+	out := append([]engine.DroppedColumn(nil), t.Dropped...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 func primaryKeyClause(pk, ck []engine.Column) string {

@@ -522,7 +522,26 @@ func init() {
 	defineVirtual("system_schema", "dropped_columns", []vcol{
 		{"keyspace_name", "text"}, {"table_name", "text"}, {"column_name", "text"}, {"dropped_time", "timestamp"},
 		{"type", "text"},
-	}, none)
+	}, droppedColumnRows)
+}
+
+// droppedColumnRows are system_schema.dropped_columns (db/schema_tables.cc
+// make_dropped_column_mutations: dropped_time is the drop's timestamp in
+// milliseconds).
+func droppedColumnRows(s *Server) []map[string][]byte {
+	var rows []map[string][]byte
+	for _, t := range sortedTables(schemaOf(s)) {
+		for _, d := range t.Dropped {
+			rows = append(rows, map[string][]byte{
+				"keyspace_name": encText(t.Keyspace),
+				"table_name":    encText(t.Name),
+				"column_name":   encText(d.Name),
+				"dropped_time":  binary.BigEndian.AppendUint64(nil, uint64(d.Timestamp/1000)),
+				"type":          encText(d.Type),
+			})
+		}
+	}
+	return rows
 }
 
 // tableOptionRow is a table's row of system_schema.tables (views use its

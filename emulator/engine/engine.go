@@ -104,9 +104,11 @@ type Table struct {
 	ID       [16]byte // table uuid
 	Columns  []Column // partition key columns first (by position), then clustering, then static, then regular
 	Options  map[string]string
-	// Dropped names the columns ALTER TABLE dropped (system_schema.dropped_columns):
-	// their stored cells are no longer read.
-	Dropped []string
+	// Dropped are the columns ALTER TABLE dropped (system_schema.dropped_columns,
+	// schema/schema.hh dropped_columns): a dropped column's stored cells are no
+	// longer read, and once the name is added again its cells written at or
+	// before the drop stay hidden.
+	Dropped []DroppedColumn `json:",omitempty"`
 	// Indexes are the table's secondary indexes (system_schema.indexes;
 	// schema/schema.hh keeps index_metadata in the base table's schema).
 	Indexes []Index `json:",omitempty"`
@@ -116,6 +118,61 @@ type Table struct {
 	// Tags are the table's db::tags_extension (db/tags/extension.hh), e.g.
 	// "system:ttl_attribute" naming the per-row TTL column.
 	Tags map[string]string `json:",omitempty"`
+}
+
+// DroppedColumn is a column ALTER TABLE dropped (schema.hh
+// schema::dropped_column): its type and the drop's timestamp.
+type DroppedColumn struct {
+	Name, Type string
+	// Timestamp is the drop's write timestamp in microseconds since the
+	// epoch (USING TIMESTAMP, else the time of the ALTER): cells of the
+	// name written at or before it are hidden.
+	Timestamp int64
+}
+
+// DroppedAt is the drop timestamp of a column name; ok is false when the
+// name was never dropped.
+func (t *Table) DroppedAt(name string) (ts int64, ok bool) {
+	for _, d := range t.Dropped {
+		if d.Name == name {
+			return d.Timestamp, true
+		}
+	}
+	return 0, false
+}
+
+// ReaddedColumns maps each column that was dropped and added again to its
+// drop timestamp; nil when there is none.
+func (t *Table) ReaddedColumns() map[string]int64 {
+	var m map[string]int64
+	for _, c := range t.Columns {
+		if ts, ok := t.DroppedAt(c.Name); ok {
+			if m == nil {
+				m = map[string]int64{}
+			}
+			m[c.Name] = ts
+		}
+	}
+	return m
+}
+
+// HideDropped (for backends) leaves out the cells of re-added columns written at or
+// before the column's drop, as ScyllaDB does by the column's dropped_at
+// (schema/schema.cc column_definition::dropped_at; the read and compaction
+// paths drop such cells), and the cell metadata unless it was asked for.
+func HideDropped(row *Row, hidden map[string]int64, keepMeta bool) {
+	if hidden == nil {
+		return
+	}
+	for name, ts := range hidden {
+		if m, ok := row.Meta[name]; ok && m.Timestamp <= ts {
+			delete(row.Cells, name)
+			delete(row.Meta, name)
+		}
+	}
+	if !keepMeta {
+		row.Meta = nil
+	}
 }
 
 // Index is a secondary index of a table (schema/schema.hh index_metadata).

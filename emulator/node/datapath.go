@@ -237,10 +237,19 @@ func (n *Node) localRead(ctx context.Context, r engine.Read) ([]engine.Row, erro
 		return nil, err
 	}
 	n.topSampler.sample(false, t, r.PartitionKey)
+	hidden := t.ReaddedColumns()
+	wantMeta := r.CellMeta
+	r.CellMeta = r.CellMeta || hidden != nil
+	var rows []engine.Row
 	if len(r.ClusteringPrefix) == 0 && !hasClustering(t) {
-		return n.store.ReadRow(t.ID, r)
+		rows, err = n.store.ReadRow(t.ID, r)
+	} else {
+		rows, err = n.store.Read(t.ID, r)
 	}
-	return n.store.Read(t.ID, r)
+	for i := range rows {
+		engine.HideDropped(&rows[i], hidden, wantMeta)
+	}
+	return rows, err
 }
 
 func hasClustering(t *engine.Table) bool {

@@ -212,9 +212,13 @@ func (n *Node) localReadRange(ctx context.Context, req *rangeReq) ([]engine.Rang
 	if err := n.cap.Do(ctx, n.shardOf(v, t, req.First), 1); err != nil {
 		return nil, err
 	}
-	rows, err := n.store.ReadRange(t.ID, req.First, req.Last, req.After, req.Limit, req.CellMeta)
+	hidden := t.ReaddedColumns()
+	rows, err := n.store.ReadRange(t.ID, req.First, req.Last, req.After, req.Limit, req.CellMeta || hidden != nil)
 	if err != nil {
 		return nil, fmt.Errorf("scanning %s.%s: %w", req.Keyspace, req.Table, err)
+	}
+	for i := range rows {
+		engine.HideDropped(&rows[i].Row, hidden, req.CellMeta)
 	}
 	return rows, nil
 }

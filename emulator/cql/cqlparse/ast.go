@@ -207,7 +207,9 @@ type AlterTable struct {
 	Keyspace, Table string
 	Add             []ColumnDef
 	Drop            []string
-	Options         map[string]Term
+	// DropTimestamp is DROP ... USING TIMESTAMP t (Cql.g usingTimestampClause).
+	DropTimestamp *Term
+	Options       map[string]Term
 	// Renames are RENAME a TO b [AND c TO d ...] pairs.
 	Renames [][2]string
 	// TTL is ALTER TABLE ... TTL column (TTLColumn set) or TTL NULL

@@ -704,6 +704,14 @@ func (p *parser) alterTable() (Statement, error) {
 			st.Drop = append(st.Drop, col)
 			return nil
 		})
+		if err == nil && p.acceptKw("using") {
+			err = p.expectKw("timestamp")
+			if err == nil {
+				var t Term
+				t, err = p.term()
+				st.DropTimestamp = &t
+			}
+		}
 	case p.acceptKw("with"):
 		st.Options = map[string]Term{}
 		err = p.options(st.Options, "table option")

@@ -446,6 +446,9 @@ func (m *Memory) readLocked(rd engine.Read) ([]engine.Row, error) {
 	if p == nil {
 		return nil, nil
 	}
+	hidden := m.schema.Tables[rd.Keyspace][rd.Table].ReaddedColumns()
+	wantMeta := rd.CellMeta
+	rd.CellMeta = rd.CellMeta || hidden != nil
 	start := sort.Search(len(p.rows), func(i int) bool { return bytes.Compare(p.rows[i].clustering, rd.ClusteringPrefix) >= 0 })
 	var out []engine.Row
 	for _, r := range p.rows[start:] {
@@ -474,7 +477,9 @@ func (m *Memory) readLocked(rd engine.Read) ([]engine.Row, error) {
 		if !live {
 			continue
 		}
-		out = append(out, engine.Row{Clustering: r.clustering, Cells: cells, Timestamp: r.ts, Meta: meta})
+		row := engine.Row{Clustering: r.clustering, Cells: cells, Timestamp: r.ts, Meta: meta}
+		engine.HideDropped(&row, hidden, wantMeta)
+		out = append(out, row)
 		if rd.Limit > 0 && len(out) >= rd.Limit {
 			break
 		}
