@@ -82,7 +82,7 @@ func TestAlterKeyspace(t *testing.T) {
 // ... WITH INTERNALS replays the DROP and ADD (schema.cc
 // get_create_statement).
 func TestAlterTableReAddDropped(t *testing.T) {
-	_, s, exec := memorySession(t, "readd", "127.0.1.208:0")
+	_, s, exec := memorySession(t, "readd", "127.0.1.238:0")
 	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
 	exec(`CREATE TABLE ks.t (id int, c int, v int, d int, PRIMARY KEY (id, c))`)
 	for i := 0; i < 5; i++ {

@@ -161,6 +161,36 @@ func TestUserDefinedTypes(t *testing.T) {
 	}
 }
 
+// A quoted user type name keeps its case and any character (Cql.g
+// userTypeName; types.cc prints it with maybe_quote, test/cqlpy
+// test_describe.py test_table_options_quoting); unquoted, the name is
+// lower-cased and names another type.
+func TestQuotedUserTypeName(t *testing.T) {
+	_, s, exec := memorySession(t, "udtq", "127.0.1.239:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TYPE ks."MyType" (a int)`)
+	exec(`CREATE TYPE ks."odd; DROP, x<y>" (b int)`)
+	exec(`CREATE TABLE ks.t (k int PRIMARY KEY, v frozen<"MyType">, w list<frozen<ks."odd; DROP, x<y>">>)`)
+	exec(`INSERT INTO ks.t (k, v, w) VALUES (1, {a: 5}, [{b: 6}])`)
+	v := map[string]any{}
+	var w []map[string]any
+	if err := s.Query(`SELECT v, w FROM ks.t WHERE k = 1`).Scan(&v, &w); err != nil || v["a"] != 5 || len(w) != 1 || w[0]["b"] != 6 {
+		t.Errorf("read back: %v %v %v", v, w, err)
+	}
+	var desc string
+	if err := s.Query(`DESC TABLE ks.t`).Scan(nil, nil, nil, &desc); err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []string{`v frozen<"MyType">,`, `w list<frozen<"odd; DROP, x<y>">>,`} {
+		if !strings.Contains(desc, part) {
+			t.Errorf("DESC TABLE lacks %q:\n%s", part, desc)
+		}
+	}
+	if err := s.Query(`CREATE TABLE ks.u (k int PRIMARY KEY, v frozen<MyType>)`).Exec(); err == nil {
+		t.Errorf("unquoted MyType (mytype) resolved to \"MyType\"")
+	}
+}
+
 // Duration literals in every form types/duration.cc parses and
 // cql3/Cql.g's DURATION token lexes (test/cqlpy test_type_duration.py):
 // units in decreasing order, the ISO 8601 forms (case-sensitive), a sign

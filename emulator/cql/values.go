@@ -48,7 +48,15 @@ type userTypes func(name string) *engine.UserType
 // parseTypeIn is parseType with the user-defined types of a keyspace:
 // a UDT is a datatype.UserDefined with its fields' types resolved.
 func parseTypeIn(s string, udts userTypes) (datatype.DataType, error) {
-	s = strings.TrimSpace(strings.ToLower(s))
+	s = strings.TrimSpace(s)
+	if strings.Contains(s, `"`) && !strings.Contains(s, "<") {
+		// A quoted user type name keeps its case (Cql.g userTypeName).
+		if ut := lookupUserType(udts, s); ut != nil {
+			return userDefined(ut, udts)
+		}
+		return nil, fmt.Errorf("unsupported type %q", s)
+	}
+	s = lowerUnquoted(s)
 	if dt, ok := primitiveTypes[s]; ok {
 		return dt, nil
 	}
@@ -118,12 +126,44 @@ func parseTypeIn(s string, udts userTypes) (datatype.DataType, error) {
 	return nil, fmt.Errorf("unsupported type %q", s)
 }
 
-// lookupUserType finds a UDT by name ("" when udts is nil).
+// lookupUserType finds a UDT by name ("" when udts is nil): [ks.]name,
+// either part quoted or not.
 func lookupUserType(udts userTypes, name string) *engine.UserType {
 	if udts == nil {
 		return nil
 	}
-	return udts(strings.Trim(name, `"`))
+	if ks, n, ok := cutUnquoted(name, '.'); ok {
+		return udts(unquoteIdent(ks) + "." + unquoteIdent(n))
+	}
+	return udts(unquoteIdent(name))
+}
+
+// lowerUnquoted lower-cases a type name outside its quoted identifiers.
+func lowerUnquoted(s string) string {
+	b := []byte(s)
+	quoted := false
+	for i, c := range b {
+		if c == '"' {
+			quoted = !quoted
+		} else if !quoted && c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// cutUnquoted is strings.Cut at the first sep outside quotes.
+func cutUnquoted(s string, sep byte) (before, after string, found bool) {
+	quoted := false
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '"':
+			quoted = !quoted
+		case !quoted && s[i] == sep:
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
 }
 
 // userDefined is a UDT's protocol type (its fields resolved in turn).
@@ -142,8 +182,14 @@ func userDefined(ut *engine.UserType, udts userTypes) (datatype.DataType, error)
 // splitTypeArgs splits "a, map<b, c>" at top-level commas.
 func splitTypeArgs(s string) []string {
 	var out []string
-	depth, start := 0, 0
+	depth, start, quoted := 0, 0, false
 	for i := 0; i < len(s); i++ {
+		if s[i] == '"' {
+			quoted = !quoted
+		}
+		if quoted {
+			continue
+		}
 		switch s[i] {
 		case '<':
 			depth++
@@ -159,17 +205,29 @@ func splitTypeArgs(s string) []string {
 	return append(out, strings.TrimSpace(s[start:]))
 }
 
+// elementTypeName is typeName of a collection's element: always frozen,
+// which types.cc abstract_type::cql3_type_name prints as frozen<...> for
+// a user type or a collection.
+func elementTypeName(dt datatype.DataType) string {
+	switch dt.(type) {
+	case *datatype.UserDefined, *datatype.List, *datatype.Set, *datatype.Map:
+		return "frozen<" + typeName(dt) + ">"
+	}
+	return typeName(dt)
+}
+
 // typeName renders a data type as system_schema.columns shows it.
 func typeName(dt datatype.DataType) string {
 	switch t := dt.(type) {
 	case *datatype.List:
-		return "list<" + typeName(t.ElementType) + ">"
+		return "list<" + elementTypeName(t.ElementType) + ">"
 	case *datatype.Set:
-		return "set<" + typeName(t.ElementType) + ">"
+		return "set<" + elementTypeName(t.ElementType) + ">"
 	case *datatype.Map:
-		return "map<" + typeName(t.KeyType) + ", " + typeName(t.ValueType) + ">"
+		return "map<" + elementTypeName(t.KeyType) + ", " + elementTypeName(t.ValueType) + ">"
 	case *datatype.UserDefined:
-		return t.Name
+		// types.cc user_type_impl: the name as maybe_quote prints it.
+		return maybeQuote(t.Name)
 	case *datatype.Custom:
 		if el, dim, ok := vectorOf(t); ok {
 			return vectorTypeName(el, dim)

@@ -184,6 +184,18 @@ func (p *parser) ident(what string) (string, error) {
 	return "", p.errf("expecting %s, got %s", what, t)
 }
 
+// typeIdent is ident for a name inside a type: a quoted name stays quoted
+// (with "" for a quote) so that a user type keeps its case and may hold
+// any character (Cql.g userTypeName takes a quoted identifier verbatim).
+func (p *parser) typeIdent(what string) (string, error) {
+	quoted := p.peek().kind == tQuotedIdent
+	name, err := p.ident(what)
+	if err != nil || !quoted {
+		return name, err
+	}
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`, nil
+}
+
 // qualifiedName reads [keyspace.]name.
 func (p *parser) qualifiedName(what string) (ks, name string, err error) {
 	name, err = p.ident(what)
@@ -503,13 +515,13 @@ func (p *parser) cqlType() (string, error) {
 		p.i++
 		return "'" + t.text + "'", nil
 	}
-	name, err := p.ident("type")
+	name, err := p.typeIdent("type")
 	if err != nil {
 		return "", err
 	}
 	if p.accept(".") {
 		// A user type named with its keyspace (Cql.g userTypeName).
-		ut, err := p.ident("type name")
+		ut, err := p.typeIdent("type name")
 		if err != nil {
 			return "", err
 		}
