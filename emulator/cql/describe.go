@@ -30,7 +30,7 @@ func (s *Server) describe(ks string, st cqlparse.Statement, nbinds int) (*messag
 		if err != nil {
 			return nil, nil, err
 		}
-		p, err := ti.project(x)
+		p, err := ti.project(x, s.functions())
 		if err != nil {
 			return nil, nil, err
 		}

@@ -24,18 +24,26 @@ type projection struct {
 	// attrs are the writetime()/ttl() selectors, whose values follow the
 	// table's columns in a decoded row (colInfo.idx len(ti.all)+i).
 	attrs []cellAttr
+	// fns are the user-defined functions; err is the first error a call
+	// of one returned (selectRows answers it instead of rows).
+	fns map[string]map[string]*engine.Function
+	err error
 }
 
 // cellAttr is writetime(col) or ttl(col) (cql3/expr column_mutation_attribute).
 type cellAttr struct {
 	fn  string
 	col *colInfo
+	udf *udfCall
 }
 
 // attrSelector validates writetime(col)/ttl(col) as cql3/expr/prepare_expr.cc
 // prepare_column_mutation_attribute does and returns its output column:
 // writetime a bigint, ttl an int, named as ScyllaDB names them.
 func (p *projection) attrSelector(ti *tableInfo, sel cqlparse.Selector) (*colInfo, error) {
+	if c, ok, err := p.udfSelector(ti, sel); ok || err != nil {
+		return c, err
+	}
 	if sel.Column == "" {
 		// A function without arguments, named as ScyllaDB names it:
 		// system.now().
@@ -84,6 +92,10 @@ func (p *projection) withAttrs(full [][]byte, meta, staticMeta map[string]engine
 	}
 	now := time.Now().Unix()
 	for _, a := range p.attrs {
+		if a.udf != nil {
+			full = append(full, p.callUDF(a.udf, full))
+			continue
+		}
 		if a.col == nil {
 			v, _ := (&execCtx{}).funcValue(cqlparse.Term{Kind: cqlparse.TermFunc, Text: a.fn}, "", nil)
 			full = append(full, v)
@@ -110,8 +122,10 @@ func (p *projection) withAttrs(full [][]byte, meta, staticMeta map[string]engine
 	return full
 }
 
-func (ti *tableInfo) project(st *cqlparse.Select) (*projection, error) {
-	p := &projection{count: st.Count}
+// project builds a SELECT's output columns; fns are the user-defined
+// functions its selectors may call (engine.Schema.Functions).
+func (ti *tableInfo) project(st *cqlparse.Select, fns map[string]map[string]*engine.Function) (*projection, error) {
+	p := &projection{count: st.Count, fns: fns}
 	switch {
 	case st.Count:
 	case st.Star:
@@ -210,15 +224,20 @@ func (ec *execCtx) rowsResult(ti *tableInfo, p *projection, rows [][][]byte) *me
 	return res
 }
 
-func (ec *execCtx) selectRows(st *cqlparse.Select) (message.Message, error) {
+func (ec *execCtx) selectRows(st *cqlparse.Select) (udfRes message.Message, err error) {
 	ti, err := ec.s.resolveTable(ec.keyspace, st.Keyspace, st.Table)
 	if err != nil {
 		return nil, err
 	}
-	p, err := ti.project(st)
+	p, err := ti.project(st, ec.s.functions())
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if p.err != nil {
+			udfRes, err = nil, p.err
+		}
+	}()
 	limit, err := ec.limitValue(st.Limit, "LIMIT")
 	if err != nil {
 		return nil, err

@@ -1,6 +1,9 @@
 package cql
 
 import (
+	"sort"
+
+	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"strings"
 
 	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
@@ -188,5 +191,94 @@ func aggregateDef(sch *engine.Schema, f *engine.Function, x *cqlparse.FunctionSt
 		f.InitCond = x.InitCond.Text
 	}
 	f.Aggregate, f.StateFunc, f.StateType, f.FinalFunc, f.ReduceFunc = true, x.SFunc, st, x.FinalFunc, x.ReduceFunc
+	return nil
+}
+
+// udfCall is a selector calling a user-defined function on columns.
+type udfCall struct {
+	f        *engine.Function
+	args     []*colInfo
+	argTypes []datatype.DataType
+	ret      datatype.DataType
+}
+
+// udfSelector resolves a selector's call of a user-defined function
+// (cql3/functions/functions.cc find: a name without keyspace is looked up
+// in the table's keyspace), matching the argument columns' types to an
+// overload. ok is false for a name no user-defined function has.
+func (p *projection) udfSelector(ti *tableInfo, sel cqlparse.Selector) (*colInfo, bool, error) {
+	ks := sel.FuncKeyspace
+	if ks == "" {
+		ks = ti.keyspace
+	}
+	var named []*engine.Function
+	for _, f := range p.fns[ks] {
+		if f.Name == sel.Func {
+			named = append(named, f)
+		}
+	}
+	if len(named) == 0 {
+		if sel.FuncKeyspace != "" {
+			return nil, false, engine.Errorf(engine.CodeInvalid, "Unknown function %s.%s", ks, sel.Func)
+		}
+		return nil, false, nil
+	}
+	call := &udfCall{}
+	var argTypes []string
+	for _, a := range sel.Args {
+		c, err := ti.column(a)
+		if err != nil {
+			return nil, false, err
+		}
+		call.args = append(call.args, c)
+		call.argTypes = append(call.argTypes, c.dt)
+		argTypes = append(argTypes, typeName(c.dt))
+	}
+	call.f = p.fns[ks][engine.Signature(sel.Func, argTypes)]
+	if call.f == nil {
+		return nil, false, engine.Errorf(engine.CodeInvalid, "Invalid call to function %s.%s, none of its type signatures match (known type signatures: %s)", ks, sel.Func, signatures(named))
+	}
+	if call.f.Aggregate {
+		return nil, false, engine.Errorf(engine.CodeInvalid, "user-defined aggregate %s.%s is not supported in selectors by the emulator", ks, sel.Func)
+	}
+	dt, err := parseType(call.f.ReturnType)
+	if err != nil {
+		return nil, false, engine.Errorf(engine.CodeServerError, "return type of %s.%s: %v", ks, call.f.Signature(), err)
+	}
+	call.ret = dt
+	// cql3/selection: a function selector is named ks.f(arg, arg).
+	name := ks + "." + sel.Func + "(" + strings.Join(sel.Args, ", ") + ")"
+	out := &colInfo{Column: engine.Column{Name: name, Type: typeName(dt)}, dt: dt, idx: len(ti.all) + len(p.attrs)}
+	p.attrs = append(p.attrs, cellAttr{fn: sel.Func, udf: call})
+	return out, true, nil
+}
+
+func signatures(fns []*engine.Function) string {
+	var s []string
+	for _, f := range fns {
+		s = append(s, f.Keyspace+"."+engine.Signature(f.Name, f.ArgTypes))
+	}
+	sort.Strings(s)
+	return strings.Join(s, ", ")
+}
+
+// callUDF runs a call on a decoded row; the first error is kept in p.err.
+func (p *projection) callUDF(c *udfCall, row [][]byte) []byte {
+	args := make([][]byte, len(c.args))
+	for i, a := range c.args {
+		args[i] = row[a.idx]
+	}
+	v, err := callUDF(c.f, c.argTypes, c.ret, args)
+	if err != nil && p.err == nil {
+		p.err = err
+	}
+	return v
+}
+
+// functions are the user-defined functions of the current schema.
+func (s *Server) functions() map[string]map[string]*engine.Function {
+	if sch := s.b.Schema(); sch != nil {
+		return sch.Functions
+	}
 	return nil
 }

@@ -68,3 +68,60 @@ func TestUDFDisabledByDefault(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// Calls of Lua functions in SELECT selectors (cql3/functions/user_function.cc
+// execute, lang/lua.cc to_lua_visitor/from_lua_visitor): arguments
+// converted to Lua values, the result to the return type, a null argument
+// skipping a RETURNS NULL ON NULL INPUT function, Lua errors and invalid
+// results refused with lang/lua.cc's messages.
+func TestUDFInSelect(t *testing.T) {
+	_, hp := enginetest.StartServerOpts(t, "127.0.1.203:0", enginetest.NewMemory("udfsel"), cql.Options{UserDefinedFunctions: true})
+	s := newSession(t, hp, "")
+	exec := func(q string) {
+		t.Helper()
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TABLE ks.t (p int PRIMARY KEY, a int, d double, s text, l list<int>)`)
+	exec(`INSERT INTO ks.t (p, a, d, s, l) VALUES (1, 40, 1.5, 'héllo', [1, 2, 3])`)
+	exec(`INSERT INTO ks.t (p) VALUES (2)`)
+	exec(`CREATE FUNCTION ks.plus(x int, y int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE lua AS 'return x + y'`)
+	exec(`CREATE FUNCTION ks.isnull(x int) CALLED ON NULL INPUT RETURNS boolean LANGUAGE lua AS 'return x == nil'`)
+	exec(`CREATE FUNCTION ks.half(x double) RETURNS NULL ON NULL INPUT RETURNS double LANGUAGE lua AS 'return x / 2'`)
+	exec(`CREATE FUNCTION ks.len(x list<int>) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE lua AS 'return #x'`)
+	exec(`CREATE FUNCTION ks.asc(x text) RETURNS NULL ON NULL INPUT RETURNS ascii LANGUAGE lua AS 'return x'`)
+	exec(`CREATE FUNCTION ks.frac(x int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE lua AS 'return x / 3'`)
+	exec(`CREATE FUNCTION ks.boom(x int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE lua AS 'error("boom")'`)
+
+	var sum, n int
+	var isNull bool
+	var half float64
+	if err := s.Query(`SELECT ks.plus(p, a), isnull(a), ks.half(d), ks.len(l) FROM ks.t WHERE p = 1`).Scan(&sum, &isNull, &half, &n); err != nil || sum != 41 || isNull || half != 0.75 || n != 3 {
+		t.Fatalf("got %d %v %v %d, %v; want 41 false 0.75 3", sum, isNull, half, n, err)
+	}
+	var sumP *int
+	if err := s.Query(`SELECT ks.plus(p, a), ks.isnull(a) FROM ks.t WHERE p = 2`).Scan(&sumP, &isNull); err != nil || sumP != nil || !isNull {
+		t.Fatalf("null argument: got %v %v, %v; want null true", sumP, isNull, err)
+	}
+	iter := s.Query(`SELECT ks.plus(p, a) AS total FROM ks.t WHERE p = 1`).Iter()
+	if cols := iter.Columns(); len(cols) != 1 || cols[0].Name != "total" {
+		t.Fatalf("columns %+v", cols)
+	}
+	iter.Close()
+	if cols := s.Query(`SELECT ks.plus(p, a) FROM ks.t WHERE p = 1`).Iter().Columns(); len(cols) != 1 || cols[0].Name != "ks.plus(p, a)" {
+		t.Fatalf("columns %+v, want ks.plus(p, a)", cols)
+	}
+	for q, want := range map[string]string{
+		`SELECT ks.asc(s) FROM ks.t WHERE p = 1`:    "value is not valid ascii",
+		`SELECT ks.frac(a) FROM ks.t WHERE p = 1`:   "value is not an integer",
+		`SELECT ks.boom(a) FROM ks.t WHERE p = 1`:   "lua execution failed: ",
+		`SELECT ks.plus(p, s) FROM ks.t`:            "none of its type signatures match",
+		`SELECT ks.nosuch(p) FROM ks.t WHERE p = 1`: "Unknown function ks.nosuch",
+	} {
+		if err := s.Query(q).Exec(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %q", q, err, want)
+		}
+	}
+}

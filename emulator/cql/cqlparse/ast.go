@@ -138,6 +138,11 @@ type Selector struct {
 	Alias  string
 	Token  []string
 	Func   string
+	// FuncKeyspace is the keyspace of a qualified function call ks.f(...);
+	// Args are a call's column arguments (a user-defined function may
+	// take several).
+	FuncKeyspace string
+	Args         []string
 }
 
 // Select is SELECT.

@@ -1210,7 +1210,19 @@ func (p *parser) selectStmt() (Statement, error) {
 					return nil, err
 				}
 				sel := Selector{Column: col}
-				if p.peek().kind == tSymbol && p.peek().text == "(" {
+				if p.peek().kind == tSymbol && p.peek().text == "." && p.peekAt(2).kind == tSymbol && p.peekAt(2).text == "(" {
+					// ks.f(args): a user-defined function (Cql.g functionName).
+					p.i++
+					if sel.Func, err = p.ident("function name"); err != nil {
+						return nil, err
+					}
+					sel.FuncKeyspace, sel.Column = col, ""
+					if p.peekAt(1).kind == tSymbol && p.peekAt(1).text == ")" {
+						p.i += 2
+					} else if sel.Args, err = p.tokenArgs(); err != nil {
+						return nil, p.errf("function %s.%s() takes column arguments only", col, sel.Func)
+					}
+				} else if p.peek().kind == tSymbol && p.peek().text == "(" {
 					switch {
 					case p.toks[p.i-1].kind != tIdent:
 						return nil, p.errf("function %s() is not supported in selection", col)
@@ -1229,10 +1241,12 @@ func (p *parser) selectStmt() (Statement, error) {
 						if err != nil {
 							return nil, p.errf("function %s() is supported in selection on one column only", col)
 						}
-						if len(args) != 1 {
-							return nil, p.errf("%s expects one column, got %d arguments", col, len(args))
+						sel.Func, sel.Args = col, args
+						if len(args) == 1 {
+							sel.Column = args[0]
+						} else {
+							sel.Column = ""
 						}
-						sel.Func, sel.Column = col, args[0]
 					}
 				}
 				if p.acceptKw("as") {
