@@ -650,18 +650,17 @@ func (ec *execCtx) delete(st *cqlparse.Delete) ([]engine.Mutation, error) {
 		return nil, engine.Errorf(engine.CodeInvalid, "Cannot provide custom TTL for DELETE")
 	}
 	var pk, ck []byte
-	n := 0
 	staticOnly := ti.hasStatic() && onlyStatic(ti, st.Columns)
+	if !staticOnly && isRangeDelete(ti, st.Where) {
+		return ec.rangeDelete(ti, st)
+	}
 	if staticOnly {
 		pk, err = ec.staticOnlyKey(ti, st.Where, "DELETE")
 	} else {
-		pk, ck, n, err = ec.rowKey(ti, st.Where, len(st.Columns) > 0, "DELETE")
+		pk, ck, _, err = ec.rowKey(ti, st.Where, len(st.Columns) > 0, "DELETE")
 	}
 	if err != nil {
 		return nil, err
-	}
-	if n > 0 && n < len(ti.ck) {
-		return nil, engine.Errorf(engine.CodeInvalid, "DELETE of a clustering range is not supported by the emulator; restrict all clustering columns or none")
 	}
 	m := engine.Mutation{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: pk, Clustering: ck}
 	if len(st.Columns) > 0 {
