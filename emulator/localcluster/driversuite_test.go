@@ -22,7 +22,6 @@ import (
 var driverSuiteSkips = map[string]string{
 	"TestUDT_UpdateField":          "updating one field of a user-defined type (SET col.field = ?) is not emulated",
 	"TestTracing":                  "query tracing (system_traces) is not emulated",
-	"TestPagingWithAllowFiltering": "range deletions on clustering columns (DELETE ... WHERE c > ?) are not emulated",
 	"TestNewConnectWithLowTimeout": "asserts what happens with 100 ns timeouts, which depends on the machine's speed: flaky under load",
 	"TestVector_Types":             "vectors of some element types are not emulated yet (the suite runs it since it knows the server's version, -gocql.cversion)",
 	"TestVector_MarshalerUDT":      "vectors of user-defined types are not emulated yet (run since the suite knows the server's version)",
