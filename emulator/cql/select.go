@@ -28,6 +28,9 @@ type projection struct {
 	// of one returned (selectRows answers it instead of rows).
 	fns map[string]map[string]*engine.Function
 	err error
+	// aggregates: some attrs are aggregate functions (sum, avg, min, max,
+	// count of a column), which fold the rows into one.
+	aggregates bool
 }
 
 // cellAttr is writetime(col) or ttl(col) (cql3/expr column_mutation_attribute).
@@ -58,6 +61,16 @@ func (p *projection) attrSelector(ti *tableInfo, sel cqlparse.Selector) (*colInf
 	c, err := ti.column(sel.Column)
 	if err != nil {
 		return nil, err
+	}
+	if aggregateFuncs[sel.Func] {
+		dt, err := aggregateType(sel.Func, c.dt)
+		if err != nil {
+			return nil, err
+		}
+		out := &colInfo{Column: engine.Column{Name: "system." + sel.Func + "(" + c.Name + ")", Type: typeName(dt)}, dt: dt, idx: len(ti.all) + len(p.attrs)}
+		p.attrs = append(p.attrs, cellAttr{fn: sel.Func, col: c})
+		p.aggregates = true
+		return out, nil
 	}
 	if sel.Func != "writetime" && sel.Func != "ttl" {
 		dt, err := convFuncType(sel.Func, c.dt)
@@ -99,6 +112,10 @@ func (p *projection) withAttrs(full [][]byte, meta, staticMeta map[string]engine
 		if a.col == nil {
 			v, _ := (&execCtx{}).funcValue(cqlparse.Term{Kind: cqlparse.TermFunc, Text: a.fn}, "", nil)
 			full = append(full, v)
+			continue
+		}
+		if aggregateFuncs[a.fn] {
+			full = append(full, full[a.col.idx]) // folded by aggregate
 			continue
 		}
 		if a.fn != "writetime" && a.fn != "ttl" {
@@ -190,7 +207,14 @@ func (p *projection) metadata(ti *tableInfo) *message.RowsMetadata {
 }
 
 // rowsResult builds a RESULT Rows from full rows (in ti.all order).
-func (ec *execCtx) rowsResult(ti *tableInfo, p *projection, rows [][][]byte) *message.RowsResult {
+func (ec *execCtx) rowsResult(ti *tableInfo, p *projection, rows [][][]byte) (*message.RowsResult, error) {
+	if p.aggregates {
+		agg, err := p.aggregate(ti, rows)
+		if err != nil {
+			return nil, err
+		}
+		rows = [][][]byte{agg}
+	}
 	var md *message.RowsMetadata
 	if ec.result != nil && ec.result.ColumnCount > 0 {
 		md = ec.result
@@ -203,7 +227,7 @@ func (ec *execCtx) rowsResult(ti *tableInfo, p *projection, rows [][][]byte) *me
 	res := &message.RowsResult{Metadata: md}
 	if p.count {
 		res.Data = message.RowSet{{binary.BigEndian.AppendUint64(nil, uint64(len(rows)))}}
-		return res
+		return res, nil
 	}
 	res.Data = make(message.RowSet, len(rows))
 	for i, r := range rows {
@@ -221,7 +245,7 @@ func (ec *execCtx) rowsResult(ti *tableInfo, p *projection, rows [][][]byte) *me
 		}
 		res.Data[i] = out
 	}
-	return res
+	return res, nil
 }
 
 func (ec *execCtx) selectRows(st *cqlparse.Select) (udfRes message.Message, err error) {
@@ -262,7 +286,7 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (udfRes message.Message, err 
 		if limit > 0 && len(rows) > limit {
 			rows = rows[:limit]
 		}
-		return ec.rowsResult(ti, p, rows), nil
+		return ec.rowsResult(ti, p, rows)
 	}
 
 	if rangeQuery(ti, st) {
@@ -314,7 +338,7 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (udfRes message.Message, err 
 	// clustering key of the last row returned.
 	startPart, after := 0, []byte(nil)
 	pageSize := ec.pageSize
-	if p.count {
+	if p.count || p.aggregates {
 		pageSize = 0
 	}
 	if len(ec.paging) > 0 {
@@ -429,7 +453,10 @@ scan:
 			}
 		}
 	}
-	res := ec.rowsResult(ti, p, out)
+	res, err := ec.rowsResult(ti, p, out)
+	if err != nil {
+		return nil, err
+	}
 	if nextState != nil {
 		md := *res.Metadata
 		md.PagingState = nextState
@@ -734,7 +761,7 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 		filters = append(filters, f)
 	}
 	pageSize := ec.pageSize
-	if p.count {
+	if p.count || p.aggregates {
 		pageSize = 0
 	}
 	var after *engine.RangeRow
@@ -820,7 +847,10 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 			break
 		}
 	}
-	res := ec.rowsResult(ti, p, out)
+	res, err := ec.rowsResult(ti, p, out)
+	if err != nil {
+		return nil, err
+	}
 	if nextState != nil {
 		md := *res.Metadata
 		md.PagingState = nextState

@@ -1191,7 +1191,7 @@ func (p *parser) selectStmt() (Statement, error) {
 		st.Star = true
 	} else {
 		for {
-			if p.isKw("count") && p.peekAt(1).kind == tSymbol && p.peekAt(1).text == "(" {
+			if p.isKw("count") && p.peekAt(1).kind == tSymbol && p.peekAt(1).text == "(" && (p.peekAt(2).text == "*" || p.peekAt(2).kind == tNumber) {
 				p.i += 2
 				if !p.accept("*") {
 					if t := p.peek(); t.kind == tNumber && t.text == "1" {
