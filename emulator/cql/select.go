@@ -62,6 +62,9 @@ func (p *projection) attrSelector(ti *tableInfo, sel cqlparse.Selector) (*colInf
 	if err != nil {
 		return nil, err
 	}
+	if sel.Subscript || sel.Field != "" {
+		return nil, elementAttrError(c, sel)
+	}
 	if aggregateFuncs[sel.Func] {
 		dt, err := aggregateType(sel.Func, c.dt)
 		if err != nil {
@@ -95,6 +98,41 @@ func (p *projection) attrSelector(ti *tableInfo, sel cqlparse.Selector) (*colInf
 	out := &colInfo{Column: engine.Column{Name: name, Type: dt.AsCql()}, dt: dt, idx: len(ti.all) + len(p.attrs)}
 	p.attrs = append(p.attrs, cellAttr{fn: sel.Func, col: c})
 	return out, nil
+}
+
+// elementAttrError is cql3/expr/prepare_expr.cc's verdict on
+// WRITETIME/TTL of a collection element or a UDT field: the subscript or
+// field selection is prepared first (only a map, set or list can be
+// subscripted, only a user type has fields), then the column must be a
+// regular non-frozen map or set, or non-frozen UDT. Where ScyllaDB
+// answers with the element's own timestamp, the emulator, which keeps no
+// per-element timestamps, refuses.
+func elementAttrError(c *colInfo, sel cqlparse.Selector) error {
+	kind, context, allowed := strings.ToUpper(sel.Func), "subscript", "non-frozen map or set columns"
+	frozen := strings.HasPrefix(c.Type, "frozen<")
+	ok := false
+	if sel.Subscript {
+		switch c.dt.(type) {
+		case *datatype.Map, *datatype.Set:
+			ok = !frozen
+		case *datatype.List:
+		default:
+			return engine.Errorf(engine.CodeInvalid, "Column %s is not a map/set/list, cannot be subscripted", c.Name)
+		}
+	} else {
+		context, allowed = "field selection", "non-frozen UDT columns"
+		if _, udt := c.dt.(*datatype.UserDefined); !udt {
+			return engine.Errorf(engine.CodeInvalid, "Invalid field selection: %s of type %s is not a user type", c.Name, c.Type)
+		}
+		ok = !frozen
+	}
+	if c.Kind.InPrimaryKey() {
+		return engine.Errorf(engine.CodeInvalid, "%s is not legal on primary key component %s", kind, c.Name)
+	}
+	if !ok {
+		return engine.Errorf(engine.CodeInvalid, "%s on a %s is only valid for %s", kind, context, allowed)
+	}
+	return engine.Errorf(engine.CodeInvalid, "%s on a %s is not supported by the emulator", kind, context)
 }
 
 // withAttrs appends the writetime()/ttl() values of a decoded row, from its

@@ -454,3 +454,33 @@ func TestVectorType(t *testing.T) {
 		}
 	}
 }
+
+// WRITETIME/TTL of a tuple's element or field are refused with
+// cql3/expr/prepare_expr.cc's messages (test/cqlpy test_type_tuple.py
+// test_writetime_on_tuple); of a frozen collection's element or frozen
+// UDT's field likewise; of a non-frozen one the emulator, which keeps no
+// per-element timestamps, refuses.
+func TestWritetimeOfElement(t *testing.T) {
+	_, s, exec := memorySession(t, "wtelem", "127.0.1.241:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TYPE ks.u (a int)`)
+	exec(`CREATE TABLE ks.t (p int PRIMARY KEY, t tuple<int, int>, fm frozen<map<int, int>>, m map<int, int>, fu frozen<u>, u u)`)
+	for q, msg := range map[string]string{
+		`SELECT WRITETIME(t[0]) FROM ks.t`: "Column t is not a map/set/list, cannot be subscripted",
+		`SELECT TTL(t.a) FROM ks.t`:        "Invalid field selection: t of type",
+		`SELECT WRITETIME(p[0]) FROM ks.t`: "Column p is not a map/set/list, cannot be subscripted",
+		`SELECT TTL(fm[1]) FROM ks.t`:      "TTL on a subscript is only valid for non-frozen map or set columns",
+		`SELECT WRITETIME(fu.a) FROM ks.t`: "WRITETIME on a field selection is only valid for non-frozen UDT columns",
+		`SELECT WRITETIME(m[1]) FROM ks.t`: "WRITETIME on a subscript is not supported by the emulator",
+		`SELECT TTL(u.a) FROM ks.t`:        "TTL on a field selection is not supported by the emulator",
+	} {
+		if err := s.Query(q).Exec(); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("%s: %v, want %q", q, err, msg)
+		}
+	}
+	exec(`INSERT INTO ks.t (p, t) VALUES (1, (1, 2)) USING TIMESTAMP 1234`)
+	var ts int64
+	if err := s.Query(`SELECT WRITETIME(t) FROM ks.t WHERE p = 1`).Scan(&ts); err != nil || ts != 1234 {
+		t.Errorf("WRITETIME of the whole tuple: %d %v", ts, err)
+	}
+}

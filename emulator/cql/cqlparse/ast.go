@@ -143,6 +143,10 @@ type Selector struct {
 	// take several).
 	FuncKeyspace string
 	Args         []string
+	// Subscript and Field are WRITETIME/TTL of an element, c[key], or
+	// of a field, c.f (Cql.g selector: column_mutation_attribute).
+	Subscript bool
+	Field     string
 }
 
 // Select is SELECT.

@@ -1175,6 +1175,36 @@ func (p *parser) tokenArgs() ([]string, error) {
 	}
 }
 
+// elementAttr parses the rest of WRITETIME(c[key]) or WRITETIME(c.f)
+// after the function's name.
+func (p *parser) elementAttr(sel *Selector) error {
+	if err := p.expect("("); err != nil {
+		return err
+	}
+	c, err := p.ident("column name")
+	if err != nil {
+		return err
+	}
+	sel.Func, sel.Column = sel.Column, c
+	if p.accept("[") {
+		if _, err := p.term(); err != nil {
+			return err
+		}
+		if err := p.expect("]"); err != nil {
+			return err
+		}
+		sel.Subscript = true
+	} else {
+		if err := p.expect("."); err != nil {
+			return err
+		}
+		if sel.Field, err = p.ident("field name"); err != nil {
+			return err
+		}
+	}
+	return p.expect(")")
+}
+
 func (p *parser) selectStmt() (Statement, error) {
 	p.i++ // SELECT
 	st := &Select{}
@@ -1234,6 +1264,10 @@ func (p *parser) selectStmt() (Statement, error) {
 						// A function without arguments: now(), uuid(), currentTimestamp() ...
 						p.i += 2
 						sel.Func, sel.Column = col, ""
+					case (col == "writetime" || col == "ttl") && p.peekAt(2).kind == tSymbol && (p.peekAt(2).text == "[" || p.peekAt(2).text == "."):
+						if err := p.elementAttr(&sel); err != nil {
+							return nil, err
+						}
 					default:
 						// writetime(c), ttl(c) and one-column functions
 						// such as toUnixTimestamp(c) or blobAsInt(c).
