@@ -74,6 +74,9 @@ func (d *schemaDescriber) allKeyspaceElements(name string, internals bool) ([]de
 	for _, ut := range d.sortedTypes(name) {
 		out = append(out, typeDesc(ut))
 	}
+	// describe_statement.cc: functions, then aggregates, before the tables.
+	out = append(out, functionDescs(keyspaceFunctions(d.sch, name, false, ""), true)...)
+	out = append(out, functionDescs(keyspaceFunctions(d.sch, name, true, ""), true)...)
 	for _, t := range d.tables[name] {
 		out = append(out, d.tableWithDependents(t, internals)...)
 	}

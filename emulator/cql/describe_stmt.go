@@ -94,8 +94,14 @@ func (ec *execCtx) describeElements(x *cqlparse.Describe) ([]description, error)
 		}
 		return []description{ksDesc(ks, "view", v.Name, d.viewCreateStatement(v, x.Internals))}, nil
 	case cqlparse.DescFunction:
+		if fns := keyspaceFunctions(d.sch, ks, false, x.Target); len(fns) > 0 {
+			return functionDescs(fns, true), nil
+		}
 		return nil, engine.Errorf(engine.CodeInvalid, "Function '%s' not found in keyspace '%s'", x.Target, ks)
 	case cqlparse.DescAggregate:
+		if fns := keyspaceFunctions(d.sch, ks, true, x.Target); len(fns) > 0 {
+			return functionDescs(fns, true), nil
+		}
 		return nil, engine.Errorf(engine.CodeInvalid, "Aggregate '%s' not found in keyspace '%s'", x.Target, ks)
 	}
 	return nil, engine.Errorf(engine.CodeSyntaxError, "unsupported DESCRIBE %s", x.Kind)
@@ -145,6 +151,8 @@ func (ec *execCtx) listing(kind cqlparse.DescribeKind) []description {
 			for _, ut := range d.sortedTypes(ks.Name) {
 				out = append(out, ksDesc(ks.Name, "type", ut.Name, ""))
 			}
+		case cqlparse.DescFunctions, cqlparse.DescAggregates:
+			out = append(out, functionDescs(keyspaceFunctions(d.sch, ks.Name, kind == cqlparse.DescAggregates, ""), false)...)
 		}
 	}
 	return out

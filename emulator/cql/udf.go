@@ -188,7 +188,7 @@ func aggregateDef(sch *engine.Schema, f *engine.Function, x *cqlparse.FunctionSt
 		f.ReturnType = ff.ReturnType
 	}
 	if x.InitCond != nil {
-		f.InitCond = x.InitCond.Text
+		f.InitCond = termText(*x.InitCond)
 	}
 	f.Aggregate, f.StateFunc, f.StateType, f.FinalFunc, f.ReduceFunc = true, x.SFunc, st, x.FinalFunc, x.ReduceFunc
 	return nil

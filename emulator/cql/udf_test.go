@@ -125,3 +125,38 @@ func TestUDFInSelect(t *testing.T) {
 		}
 	}
 }
+
+// DESC FUNCTION / AGGREGATE print user_function.cc describe and
+// aggregate_fcts.cc user_aggregate::describe; DESC KEYSPACE lists them
+// after the types (describe_statement.cc).
+func TestUDFDescribe(t *testing.T) {
+	_, hp := enginetest.StartServerOpts(t, "127.0.1.204:0", enginetest.NewMemory("udfdesc"), cql.Options{UserDefinedFunctions: true})
+	s := newSession(t, hp, "")
+	for _, q := range []string{
+		`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`,
+		`CREATE FUNCTION ks.plus(x int, y int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE lua AS 'return x + y'`,
+		`CREATE FUNCTION ks.fin(x int) CALLED ON NULL INPUT RETURNS text LANGUAGE lua AS 'return tostring(x)'`,
+		`CREATE AGGREGATE ks.total(int) SFUNC plus STYPE int FINALFUNC fin INITCOND 0`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	var ks, typ, name, stmt string
+	if err := s.Query(`DESC FUNCTION ks.plus`).Scan(&ks, &typ, &name, &stmt); err != nil || typ != "function" ||
+		stmt != "CREATE FUNCTION ks.plus(x int, y int)\nRETURNS NULL ON NULL INPUT\nRETURNS int\nLANGUAGE lua\nAS $$return x + y$$;" {
+		t.Fatalf("DESC FUNCTION: %v %q %q", err, typ, stmt)
+	}
+	if err := s.Query(`DESC AGGREGATE ks.total`).Scan(&ks, &typ, &name, &stmt); err != nil || typ != "aggregate" ||
+		stmt != "CREATE AGGREGATE ks.total(int)\nSFUNC plus\nSTYPE int\nFINALFUNC fin\nINITCOND 0;" {
+		t.Fatalf("DESC AGGREGATE: %v %q %q", err, typ, stmt)
+	}
+	var types []string
+	iter := s.Query(`DESC KEYSPACE ks`).Iter()
+	for iter.Scan(&ks, &typ, &name, &stmt) {
+		types = append(types, typ+" "+name)
+	}
+	if err := iter.Close(); err != nil || strings.Join(types, ",") != "keyspace ks,function fin,function plus,aggregate total" {
+		t.Fatalf("DESC KEYSPACE: %v %v", err, types)
+	}
+}

@@ -1,0 +1,75 @@
+package cql
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine"
+)
+
+// keyspaceFunctions are a keyspace's functions (aggregate false) or
+// aggregates, by name and then signature.
+func keyspaceFunctions(sch *engine.Schema, ks string, aggregate bool, name string) []*engine.Function {
+	var out []*engine.Function
+	for _, f := range sch.Functions[ks] {
+		if f.Aggregate == aggregate && (name == "" || f.Name == name) {
+			out = append(out, f)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].Signature() < out[j].Signature()
+	})
+	return out
+}
+
+// functionDescs describes functions or aggregates, with their CREATE
+// statements when withStmt.
+func functionDescs(fns []*engine.Function, withStmt bool) []description {
+	out := make([]description, len(fns))
+	for i, f := range fns {
+		typ, stmt := "function", ""
+		if f.Aggregate {
+			typ = "aggregate"
+		}
+		if withStmt {
+			stmt = functionCreateStatement(f)
+		}
+		out[i] = ksDesc(f.Keyspace, typ, f.Name, stmt)
+	}
+	return out
+}
+
+// functionCreateStatement is user_function.cc describe and, for an
+// aggregate, aggregate_fcts.cc user_aggregate::describe.
+func functionCreateStatement(f *engine.Function) string {
+	var b strings.Builder
+	if f.Aggregate {
+		b.WriteString("CREATE AGGREGATE " + maybeQuote(f.Keyspace) + "." + maybeQuote(f.Name) + "(" + strings.Join(f.ArgTypes, ", ") + ")\n")
+		b.WriteString("SFUNC " + maybeQuote(f.StateFunc) + "\nSTYPE " + f.StateType)
+		if f.ReduceFunc != "" {
+			b.WriteString("\nREDUCEFUNC " + maybeQuote(f.ReduceFunc))
+		}
+		if f.FinalFunc != "" {
+			b.WriteString("\nFINALFUNC " + maybeQuote(f.FinalFunc))
+		}
+		if f.InitCond != "" {
+			b.WriteString("\nINITCOND " + f.InitCond)
+		}
+		b.WriteString(";")
+		return b.String()
+	}
+	args := make([]string, len(f.ArgTypes))
+	for i, t := range f.ArgTypes {
+		args[i] = f.ArgNames[i] + " " + t
+	}
+	null := "RETURNS NULL"
+	if f.CalledOnNullInput {
+		null = "CALLED"
+	}
+	b.WriteString("CREATE FUNCTION " + maybeQuote(f.Keyspace) + "." + maybeQuote(f.Name) + "(" + strings.Join(args, ", ") + ")\n")
+	b.WriteString(null + " ON NULL INPUT\nRETURNS " + f.ReturnType + "\nLANGUAGE " + f.Language + "\nAS $$" + f.Body + "$$;")
+	return b.String()
+}
