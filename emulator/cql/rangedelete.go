@@ -5,23 +5,40 @@ import (
 	"github.com/elasticity-dev/elasticity/emulator/engine"
 )
 
-// isRangeDelete reports whether a DELETE's WHERE restricts a clustering
-// column by a slice (<, <=, >, >=) or leaves a clustering suffix
-// unrestricted while restricting a prefix: a range deletion
-// (cql3/statements/delete_statement.cc has_slice).
+// isRangeDelete reports whether a DELETE's WHERE restricts a prefix of
+// the clustering key by equality and then, optionally, the next column by
+// a slice (<, <=, >, >=), leaving the rest unrestricted: a range deletion
+// (cql3/statements/delete_statement.cc has_slice). Any other shape (a gap,
+// a restriction after a slice) goes to rowKey, which refuses it.
 func isRangeDelete(ti *tableInfo, where []cqlparse.Relation) bool {
-	restricted := 0
+	ops := make([][]string, len(ti.ck))
 	for _, r := range where {
-		c, ok := ti.cols[r.Column]
-		if !ok || c.Kind != engine.Clustering {
-			continue
+		if c, ok := ti.cols[r.Column]; ok && c.Kind == engine.Clustering {
+			ops[c.Position] = append(ops[c.Position], r.Op)
 		}
-		if r.Op != "=" {
-			return true
-		}
-		restricted++
 	}
-	return restricted > 0 && restricted < len(ti.ck)
+	eq := 0
+	for eq < len(ops) && len(ops[eq]) == 1 && ops[eq][0] == "=" {
+		eq++
+	}
+	if eq == len(ops) {
+		return false // the full key: a row deletion
+	}
+	slice := 0
+	if len(ops[eq]) > 0 {
+		for _, op := range ops[eq] {
+			if op != "<" && op != "<=" && op != ">" && op != ">=" {
+				return false
+			}
+		}
+		slice = 1
+	}
+	for _, rest := range ops[eq+slice:] {
+		if len(rest) > 0 {
+			return false
+		}
+	}
+	return eq+slice > 0
 }
 
 // rangeDelete deletes the rows of one partition whose clustering key
