@@ -41,9 +41,11 @@ func TestAggregates(t *testing.T) {
 		t.Errorf("column names: %+v", cols)
 	}
 	for q, msg := range map[string]string{
-		`SELECT sum(ti) FROM ks.t WHERE p = 1`: "Sum overflow. Values should be casted to a wider type.",
-		`SELECT sum(i) FROM ks.t WHERE p = 1`:  "Sum overflow",
-		`SELECT avg(s) FROM ks.t`:              "Invalid call to function avg",
+		`SELECT sum(ti) FROM ks.t WHERE p = 1`:            "Sum overflow. Values should be casted to a wider type.",
+		`SELECT sum(i) FROM ks.t WHERE p = 1`:             "Sum overflow",
+		`SELECT avg(s) FROM ks.t`:                         "Invalid call to function avg",
+		`SELECT max(i) FROM ks.t PER PARTITION LIMIT 1`:   "PER PARTITION LIMIT is not allowed with aggregate queries.",
+		`SELECT count(*) FROM ks.t PER PARTITION LIMIT 1`: "PER PARTITION LIMIT is not allowed with aggregate queries.",
 	} {
 		if err := s.Query(q).Exec(); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("%s: %v, want %q", q, err, msg)

@@ -307,6 +307,10 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (udfRes message.Message, err 
 	if ec.perPartition, err = ec.limitValue(st.PerPartitionLimit, "PER PARTITION LIMIT"); err != nil {
 		return nil, err
 	}
+	if st.PerPartitionLimit != nil && (p.count || p.aggregates) && len(st.GroupBy) == 0 {
+		// cql3/statements/select_statement.cc prepare.
+		return nil, engine.Errorf(engine.CodeInvalid, "PER PARTITION LIMIT is not allowed with aggregate queries.")
+	}
 	if err := checkDistinct(ti, st, p); err != nil {
 		return nil, err
 	}
