@@ -586,13 +586,14 @@ func TestGCRemovesACrashedRun(t *testing.T) {
 	for k, v := range old {
 		nodeLabels[k] = v
 	}
-	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{Started: true, ContainerRequest: testcontainers.ContainerRequest{
+	c, err := docker.StartContainer(ctx, testcontainers.ContainerRequest{
 		Image: image, Name: "elasticity-" + crashed + "-node-1", Labels: nodeLabels, Networks: []string{"elasticity-" + crashed},
-		Cmd: []string{"node", "--listen-address", "127.0.0.2", "--data-dir", "/var/lib/scylla"},
+		ExposedPorts: []string{"9042/tcp"}, // publish one port (docker.StartContainer)
+		Cmd:          []string{"node", "--listen-address", "127.0.0.2", "--data-dir", "/var/lib/scylla"},
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.NanoCPUs, hc.Memory = 1e9, 1<<30
 		},
-	}})
+	}, t.Logf)
 	if err != nil {
 		t.Fatalf("starting the crashed run's node: %v", err)
 	}

@@ -209,7 +209,7 @@ func (n *Node) localWrite(ctx context.Context, ms []engine.Mutation, counter boo
 			return err
 		}
 		check := n.disk.CheckMutation
-		if internalKeyspace(ms[i].Keyspace) {
+		if internalKeyspace(ms[i].Keyspace) || !n.criticalDiskMode {
 			check = n.disk.CheckWrite
 		}
 		if err := check(mutationSize(&ms[i])); err != nil {

@@ -91,6 +91,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		},
 		CompactionShares: n.newCompactionBacklog().shares})
 	n.chargeCompactions()
+	n.criticalDiskMode = criticalDiskMode(cfg.Version)
 	if cfg.DiskFromFilesystem {
 		if n.disk, err = diskmodel.NewFilesystem(cfg.DataDir, storeReserve(storeBytes), n.log.Logf); err != nil {
 			n.cap.Close()

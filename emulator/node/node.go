@@ -89,18 +89,21 @@ type Config struct {
 
 // Node is a running emulated node.
 type Node struct {
-	cfg    Config
-	log    *scyllalog.Logger
-	hostID string
-	store  *Store
-	cap    *capacity.Model
-	pool   *workPool // local replica work of coordinated reads
-	disk   *diskmodel.Disk
-	tr     *transport
-	ln     net.Listener
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// criticalDiskMode: user writes are rejected above the critical disk
+	// utilization level (from 2025.4.0; criticalDiskMode).
+	criticalDiskMode bool
+	cfg              Config
+	log              *scyllalog.Logger
+	hostID           string
+	store            *Store
+	cap              *capacity.Model
+	pool             *workPool // local replica work of coordinated reads
+	disk             *diskmodel.Disk
+	tr               *transport
+	ln               net.Listener
+	ctx              context.Context
+	cancel           context.CancelFunc
+	wg               sync.WaitGroup
 
 	// Lifecycle and metadata (lifecycle.go).
 	view   atomic.Pointer[view]

@@ -40,6 +40,15 @@ func parallelTabletDraining(version string) bool {
 	return ok && v.ParallelTabletDraining()
 }
 
+// criticalDiskMode reports whether a node posing as version rejects user
+// writes above critical_disk_utilization_level (scyllaversion's
+// CriticalDiskMode; true for a version it cannot read, the newest
+// behaviour).
+func criticalDiskMode(version string) bool {
+	v, ok := scyllaversion.Known(version)
+	return !ok || v.CriticalDiskMode()
+}
+
 // drains reports whether the balancer moves tablets away from nm: it is
 // leaving (one request at a time) or draining for a paused request.
 func drains(nm *NodeMeta) bool {

@@ -39,3 +39,10 @@ func (v Version) CoredumpSetup() bool { return v.AtLeast(2026, 3, 0) }
 // other topology operations"): every node with a leave or remove request
 // drains at once, instead of one node request at a time.
 func (v Version) ParallelTabletDraining() bool { return v.AtLeast(2026, 1, 0) }
+
+// CriticalDiskMode: above critical_disk_utilization_level (db/config.cc,
+// default 0.98) the database rejects user writes
+// (utils/disk_space_monitor.cc, replica/database.cc): from
+// scylla-2025.4.0 (the option is absent @scylla-2025.3.0). Before, a full
+// disk refuses writes with "No space left on device" only.
+func (v Version) CriticalDiskMode() bool { return v.AtLeast(2025, 4, 0) }

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -614,6 +615,65 @@ func (p *Provider) AddNodes(ctx context.Context, specs []provision.NodeSpec) ([]
 	return todo, nil
 }
 
+// StartContainer creates and starts a container. The host ports of its
+// published ports are chosen here, from the kernel's free ports, rather
+// than by the engine: the engine takes the next ports of its range without
+// checking they are free, and a host busy with loopback connections (a
+// driver's shard-aware dialing binds source ports there) holds runs of
+// them in TIME-WAIT, so the start failed with "driver failed programming
+// external connectivity … address already in use". A port taken between
+// the choice and the start is retried. Only the ports the request names
+// (ExposedPorts with their bindings) are chosen here: name them, or the
+// engine publishes every port the image EXPOSEs as it likes.
+func StartContainer(ctx context.Context, req testcontainers.ContainerRequest, logf func(string, ...any)) (testcontainers.Container, error) {
+	const attempts = 3
+	modify := req.HostConfigModifier
+	req.HostConfigModifier = func(hc *container.HostConfig) {
+		if modify != nil {
+			modify(hc)
+		}
+		if hc.PortBindings == nil {
+			hc.PortBindings = mnetwork.PortMap{}
+		}
+		for _, port := range req.ExposedPorts {
+			p := mnetwork.MustParsePort(port)
+			if len(hc.PortBindings[p]) == 0 {
+				hc.PortBindings[p] = []mnetwork.PortBinding{{HostIP: netip.MustParseAddr("127.0.0.1")}}
+			}
+		}
+		for _, bs := range hc.PortBindings {
+			for i := range bs {
+				if bs[i].HostPort == "" || bs[i].HostPort == "0" {
+					bs[i].HostPort = freeHostPort(bs[i].HostIP)
+				}
+			}
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
+		if err == nil || c == nil || attempt == attempts || !strings.Contains(err.Error(), "address already in use") {
+			return c, err
+		}
+		logf("docker: %s: a published port's host port was taken (%v); starting it again (attempt %d of %d)", req.Name, err, attempt+1, attempts)
+		_ = c.Terminate(context.WithoutCancel(ctx))
+	}
+}
+
+// freeHostPort is a port the kernel says is free on ip (all addresses when
+// ip is unset), or "" to leave the choice to the engine.
+func freeHostPort(ip netip.Addr) string {
+	host := ""
+	if ip.IsValid() && !ip.IsUnspecified() {
+		host = ip.String()
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return ""
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
 func (p *Provider) start(ctx context.Context, n *provision.Node, idx int, seeds []string, netName string) error {
 	req, err := p.Request(*n, seeds, netName)
 	if err != nil {
@@ -634,7 +694,7 @@ func (p *Provider) start(ctx context.Context, n *provision.Node, idx int, seeds 
 	m.node = *n
 	p.mu.Unlock()
 	p.logf("starting %s (%s, rack %s) at %s from %s", n.Name, n.InstanceType, n.Rack, n.Address, p.opts.Image)
-	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
+	c, err := StartContainer(ctx, req, p.logf)
 	if c != nil {
 		p.mu.Lock()
 		p.created = append(p.created, c)

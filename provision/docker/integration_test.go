@@ -304,11 +304,12 @@ func TestProviderOnExistingNetwork(t *testing.T) {
 	}
 	t.Cleanup(func() { _, _ = c.NetworkRemove(context.Background(), nres.ID, client.NetworkRemoveOptions{}) })
 	// Something else already holds .2.
-	other, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{Started: true, ContainerRequest: testcontainers.ContainerRequest{
+	other, err := docker.StartContainer(ctx, testcontainers.ContainerRequest{
 		Image: tag, Networks: []string{name}, Cmd: []string{"node", "--listen-address", "127.0.0.2", "--data-dir", "/var/lib/scylla"},
+		ExposedPorts: []string{"9042/tcp"}, // publish one port (StartContainer), not all the image EXPOSEs
 		EndpointSettingsModifier: func(eps map[string]*mnetwork.EndpointSettings) {
 			eps[name].IPAMConfig = &mnetwork.EndpointIPAMConfig{IPv4Address: netip.MustParseAddr(base + "2")}
-		}}})
+		}}, t.Logf)
 	if other != nil {
 		t.Cleanup(func() { _ = testcontainers.TerminateContainer(other) })
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/provision/docker"
 	"github.com/gocql/gocql"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -129,6 +130,14 @@ func TestImagesBehaveAsTheRealOnes(t *testing.T) {
 	})
 }
 
+// fullDiskRefusal: how a full node refuses a write: "No space left on
+// device" from its commitlog or store, or, from 2025.4, above
+// critical_disk_utilization_level, replica/exceptions.hh's "Critical disk
+// utilization: rejected write mutation".
+func fullDiskRefusal(err error) bool {
+	return strings.Contains(err.Error(), "No space left on device") || strings.Contains(err.Error(), "Critical disk utilization: rejected write mutation")
+}
+
 // fillUntilENOSPC writes 4 KiB rows through CQL (the container's address
 // on its bridge network) until a write fails, which must be ScyllaDB's
 // "No space left on device".
@@ -159,8 +168,8 @@ func fillUntilENOSPC(t *testing.T, ctx context.Context, n testcontainers.Contain
 		_, _ = rand.Read(value)
 		werr = s.Query(`INSERT INTO ks.t (k, v) VALUES (?, ?)`, int64(k), value).Exec()
 	}
-	if werr == nil || !strings.Contains(werr.Error(), "No space left on device") {
-		t.Fatalf("after %d rows of 4 KiB: write error %v, want No space left on device; log:\n%s", k, werr, tail(logs(t, ctx, n), 6000))
+	if werr == nil || !fullDiskRefusal(werr) {
+		t.Fatalf("after %d rows of 4 KiB: write error %v, want No space left on device or the critical level's refusal; log:\n%s", k, werr, tail(logs(t, ctx, n), 6000))
 	}
 	t.Logf("disk full after %d rows of 4 KiB: %v", k, werr)
 	// A load goes on against a full node: it keeps refusing, and must not
@@ -169,7 +178,7 @@ func fillUntilENOSPC(t *testing.T, ctx context.Context, n testcontainers.Contain
 	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); k++ {
 		_, _ = rand.Read(value)
 		if err := s.Query(`INSERT INTO ks.t (k, v) VALUES (?, ?)`, int64(k), value).Exec(); err != nil {
-			if !strings.Contains(err.Error(), "No space left on device") {
+			if !fullDiskRefusal(err) {
 				t.Fatalf("writing to the full node: %v; log:\n%s", err, tail(logs(t, ctx, n), 6000))
 			}
 			refused++
@@ -189,10 +198,11 @@ func tail(s string, n int) string {
 
 func start(t *testing.T, ctx context.Context, image string, tmpfs map[string]string, args ...string) testcontainers.Container {
 	t.Helper()
-	n, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{Started: true, ContainerRequest: testcontainers.ContainerRequest{
+	n, err := docker.StartContainer(ctx, testcontainers.ContainerRequest{
 		Image: image, Cmd: append([]string{"--smp", "1", "--memory", "512M", "--developer-mode", "1"}, args...), Tmpfs: tmpfs,
+		ExposedPorts:       []string{"9042/tcp"}, // publish one port (docker.StartContainer)
 		HostConfigModifier: func(hc *container.HostConfig) { hc.NanoCPUs, hc.Memory = 1e9, 1<<30 },
-	}})
+	}, t.Logf)
 	if n != nil {
 		t.Cleanup(func() { _ = testcontainers.TerminateContainer(n) })
 	}
