@@ -51,6 +51,14 @@ func (p *projection) aggregate(ti *tableInfo, rows [][][]byte) ([][]byte, error)
 		copy(out, rows[0])
 	}
 	for k, a := range p.attrs {
+		if a.udf != nil && a.udf.f.Aggregate {
+			v, err := p.foldUDA(a.udf, rows)
+			if err != nil {
+				return nil, err
+			}
+			out[len(ti.all)+k] = v
+			continue
+		}
 		if !aggregateFuncs[a.fn] || a.udf != nil || a.col == nil {
 			continue
 		}

@@ -188,6 +188,13 @@ func aggregateDef(sch *engine.Schema, f *engine.Function, x *cqlparse.FunctionSt
 		f.ReturnType = ff.ReturnType
 	}
 	if x.InitCond != nil {
+		sdt, err := parseTypeIn(st, keyspaceTypes(sch, f.Keyspace))
+		if err != nil {
+			return err
+		}
+		if f.InitState, err = encodeLiteral(sdt, *x.InitCond); err != nil {
+			return err
+		}
 		f.InitCond = termText(*x.InitCond)
 	}
 	f.Aggregate, f.StateFunc, f.StateType, f.FinalFunc, f.ReduceFunc = true, x.SFunc, st, x.FinalFunc, x.ReduceFunc
@@ -238,9 +245,6 @@ func (p *projection) udfSelector(ti *tableInfo, sel cqlparse.Selector) (*colInfo
 	if call.f == nil {
 		return nil, false, engine.Errorf(engine.CodeInvalid, "Invalid call to function %s.%s, none of its type signatures match (known type signatures: %s)", ks, sel.Func, signatures(named))
 	}
-	if call.f.Aggregate {
-		return nil, false, engine.Errorf(engine.CodeInvalid, "user-defined aggregate %s.%s is not supported in selectors by the emulator", ks, sel.Func)
-	}
 	dt, err := parseType(call.f.ReturnType)
 	if err != nil {
 		return nil, false, engine.Errorf(engine.CodeServerError, "return type of %s.%s: %v", ks, call.f.Signature(), err)
@@ -250,6 +254,9 @@ func (p *projection) udfSelector(ti *tableInfo, sel cqlparse.Selector) (*colInfo
 	name := ks + "." + sel.Func + "(" + strings.Join(sel.Args, ", ") + ")"
 	out := &colInfo{Column: engine.Column{Name: name, Type: typeName(dt)}, dt: dt, idx: len(ti.all) + len(p.attrs)}
 	p.attrs = append(p.attrs, cellAttr{fn: sel.Func, udf: call})
+	if call.f.Aggregate {
+		p.aggregates = true
+	}
 	return out, true, nil
 }
 
@@ -264,6 +271,9 @@ func signatures(fns []*engine.Function) string {
 
 // callUDF runs a call on a decoded row; the first error is kept in p.err.
 func (p *projection) callUDF(c *udfCall, row [][]byte) []byte {
+	if c.f.Aggregate {
+		return nil // folded over the rows by foldUDA
+	}
 	args := make([][]byte, len(c.args))
 	for i, a := range c.args {
 		args[i] = row[a.idx]
@@ -281,4 +291,40 @@ func (s *Server) functions() map[string]map[string]*engine.Function {
 		return sch.Functions
 	}
 	return nil
+}
+
+// foldUDA is a user-defined aggregate over rows (aggregate_fcts.cc
+// user_aggregate): the state starts at INITCOND (or null), the state
+// function takes (state, args...) per row, the final function maps the
+// last state to the result.
+func (p *projection) foldUDA(c *udfCall, rows [][][]byte) ([]byte, error) {
+	a := c.f
+	fns := p.fns[a.Keyspace]
+	st, err := parseType(a.StateType)
+	if err != nil {
+		return nil, engine.Errorf(engine.CodeServerError, "state type of %s.%s: %v", a.Keyspace, a.Signature(), err)
+	}
+	sf := fns[engine.Signature(a.StateFunc, append([]string{a.StateType}, a.ArgTypes...))]
+	if sf == nil {
+		return nil, engine.Errorf(engine.CodeInvalid, "State function %s.%s of %s not found", a.Keyspace, a.StateFunc, a.Signature())
+	}
+	state := a.InitState
+	sfTypes := append([]datatype.DataType{st}, c.argTypes...)
+	for _, r := range rows {
+		args := [][]byte{state}
+		for _, col := range c.args {
+			args = append(args, r[col.idx])
+		}
+		if state, err = callUDF(sf, sfTypes, st, args); err != nil {
+			return nil, err
+		}
+	}
+	if a.FinalFunc == "" {
+		return state, nil
+	}
+	ff := fns[engine.Signature(a.FinalFunc, []string{a.StateType})]
+	if ff == nil {
+		return nil, engine.Errorf(engine.CodeInvalid, "Final function %s.%s of %s not found", a.Keyspace, a.FinalFunc, a.Signature())
+	}
+	return callUDF(ff, []datatype.DataType{st}, c.ret, [][]byte{state})
 }

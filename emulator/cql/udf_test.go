@@ -95,6 +95,13 @@ func TestUDFInSelect(t *testing.T) {
 	exec(`CREATE FUNCTION ks.frac(x int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE lua AS 'return x / 3'`)
 	exec(`CREATE FUNCTION ks.boom(x int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE lua AS 'error("boom")'`)
 
+	exec(`CREATE FUNCTION ks.acc(st int, x int) CALLED ON NULL INPUT RETURNS int LANGUAGE lua AS 'if x == nil then return st end return st + x'`)
+	exec(`CREATE FUNCTION ks.show(st int) RETURNS NULL ON NULL INPUT RETURNS text LANGUAGE lua AS 'return "total " .. st'`)
+	exec(`CREATE AGGREGATE ks.total(int) SFUNC acc STYPE int FINALFUNC show INITCOND 100`)
+	var total string
+	if err := s.Query(`SELECT ks.total(p) FROM ks.t`).Scan(&total); err != nil || total != "total 103" {
+		t.Fatalf("user-defined aggregate: got %q, %v; want total 103", total, err)
+	}
 	var sum, n int
 	var isNull bool
 	var half float64

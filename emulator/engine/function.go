@@ -27,8 +27,10 @@ type Function struct {
 	StateType  string `json:",omitempty"`
 	FinalFunc  string `json:",omitempty"`
 	ReduceFunc string `json:",omitempty"`
-	// InitCond is the INITCOND literal as CQL text ("" when none).
-	InitCond string `json:",omitempty"`
+	// InitCond is the INITCOND literal as CQL text ("" when none);
+	// InitState is its value serialized as StateType.
+	InitCond  string `json:",omitempty"`
+	InitState []byte `json:",omitempty"`
 }
 
 // Signature is the function's key in its keyspace: name(type,type).
