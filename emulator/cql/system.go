@@ -507,11 +507,15 @@ func init() {
 		{"keyspace_name", "text"}, {"function_name", "text"}, {"argument_types", "list<text>"},
 		{"argument_names", "list<text>"}, {"body", "text"}, {"called_on_null_input", "boolean"}, {"language", "text"},
 		{"return_type", "text"},
-	}, none)
+	}, functionRows)
 	defineVirtual("system_schema", "aggregates", []vcol{
 		{"keyspace_name", "text"}, {"aggregate_name", "text"}, {"argument_types", "list<text>"}, {"final_func", "text"},
 		{"initcond", "text"}, {"return_type", "text"}, {"state_func", "text"}, {"state_type", "text"},
-	}, none)
+	}, aggregateRows)
+	defineVirtual("system_schema", "scylla_aggregates", []vcol{
+		{"keyspace_name", "text"}, {"aggregate_name", "text"}, {"argument_types", "list<text>"}, {"reduce_func", "text"},
+		{"state_type", "text"},
+	}, scyllaAggregateRows)
 	defineVirtual("system_schema", "indexes", []vcol{
 		{"keyspace_name", "text"}, {"table_name", "text"}, {"index_name", "text"}, {"kind", "text"},
 		{"options", "map<text, text>"},

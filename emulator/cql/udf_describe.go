@@ -73,3 +73,67 @@ func functionCreateStatement(f *engine.Function) string {
 	b.WriteString(null + " ON NULL INPUT\nRETURNS " + f.ReturnType + "\nLANGUAGE " + f.Language + "\nAS $$" + f.Body + "$$;")
 	return b.String()
 }
+
+// allFunctions are every keyspace's functions or aggregates in keyspace,
+// name and signature order.
+func allFunctions(s *Server, aggregate bool) []*engine.Function {
+	sch := schemaOf(s)
+	var out []*engine.Function
+	for _, ks := range sortedKeyspaces(sch) {
+		out = append(out, keyspaceFunctions(sch, ks, aggregate, "")...)
+	}
+	return out
+}
+
+// functionRows are system_schema.functions (db/schema_tables.cc
+// make_create_function_mutations).
+func functionRows(s *Server) []map[string][]byte {
+	var rows []map[string][]byte
+	for _, f := range allFunctions(s, false) {
+		rows = append(rows, map[string][]byte{
+			"keyspace_name": encText(f.Keyspace), "function_name": encText(f.Name),
+			"argument_types": encTextList(f.ArgTypes), "argument_names": encTextList(f.ArgNames),
+			"body": encText(f.Body), "called_on_null_input": encBool(f.CalledOnNullInput),
+			"language": encText(f.Language), "return_type": encText(f.ReturnType),
+		})
+	}
+	return rows
+}
+
+// aggregateRows are system_schema.aggregates (make_create_aggregate_mutations:
+// final_func and initcond only when the aggregate has them).
+func aggregateRows(s *Server) []map[string][]byte {
+	var rows []map[string][]byte
+	for _, f := range allFunctions(s, true) {
+		r := map[string][]byte{
+			"keyspace_name": encText(f.Keyspace), "aggregate_name": encText(f.Name),
+			"argument_types": encTextList(f.ArgTypes), "return_type": encText(f.ReturnType),
+			"state_func": encText(f.StateFunc), "state_type": encText(f.StateType),
+		}
+		if f.FinalFunc != "" {
+			r["final_func"] = encText(f.FinalFunc)
+		}
+		if f.InitCond != "" {
+			r["initcond"] = encText(f.InitCond)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// scyllaAggregateRows are system_schema.scylla_aggregates: the reducible
+// aggregates' REDUCEFUNC (make_create_aggregate_mutations).
+func scyllaAggregateRows(s *Server) []map[string][]byte {
+	var rows []map[string][]byte
+	for _, f := range allFunctions(s, true) {
+		if f.ReduceFunc == "" {
+			continue
+		}
+		rows = append(rows, map[string][]byte{
+			"keyspace_name": encText(f.Keyspace), "aggregate_name": encText(f.Name),
+			"argument_types": encTextList(f.ArgTypes), "reduce_func": encText(f.ReduceFunc),
+			"state_type": encText(f.StateType),
+		})
+	}
+	return rows
+}

@@ -135,7 +135,8 @@ func TestUDFInSelect(t *testing.T) {
 
 // DESC FUNCTION / AGGREGATE print user_function.cc describe and
 // aggregate_fcts.cc user_aggregate::describe; DESC KEYSPACE lists them
-// after the types (describe_statement.cc).
+// after the types (describe_statement.cc); system_schema.functions and
+// aggregates list them (db/schema_tables.cc).
 func TestUDFDescribe(t *testing.T) {
 	_, hp := enginetest.StartServerOpts(t, "127.0.1.204:0", enginetest.NewMemory("udfdesc"), cql.Options{UserDefinedFunctions: true})
 	s := newSession(t, hp, "")
@@ -157,6 +158,14 @@ func TestUDFDescribe(t *testing.T) {
 	if err := s.Query(`DESC AGGREGATE ks.total`).Scan(&ks, &typ, &name, &stmt); err != nil || typ != "aggregate" ||
 		stmt != "CREATE AGGREGATE ks.total(int)\nSFUNC plus\nSTYPE int\nFINALFUNC fin\nINITCOND 0;" {
 		t.Fatalf("DESC AGGREGATE: %v %q %q", err, typ, stmt)
+	}
+	var body, final, initcond string
+	var called bool
+	if err := s.Query(`SELECT body, called_on_null_input FROM system_schema.functions WHERE keyspace_name = 'ks' AND function_name = 'fin' ALLOW FILTERING`).Scan(&body, &called); err != nil || body != "return tostring(x)" || !called {
+		t.Fatalf("system_schema.functions: %v %q %v", err, body, called)
+	}
+	if err := s.Query(`SELECT final_func, initcond FROM system_schema.aggregates WHERE keyspace_name = 'ks'`).Scan(&final, &initcond); err != nil || final != "fin" || initcond != "0" {
+		t.Fatalf("system_schema.aggregates: %v %q %q", err, final, initcond)
 	}
 	var types []string
 	iter := s.Query(`DESC KEYSPACE ks`).Iter()
