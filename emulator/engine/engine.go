@@ -7,6 +7,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"time"
@@ -128,6 +129,17 @@ type DroppedColumn struct {
 	// epoch (USING TIMESTAMP, else the time of the ALTER): cells of the
 	// name written at or before it are hidden.
 	Timestamp int64
+}
+
+// UnmarshalJSON also reads a schema saved before drops recorded a type and
+// timestamp, when Table.Dropped held bare column names.
+func (d *DroppedColumn) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		*d = DroppedColumn{}
+		return json.Unmarshal(b, &d.Name)
+	}
+	type plain DroppedColumn
+	return json.Unmarshal(b, (*plain)(d))
 }
 
 // DroppedAt is the drop timestamp of a column name; ok is false when the
