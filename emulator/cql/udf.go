@@ -1,6 +1,7 @@
 package cql
 
 import (
+	"regexp"
 	"sort"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
@@ -72,7 +73,18 @@ func functionTypes(sch *engine.Schema, ks string, raw []string) ([]string, error
 	return out, nil
 }
 
+// qualifiedType finds the keyspace-qualified user type names of a raw type.
+var qualifiedType = regexp.MustCompile(`("[^"]+"|[A-Za-z0-9_]+)\.`)
+
 func functionType(sch *engine.Schema, ks, raw string) (string, error) {
+	for _, m := range qualifiedType.FindAllStringSubmatch(raw, -1) {
+		// cql3/cql3_type.cc raw_ut prepare_internal: user types only in
+		// their own keyspace.
+		if other := strings.Trim(m[1], `"`); other != ks {
+			return "", engine.Errorf(engine.CodeInvalid, "Statement on keyspace %s cannot refer to a user type in keyspace %s; user types can only be used in the keyspace they are defined in", ks, other)
+		}
+		raw = strings.Replace(raw, m[0], "", 1)
+	}
 	if strings.HasPrefix(raw, "frozen<") && lookupUserType(keyspaceTypes(sch, ks), strings.TrimSuffix(strings.TrimPrefix(raw, "frozen<"), ">")) != nil {
 		return "", engine.Errorf(engine.CodeInvalid, "User defined argument and return types should not be frozen")
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -206,8 +207,81 @@ func fromLua(dt datatype.DataType, v lua.LValue) ([]byte, error) {
 			return nil, engine.Errorf(engine.CodeInvalid, "value is not valid utf8, invalid character at byte offset %d", invalidUTF8Offset(s))
 		}
 		return []byte(s), nil
+	case primitive.DataTypeCodeList, primitive.DataTypeCodeSet, primitive.DataTypeCodeMap:
+		return collectionFromLua(dt, v)
 	}
 	return nil, engine.Errorf(engine.CodeInvalid, "type %s is not supported as a Lua UDF result by the emulator", typeName(dt))
+}
+
+// collectionFromLua is from_lua_visitor for lists (a sequence 1..n), sets
+// (a table whose values are true) and maps, serialized with sets' and
+// maps' keys in the type's order.
+func collectionFromLua(dt datatype.DataType, v lua.LValue) ([]byte, error) {
+	t, ok := v.(*lua.LTable)
+	if !ok {
+		return nil, engine.Errorf(engine.CodeInvalid, "value is not a table")
+	}
+	var kt, vt datatype.DataType
+	switch c := dt.(type) {
+	case *datatype.List:
+		vt = c.ElementType
+	case *datatype.Set:
+		kt = c.ElementType
+	case *datatype.Map:
+		kt, vt = c.KeyType, c.ValueType
+	}
+	type entry struct{ k, v []byte }
+	var entries []entry
+	var err error
+	t.ForEach(func(lk, lv lua.LValue) {
+		if err != nil {
+			return
+		}
+		var e entry
+		switch {
+		case kt == nil: // list: the key is the position
+			var n int64
+			if n, err = luaInteger(lk); err == nil {
+				e.k = binary.BigEndian.AppendUint64(nil, uint64(n))
+				e.v, err = fromLua(vt, lv)
+			}
+		case vt == nil: // set
+			if lv != lua.LTrue {
+				err = engine.Errorf(engine.CodeInvalid, "sets are represented with tables with true values")
+				return
+			}
+			e.k, err = fromLua(kt, lk)
+		default:
+			if e.k, err = fromLua(kt, lk); err == nil {
+				e.v, err = fromLua(vt, lv)
+			}
+		}
+		entries = append(entries, e)
+	})
+	if err != nil {
+		return nil, err
+	}
+	sortBy := kt
+	if sortBy == nil {
+		sortBy = datatype.Bigint
+	}
+	sort.Slice(entries, func(i, j int) bool { c, _ := compareEncoded(sortBy, entries[i].k, entries[j].k); return c < 0 })
+	out := binary.BigEndian.AppendUint32(nil, uint32(len(entries)))
+	for i, e := range entries {
+		if kt == nil {
+			if int64(binary.BigEndian.Uint64(e.k)) != int64(i+1) {
+				return nil, engine.Errorf(engine.CodeInvalid, "key %d missing in sequence of size %d", i+1, len(entries))
+			}
+		} else {
+			out = binary.BigEndian.AppendUint32(out, uint32(len(e.k)))
+			out = append(out, e.k...)
+		}
+		if vt != nil {
+			out = binary.BigEndian.AppendUint32(out, uint32(len(e.v)))
+			out = append(out, e.v...)
+		}
+	}
+	return out, nil
 }
 
 func invalidUTF8Offset(s string) int {

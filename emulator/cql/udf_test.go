@@ -1,6 +1,7 @@
 package cql_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -102,6 +103,12 @@ func TestUDFInSelect(t *testing.T) {
 	if err := s.Query(`SELECT ks.total(p) FROM ks.t`).Scan(&total); err != nil || total != "total 103" {
 		t.Fatalf("user-defined aggregate: got %q, %v; want total 103", total, err)
 	}
+	exec(`CREATE FUNCTION ks.twice(x list<int>) RETURNS NULL ON NULL INPUT RETURNS list<int> LANGUAGE lua AS 'local r = {} for i, v in ipairs(x) do r[i] = 2 * v end return r'`)
+	exec(`CREATE FUNCTION ks.keys(x list<int>) RETURNS NULL ON NULL INPUT RETURNS set<int> LANGUAGE lua AS 'local r = {} for i, v in ipairs(x) do r[4 - v] = true end return r'`)
+	var twice, keys []int
+	if err := s.Query(`SELECT ks.twice(l), ks.keys(l) FROM ks.t WHERE p = 1`).Scan(&twice, &keys); err != nil || fmt.Sprint(twice, keys) != "[2 4 6] [1 2 3]" {
+		t.Fatalf("collections from Lua: got %v %v, %v", twice, keys, err)
+	}
 	var sum, n int
 	var isNull bool
 	var half float64
@@ -126,6 +133,7 @@ func TestUDFInSelect(t *testing.T) {
 		`SELECT ks.boom(a) FROM ks.t WHERE p = 1`:   "lua execution failed: ",
 		`SELECT ks.plus(p, s) FROM ks.t`:            "none of its type signatures match",
 		`SELECT ks.nosuch(p) FROM ks.t WHERE p = 1`: "Unknown function ks.nosuch",
+		`CREATE FUNCTION ks.o(x other.u) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE lua AS 'return 1'`: "Statement on keyspace ks cannot refer to a user type in keyspace other",
 	} {
 		if err := s.Query(q).Exec(); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want %q", q, err, want)
