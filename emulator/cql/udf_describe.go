@@ -63,14 +63,14 @@ func functionCreateStatement(f *engine.Function) string {
 	}
 	args := make([]string, len(f.ArgTypes))
 	for i, t := range f.ArgTypes {
-		args[i] = f.ArgNames[i] + " " + t
+		args[i] = f.ArgNames[i] + " " + withoutFrozen(t)
 	}
 	null := "RETURNS NULL"
 	if f.CalledOnNullInput {
 		null = "CALLED"
 	}
 	b.WriteString("CREATE FUNCTION " + maybeQuote(f.Keyspace) + "." + maybeQuote(f.Name) + "(" + strings.Join(args, ", ") + ")\n")
-	b.WriteString(null + " ON NULL INPUT\nRETURNS " + f.ReturnType + "\nLANGUAGE " + f.Language + "\nAS $$" + f.Body + "$$;")
+	b.WriteString(null + " ON NULL INPUT\nRETURNS " + withoutFrozen(f.ReturnType) + "\nLANGUAGE " + f.Language + "\nAS $$" + f.Body + "$$;")
 	return b.String()
 }
 
@@ -136,4 +136,29 @@ func scyllaAggregateRows(s *Server) []map[string][]byte {
 		})
 	}
 	return rows
+}
+
+// withoutFrozen is a type's name without its frozen<> wrappers
+// (abstract_type::cql3_type_name_without_frozen).
+func withoutFrozen(t string) string {
+	var b strings.Builder
+	var drop []bool // per open '<': whether its '>' closes a frozen<
+	for i := 0; i < len(t); i++ {
+		switch {
+		case strings.HasPrefix(t[i:], "frozen<"):
+			drop = append(drop, true)
+			i += len("frozen<") - 1
+		case t[i] == '<':
+			drop = append(drop, false)
+			b.WriteByte('<')
+		case t[i] == '>' && len(drop) > 0:
+			if !drop[len(drop)-1] {
+				b.WriteByte('>')
+			}
+			drop = drop[:len(drop)-1]
+		default:
+			b.WriteByte(t[i])
+		}
+	}
+	return b.String()
 }
