@@ -123,15 +123,7 @@ func signedInt(b []byte) int64 {
 
 // collectionToLua builds the table of a serialized list, set or map.
 func collectionToLua(L *lua.LState, dt datatype.DataType, b []byte) (lua.LValue, error) {
-	var kt, vt datatype.DataType
-	switch c := dt.(type) {
-	case *datatype.List:
-		vt = c.ElementType
-	case *datatype.Set:
-		kt = c.ElementType
-	case *datatype.Map:
-		kt, vt = c.KeyType, c.ValueType
-	}
+	kt, vt := keyValueTypes(dt)
 	t := L.NewTable()
 	r := &reader{b: b}
 	n := int(r.int32("collection size"))
@@ -221,15 +213,7 @@ func collectionFromLua(dt datatype.DataType, v lua.LValue) ([]byte, error) {
 	if !ok {
 		return nil, engine.Errorf(engine.CodeInvalid, "value is not a table")
 	}
-	var kt, vt datatype.DataType
-	switch c := dt.(type) {
-	case *datatype.List:
-		vt = c.ElementType
-	case *datatype.Set:
-		kt = c.ElementType
-	case *datatype.Map:
-		kt, vt = c.KeyType, c.ValueType
-	}
+	kt, vt := keyValueTypes(dt)
 	type entry struct{ k, v []byte }
 	var entries []entry
 	var err error
@@ -337,4 +321,18 @@ func luaString(v lua.LValue) (string, error) {
 		return strconv.FormatFloat(f, 'g', -1, 64), nil
 	}
 	return "", engine.Errorf(engine.CodeInvalid, "unexpected value")
+}
+
+// keyValueTypes are a collection's key and value types: a list has only
+// values, a set only keys.
+func keyValueTypes(dt datatype.DataType) (kt, vt datatype.DataType) {
+	switch c := dt.(type) {
+	case *datatype.List:
+		vt = c.ElementType
+	case *datatype.Set:
+		kt = c.ElementType
+	case *datatype.Map:
+		kt, vt = c.KeyType, c.ValueType
+	}
+	return kt, vt
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/elasticity-dev/elasticity/emulator/cql"
 	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
+	"github.com/gocql/gocql"
 )
 
 // CREATE/DROP FUNCTION and AGGREGATE on a node started with
@@ -15,15 +16,7 @@ import (
 // create_aggregate_statement.cc, drop_function_statement.cc, lang/lua.cc
 // compile).
 func TestUDFDefinitions(t *testing.T) {
-	_, hp := enginetest.StartServerOpts(t, "127.0.1.201:0", enginetest.NewMemory("udf"), cql.Options{UserDefinedFunctions: true})
-	s := newSession(t, hp, "")
-	exec := func(q string) {
-		t.Helper()
-		if err := s.Query(q).Exec(); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	s, exec := udfSession(t, "127.0.1.201:0", "udf")
 	exec(`CREATE FUNCTION ks.plus(a int, b int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE lua AS 'return a + b'`)
 	exec(`CREATE FUNCTION ks.plus(a bigint, b bigint) CALLED ON NULL INPUT RETURNS bigint LANGUAGE lua AS $$return a + b$$`)
 	exec(`CREATE FUNCTION IF NOT EXISTS ks.plus(a int, b int) RETURNS NULL ON NULL INPUT RETURNS int LANGUAGE lua AS 'return 0'`)
@@ -76,15 +69,7 @@ func TestUDFDisabledByDefault(t *testing.T) {
 // skipping a RETURNS NULL ON NULL INPUT function, Lua errors and invalid
 // results refused with lang/lua.cc's messages.
 func TestUDFInSelect(t *testing.T) {
-	_, hp := enginetest.StartServerOpts(t, "127.0.1.203:0", enginetest.NewMemory("udfsel"), cql.Options{UserDefinedFunctions: true})
-	s := newSession(t, hp, "")
-	exec := func(q string) {
-		t.Helper()
-		if err := s.Query(q).Exec(); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	s, exec := udfSession(t, "127.0.1.203:0", "udfsel")
 	exec(`CREATE TABLE ks.t (p int PRIMARY KEY, a int, d double, s text, l list<int>)`)
 	exec(`INSERT INTO ks.t (p, a, d, s, l) VALUES (1, 40, 1.5, 'héllo', [1, 2, 3])`)
 	exec(`INSERT INTO ks.t (p) VALUES (2)`)
@@ -183,4 +168,20 @@ func TestUDFDescribe(t *testing.T) {
 	if err := iter.Close(); err != nil || strings.Join(types, ",") != "keyspace ks,function fin,function plus,aggregate total" {
 		t.Fatalf("DESC KEYSPACE: %v %v", err, types)
 	}
+}
+
+// udfSession starts a server with user-defined functions enabled on addr
+// and creates keyspace ks; exec fails the test on an error.
+func udfSession(t *testing.T, addr, name string) (*gocql.Session, func(string)) {
+	t.Helper()
+	_, hp := enginetest.StartServerOpts(t, addr, enginetest.NewMemory(name), cql.Options{UserDefinedFunctions: true})
+	s := newSession(t, hp, "")
+	exec := func(q string) {
+		t.Helper()
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	return s, exec
 }
