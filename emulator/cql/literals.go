@@ -121,11 +121,25 @@ func encodeTupleLiteral(x *datatype.Tuple, t cqlparse.Term, bad func() error) ([
 	if t.Kind != cqlparse.TermTuple || len(t.Values) > len(x.FieldTypes) {
 		return nil, bad()
 	}
+	terms := make([]*cqlparse.Term, len(t.Values))
+	for i := range t.Values {
+		terms[i] = &t.Values[i]
+	}
+	return encodeFields(x.FieldTypes[:len(terms)], terms)
+}
+
+// encodeFields serializes the fields of a tuple or a user type value: each
+// an int32 length and its bytes, -1 for a null or missing one (types/
+// tuple.cc tuple_type_impl::build_value).
+func encodeFields(types []datatype.DataType, terms []*cqlparse.Term) ([]byte, error) {
 	out := []byte{}
-	for i, el := range t.Values {
-		b, err := encodeLiteral(x.FieldTypes[i], el)
-		if err != nil {
-			return nil, err
+	for i, t := range terms {
+		var b []byte
+		if t != nil {
+			var err error
+			if b, err = encodeLiteral(types[i], *t); err != nil {
+				return nil, err
+			}
 		}
 		if b == nil {
 			out = binary.BigEndian.AppendUint32(out, math.MaxUint32)

@@ -3,7 +3,6 @@ package cql
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"math/big"
 	"math/bits"
 	"strings"
@@ -296,24 +295,13 @@ func encodeUserTypeLiteral(ut *datatype.UserDefined, t cqlparse.Term, bad func()
 		}
 		values[k.Text] = t.Values[i]
 	}
-	out := []byte{}
+	terms := make([]*cqlparse.Term, len(ut.FieldNames))
 	for i, f := range ut.FieldNames {
-		v, ok := values[f]
-		var b []byte
-		if ok {
-			var err error
-			if b, err = encodeLiteral(ut.FieldTypes[i], v); err != nil {
-				return nil, err
-			}
+		if v, ok := values[f]; ok {
+			terms[i] = &v
 		}
-		if b == nil {
-			out = binary.BigEndian.AppendUint32(out, math.MaxUint32)
-			continue
-		}
-		out = binary.BigEndian.AppendUint32(out, uint32(len(b)))
-		out = append(out, b...)
 	}
-	return out, nil
+	return encodeFields(ut.FieldTypes, terms)
 }
 
 // appendVInt writes a signed variable-length integer as
