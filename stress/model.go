@@ -1,0 +1,150 @@
+package stress
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gocql/gocql"
+
+	"github.com/elasticity-dev/elasticity/stress/sched"
+)
+
+// A Model is a workload's data model and operations: the built-in
+// key/value table, cassandra-stress's own tables driven by a command line
+// (`stress_cmd`), a cassandra-stress user profile with its ops(...), or a
+// scylla-bench mode. The engine is the same for all (package sched: the
+// open-model schedule at the job's rate, HDR latencies per operation name,
+// drops and errors counted); a model says what the schema is, which
+// operations the mix draws from, and how one operation runs.
+//
+// A model travels to remote loaders as its Spec (the stress command's
+// --model flag): ParseModel(m.Spec()) builds the same model anywhere, so a
+// spec is self-contained (a profile's YAML included, not its path).
+type Model interface {
+	// Spec is the model's encoding, "<form>:<form's own text>"; the
+	// built-in key/value model is "kv".
+	Spec() string
+	// Describe is what `elasticity plan` and the report print about it:
+	// the schema and the operations with their shares.
+	Describe() ModelInfo
+	// Schema is the CQL that creates what the operations use, in order
+	// (keyspace first), each statement idempotent (IF NOT EXISTS).
+	Schema(t SchemaTarget) ([]string, error)
+	// Ops are the operations the mix draws from; an op's index is the
+	// typ the bound sched.Op receives.
+	Ops() []OpSpec
+	// Bind prepares the operations on s. The returned op is called
+	// concurrently by the scheduler's workers.
+	Bind(ctx context.Context, s *gocql.Session, b Binding) (sched.Op, error)
+	// Fill prepares the write a fill makes: seq-th new row of the fill
+	// (the row of key b.StartKey + seq·b.Stride). A model that cannot fill
+	// returns ErrNoFill.
+	Fill(ctx context.Context, s *gocql.Session, b Binding) (sched.Op, error)
+	// Regenerable says whether every row's content follows from its key,
+	// so data validation can tell missing and wrong rows (the built-in
+	// and scylla-bench-style models); the report says what was validated.
+	Regenerable() bool
+}
+
+// ModelInfo describes a resolved model.
+type ModelInfo struct {
+	Kind     string   // "key/value", "cassandra-stress mixed", "profile timeseries.yaml", "scylla-bench write"
+	Keyspace string   // the keyspace the operations address
+	Table    string   // the table they address (validation, cleanup)
+	Schema   []string // CQL as Schema would run it for the plan's target
+	Ops      []OpSpec
+	// Notes are the model's own remarks for plan and report (options given
+	// way to the scenario's phases, what validation covers ...).
+	Notes []string
+}
+
+// OpSpec is one operation of a model.
+type OpSpec struct {
+	// Name is what latency records and result tables carry: write and read
+	// for the built-in, cassandra-stress's command or ops(...) names
+	// (insert, read1, counter_write ...), scylla-bench's mode names.
+	Name string
+	// Class is results.OpWrite or results.OpRead: which of a cycle's
+	// write and read figures the operation counts in.
+	Class string
+	// Weight is the operation's relative share of the mix.
+	Weight float64
+	// CL is the operation's consistency level.
+	CL gocql.Consistency
+}
+
+// SchemaTarget is what the plan decides about where the schema goes.
+type SchemaTarget struct {
+	Keyspace string // the plan's keyspace (a profile's own definition wins)
+	Table    string
+	DC       string
+	RF       int
+	Tablets  int // > 0 initial tablets, < 0 vnodes, 0 the cluster's default
+}
+
+// Binding is what an operation needs from the job when it is bound.
+type Binding struct {
+	// Keys is the number of rows (keys 0..Keys-1) the run has written;
+	// reads and overwrites draw among them. 0: writes add keys 0, 1, 2 ...
+	Keys int64
+	// StartKey and Stride place a fill's rows (loader i of n fills
+	// StartKey+i, then every n-th key).
+	StartKey, Stride int64
+	// Distribution of keys (keygen.Parse); the model may have its own.
+	Distribution string
+	// Failed, when set, is told every fill key whose write failed.
+	Failed func(key int64)
+	// Seed makes values and key choices reproducible.
+	Seed uint64
+}
+
+// ErrNoFill is what Model.Fill returns for a model that cannot fill.
+var ErrNoFill = fmt.Errorf("this workload has no fill")
+
+// modelForms maps a spec's form (the text before the first colon) to its parser.
+var (
+	modelMu    sync.RWMutex
+	modelForms = map[string]func(text string) (Model, error){}
+)
+
+// RegisterModel makes ParseModel understand specs "<form>:<text>". A form
+// registers itself from its package's init, as provision's backends do.
+func RegisterModel(form string, parse func(text string) (Model, error)) {
+	modelMu.Lock()
+	defer modelMu.Unlock()
+	if _, dup := modelForms[form]; dup || form == "" || strings.Contains(form, ":") {
+		panic(fmt.Sprintf("stress: workload model form %q registered twice or invalid", form))
+	}
+	modelForms[form] = parse
+}
+
+// ParseModel builds the model a Spec encodes.
+func ParseModel(spec string) (Model, error) {
+	form, text, _ := strings.Cut(spec, ":")
+	modelMu.RLock()
+	parse, ok := modelForms[form]
+	modelMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("workload model %q: unknown form %q (known: %s)", spec, form, strings.Join(ModelForms(), ", "))
+	}
+	m, err := parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("workload model %s: %w", form, err)
+	}
+	return m, nil
+}
+
+// ModelForms lists the registered forms, sorted.
+func ModelForms() []string {
+	modelMu.RLock()
+	defer modelMu.RUnlock()
+	out := make([]string, 0, len(modelForms))
+	for f := range modelForms {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
