@@ -18,14 +18,17 @@ import (
 	"github.com/elasticity-dev/elasticity/stress/keygen"
 )
 
-// Check validates the rows a fill wrote: keys 0..Keys-1, each holding
-// keygen's value for the key (the workload's overwrites write the same
-// value), read back at CL one by one (a sample) and by scanning token
-// ranges end to end.
+// Check validates the rows a fill wrote: keys 0..Keys-1, read back at CL
+// one by one (a sample) and by scanning token ranges end to end. Rows says
+// how a key's rows are read and checked; nil is the built-in key/value
+// table Keyspace.Table, each key holding keygen's value for the key (the
+// workload's overwrites write the same value) of ValueMin..ValueMax bytes.
 type Check struct {
 	Keyspace, Table    string
 	Keys               int64
 	ValueMin, ValueMax int
+	// Rows reads back a Regenerable model's keys (nil: the built-in table).
+	Rows Validator
 	// Unacked reports keys whose write failed: missing, they are not lost.
 	Unacked func(key int64) bool
 	// Sample keys are read one by one, spread over the key space; < 0 or
@@ -43,6 +46,32 @@ type Check struct {
 	// After names when the check runs ("final" or a step), for the record.
 	After string
 }
+
+// A Validator reads back and checks the rows of a Regenerable model's keys,
+// so one validation (sample, scans, losses by range and replica) serves
+// every such model: Validate reads a sampled key with CheckKey and a token
+// range with ScanRange. A model implements it to be validated.
+type Validator interface {
+	// Token is the token of the partition key's rows are in.
+	Token(key int64) int64
+	// CheckKey reads key's rows at cl: RowsMissing when none is there,
+	// RowsWrong when any differs from what the key regenerates.
+	CheckKey(ctx context.Context, s *gocql.Session, cl gocql.Consistency, key int64) (RowState, error)
+	// ScanRange reads tokens first..last (inclusive) at cl and calls found
+	// for every key it finds rows of (once per key), RowsOK or RowsWrong.
+	// A failed scan is retried from the start: found is called again.
+	ScanRange(ctx context.Context, s *gocql.Session, cl gocql.Consistency, first, last int64, found func(key int64, st RowState)) error
+}
+
+// RowState is what reading a key back found.
+type RowState int
+
+// The states of a key read back.
+const (
+	RowsOK      RowState = iota // every row there, each as the key regenerates it
+	RowsMissing                 // no row of the key
+	RowsWrong                   // a row differs (or, for a model of several rows per key, is missing)
+)
 
 // MaxReplicaLookups bounds the replica lookups of one validation.
 const MaxReplicaLookups = 100
@@ -97,15 +126,12 @@ func Validate(ctx context.Context, s *gocql.Session, c Check) (results.Validatio
 	if s == nil {
 		return v, errors.New("validate: nil session")
 	}
-	if err := errors.Join(checkIdent("keyspace", c.Keyspace), checkIdent("table", c.Table)); err != nil {
-		return v, fmt.Errorf("validate: %w", err)
-	}
-	if c.ValueMin == 0 && c.ValueMax == 0 {
-		c.ValueMin, c.ValueMax = 1024, 1024
-	}
-	vals, err := keygen.NewValues(c.ValueMin, max(c.ValueMin, c.ValueMax))
-	if err != nil {
-		return v, fmt.Errorf("validate: %w", err)
+	if c.Rows == nil {
+		kv, err := newKVRows(c)
+		if err != nil {
+			return v, fmt.Errorf("validate: %w", err)
+		}
+		c.Rows = kv
 	}
 	if c.Concurrency <= 0 {
 		c.Concurrency = 32
@@ -139,14 +165,14 @@ func Validate(ctx context.Context, s *gocql.Session, c Check) (results.Validatio
 			scanned[p] = true
 		}
 		for k := int64(0); k < c.Keys; k++ {
-			if p := results.RingPartOf(KeyToken(k)); scanned[p] {
+			if p := results.RingPartOf(c.Rows.Token(k)); scanned[p] {
 				want[p] = append(want[p], k)
 			}
 		}
 		for _, p := range parts {
 			r := rangeOf(p)
 			r.Scanned = true
-			found, err := scanPart(ctx, s, c, vals, r, ls)
+			found, err := scanPart(ctx, s, c, r, ls)
 			if err != nil {
 				if ctx.Err() != nil {
 					return v, ctx.Err()
@@ -174,7 +200,7 @@ func Validate(ctx context.Context, s *gocql.Session, c Check) (results.Validatio
 	keys := sampleKeys(c.Keys, c.Sample)
 	v.SampleKeys = int64(len(keys))
 	if len(keys) > 0 {
-		if err := readSample(ctx, s, c, vals, keys, ls); err != nil {
+		if err := readSample(ctx, s, c, keys, ls); err != nil {
 			return v, err
 		}
 		v.Incomplete = v.Incomplete || ls.errors > 0
@@ -194,7 +220,7 @@ func Validate(ctx context.Context, s *gocql.Session, c Check) (results.Validatio
 	for _, k := range lost {
 		// Each lost key counts once in its range, whether the sample, the
 		// scan or both found it.
-		r := rangeOf(results.RingPartOf(KeyToken(k)))
+		r := rangeOf(results.RingPartOf(c.Rows.Token(k)))
 		if ls.missing[k] {
 			r.Missing++
 		} else {
@@ -275,24 +301,20 @@ func sampleKeys(keys, n int64) []int64 {
 	return out
 }
 
-// scanPart reads part r end to end (token(key) >= first AND <= last, paged),
-// checks every value and returns the keys found.
-func scanPart(ctx context.Context, s *gocql.Session, c Check, vals *keygen.Values, r *results.RangeCheck, ls *lossSet) (map[int64]bool, error) {
-	q := fmt.Sprintf("SELECT key, value FROM %s.%s WHERE token(key) >= ? AND token(key) <= ?", c.Keyspace, c.Table)
+// scanPart reads part r end to end with c.Rows and returns the keys found;
+// found keys of 0..Keys-1 that were wrong are added to ls.
+func scanPart(ctx context.Context, s *gocql.Session, c Check, r *results.RangeCheck, ls *lossSet) (map[int64]bool, error) {
 	var err error
 	for attempt := 0; attempt < readAttempts; attempt++ {
 		found := map[int64]bool{}
 		var wrong []int64
-		it := s.Query(q, r.First, r.Last).WithContext(ctx).Consistency(c.CL).PageSize(1000).Iter()
-		var key int64
-		var val []byte
-		for it.Scan(&key, &val) {
+		err = c.Rows.ScanRange(ctx, s, c.CL, r.First, r.Last, func(key int64, st RowState) {
 			found[key] = true
-			if key >= 0 && key < c.Keys && !bytes.Equal(val, vals.ForKey(key)) {
+			if st != RowsOK && key >= 0 && key < c.Keys {
 				wrong = append(wrong, key)
 			}
-		}
-		if err = it.Close(); err == nil {
+		})
+		if err == nil {
 			r.Found = int64(len(found))
 			for _, k := range wrong {
 				ls.add(k, false)
@@ -307,8 +329,7 @@ func scanPart(ctx context.Context, s *gocql.Session, c Check, vals *keygen.Value
 }
 
 // readSample reads keys one by one with c.Concurrency workers.
-func readSample(ctx context.Context, s *gocql.Session, c Check, vals *keygen.Values, keys []int64, ls *lossSet) error {
-	q := fmt.Sprintf("SELECT value FROM %s.%s WHERE key = ?", c.Keyspace, c.Table)
+func readSample(ctx context.Context, s *gocql.Session, c Check, keys []int64, ls *lossSet) error {
 	next := make(chan int64)
 	var wg sync.WaitGroup
 	for w := 0; w < c.Concurrency; w++ {
@@ -316,23 +337,23 @@ func readSample(ctx context.Context, s *gocql.Session, c Check, vals *keygen.Val
 		go func() {
 			defer wg.Done()
 			for k := range next {
-				var val []byte
+				var st RowState
 				var err error
 				for attempt := 0; attempt < readAttempts; attempt++ {
-					if err = s.Query(q, k).WithContext(ctx).Consistency(c.CL).Scan(&val); err == nil || errors.Is(err, gocql.ErrNotFound) || ctx.Err() != nil {
+					if st, err = c.Rows.CheckKey(ctx, s, c.CL, k); err == nil || ctx.Err() != nil {
 						break
 					}
 				}
 				switch {
-				case errors.Is(err, gocql.ErrNotFound):
-					if !c.Unacked(k) {
-						ls.add(k, true)
-					}
 				case err != nil:
 					if ctx.Err() == nil {
 						ls.fail(fmt.Errorf("reading key %s: %w", strconv.FormatInt(k, 10), err))
 					}
-				case !bytes.Equal(val, vals.ForKey(k)):
+				case st == RowsMissing:
+					if !c.Unacked(k) {
+						ls.add(k, true)
+					}
+				case st == RowsWrong:
 					ls.add(k, false)
 				}
 			}
@@ -350,4 +371,59 @@ func readSample(ctx context.Context, s *gocql.Session, c Check, vals *keygen.Val
 	close(next)
 	wg.Wait()
 	return ctx.Err()
+}
+
+// kvRows reads back the built-in key/value table: one row per key, its
+// value keygen's for the key.
+type kvRows struct {
+	sel, scan string
+	vals      *keygen.Values
+}
+
+func newKVRows(c Check) (*kvRows, error) {
+	if err := errors.Join(checkIdent("keyspace", c.Keyspace), checkIdent("table", c.Table)); err != nil {
+		return nil, err
+	}
+	if c.ValueMin == 0 && c.ValueMax == 0 {
+		c.ValueMin, c.ValueMax = 1024, 1024
+	}
+	vals, err := keygen.NewValues(c.ValueMin, max(c.ValueMin, c.ValueMax))
+	if err != nil {
+		return nil, err
+	}
+	return &kvRows{
+		sel:  fmt.Sprintf("SELECT value FROM %s.%s WHERE key = ?", c.Keyspace, c.Table),
+		scan: fmt.Sprintf("SELECT key, value FROM %s.%s WHERE token(key) >= ? AND token(key) <= ?", c.Keyspace, c.Table),
+		vals: vals,
+	}, nil
+}
+
+func (*kvRows) Token(key int64) int64 { return KeyToken(key) }
+
+func (r *kvRows) CheckKey(ctx context.Context, s *gocql.Session, cl gocql.Consistency, key int64) (RowState, error) {
+	var val []byte
+	err := s.Query(r.sel, key).WithContext(ctx).Consistency(cl).Scan(&val)
+	switch {
+	case errors.Is(err, gocql.ErrNotFound):
+		return RowsMissing, nil
+	case err != nil:
+		return RowsOK, err
+	case !bytes.Equal(val, r.vals.ForKey(key)):
+		return RowsWrong, nil
+	}
+	return RowsOK, nil
+}
+
+func (r *kvRows) ScanRange(ctx context.Context, s *gocql.Session, cl gocql.Consistency, first, last int64, found func(int64, RowState)) error {
+	it := s.Query(r.scan, first, last).WithContext(ctx).Consistency(cl).PageSize(1000).Iter()
+	var key int64
+	var val []byte
+	for it.Scan(&key, &val) {
+		st := RowsOK
+		if !bytes.Equal(val, r.vals.ForKey(key)) {
+			st = RowsWrong
+		}
+		found(key, st)
+	}
+	return it.Close()
 }
