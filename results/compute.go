@@ -32,6 +32,7 @@ type Observer interface {
 type Interval struct {
 	Start, End time.Time
 	Op         string
+	Class      string // OpWrite or OpRead (LatencyRecord.OpClass); OpFill for fills
 	Count      int64
 	Errors     map[string]int64
 	Dropped    int64
@@ -94,7 +95,7 @@ func Reduce(dir string, obs ...Observer) (*Result, error) {
 		o.Events(r.first, r.last)
 	}
 	err = readLatency(filepath.Join(dir, FileLatency), func(line int, d *decodedLine) error {
-		iv := Interval{Start: d.rec.Start, End: d.rec.End, Op: d.rec.Op, Count: d.rec.Count, Errors: d.rec.Errors,
+		iv := Interval{Start: d.rec.Start, End: d.rec.End, Op: d.rec.Op, Class: d.rec.OpClass(), Count: d.rec.Count, Errors: d.rec.Errors,
 			Dropped: d.rec.Dropped, Response: d.rec.Response, Source: d.rec.Source, LoaderLag: d.rec.LoaderLagMS, pairs: d.pairs}
 		r.latency(&iv)
 		for _, o := range obs {

@@ -45,6 +45,12 @@ func parseLatencyLine(b []byte, d *latencyLine) bool {
 				return false
 			}
 			d.Op = string(v)
+		case "class":
+			v, ok := s.str()
+			if !ok {
+				return false
+			}
+			d.Class = string(v)
 		case "source":
 			v, ok := s.str()
 			if !ok {

@@ -18,6 +18,7 @@ type latencyLine struct {
 	Start       time.Time        `json:"start"`
 	End         time.Time        `json:"end"`
 	Op          string           `json:"op"`
+	Class       string           `json:"class,omitempty"`
 	Count       int64            `json:"count"`
 	Errors      map[string]int64 `json:"errors,omitempty"`
 	Dropped     int64            `json:"dropped"`
@@ -28,6 +29,14 @@ type latencyLine struct {
 	// hdr is the response histogram as a slice of the line (fast path),
 	// which saves copying it into a string.
 	hdr []byte
+}
+
+// OpClass is LatencyRecord.OpClass of the line.
+func (l *latencyLine) OpClass() string {
+	if l.Class != "" {
+		return l.Class
+	}
+	return l.Op
 }
 
 // decodedLine is one parsed line with its response histogram decoded.

@@ -27,7 +27,7 @@ func MergeLoaders(inputs [][]LatencyRecord, interval time.Duration) ([]LatencyRe
 			k := key{r.Start.Truncate(interval), r.Op}
 			g, ok := groups[k]
 			if !ok {
-				g = &LatencyRecord{Start: k.start, End: k.start.Add(interval), Op: r.Op, Source: "merged"}
+				g = &LatencyRecord{Start: k.start, End: k.start.Add(interval), Op: r.Op, Class: r.Class, Source: "merged"}
 				groups[k] = g
 			}
 			g.Count += r.Count

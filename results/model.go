@@ -47,7 +47,12 @@ const (
 type LatencyRecord struct {
 	Start time.Time `json:"start"` // interval start
 	End   time.Time `json:"end"`   // interval end
-	Op    string    `json:"op"`    // write | read | fill
+	Op    string    `json:"op"`    // write | read | fill, or a workload model's operation name
+	// Class is OpWrite or OpRead for an operation whose name is neither
+	// (a model's insert, read1, counter_write ...): which of a cycle's
+	// write and read figures it counts in. Empty when the name is the class
+	// (the built-in write and read, fill), so their records are unchanged.
+	Class string `json:"class,omitempty"`
 	// Count is the number of operations that completed successfully in the interval.
 	Count int64 `json:"count"`
 	// Errors counts failed operations by class (timeout, unavailable, overloaded, no_space, other ...).
@@ -73,6 +78,14 @@ type LatencyRecord struct {
 	// operation's record of the interval; merged records keep the worst
 	// loader's.
 	LoaderLagMS float64 `json:"loader_lag_ms,omitempty"`
+}
+
+// OpClass is the record's class: Class, or the operation's name.
+func (r LatencyRecord) OpClass() string {
+	if r.Class != "" {
+		return r.Class
+	}
+	return r.Op
 }
 
 // Summary holds the headline numbers of a histogram, in milliseconds.

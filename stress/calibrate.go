@@ -111,7 +111,7 @@ func CalibrateWith(ctx context.Context, s *gocql.Session, w Workload, o Calibrat
 	if s == nil {
 		return Calibration{}, errors.New("calibrate: nil session")
 	}
-	op, _, err := cqlMixOp(s, &w)
+	op, _, err := w.bind(ctx, s)
 	if err != nil {
 		return Calibration{}, fmt.Errorf("calibrate: %w", err)
 	}
@@ -229,7 +229,8 @@ func probeLevel(ctx context.Context, w Workload, op sched.Op, c int, o Calibrate
 	var ok, errs int64
 	mu.Lock()
 	defer mu.Unlock()
-	for _, name := range mixOps {
+	for _, o := range w.model().Ops() {
+		name := o.Name
 		win, err := results.MergeWindow(recs, from, time.Time{}, name)
 		if err != nil {
 			return st, fmt.Errorf("calibrate: %w", err)

@@ -162,7 +162,7 @@ func benchClosedLoop(b *testing.B, s *gocql.Session, withCPU bool) {
 			} else {
 				w.ReadRatio = 1
 			}
-			op, _, err := cqlMixOp(s, &w)
+			op, _, err := w.bind(context.Background(), s)
 			if err != nil {
 				b.Fatal(err)
 			}

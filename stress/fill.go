@@ -11,7 +11,6 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/elasticity-dev/elasticity/results"
-	"github.com/elasticity-dev/elasticity/stress/keygen"
 	"github.com/elasticity-dev/elasticity/stress/sched"
 )
 
@@ -19,6 +18,10 @@ import (
 // fast as allowed. Several loaders fill one key range together by taking
 // StartKey = base+i and Stride = their number.
 type Fill struct {
+	// Model writes the rows (Model.Fill); nil: the built-in key/value
+	// model of Keyspace, Table, ValueSize, ValueMax and CL.
+	Model           Model
+	Seed            uint64
 	Keyspace, Table string
 	ValueSize       int // bytes; default 1 KiB
 	ValueMax        int // > ValueSize: sizes uniformly in [ValueSize, ValueMax]
@@ -56,32 +59,13 @@ func RunFill(ctx context.Context, s *gocql.Session, f Fill, done func() bool, si
 	if s == nil {
 		return 0, errors.New("fill: nil session")
 	}
-	if err := errors.Join(checkIdent("keyspace", f.Keyspace), checkIdent("table", f.Table)); err != nil {
-		return 0, fmt.Errorf("fill: %w", err)
+	m := f.model()
+	op, err := m.Fill(ctx, s, Binding{StartKey: f.StartKey, Stride: max(f.Stride, 1), Failed: f.Failed, Seed: f.Seed})
+	if errors.Is(err, ErrNoFill) {
+		return 0, fmt.Errorf("fill: the %s workload has no fill (%w)", m.Describe().Kind, err)
 	}
-	if f.ValueSize == 0 {
-		f.ValueSize = 1024
-	}
-	vals, err := keygen.NewValues(f.ValueSize, max(f.ValueSize, f.ValueMax))
 	if err != nil {
 		return 0, fmt.Errorf("fill: %w", err)
-	}
-	cl := f.CL
-	if cl == 0 {
-		cl = gocql.Quorum
-	}
-	qp := &queryPool{s: s, insert: fmt.Sprintf("INSERT INTO %s.%s (key, value) VALUES (?, ?)", f.Keyspace, f.Table), wcl: cl}
-	start, stride := f.StartKey, max(f.Stride, 1)
-	op := func(ctx context.Context, _ int, seq uint64) error {
-		st := qp.get(ctx)
-		defer qp.pool.Put(st)
-		key := start + int64(seq)*stride
-		st.key.v, st.val.b = key, vals.ForKey(key)
-		err := st.write.Exec()
-		if err != nil && f.Failed != nil {
-			f.Failed(key)
-		}
-		return err
 	}
 	return runFill(ctx, f, op, done, sink, progress)
 }
@@ -162,4 +146,16 @@ func runFill(ctx context.Context, f Fill, op sched.Op, done func() bool, sink Si
 		return n, fmt.Errorf("fill: %w for %v: %d writes failed (%v)", ErrFillStalled, giveUp, sum.Errors, sum.Ops[0].Errors)
 	}
 	return n, nil
+}
+
+// model is f.Model, or the built-in model of f's fields.
+func (f Fill) model() Model {
+	if f.Model != nil {
+		return f.Model
+	}
+	size := f.ValueSize
+	if size == 0 {
+		size = 1024
+	}
+	return KV{Keyspace: f.Keyspace, Table: f.Table, ValueMin: size, ValueMax: max(size, f.ValueMax), WriteCL: f.CL, WriteRatio: 1}
 }

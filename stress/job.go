@@ -21,6 +21,11 @@ import (
 // run it as `elasticity stress`. Its one encoding is that command's flags:
 // Bind defines them, Args writes them, and every field round-trips.
 type Job struct {
+	// Model is the workload model's spec (Model.Spec; default "kv", the
+	// built-in key/value model, whose settings are the flags --keyspace,
+	// --table, --value-size, --mix, --cl-write and --cl-read; other models
+	// carry their own and ignore those); "" is "kv".
+	Model        string
 	Hosts        []string
 	Port         int
 	DC           string
@@ -64,7 +69,7 @@ type Job struct {
 
 // DefaultJob is the job of `elasticity stress` without flags.
 func DefaultJob() Job {
-	return Job{Port: 9042, Keyspace: "elasticity", Table: "kv", ValueMin: 1024, ValueMax: 1024,
+	return Job{Model: KVSpec, Port: 9042, Keyspace: "elasticity", Table: "kv", ValueMin: 1024, ValueMax: 1024,
 		WriteCL: "QUORUM", ReadCL: "QUORUM", WriteRatio: 1, ReadRatio: 1, Rate: 1000, Duration: 60 * time.Second,
 		Distribution: "uniform", Keys: 100000, KeyStride: 1, CalibrateStep: 5 * time.Second,
 		Interval: time.Second, Timeout: 10 * time.Second, MaxLag: time.Second}
@@ -74,6 +79,7 @@ func DefaultJob() Job {
 func (j *Job) Bind(fs *pflag.FlagSet) {
 	fs.Var((*hostsValue)(&j.Hosts), "hosts", "CQL contact points, comma separated (host or host:port)")
 	fs.IntVar(&j.Port, "port", j.Port, "CQL port")
+	fs.StringVar(&j.Model, "model", j.Model, "workload model spec: kv (the built-in key/value table) or <form>:<text> of a registered form ("+strings.Join(ModelForms(), ", ")+")")
 	fs.Var(&mixValue{&j.WriteRatio, &j.ReadRatio}, "mix", "operation ratio, e.g. write=1,read=1 or write=3,read=1 or write=1")
 	fs.Var((*rateValue)(&j.Rate), "rate", "target operations per second of the whole generator (e.g. 5000/s, 5k/s); 0 = closed loop")
 	fs.DurationVar(&j.Duration, "duration", j.Duration, "how long to apply the workload (0 = until interrupted)")
@@ -133,6 +139,9 @@ func ParseJob(args []string) (Job, error) {
 func (j Job) Validate() error {
 	if len(j.Hosts) == 0 {
 		return errors.New("--hosts is required")
+	}
+	if _, err := j.ResolveModel(); err != nil {
+		return err
 	}
 	if _, err := ParseCL("--cl-write", j.WriteCL); err != nil {
 		return err
@@ -212,7 +221,12 @@ func (j Job) Workload() (Workload, error) {
 	if err != nil {
 		return Workload{}, err
 	}
+	m, err := j.ResolveModel()
+	if err != nil {
+		return Workload{}, err
+	}
 	return Workload{
+		Model:    m,
 		Keyspace: j.Keyspace, Table: j.Table, WriteRatio: j.WriteRatio, ReadRatio: j.ReadRatio,
 		Rate: j.Rate, Concurrency: j.inflight(), WriteCL: wcl, ReadCL: rcl,
 		Distribution: j.Distribution, KeyCount: j.Keys, ValueMin: j.ValueMin, ValueMax: j.ValueMax,
@@ -227,11 +241,52 @@ func (j Job) FillSpec() (Fill, error) {
 	if err != nil {
 		return Fill{}, err
 	}
+	m, err := j.ResolveModel()
+	if err != nil {
+		return Fill{}, err
+	}
 	return Fill{
+		Model:    m,
 		Keyspace: j.Keyspace, Table: j.Table, ValueSize: j.ValueMin, ValueMax: j.ValueMax,
 		Concurrency: j.inflight(), RateCap: j.Rate, CL: wcl, Interval: j.Interval, Source: j.Source,
 		StartKey: j.StartKey, Stride: j.KeyStride,
 	}, nil
+}
+
+// MaxModelSpec bounds a spec: it travels to loaders as one argument
+// (--model=SPEC), and Linux refuses an argument over 128 KiB (MAX_ARG_STRLEN).
+const MaxModelSpec = 120 << 10
+
+// ResolveModel is the job's model: ParseModel of its spec, the built-in
+// one with the job's keyspace, table, values, mix and consistency levels.
+func (j Job) ResolveModel() (Model, error) {
+	if len(j.Model) > MaxModelSpec {
+		return nil, fmt.Errorf("--model: a spec of %d bytes is longer than the %d a loader's command line takes", len(j.Model), MaxModelSpec)
+	}
+	if strings.ContainsRune(j.Model, 0) {
+		return nil, errors.New("--model: a spec cannot hold a NUL byte (it is a command-line argument)")
+	}
+	spec := j.Model
+	if spec == "" {
+		spec = KVSpec
+	}
+	m, err := ParseModel(spec)
+	if err != nil {
+		return nil, fmt.Errorf("--model: %w", err)
+	}
+	if _, ok := m.(KV); !ok {
+		return m, nil
+	}
+	wcl, err := ParseCL("--cl-write", j.WriteCL)
+	if err != nil {
+		return nil, err
+	}
+	rcl, err := ParseCL("--cl-read", j.ReadCL)
+	if err != nil {
+		return nil, err
+	}
+	return KV{Keyspace: j.Keyspace, Table: j.Table, ValueMin: j.ValueMin, ValueMax: j.ValueMax,
+		WriteCL: wcl, ReadCL: rcl, WriteRatio: j.WriteRatio, ReadRatio: j.ReadRatio}, nil
 }
 
 // CalibrateOptions are the job's calibration settings.

@@ -23,6 +23,18 @@ import (
 // A model travels to remote loaders as its Spec (the stress command's
 // --model flag): ParseModel(m.Spec()) builds the same model anywhere, so a
 // spec is self-contained (a profile's YAML included, not its path).
+//
+// How a spec travels: as one argument, --model=SPEC, of the loader's
+// command (Job.Args). stress/fleet's SSH shell quotes every argument for sh
+// ('...' with ' escaped), so any text passes as it is, newlines and quotes
+// included: a form need not encode its text. Two limits, which
+// Job.ResolveModel checks: no NUL byte, and at most MaxModelSpec bytes (Linux
+// refuses an argument over 128 KiB). The built-in model's spec is "kv" alone:
+// its settings are the job's own flags (Job.ResolveModel).
+//
+// Records: the scheduler names each latency record after its OpSpec.Name;
+// the engine sets results.LatencyRecord.Class when the name is not the
+// class, and results reduces a cycle's write and read figures by class.
 type Model interface {
 	// Spec is the model's encoding, "<form>:<form's own text>"; the
 	// built-in key/value model is "kv".

@@ -56,16 +56,24 @@ func (sc Schema) Statements() ([]string, error) {
 // CreateSchema creates the keyspace (NetworkTopologyStrategy) and the table
 // `key bigint PRIMARY KEY, value blob` if they do not exist.
 func CreateSchema(ctx context.Context, s *gocql.Session, sc Schema) error {
-	if sc.DC == "" {
+	k := DefaultKV()
+	k.Keyspace, k.Table = sc.Keyspace, sc.Table
+	return CreateModelSchema(ctx, s, k, SchemaTarget{Keyspace: sc.Keyspace, Table: sc.Table, DC: sc.DC, RF: sc.RF, Tablets: sc.Tablets})
+}
+
+// CreateModelSchema runs m's schema for t (t.DC "": the DC of the node the
+// session is connected to, from system.local), each statement at ALL.
+func CreateModelSchema(ctx context.Context, s *gocql.Session, m Model, t SchemaTarget) error {
+	if t.DC == "" {
 		var dc string
 		if err := s.Query("SELECT data_center FROM system.local").WithContext(ctx).Scan(&dc); err != nil {
 			return fmt.Errorf("reading the data centre from system.local: %w", err)
 		}
-		sc.DC = dc
+		t.DC = dc
 	}
-	stmts, err := sc.Statements()
+	stmts, err := m.Schema(t)
 	if err != nil {
-		return err
+		return fmt.Errorf("the %s schema: %w", m.Describe().Kind, err)
 	}
 	for _, st := range stmts {
 		if err := s.Query(st).WithContext(ctx).Consistency(gocql.All).Exec(); err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,8 +20,10 @@ import (
 // concurrently (the caller typically appends it to latency.jsonl).
 type Sink func(results.LatencyRecord)
 
-// Workload is a fixed-rate mixed read/write workload on the key/value table.
+// Workload is a model's operations at a fixed rate: Model, or when it is
+// nil the built-in key/value model of the fields Keyspace ... ReadCL.
 type Workload struct {
+	Model                 Model
 	Keyspace, Table       string
 	WriteRatio, ReadRatio float64 // relative weights, e.g. 1 and 1
 	// Rate is the target of intended operations per second (open model); 0 runs closed-loop.
@@ -54,29 +55,53 @@ type Summary struct {
 }
 
 func (w *Workload) normalise() error {
-	if err := errors.Join(checkIdent("keyspace", w.Keyspace), checkIdent("table", w.Table)); err != nil {
-		return err
-	}
-	if w.WriteRatio < 0 || w.ReadRatio < 0 || w.WriteRatio+w.ReadRatio <= 0 ||
-		math.IsNaN(w.WriteRatio+w.ReadRatio) || math.IsInf(w.WriteRatio+w.ReadRatio, 0) {
-		return fmt.Errorf("workload mix write=%v,read=%v: ratios must be non-negative and not both zero", w.WriteRatio, w.ReadRatio)
-	}
 	if w.KeyCount < 0 {
 		return fmt.Errorf("workload key count %d is negative", w.KeyCount)
 	}
-	if w.ValueMin == 0 && w.ValueMax == 0 {
-		w.ValueMin, w.ValueMax = 1024, 1024
+	if w.Model != nil {
+		return nil
 	}
-	if w.ValueMax == 0 {
-		w.ValueMax = w.ValueMin
+	k, err := w.kv().normalised()
+	if err != nil {
+		return err
 	}
-	if w.WriteCL == 0 {
-		w.WriteCL = gocql.Quorum
-	}
-	if w.ReadCL == 0 {
-		w.ReadCL = gocql.Quorum
-	}
+	w.ValueMin, w.ValueMax, w.WriteCL, w.ReadCL = k.ValueMin, k.ValueMax, k.WriteCL, k.ReadCL
 	return nil
+}
+
+// kv is the built-in model of w's own fields.
+func (w *Workload) kv() KV {
+	return KV{Keyspace: w.Keyspace, Table: w.Table, ValueMin: w.ValueMin, ValueMax: w.ValueMax,
+		WriteCL: w.WriteCL, ReadCL: w.ReadCL, WriteRatio: w.WriteRatio, ReadRatio: w.ReadRatio}
+}
+
+// model is w.Model, or the built-in model of w's fields.
+func (w *Workload) model() Model {
+	if w.Model != nil {
+		return w.Model
+	}
+	return w.kv()
+}
+
+// binding is what w's operations are bound with.
+func (w *Workload) binding() Binding {
+	return Binding{Keys: w.KeyCount, Distribution: w.Distribution, Seed: w.Seed}
+}
+
+// bind normalises w and binds its model's operations on s; misses counts
+// the built-in model's reads that found no row.
+func (w *Workload) bind(ctx context.Context, s *gocql.Session) (sched.Op, *atomic.Int64, error) {
+	if err := w.normalise(); err != nil {
+		return nil, nil, err
+	}
+	if k, ok := w.model().(KV); ok {
+		return k.bindCounting(s, w.binding())
+	}
+	op, err := w.Model.Bind(ctx, s, w.binding())
+	if err != nil {
+		return nil, nil, fmt.Errorf("binding the %s workload: %w", w.Model.Describe().Kind, err)
+	}
+	return op, new(atomic.Int64), nil
 }
 
 // Runner runs one Workload; SetRate may be called while Run runs.
@@ -90,7 +115,7 @@ func NewRunner(s *gocql.Session, w Workload, sink Sink) (*Runner, error) {
 	if s == nil {
 		return nil, errors.New("workload: nil session")
 	}
-	op, misses, err := cqlMixOp(s, &w)
+	op, misses, err := w.bind(context.Background(), s)
 	if err != nil {
 		return nil, err
 	}
@@ -98,12 +123,13 @@ func NewRunner(s *gocql.Session, w Workload, sink Sink) (*Runner, error) {
 }
 
 // newRunner builds the schedule of a normalised workload around op, which
-// takes the operation type indexes of mixOps.
+// takes the indexes of its model's Ops.
 func newRunner(w Workload, op sched.Op, misses *atomic.Int64, sink Sink) (*Runner, error) {
+	names, weights := opNamesWeights(w.model().Ops())
 	cfg := sched.Config{
-		Ops: mixOps, Weights: []float64{w.WriteRatio, w.ReadRatio},
+		Ops: names, Weights: weights,
 		Rate: w.Rate, Concurrency: w.Concurrency, MaxLag: w.MaxLag, Interval: w.Interval,
-		Source: w.Source, Classify: ClassifyError, Sink: sink, Warn: w.Warn, Seed: w.Seed,
+		Source: w.Source, Classify: ClassifyError, Sink: classSink(w.model().Ops(), sink), Warn: w.Warn, Seed: w.Seed,
 	}
 	sch, err := sched.New(cfg, op)
 	if err != nil {
@@ -133,13 +159,35 @@ func Run(ctx context.Context, s *gocql.Session, w Workload, sink Sink) (Summary,
 	return r.Run(ctx)
 }
 
-// Operation type indexes of a mixed workload.
-const (
-	opWrite = 0
-	opRead  = 1
-)
+// opNamesWeights are the schedule's operation names and weights.
+func opNamesWeights(ops []OpSpec) (names []string, weights []float64) {
+	for _, o := range ops {
+		names, weights = append(names, o.Name), append(weights, o.Weight)
+	}
+	return names, weights
+}
 
-var mixOps = []string{results.OpWrite, results.OpRead}
+// classSink sets the class of the records of operations whose name is not
+// their class (results.LatencyRecord.Class); the built-in model's records
+// (write, read) stay as they were.
+func classSink(ops []OpSpec, sink Sink) Sink {
+	if sink == nil {
+		return nil
+	}
+	class := map[string]string{}
+	for _, o := range ops {
+		if o.Class != o.Name {
+			class[o.Name] = o.Class
+		}
+	}
+	if len(class) == 0 {
+		return sink
+	}
+	return func(r results.LatencyRecord) {
+		r.Class = class[r.Op]
+		sink(r)
+	}
+}
 
 // keyPicker chooses the keys of a mixed workload.
 type keyPicker struct {
@@ -219,48 +267,4 @@ func (p *queryPool) get(ctx context.Context) *stmts {
 		}
 	}
 	return st
-}
-
-// cqlMixOp normalises w and returns the CQL operation of the mixed workload.
-func cqlMixOp(s *gocql.Session, w *Workload) (sched.Op, *atomic.Int64, error) {
-	if err := w.normalise(); err != nil {
-		return nil, nil, err
-	}
-	dist, err := keygen.Parse(w.Distribution)
-	if err != nil {
-		return nil, nil, err
-	}
-	vals, err := keygen.NewValues(w.ValueMin, w.ValueMax)
-	if err != nil {
-		return nil, nil, err
-	}
-	keys := &keyPicker{dist: dist, n: w.KeyCount}
-	qp := &queryPool{
-		s:      s,
-		insert: fmt.Sprintf("INSERT INTO %s.%s (key, value) VALUES (?, ?)", w.Keyspace, w.Table),
-		sel:    fmt.Sprintf("SELECT value FROM %s.%s WHERE key = ?", w.Keyspace, w.Table),
-		wcl:    w.WriteCL, rcl: w.ReadCL,
-	}
-	misses := new(atomic.Int64)
-	op := func(ctx context.Context, typ int, seq uint64) error {
-		st := qp.get(ctx)
-		defer qp.pool.Put(st)
-		if typ == opWrite {
-			k := keys.writeKey(seq)
-			st.key.v, st.val.b = k, vals.ForKey(k) // the key's own value: overwrites keep it valid
-			err := st.write.Exec()
-			if err == nil && keys.n == 0 {
-				keys.written.Add(1)
-			}
-			return err
-		}
-		st.key.v = keys.readKey(seq)
-		err := st.read.Scan(&discardValue)
-		if errors.Is(err, gocql.ErrNotFound) {
-			misses.Add(1)
-			return nil
-		}
-		return err
-	}
-	return op, misses, nil
 }

@@ -236,7 +236,7 @@ func (f *Fleet) each(ctx context.Context, args func(i int) []string, read func(i
 			continue
 		}
 		procs[i] = p
-		f.o.Logf("fleet: %s: %s", l.Name, strings.Join(argv[1:], " "))
+		f.o.Logf("fleet: %s: %s", l.Name, logArgs(argv[1:]))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -462,4 +462,17 @@ func (m *merger) emitLocked(now time.Time, all bool) {
 			m.sink(r)
 		}
 	}
+}
+
+// logArgs is a command line for the log: a long argument (a workload
+// model's spec may hold a whole profile) is cut short.
+func logArgs(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if len(a) > 160 {
+			a = fmt.Sprintf("%s…(%d bytes)", a[:120], len(a))
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/elasticity-dev/elasticity/cmd/internal/command"
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/stress"
+	_ "github.com/elasticity-dev/elasticity/stress/models" // every workload model form --model may name
 )
 
 // stressFlags are the stress command's flags: the job (stress.Job, whose
@@ -115,7 +117,7 @@ func runStress(ctx context.Context, e *streams, f *stressFlags) error {
 	}
 	if f.createSchema {
 		// Validate names before connecting.
-		if _, err := (stress.Schema{Keyspace: j.Keyspace, Table: j.Table, RF: f.rf, DC: "x"}).Statements(); err != nil {
+		if _, err := w.Model.Schema(schemaTarget(f, "x")); err != nil {
 			return invalid(err)
 		}
 	}
@@ -135,10 +137,11 @@ func runStress(ctx context.Context, e *streams, f *stressFlags) error {
 	defer sess.Close()
 
 	if f.createSchema {
-		if err := stress.CreateSchema(ctx, sess, stress.Schema{Keyspace: j.Keyspace, Table: j.Table, RF: f.rf, DC: j.DC, Tablets: f.tablets}); err != nil {
+		if err := stress.CreateModelSchema(ctx, sess, w.Model, schemaTarget(f, j.DC)); err != nil {
 			return runErr(err)
 		}
-		fmt.Fprintf(say, "schema %s.%s ready (RF %d)\n", j.Keyspace, j.Table, f.rf)
+		info := w.Model.Describe()
+		fmt.Fprintf(say, "schema %s.%s ready (RF %d)\n", info.Keyspace, info.Table, f.rf)
 	}
 
 	var out *results.JSONLWriter
@@ -182,7 +185,7 @@ func runStress(ctx context.Context, e *streams, f *stressFlags) error {
 		var lastPrint time.Time
 		lastN := int64(-1)
 		n, err := stress.RunFill(ctx, sess, stress.Fill{
-			Keyspace: j.Keyspace, Table: j.Table, ValueSize: j.ValueMin, ValueMax: j.ValueMax,
+			Model: w.Model, Keyspace: j.Keyspace, Table: j.Table, ValueSize: j.ValueMin, ValueMax: j.ValueMax,
 			Concurrency: w.Concurrency, CL: wcl, Interval: j.Interval, Source: j.Source,
 			CheckEvery: 50 * time.Millisecond,
 		}, func() bool { return written.Load() >= j.Keys }, sink, func(n int64) {
@@ -229,8 +232,13 @@ func runStress(ctx context.Context, e *streams, f *stressFlags) error {
 		}
 	}
 
-	fmt.Fprintf(say, "stress: %s, mix write=%g,read=%g, concurrency %d, %s keys %d, values %s, CL write %s read %s\n",
-		rateLabel(w.Rate), write, read, w.Concurrency, j.Distribution, j.Keys, valueSize(j), wcl, rcl)
+	if _, kv := w.Model.(stress.KV); kv {
+		fmt.Fprintf(say, "stress: %s, mix write=%g,read=%g, concurrency %d, %s keys %d, values %s, CL write %s read %s\n",
+			rateLabel(w.Rate), write, read, w.Concurrency, j.Distribution, j.Keys, valueSize(j), wcl, rcl)
+	} else {
+		fmt.Fprintf(say, "stress: %s, %s, concurrency %d, %s keys %d\n",
+			rateLabel(w.Rate), describeOps(w.Model), w.Concurrency, j.Distribution, j.Keys)
+	}
 	rctx := ctx
 	if j.Duration > 0 {
 		var c context.CancelFunc
@@ -305,4 +313,29 @@ func valueSize(j *stress.Job) string {
 		return fmt.Sprintf("%d..%d", j.ValueMin, j.ValueMax)
 	}
 	return fmt.Sprintf("%d", j.ValueMin)
+}
+
+// schemaTarget is where --create-schema puts the model's schema.
+func schemaTarget(f *stressFlags, dc string) stress.SchemaTarget {
+	j := &f.job
+	return stress.SchemaTarget{Keyspace: j.Keyspace, Table: j.Table, DC: dc, RF: f.rf, Tablets: f.tablets}
+}
+
+// describeOps is a model's kind and operations with their shares.
+func describeOps(m stress.Model) string {
+	info := m.Describe()
+	var total float64
+	for _, o := range info.Ops {
+		total += o.Weight
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %s.%s:", info.Kind, info.Keyspace, info.Table)
+	for i, o := range info.Ops {
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "%s %s (%s, %.0f%%, CL %s)", sep, o.Name, o.Class, 100*o.Weight/max(total, 1e-300), o.CL)
+	}
+	return b.String()
 }

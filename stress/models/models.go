@@ -1,0 +1,13 @@
+// Package models imports every workload model form (stress.RegisterModel
+// from each form's init), as provision/all imports every backend: a binary
+// or package that parses model specs (the runner, `elasticity stress`,
+// `elasticity-loader`, scenario validation) imports this package for its
+// side effect. A new form adds its one import line here.
+//
+// The built-in key/value model ("kv") lives in package stress itself.
+package models
+
+import (
+	// The built-in key/value model, form "kv".
+	_ "github.com/elasticity-dev/elasticity/stress"
+)
