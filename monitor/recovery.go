@@ -99,16 +99,18 @@ func (r *Recovery) Observe(rec results.LatencyRecord) {
 	if rec.Op == results.OpFill {
 		return
 	}
+	// A workload model's operations count in their class (write, read).
+	op := rec.OpClass()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.collecting {
-		r.ops[rec.Op] = true
+		r.ops[op] = true
 		if rec.ResponseHDR != "" {
 			if h, err := hdrhistogram.Decode([]byte(rec.ResponseHDR)); err == nil {
-				if b := r.baseline[rec.Op]; b != nil {
+				if b := r.baseline[op]; b != nil {
 					b.Merge(h)
 				} else {
-					r.baseline[rec.Op] = h
+					r.baseline[op] = h
 				}
 			}
 		}
@@ -117,7 +119,7 @@ func (r *Recovery) Observe(rec results.LatencyRecord) {
 	for _, n := range rec.Errors {
 		errs += n
 	}
-	r.series.Add(rec.Op, rec.Start, rec.End, rec.Count, errs+rec.Dropped, rec.Response.P99)
+	r.series.Add(op, rec.Start, rec.End, rec.Count, errs+rec.Dropped, rec.Response.P99)
 	if rec.Start.After(r.latest) {
 		r.latest = rec.Start
 	}

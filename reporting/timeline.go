@@ -363,7 +363,7 @@ type latBucket struct {
 
 func (l *latencyBuckets) add(iv *results.Interval) {
 	bi := int64(iv.Mid().Sub(l.tl.Start) / l.bucket)
-	k := latKey{iv.Op, bi}
+	k := latKey{iv.Class, bi} // charts show a model's operations by class
 	b := l.open[k]
 	if b == nil {
 		b = &latBucket{}

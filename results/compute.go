@@ -509,13 +509,13 @@ func (r *reducer) eventsDone() {
 // latency adds a record to the cycle holding its midpoint.
 func (r *reducer) latency(iv *Interval) {
 	r.see(iv.End)
-	r.recov.Add(iv.Op, iv.Start, iv.End, iv.Count, iv.ErrorCount()+iv.Dropped, iv.Response.P99)
+	r.recov.Add(iv.Class, iv.Start, iv.End, iv.Count, iv.ErrorCount()+iv.Dropped, iv.Response.P99)
 	mid := iv.Mid()
 	for _, c := range r.cycles {
 		if mid.Before(c.c.Start) || (!c.open && !mid.Before(c.c.End)) {
 			continue
 		}
-		switch iv.Op {
+		switch iv.Class { // a model's operations count in their class
 		case OpWrite:
 			iv.AddTo(c.write)
 			c.wCount += iv.Count
