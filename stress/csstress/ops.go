@@ -1,0 +1,268 @@
+package csstress
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gocql/gocql"
+
+	"github.com/elasticity-dev/elasticity/stress"
+	"github.com/elasticity-dev/elasticity/stress/keygen"
+	"github.com/elasticity-dev/elasticity/stress/sched"
+)
+
+// Arguments bound once to a reused query and changed before each
+// execution, as the built-in workload's (stress/workload.go): no boxing and
+// no marshalling allocation per operation.
+type blobArg struct{ b []byte }
+
+func (a *blobArg) MarshalCQL(gocql.TypeInfo) ([]byte, error) { return a.b, nil }
+
+type bigintArg struct {
+	v   int64
+	buf [8]byte
+}
+
+func (a *bigintArg) MarshalCQL(gocql.TypeInfo) ([]byte, error) {
+	binary.BigEndian.PutUint64(a.buf[:], uint64(a.v))
+	return a.buf[:], nil
+}
+
+// discard reads a column without keeping it.
+type discard struct{}
+
+func (*discard) UnmarshalCQL(gocql.TypeInfo, []byte) error { return nil }
+
+var discardValue discard
+
+// statements are the CQL texts of the predefined operations
+// (CqlInserter, CqlReader, CqlCounterAdder, CqlCounterGetter).
+type statements struct {
+	write, read, counterWrite, counterRead string
+}
+
+func (m *Model) statements() statements {
+	ks := fmt.Sprintf("%q", m.Keyspace())
+	var set, sel, inc []string
+	for _, c := range m.s.colNames {
+		q := fmt.Sprintf("%q", c)
+		set = append(set, q+" = ?")
+		sel = append(sel, q)
+		inc = append(inc, q+" = "+q+" + ?")
+	}
+	using := ""
+	if m.s.timestamp != "" {
+		using = " USING TIMESTAMP " + m.s.timestamp
+	}
+	return statements{
+		write:        fmt.Sprintf("UPDATE %s.\"standard1\"%s SET %s WHERE key = ?", ks, using, strings.Join(set, ", ")),
+		read:         fmt.Sprintf("SELECT %s FROM %s.\"standard1\" WHERE key = ?", strings.Join(sel, ", "), ks),
+		counterWrite: fmt.Sprintf("UPDATE %s.\"counter1\" SET %s WHERE key = ?", ks, strings.Join(inc, ", ")),
+		counterRead:  fmt.Sprintf("SELECT * FROM %s.\"counter1\" WHERE key = ?", ks),
+	}
+}
+
+// stmts are one worker's prepared queries with their argument holders,
+// executed again and again (gocql allows re-executing a Query once the
+// previous execution returned).
+type stmts struct {
+	ctx                 context.Context
+	write, read         *gocql.Query
+	counterWrite, cRead *gocql.Query
+	key                 blobArg
+	keyBuf              []byte
+	vals                []blobArg
+	incs                []bigintArg
+	readDest, cReadDest []any
+}
+
+// queryPool hands the workers their statements.
+type queryPool struct {
+	pool  sync.Pool
+	s     *gocql.Session
+	text  statements
+	cl    gocql.Consistency
+	cols  int
+	ksize int
+}
+
+func (p *queryPool) get(ctx context.Context) *stmts {
+	st, _ := p.pool.Get().(*stmts)
+	if st != nil && st.ctx == ctx {
+		return st
+	}
+	st = &stmts{ctx: ctx, keyBuf: make([]byte, p.ksize), vals: make([]blobArg, p.cols), incs: make([]bigintArg, p.cols)}
+	st.key.b = st.keyBuf
+	wargs := make([]any, 0, p.cols+1)
+	iargs := make([]any, 0, p.cols+1)
+	for i := range st.vals {
+		wargs = append(wargs, &st.vals[i])
+		iargs = append(iargs, &st.incs[i])
+		st.readDest = append(st.readDest, &discardValue)
+	}
+	st.cReadDest = append([]any{&discardValue}, st.readDest...)
+	q := func(text string, args ...any) *gocql.Query {
+		return p.s.Query(text, args...).WithContext(ctx).Consistency(p.cl).Idempotent(true)
+	}
+	st.write = q(p.text.write, append(wargs, &st.key)...)
+	st.read = q(p.text.read, &st.key)
+	// A counter increment applied twice counts twice: not idempotent.
+	st.counterWrite = q(p.text.counterWrite, append(iargs, &st.key)...).Idempotent(false)
+	st.cRead = q(p.text.counterRead, &st.key)
+	return st
+}
+
+// picker chooses the population index of each operation.
+type picker struct {
+	pop     dist // -pop, when given (a copy: its own sequence position)
+	given   bool
+	seed    uint64
+	keys    int64
+	kdist   keygen.Distribution
+	nextNew atomic.Int64 // no -pop and no rows: next index to add
+	written atomic.Int64
+}
+
+func (m *Model) newPicker(b stress.Binding) (*picker, error) {
+	p := &picker{given: m.s.pop.given, seed: keygen.Mix64(b.Seed ^ 0x706f70), keys: b.Keys}
+	if p.given {
+		p.pop = m.s.pop.dist
+		if p.pop.kind == "seq" {
+			p.pop.next = new(atomic.Int64)
+		}
+		return p, nil
+	}
+	d, err := keygen.Parse(b.Distribution)
+	if err != nil {
+		return nil, fmt.Errorf("stress_cmd: binding the key distribution: %w", err)
+	}
+	p.kdist = d
+	return p, nil
+}
+
+// index is the population index of operation seq; write tells a write
+// (which may add a new index) from a read.
+func (p *picker) index(seq uint64, write bool) int64 {
+	switch {
+	case p.given:
+		return p.pop.sample(seq + p.seed)
+	case p.keys > 0:
+		return 1 + p.kdist.Key(seq, p.keys) // the fill wrote indexes 1..Keys
+	case write:
+		return p.nextNew.Add(1)
+	}
+	n := p.written.Load()
+	if n == 0 {
+		return 1
+	}
+	return 1 + p.kdist.Key(seq, n)
+}
+
+// pool prepares the query pool of the model on s.
+func (m *Model) pool(s *gocql.Session) (*queryPool, error) {
+	if s == nil {
+		return nil, errors.New("stress_cmd: nil session")
+	}
+	return &queryPool{s: s, text: m.statements(), cl: m.s.cl, cols: len(m.s.colNames), ksize: m.s.keysize}, nil
+}
+
+// Bind prepares the mix's operations on s: the returned op runs operation
+// typ (an index into Ops) number seq.
+func (m *Model) Bind(ctx context.Context, s *gocql.Session, b stress.Binding) (sched.Op, error) {
+	qp, err := m.pool(s)
+	if err != nil {
+		return nil, err
+	}
+	pk, err := m.newPicker(b)
+	if err != nil {
+		return nil, err
+	}
+	vals := newCells(m.s.size)
+	kinds := make([]string, len(m.s.mix))
+	for i, o := range m.s.mix {
+		kinds[i] = o.kind
+	}
+	add := m.s.add
+	return func(ctx context.Context, typ int, seq uint64) error {
+		st := qp.get(ctx)
+		defer qp.pool.Put(st)
+		kind := kinds[typ]
+		write := kind == kindWrite || kind == kindCounterWrite
+		idx := pk.index(seq, write)
+		putKey(st.keyBuf, idx)
+		var err error
+		switch kind {
+		case kindWrite:
+			err = writeRow(st, vals, idx)
+			if err == nil && !pk.given && pk.keys == 0 {
+				pk.written.Add(1)
+			}
+		case kindRead:
+			err = st.read.Scan(st.readDest...)
+		case kindCounterWrite:
+			err = addCounters(st, &add, seq)
+		case kindCounterRead:
+			err = st.cRead.Scan(st.cReadDest...)
+		}
+		if errors.Is(err, gocql.ErrNotFound) {
+			return nil // a row not (yet) written: a miss, not an error
+		}
+		return err
+	}, nil
+}
+
+// writeRow writes every column of the row of idx (CqlInserter writes all of them).
+func writeRow(st *stmts, vals *cells, idx int64) error {
+	for i := range st.vals {
+		st.vals[i].b = vals.value(idx, i)
+	}
+	return st.write.Exec()
+}
+
+// addCounters increments every counter of the row (CqlCounterAdder), each
+// by a draw of add=.
+func addCounters(st *stmts, add *dist, seq uint64) error {
+	for i := range st.incs {
+		st.incs[i].v = add.sample(keygen.Mix64(seq)*0x9e3779b97f4a7c15 + uint64(i))
+	}
+	return st.counterWrite.Exec()
+}
+
+// Fill writes the row of fill key StartKey+seq·Stride: population index
+// key+1 (cassandra-stress's populations start at 1) of standard1, or of
+// counter1 when every operation is a counter's.
+func (m *Model) Fill(ctx context.Context, s *gocql.Session, b stress.Binding) (sched.Op, error) {
+	qp, err := m.pool(s)
+	if err != nil {
+		return nil, err
+	}
+	vals := newCells(m.s.size)
+	counters := m.onlyCounters()
+	add := m.s.add
+	start, stride := b.StartKey, max(b.Stride, 1)
+	limit := maxIndex(m.s.keysize)
+	return func(ctx context.Context, _ int, seq uint64) error {
+		st := qp.get(ctx)
+		defer qp.pool.Put(st)
+		key := start + int64(seq)*stride
+		if key+1 > limit {
+			return fmt.Errorf("stress_cmd: fill row %d: keysize=%d keys hold only %d distinct indexes", key+1, len(st.keyBuf), limit)
+		}
+		putKey(st.keyBuf, key+1)
+		var err error
+		if counters {
+			err = addCounters(st, &add, uint64(key))
+		} else {
+			err = writeRow(st, vals, key+1)
+		}
+		if err != nil && b.Failed != nil {
+			b.Failed(key)
+		}
+		return err
+	}, nil
+}
