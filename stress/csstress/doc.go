@@ -19,5 +19,7 @@
 // Keys and values: the population index i (1-based, as cassandra-stress's
 // seeds) is the row's identity; its key is keysize hex characters of a
 // bijective permutation of i, every cell value a function of i and the
-// column, so rows are regenerable (Regenerable is true without counters).
+// column, so rows are regenerable (Regenerable is true without counters)
+// and *Model is a stress.Validator: data validation reads standard1's rows
+// back (validation's key k is the fill's row, index k+1).
 package csstress

@@ -186,4 +186,24 @@ func TestEmulatorFillThenRead(t *testing.T) {
 	if r, _ := sum.Op("read"); sum.Errors != 0 || r.Succeeded == 0 {
 		t.Fatalf("summary %+v", sum)
 	}
+
+	// Data validation reads the rows back through the model: all there,
+	// then one deleted and one overwritten are found.
+	check := stress.Check{Keyspace: "keyspace1", Table: "standard1", Keys: 200, Rows: m, Sample: -1, Ranges: -1, CL: gocql.One}
+	v, err := stress.Validate(ctx, s, check)
+	if err != nil || v.Missing != 0 || v.Mismatched != 0 || v.ScannedRows != 200 {
+		t.Fatalf("validation of intact rows: %v %+v", err, v)
+	}
+	putKey(kb, 17)
+	if err := s.Query(`DELETE FROM "keyspace1"."standard1" WHERE key = ?`, kb).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	putKey(kb, 101)
+	if err := s.Query(`UPDATE "keyspace1"."standard1" SET "C1" = 0x00 WHERE key = ?`, kb).Exec(); err != nil {
+		t.Fatal(err)
+	}
+	v, err = stress.Validate(ctx, s, check)
+	if err != nil || v.Missing != 1 || v.Mismatched != 1 {
+		t.Fatalf("validation after a delete and an overwrite: %v missing %d mismatched %d examples %v", err, v.Missing, v.Mismatched, v.Examples)
+	}
 }

@@ -90,3 +90,70 @@ func (c *cells) value(index int64, col int) []byte {
 	off := (h >> 32) % uint64(c.size.max+1)
 	return c.buf[off : off+uint64(n) : off+uint64(n)]
 }
+
+// unpermute inverts permute.
+func unpermute(x uint64, n uint) uint64 {
+	mask := ^uint64(0)
+	if n < 64 {
+		mask = uint64(1)<<n - 1
+	}
+	x = unxorshift(x, n/3+1) & mask
+	x = (x * inverseOdd(0xbf58476d1ce4e5b9)) & mask
+	x = unxorshift(x, n/2+1) & mask
+	return (x * inverseOdd(0x9e3779b97f4a7c15)) & mask
+}
+
+// unxorshift inverts x ^= x >> s.
+func unxorshift(x uint64, s uint) uint64 {
+	y := x
+	for i := uint(0); i < 64/s+1; i++ {
+		y = x ^ (y >> s)
+	}
+	return y
+}
+
+// inverseOdd is the inverse of odd c modulo 2^64 (Newton's iteration).
+func inverseOdd(c uint64) uint64 {
+	inv := c
+	for i := 0; i < 6; i++ {
+		inv *= 2 - c*inv
+	}
+	return inv
+}
+
+// indexOf is the population index of a key putKey wrote; ok is false for
+// any other key.
+func indexOf(key []byte, keysize int) (int64, bool) {
+	if len(key) != keysize {
+		return 0, false
+	}
+	var x uint64
+	for i := min(keysize, 16) - 1; i >= 0; i-- {
+		c := key[i]
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'K' && c <= 'P':
+			d = c - 'A'
+		default:
+			return 0, false
+		}
+		x = x<<4 | uint64(d)
+	}
+	idx := int64(unpermute(x, keyBits(keysize)))
+	if keysize > 16 { // the digits beyond 16 must be the index's own
+		var buf [64]byte
+		check := buf[:0]
+		if keysize > len(buf) {
+			check = make([]byte, keysize)
+		} else {
+			check = buf[:keysize]
+		}
+		putKey(check, idx)
+		if string(check) != string(key) {
+			return 0, false
+		}
+	}
+	return idx, idx >= 0
+}

@@ -184,6 +184,20 @@ func TestKeys(t *testing.T) {
 	if len(seen) != 256 {
 		t.Fatalf("%d keys", len(seen))
 	}
+	// indexOf inverts putKey (validation's scans map keys back to rows).
+	for _, ks := range []int{1, 2, 10, 16, 20} {
+		kb := make([]byte, ks)
+		for _, i := range []int64{0, 1, 2, 15, 12345, 1 << 39, maxIndex(ks)} {
+			i = min(i, maxIndex(ks))
+			putKey(kb, i)
+			if got, ok := indexOf(kb, ks); !ok || got != i {
+				t.Fatalf("keysize %d: index %d -> %q -> %d %v", ks, i, kb, got, ok)
+			}
+		}
+	}
+	if _, ok := indexOf([]byte("0123ABCDEF"), 10); ok {
+		t.Fatal("a key with digits A-J decoded")
+	}
 }
 
 // Distributions stay in their bounds and follow cassandra-stress's parameters.

@@ -10,4 +10,6 @@ package models
 import (
 	// The built-in key/value model, form "kv".
 	_ "github.com/elasticity-dev/elasticity/stress"
+	// cassandra-stress command lines (workload.stress_cmd), form "cs".
+	_ "github.com/elasticity-dev/elasticity/stress/csstress"
 )
