@@ -76,6 +76,7 @@ func Parse(data []byte, name string, sets []string) (*Scenario, error) {
 	for _, p := range d.problems {
 		d.undecodable[p.Path] = true
 	}
+	readProfile(s, d, name)
 	applyDefaults(s, d)
 	validate(s, d)
 	if len(d.problems) > 0 {

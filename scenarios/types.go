@@ -177,6 +177,32 @@ type Workload struct {
 	// as the calibration did before the steady state (with load_percent
 	// only; default true): capacity per vCPU before and after.
 	CapacityAfter bool `yaml:"capacity_after"`
+
+	// The workload's model (at most one of StressCmd, Profile and Kind;
+	// none: the built-in key/value table). See Workload.ModelSpec.
+
+	// StressCmd is a cassandra-stress command line (write, read, mixed
+	// ratio(...), counter_write, counter_read with their options).
+	StressCmd string `yaml:"stress_cmd,omitempty"`
+	// Profile is a cassandra-stress user profile file, relative to the
+	// scenario file's directory; it is read when the scenario loads (the
+	// path becomes absolute).
+	Profile string `yaml:"profile,omitempty"`
+	// Ops is the content of cassandra-stress's ops(...) for Profile:
+	// "insert=1,read1=2".
+	Ops string `yaml:"ops,omitempty"`
+	// Kind is a scylla-bench mode (write, read, counter_update,
+	// counter_read, scan, mixed) with scylla-bench's -partition-count,
+	// -clustering-row-count and -clustering-row-size below.
+	Kind               string `yaml:"kind,omitempty"`
+	PartitionCount     int    `yaml:"partition_count,omitempty"`
+	ClusteringRowCount int    `yaml:"clustering_row_count,omitempty"`
+	// ClusteringRowSize is a size or scylla-bench's distribution
+	// ("fixed:512", "uniform:64..128").
+	ClusteringRowSize string `yaml:"clustering_row_size,omitempty"`
+
+	// profileYAML is the Profile file's content (read at load).
+	profileYAML []byte
 }
 
 // Mix is the write:read ratio; only the ratio matters (1:1 == 50:50).

@@ -181,6 +181,7 @@ func (w Workload) Validate(given Given) []error {
 	errs.oneOf("workload.consistency.write", strings.ToUpper(w.Consistency.Write), consistencyCLs)
 	errs.oneOf("workload.consistency.read", strings.ToUpper(w.Consistency.Read), consistencyCLs)
 	errs.oneOf("workload.distribution", w.Distribution, distributions)
+	errs = append(errs, w.validateModel(given)...)
 	return errs
 }
 

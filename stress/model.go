@@ -2,6 +2,8 @@ package stress
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -112,6 +114,46 @@ type Binding struct {
 	// Seed makes values and key choices reproducible.
 	Seed uint64
 }
+
+// RateSetter is the optional interface of a model whose definition carries
+// a rate and a concurrency (a stress_cmd's -rate fixed=/throttle= and
+// threads=): they win over the scenario's rate and concurrency, and the
+// plan notes the scenario settings that gave way.
+type RateSetter interface {
+	// Rate is the intended arrival rate in operations per second; ok is
+	// false when the model does not say (the scenario's rate applies).
+	Rate() (opsPerSec float64, ok bool)
+	// Threads is the most operations in flight the model asks for; 0: the scenario's.
+	Threads() int
+}
+
+// The specs a scenario's workload forms become (scenarios builds them with
+// these, so it names no form package; each form's parser reads them):
+//
+//	workload.stress_cmd  →  CSSpec(line)                  "cs:<the command line as given>"
+//	workload.profile+ops →  ProfileSpec(name, yaml, ops)  "profile:<base64url of JSON {name, yaml, ops}>"
+//	workload.kind ...    →  SBSpec(options)               "sb:mode=write,partition-count=N,..."
+
+// CSSpec is the spec of a cassandra-stress command line.
+func CSSpec(line string) string { return "cs:" + line }
+
+// ProfileSpec is the spec of a cassandra-stress user profile (its YAML,
+// named name: the file's base name, for messages) driven by ops, the
+// content of cassandra-stress's ops(...) ("insert=1,read1=2"): "profile:"
+// and the base64url (no padding) of the JSON {"name","yaml","ops"}, one
+// shell-safe word whatever the YAML holds.
+func ProfileSpec(name string, yaml []byte, ops string) string {
+	js, _ := json.Marshal(struct {
+		Name string `json:"name"`
+		YAML string `json:"yaml"`
+		Ops  string `json:"ops"`
+	}{name, string(yaml), ops})
+	return "profile:" + base64.RawURLEncoding.EncodeToString(js)
+}
+
+// SBSpec is the spec of a scylla-bench mode: its options as name=value
+// pairs (scylla-bench's flag names without the dash), comma separated.
+func SBSpec(options ...string) string { return "sb:" + strings.Join(options, ",") }
 
 // ErrNoFill is what Model.Fill returns for a model that cannot fill.
 var ErrNoFill = fmt.Errorf("this workload has no fill")

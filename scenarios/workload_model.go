@@ -1,0 +1,160 @@
+package scenarios
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/elasticity-dev/elasticity/stress"
+	_ "github.com/elasticity-dev/elasticity/stress/models" // the forms ParseModel knows
+)
+
+// MaxProfileSize bounds a user profile: it travels inside the model's spec
+// on a loader's command line (stress.MaxModelSpec, base64 of it).
+const MaxProfileSize = 64 << 10
+
+// The workload forms' fields (at most one of them).
+const (
+	fieldStressCmd = "workload.stress_cmd"
+	fieldProfile   = "workload.profile"
+	fieldKind      = "workload.kind"
+)
+
+// Form names the workload's field that chose its model ("" for the
+// built-in key/value model).
+func (w Workload) Form() string {
+	switch {
+	case w.StressCmd != "":
+		return fieldStressCmd
+	case w.Profile != "":
+		return fieldProfile
+	case w.Kind != "":
+		return fieldKind
+	}
+	return ""
+}
+
+// ModelSpec is the spec (stress.Model.Spec) of the workload's model:
+// stress.KVSpec for the built-in model, else the form's spec built from the
+// fields (stress.CSSpec, ProfileSpec, SBSpec). A profile's content is the
+// file read when the scenario loaded.
+func (w Workload) ModelSpec() string {
+	switch w.Form() {
+	case fieldStressCmd:
+		return stress.CSSpec(strings.TrimSpace(w.StressCmd))
+	case fieldProfile:
+		return stress.ProfileSpec(filepath.Base(w.Profile), w.profileYAML, w.Ops)
+	case fieldKind:
+		opts := []string{"mode=" + w.Kind}
+		if w.PartitionCount > 0 {
+			opts = append(opts, "partition-count="+strconv.Itoa(w.PartitionCount))
+		}
+		if w.ClusteringRowCount > 0 {
+			opts = append(opts, "clustering-row-count="+strconv.Itoa(w.ClusteringRowCount))
+		}
+		if w.ClusteringRowSize != "" {
+			opts = append(opts, "clustering-row-size="+w.ClusteringRowSize)
+		}
+		return stress.SBSpec(opts...)
+	}
+	return stress.KVSpec
+}
+
+// Model is the workload's model, parsed from ModelSpec.
+func (w Workload) Model() (stress.Model, error) { return stress.ParseModel(w.ModelSpec()) }
+
+// readProfile reads workload.profile, relative to the scenario file's
+// directory (the working directory for stdin), so that the spec carries the
+// profile itself; the path becomes absolute, so the resolved scenario
+// (scenario.yaml) names the same file from anywhere.
+func readProfile(s *Scenario, d *decoder, source string) {
+	w := &s.Workload
+	if w.Profile == "" {
+		return
+	}
+	path := w.Profile
+	if !filepath.IsAbs(path) && source != "-" && source != "<scenario>" {
+		path = filepath.Join(filepath.Dir(source), path)
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	data, err := readLimited(path, MaxProfileSize)
+	if err != nil {
+		d.problem(fieldProfile, "cannot read the profile %s: %v", w.Profile, err)
+		d.undecodable[fieldProfile] = true // reported: not judged again
+		return
+	}
+	w.Profile, w.profileYAML = path, data
+}
+
+// readLimited reads a file of at most limit bytes.
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("larger than %d bytes", limit)
+	}
+	return data, nil
+}
+
+// validateModel checks the workload's form fields and that its model
+// parses: a form's own error (an unsupported cassandra-stress option, a
+// profile's bad CQL) is reported at the field that chose the form.
+func (w Workload) validateModel(given Given) []error {
+	var errs checks
+	var forms []string
+	for _, f := range []string{fieldStressCmd, fieldProfile, fieldKind} {
+		if given(f) || w.fieldValue(f) != "" {
+			forms = append(forms, f)
+		}
+	}
+	if len(forms) > 1 {
+		errs.add(forms[1], "cannot be combined with %s: set one of workload.stress_cmd, workload.profile and workload.kind", forms[0])
+		return errs
+	}
+	if w.Ops != "" && w.Profile == "" {
+		errs.add("workload.ops", "is the ops(...) of a user profile: it needs workload.profile")
+	}
+	if w.Profile != "" && w.Ops == "" {
+		errs.add("workload.ops", "is required with workload.profile: the operations and their ratios, e.g. insert=1,read1=2 (cassandra-stress's ops(...))")
+	}
+	for _, f := range []struct {
+		path string
+		set  bool
+	}{{"workload.partition_count", w.PartitionCount != 0}, {"workload.clustering_row_count", w.ClusteringRowCount != 0}, {"workload.clustering_row_size", w.ClusteringRowSize != ""}} {
+		if f.set && w.Kind == "" {
+			errs.add(f.path, "is a scylla-bench option: it needs workload.kind")
+		}
+	}
+	errs.nonNegative("workload.partition_count", float64(w.PartitionCount))
+	errs.nonNegative("workload.clustering_row_count", float64(w.ClusteringRowCount))
+	form := w.Form()
+	if form == "" || len(errs) > 0 || (form == fieldProfile && w.profileYAML == nil) {
+		return errs
+	}
+	if _, err := w.Model(); err != nil {
+		errs.add(form, "%v", err)
+	}
+	return errs
+}
+
+func (w Workload) fieldValue(path string) string {
+	switch path {
+	case fieldStressCmd:
+		return w.StressCmd
+	case fieldProfile:
+		return w.Profile
+	}
+	return w.Kind
+}
