@@ -1,0 +1,156 @@
+package profile
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gocql/gocql"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
+	"github.com/elasticity-dev/elasticity/stress"
+	"github.com/elasticity-dev/elasticity/stress/sched"
+)
+
+// emulated connects to a one-node emulated cluster (the emulator's CQL
+// server on an in-memory engine; port 0 is a free port).
+func emulated(t testing.TB) *gocql.Session {
+	t.Helper()
+	hp := enginetest.StartServer(t, "127.0.3.2:0", enginetest.NewMemory("profile"))
+	host, port, _ := net.SplitHostPort(hp)
+	p, _ := strconv.Atoi(port)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := stress.NewSession(ctx, stress.SessionConfig{Hosts: []string{host}, Port: p, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// createSchema runs the model's schema on s.
+func createSchema(t testing.TB, s *gocql.Session, m stress.Model) {
+	t.Helper()
+	var dc string
+	if err := s.Query("SELECT data_center FROM system.local").Scan(&dc); err != nil {
+		t.Fatal(err)
+	}
+	stmts, err := m.Schema(stress.SchemaTarget{DC: dc, RF: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range stmts {
+		if err := s.Query(st).Exec(); err != nil {
+			t.Fatalf("%s: %v", st, err)
+		}
+	}
+}
+
+// fillPartitions runs the model's fill for partitions 0..n-1.
+func fillPartitions(t testing.TB, s *gocql.Session, m stress.Model, n int) {
+	t.Helper()
+	op, err := m.Fill(context.Background(), s, stress.Binding{Stride: 1, Failed: func(k int64) { t.Errorf("fill of partition %d failed", k) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seq := w; seq < n; seq += 4 {
+				if err := op(context.Background(), 0, uint64(seq)); err != nil {
+					t.Errorf("fill %d: %v", seq, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// runMix runs the model's ops on Keys partitions at rate for d.
+func runMix(t testing.TB, s *gocql.Session, m stress.Model, keys int64, rate float64, d time.Duration) sched.Summary {
+	t.Helper()
+	op, err := m.Bind(context.Background(), s, stress.Binding{Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	var weights []float64
+	for _, o := range m.Ops() {
+		names, weights = append(names, o.Name), append(weights, o.Weight)
+	}
+	sch, err := sched.New(sched.Config{Ops: names, Weights: weights, Rate: rate, Concurrency: 16, Classify: stress.ClassifyError}, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	sum, err := sch.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// The time-series profile on an emulated node: the fill writes whole
+// partitions, then the mix runs every operation without errors and the
+// latest-readings query finds rows.
+func TestTimeseriesOnEmulator(t *testing.T) {
+	s := emulated(t)
+	m := load(t, timeseries, "insert=1,latest=2,slice=1")
+	createSchema(t, s, m)
+	fillPartitions(t, s, m, 40)
+	var rows int
+	if err := s.Query("SELECT COUNT(*) FROM sensors.readings").Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows < 40*50 || rows > 40*150 {
+		t.Fatalf("the fill of 40 partitions of 50..150 readings wrote %d rows", rows)
+	}
+	sum := runMix(t, s, m, 40, 300, 2*time.Second)
+	t.Logf("intended %d succeeded %d errors %d dropped %d; misses latest %d slice %d", sum.Intended, sum.Succeeded, sum.Errors, sum.Dropped, m.Misses(1), m.Misses(2))
+	if sum.Errors != 0 || sum.Succeeded == 0 {
+		t.Fatalf("errors: %+v", sum.Ops)
+	}
+	for _, name := range []string{"insert", "latest", "slice"} {
+		o, ok := sum.Op(name)
+		if !ok || o.Succeeded == 0 {
+			t.Errorf("no %s operations: %+v", name, sum.Ops)
+		}
+	}
+	if m.Misses(1) != 0 {
+		t.Errorf("latest found no row %d times", m.Misses(1))
+	}
+	if o, _ := sum.Op("slice"); m.Misses(2) >= o.Succeeded {
+		t.Errorf("slice never found a row (%d of %d)", m.Misses(2), o.Succeeded)
+	}
+}
+
+// Every generated type is accepted by the server and read back by the
+// same-row query; counters take COUNTER batches.
+func TestAllTypesAndCountersOnEmulator(t *testing.T) {
+	s := emulated(t)
+	for _, c := range []struct{ file, ops string }{
+		{"testdata/alltypes.yaml", "insert=2,row=2,partition=1,touch=1"},
+		{"testdata/counters.yaml", "insert=1,page=1"},
+	} {
+		m := load(t, c.file, c.ops)
+		createSchema(t, s, m)
+		fillPartitions(t, s, m, 20)
+		sum := runMix(t, s, m, 20, 200, time.Second)
+		if sum.Errors != 0 || sum.Succeeded == 0 {
+			t.Fatalf("%s: %d errors: %+v", c.file, sum.Errors, sum.Ops)
+		}
+		for i, o := range m.Ops() {
+			if o.Class == "read" && m.Misses(i) != 0 {
+				t.Errorf("%s: %s found no row %d times", c.file, o.Name, m.Misses(i))
+			}
+		}
+	}
+}

@@ -1,0 +1,200 @@
+// Package profile is the workload model of a cassandra-stress user
+// profile (a YAML file: keyspace_definition, table_definition,
+// columnspec, insert, queries) driven by ops(...), cassandra-stress's
+// `user profile=... ops(insert=1,read1=2)`, on the framework's open-model
+// engine. It mirrors apache/cassandra's tools/stress (StressProfile.java,
+// generate/*, settings/OptionDistribution.java, operations/userdefined/*;
+// read in scylladb/cassandra-stress).
+//
+// The model's spec is "profile:" and the base64url (no padding) of a JSON
+// envelope {"name", "yaml", "ops"}: the profile travels inside the spec,
+// one shell-safe word on a remote loader's command line. Spec builds it.
+package profile
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/gocql/gocql"
+
+	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/stress"
+	"github.com/elasticity-dev/elasticity/stress/sched"
+)
+
+// Form is the model's spec form.
+const Form = "profile"
+
+func init() { stress.RegisterModel(Form, parseSpec) }
+
+// envelope is what a spec encodes.
+type envelope struct {
+	Name string `json:"name"`
+	YAML string `json:"yaml"`
+	Ops  string `json:"ops"`
+}
+
+// Spec is the model spec of the profile yaml (named name, the file's base
+// name for messages) with ops, cassandra-stress's ops(...) ("insert=1,read1=2";
+// the ops( ) wrapper optional): "profile:<base64url of {name, yaml, ops}>".
+// stress.ParseModel(Spec(...)) builds the model; it is what the scenario
+// loader puts in the job for workload.profile and workload.ops.
+func Spec(name string, yaml []byte, ops string) string {
+	js, _ := json.Marshal(envelope{Name: name, YAML: string(yaml), Ops: ops})
+	return Form + ":" + base64.RawURLEncoding.EncodeToString(js)
+}
+
+// parseSpec is the form's parser (the text after "profile:").
+func parseSpec(text string) (stress.Model, error) {
+	js, err := base64.RawURLEncoding.DecodeString(text)
+	if err != nil {
+		return nil, fmt.Errorf("the spec is not base64url (build it with profile.Spec): %w", err)
+	}
+	var env envelope
+	if err := json.Unmarshal(js, &env); err != nil {
+		return nil, fmt.Errorf("the spec's envelope is not {name, yaml, ops} JSON: %w", err)
+	}
+	return Load(env.Name, []byte(env.YAML), env.Ops)
+}
+
+// Model is a profile with its ops(...): a stress.Model.
+type Model struct {
+	prof    *Profile
+	yaml    []byte
+	opsText string
+	ops     []op
+	// misses counts, per operation, the queries that returned no row.
+	misses []atomic.Int64
+}
+
+// op is one operation of the mix.
+type op struct {
+	stress.OpSpec
+	query *boundQuery // nil: the insert
+}
+
+// Load parses the profile yaml (named name) and ops: the model, or an
+// *Error (placed at its YAML line) or an ops error naming the operation.
+func Load(name string, yaml []byte, ops string) (*Model, error) {
+	p, err := Parse(name, yaml)
+	if err != nil {
+		return nil, err
+	}
+	weights, err := p.ParseOps(ops)
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", name, err)
+	}
+	m := &Model{prof: p, yaml: yaml, opsText: ops}
+	for _, w := range weights {
+		o := op{OpSpec: stress.OpSpec{Name: w.Name, Class: results.OpWrite, Weight: w.Weight, CL: gocql.Quorum}}
+		if w.Name == "insert" {
+			if p.Insert.CL != "" {
+				o.CL, _ = parseCL(p.Insert.CL)
+			}
+		} else {
+			q, err := p.bindQuery(p.Queries[w.Name])
+			if err != nil { // checked by Parse already
+				return nil, err
+			}
+			o.query = q
+			if !q.write {
+				o.Class = results.OpRead
+			}
+			if q.CL != "" {
+				o.CL, _ = parseCL(q.CL)
+			}
+		}
+		m.ops = append(m.ops, o)
+	}
+	m.misses = make([]atomic.Int64, len(m.ops))
+	return m, nil
+}
+
+// Profile is the parsed profile.
+func (m *Model) Profile() *Profile { return m.prof }
+
+// Spec implements stress.Model.
+func (m *Model) Spec() string { return Spec(m.prof.Name, m.yaml, m.opsText) }
+
+// Ops implements stress.Model: ops(...)'s operations in its order, insert
+// a write, each query a read unless it is an INSERT, UPDATE or DELETE.
+// Consistency: the query's or insert's consistencyLevel, else QUORUM
+// (the framework's default for its workloads; cassandra-stress's own
+// default cl is LOCAL_ONE).
+func (m *Model) Ops() []stress.OpSpec {
+	out := make([]stress.OpSpec, len(m.ops))
+	for i, o := range m.ops {
+		out[i] = o.OpSpec
+	}
+	return out
+}
+
+// Regenerable implements stress.Model: no. A row's content follows from
+// its partition and row number, but a profile's population distributions
+// may give two partitions one key, so a read cannot tell a lost row from
+// an overwritten one; data validation does not cover profiles.
+func (m *Model) Regenerable() bool { return false }
+
+// Misses is the number of times operation i (an index of Ops) read no row.
+func (m *Model) Misses(i int) int64 { return m.misses[i].Load() }
+
+// Describe implements stress.Model.
+func (m *Model) Describe() stress.ModelInfo {
+	p := m.prof
+	stmts, _ := m.Schema(stress.SchemaTarget{Keyspace: p.Keyspace, DC: "<dc>", RF: 3})
+	ins := p.Insert
+	notes := []string{
+		fmt.Sprintf("insert: %s partitions per batch, select %s of each partition's rows, %s batches; rows per partition from the clustering columns' cluster distributions",
+			ins.Partitions, ins.Select.text, ins.BatchType),
+		"fill: the insert writing the whole of each new partition (the seq-th partition of the fill), in batches of the insert's size",
+		"validated: the profile's YAML and every CQL statement parse (ScyllaDB's grammar), the queries' markers name table columns, values are generated for every column type; " +
+			"not validated: the data (not regenerable: populations may give partitions one key) and whether the cluster accepts the schema (checked when it is created)",
+	}
+	if p.KeyspaceDef == "" {
+		notes = append(notes, "keyspace: the plan's replication (the profile has no keyspace_definition)")
+	} else {
+		notes = append(notes, "keyspace: the profile's keyspace_definition (its replication, not the plan's rf)")
+	}
+	return stress.ModelInfo{Kind: "profile " + p.Name, Keyspace: p.Keyspace, Table: p.Table,
+		Schema: stmts, Ops: m.Ops(), Notes: notes}
+}
+
+// Schema implements stress.Model: the profile's keyspace_definition (or
+// the plan's replication for its keyspace), its table_definition and
+// extra_definitions, made idempotent and qualified with the keyspace.
+func (m *Model) Schema(t stress.SchemaTarget) ([]string, error) {
+	p := m.prof
+	var out []string
+	if p.KeyspaceDef != "" {
+		out = append(out, p.keyspaceStatement())
+	} else {
+		ks, err := stress.Schema{Keyspace: strings.ToLower(p.Keyspace), Table: "unused", RF: t.RF, DC: t.DC, Tablets: t.Tablets}.Statements()
+		if err != nil {
+			return nil, fmt.Errorf("profile %s: keyspace %s: %w", p.Name, p.Keyspace, err)
+		}
+		out = append(out, ks[0])
+	}
+	out = append(out, p.tableStatement())
+	for _, x := range p.Extra {
+		q, err := p.qualifyExtra(x)
+		if err != nil {
+			return nil, fmt.Errorf("profile %s: extra_definitions: %w", p.Name, err)
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
+
+// Bind implements stress.Model.
+func (m *Model) Bind(_ context.Context, s *gocql.Session, b stress.Binding) (sched.Op, error) {
+	return m.bind(s, b)
+}
+
+// Fill implements stress.Model.
+func (m *Model) Fill(_ context.Context, s *gocql.Session, b stress.Binding) (sched.Op, error) {
+	return m.fill(s, b)
+}

@@ -1,0 +1,216 @@
+package profile
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
+	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/stress"
+)
+
+// timeseries is the shipped time-series profile (configs/).
+const timeseries = "../../configs/sensor-readings.profile.yaml"
+
+func load(t *testing.T, path, ops string) *Model {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(filepath.Base(path), data, ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestTimeseriesProfile(t *testing.T) {
+	m := load(t, timeseries, "ops(insert=2,latest=3,slice=1)")
+	ops := m.Ops()
+	want := []stress.OpSpec{{Name: "insert", Class: results.OpWrite, Weight: 2}, {Name: "latest", Class: results.OpRead, Weight: 3},
+		{Name: "slice", Class: results.OpRead, Weight: 1}}
+	if len(ops) != len(want) {
+		t.Fatalf("ops %+v", ops)
+	}
+	for i, o := range ops {
+		if o.Name != want[i].Name || o.Class != want[i].Class || o.Weight != want[i].Weight {
+			t.Errorf("op %d = %+v, want %+v", i, o, want[i])
+		}
+	}
+	stmts, err := m.Schema(stress.SchemaTarget{DC: "dc1", RF: 3, Tablets: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stmts) != 2 || !strings.Contains(stmts[0], "'dc1': 3") || !strings.Contains(stmts[0], "'initial': 16") ||
+		!strings.HasPrefix(stmts[1], "CREATE TABLE IF NOT EXISTS sensors.readings") {
+		t.Fatalf("schema %q", stmts)
+	}
+	for _, s := range stmts {
+		if _, _, err := cqlparse.Parse(s); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	q := m.ops[1].query
+	if q.CQL != "SELECT ts, temperature, humidity, status FROM sensors.readings WHERE sensor_id = ? AND day = ? LIMIT 10" {
+		t.Errorf("qualified query %q", q.CQL)
+	}
+	if info := m.Describe(); info.Keyspace != "sensors" || info.Table != "readings" || len(info.Notes) < 3 {
+		t.Errorf("describe %+v", info)
+	}
+}
+
+// The spec carries the whole profile: parsing it gives the same model.
+func TestSpecRoundTrip(t *testing.T) {
+	data, err := os.ReadFile(timeseries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec("sensor-readings.profile.yaml", data, "insert=1,latest=2")
+	if strings.ContainsAny(strings.TrimPrefix(spec, "profile:"), " '\"$`\\;&|<>*?()\n") {
+		t.Fatalf("spec is not shell-safe: %s", spec)
+	}
+	m, err := stress.ParseModel(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Spec() != spec || m.Describe().Kind != "profile sensor-readings.profile.yaml" || len(m.Ops()) != 2 {
+		t.Fatalf("round trip: %+v", m.Describe())
+	}
+	if _, err := stress.ParseModel("profile:!!"); err == nil || !strings.Contains(err.Error(), "base64") {
+		t.Errorf("bad spec: %v", err)
+	}
+}
+
+func TestTestdataProfiles(t *testing.T) {
+	m := load(t, "testdata/alltypes.yaml", "insert=1,row=1,partition=1,touch=1")
+	stmts, err := m.Schema(stress.SchemaTarget{DC: "dc1", RF: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"CREATE KEYSPACE IF NOT EXISTS types_ks", "CREATE TABLE IF NOT EXISTS types_ks.everything",
+		"CREATE INDEX IF NOT EXISTS everything_by_double ON types_ks.everything (v_double)",
+		"CREATE MATERIALIZED VIEW IF NOT EXISTS types_ks.everything_by_int AS SELECT k1, k2, c1, c2, v_tinyint FROM types_ks.everything WHERE"}
+	for i, w := range want {
+		if i >= len(stmts) || !strings.HasPrefix(stmts[i], w) {
+			t.Errorf("statement %d: got %q, want prefix %q", i, stmts[i], w)
+		}
+	}
+	if got := m.Ops()[3].Class; got != results.OpWrite {
+		t.Errorf("an UPDATE query is a %s, want write", got)
+	}
+	c := load(t, "testdata/counters.yaml", "insert=1,page=1")
+	cql, _ := c.prof.insertCQL(c.prof.table.regular)
+	if cql != "UPDATE counters_ks.hits SET views = views + ?, clicks = clicks + ? WHERE page = ? AND day = ?" {
+		t.Errorf("counter insert %q", cql)
+	}
+}
+
+func TestProfileErrors(t *testing.T) {
+	base, err := os.ReadFile(timeseries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, yaml, ops, want string
+	}{
+		{"yaml", "keyspace: a\ntable: [b\n", "insert=1", "line 1: invalid YAML"},
+		{"unknown field", "keyspace: a\ntables: b\n", "insert=1", "line 2: tables: unknown profile field"},
+		{"missing table", "keyspace: a\n", "insert=1", "table: missing"},
+		{"bad dist", strings.Replace(string(base), "uniform(50..150)", "uniform(50..)", 1), "insert=1", "line 34: columnspec[2].cluster"},
+		{"unknown dist", strings.Replace(string(base), "uniform(50..150)", "zipf(1..5)", 1), "insert=1", `unknown distribution type "zipf"`},
+		{"bad table cql", strings.Replace(string(base), "PRIMARY KEY ((sensor_id, day), ts)", "PRIMARY KEY ((sensor_id, day), ts", 1), "insert=1", "line 23: table_definition: CQL does not parse"},
+		{"bad query cql", strings.Replace(string(base), "LIMIT 10", "LIMIT", 1), "insert=1", "line 58: queries.latest.cql: CQL does not parse"},
+		{"query column", strings.Replace(string(base), "day = ? LIMIT", "dya = ? LIMIT", 1), "insert=1", "which table readings does not have"},
+		{"columnspec column", strings.Replace(string(base), "name: payload", "name: paylod", 1), "insert=1", `column "paylod" is not a column`},
+		{"batchtype", strings.Replace(string(base), "batchtype: UNLOGGED", "batchtype: SOMETIMES", 1), "insert=1", "insert.batchtype"},
+		{"insert option", strings.Replace(string(base), "batchtype: UNLOGGED", "pertype: x", 1), "insert=1", "unrecognised insert option"},
+		{"fields", strings.Replace(string(base), "fields: samerow", "fields: somerow", 1), "insert=1", "queries.latest.fields"},
+		{"type", strings.Replace(string(base), "payload blob,", "payload tuple<int, int>,", 1), "insert=1", "tuple<int, int> is not supported"},
+		{"ops name", string(base), "insert=1,read1=2", "unknown operation read1 (the profile has: insert, latest, slice)"},
+		{"ops weight", string(base), "insert=x", "weight of insert"},
+		{"keyspace name", strings.Replace(string(base), "CREATE TABLE readings", "CREATE TABLE other.readings", 1), "insert=1", `keyspace "other"`},
+	}
+	for _, c := range cases {
+		_, err := Load("p.yaml", []byte(c.yaml), c.ops)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestDistributions(t *testing.T) {
+	cases := []struct {
+		spec   string
+		lo, hi int64
+	}{
+		{"fixed(5)", 5, 5}, {"FIXED(2k)", 2000, 2000}, {"uniform(1..1M)", 1, 1e6}, {"uniform(3...3)", 3, 3},
+		{"gaussian(1..100)", 1, 100}, {"normal(1..100,5)", 1, 100}, {"gauss(6000..12000,9000,1250)", 6000, 12000},
+		{"exp(1..10)", 1, 10}, {"~exp(1..10)", 1, 10}, {"extreme(1..100,1.5)", 1, 100}, {"weibull(1..100,2)", 1, 100},
+		{"qextreme(1..1000,2,10)", 1, 1000}, {"seq(1..50)", 1, 50}, {" uniform( 1 .. 10 ) ", 1, 10},
+	}
+	for _, c := range cases {
+		d, err := parseDist(c.spec)
+		if err != nil {
+			t.Errorf("%s: %v", c.spec, err)
+			continue
+		}
+		if lo, hi := d.bounds(); lo != c.lo || hi != c.hi {
+			t.Errorf("%s: bounds %d..%d, want %d..%d", c.spec, lo, hi, c.lo, c.hi)
+		}
+		for s := uint64(0); s < 2000; s++ {
+			if v := d.sample(s * 7919); v < c.lo || v > c.hi {
+				t.Fatalf("%s: sample %d outside %d..%d", c.spec, v, c.lo, c.hi)
+			}
+		}
+	}
+	for _, bad := range []string{"uniform(10..1)", "seq(5..5)", "fixed()", "exp(1..10,2)", "extreme(1..10)", "gaussian(1..10,0)", "uniform", "nosuch(1..2)", "uniform(1x..2)"} {
+		if _, err := parseDist(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+	// exp favours the low end, ~exp the high end (DistributionInverted).
+	e, _ := parseDist("exp(1..100)")
+	ie, _ := parseDist("~exp(1..100)")
+	var se, sie float64
+	for s := uint64(0); s < 5000; s++ {
+		se, sie = se+float64(e.sample(s)), sie+float64(ie.sample(s))
+	}
+	if se/5000 > 40 || sie/5000 < 60 {
+		t.Errorf("mean of exp(1..100) %.1f, of ~exp %.1f", se/5000, sie/5000)
+	}
+	// seq numbers the partitions: the p-th draw is min + p.
+	sq, _ := parseDist("seq(1..1000)")
+	if sq.sample(0) != 1 || sq.sample(41) != 42 || sq.sample(1000) != 1 {
+		t.Errorf("seq draws %d %d %d", sq.sample(0), sq.sample(41), sq.sample(1000))
+	}
+	r, err := parseRatio("fixed(2)/10240M")
+	if err != nil || r.max() != 2/10240e6 {
+		t.Errorf("ratio: %v %v", r, err)
+	}
+	if _, err := parseRatio("fixed(1)"); err == nil {
+		t.Error("ratio without divisor accepted")
+	}
+}
+
+func TestVarint(t *testing.T) {
+	for _, c := range []struct {
+		v    int64
+		want string
+	}{{0, "00"}, {1, "01"}, {127, "7f"}, {128, "0080"}, {-1, "ff"}, {-128, "80"}, {-129, "ff7f"}, {1 << 40, "010000000000"}} {
+		if got := strings.TrimSpace(hexOf(appendVarint(nil, c.v))); got != c.want {
+			t.Errorf("varint %d = %s, want %s", c.v, got, c.want)
+		}
+	}
+}
+
+func hexOf(b []byte) string {
+	const digits = "0123456789abcdef"
+	out := make([]byte, 0, 2*len(b))
+	for _, x := range b {
+		out = append(out, digits[x>>4], digits[x&15])
+	}
+	return string(out)
+}
