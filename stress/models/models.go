@@ -12,4 +12,6 @@ import (
 	_ "github.com/elasticity-dev/elasticity/stress"
 	// cassandra-stress command lines (workload.stress_cmd), form "cs".
 	_ "github.com/elasticity-dev/elasticity/stress/csstress"
+	// A cassandra-stress user profile with its ops(...), form "profile".
+	_ "github.com/elasticity-dev/elasticity/stress/profile"
 )

@@ -40,13 +40,10 @@ type envelope struct {
 
 // Spec is the model spec of the profile yaml (named name, the file's base
 // name for messages) with ops, cassandra-stress's ops(...) ("insert=1,read1=2";
-// the ops( ) wrapper optional): "profile:<base64url of {name, yaml, ops}>".
-// stress.ParseModel(Spec(...)) builds the model; it is what the scenario
-// loader puts in the job for workload.profile and workload.ops.
-func Spec(name string, yaml []byte, ops string) string {
-	js, _ := json.Marshal(envelope{Name: name, YAML: string(yaml), Ops: ops})
-	return Form + ":" + base64.RawURLEncoding.EncodeToString(js)
-}
+// the ops( ) wrapper optional): "profile:<base64url of JSON {name, yaml, ops}>",
+// stress.ProfileSpec's encoding, which the scenario loader builds for
+// workload.profile and workload.ops; stress.ParseModel(Spec(...)) builds the model.
+func Spec(name string, yaml []byte, ops string) string { return stress.ProfileSpec(name, yaml, ops) }
 
 // parseSpec is the form's parser (the text after "profile:").
 func parseSpec(text string) (stress.Model, error) {
