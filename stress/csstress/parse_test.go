@@ -222,3 +222,27 @@ func TestDistributions(t *testing.T) {
 		t.Fatalf("gaussian mean %v stdev %v", d.mean, d.stdev)
 	}
 }
+
+// The per-operation code (key choice, key bytes, cell values) allocates nothing.
+func TestNoAllocationsPerOperation(t *testing.T) {
+	m, err := Parse(acceptanceLine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pk, err := m.newPicker(stress.Binding{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := newCells(m.s.size)
+	kb := make([]byte, m.s.keysize)
+	seq := uint64(0)
+	n := testing.AllocsPerRun(1000, func() {
+		seq++
+		idx := pk.index(seq, seq%3 == 0)
+		putKey(kb, idx)
+		_ = vals.value(idx, 0)
+	})
+	if n != 0 {
+		t.Fatalf("%.1f allocations per operation", n)
+	}
+}

@@ -326,7 +326,9 @@ func (s *settings) finish() error {
 	if s.pop.given && s.pop.dist.max > maxIndex(s.keysize) {
 		return invalid("-pop", s.pop.dist.text, fmt.Sprintf("indexes up to %d: keysize=%d keys hold %d distinct hex digits", maxIndex(s.keysize), s.keysize, min(s.keysize, 16)))
 	}
-	if !s.pop.given {
+	if s.pop.given {
+		s.note("-pop %s: operations address these population indexes whatever the scenario's fill wrote (the fill writes indexes 1..rows)", s.pop.dist.text)
+	} else {
 		s.note("no -pop: operations address the rows the scenario filled (population indexes 1..rows), drawn with the scenario's key distribution; writes without a fill add indexes 1, 2, 3 ...")
 	}
 	return nil

@@ -97,13 +97,17 @@ func (s *settings) userOption(g group) error {
 	return nil
 }
 
-// userError is what the cs form answers for a user command: the loader
-// must resolve the profile and hand the command to the profile form.
+// userError is what the cs form answers for a user command: the profile
+// must be read where the scenario is (its path is relative to the scenario
+// file, and a spec must carry the YAML itself), so the scenario names it in
+// workload.profile and workload.ops, which build the profile form's spec.
 func userError(u *User) error {
+	registered := false
 	for _, f := range stress.ModelForms() {
-		if f == "profile" {
-			return fmt.Errorf("stress_cmd: user profile=%s: %w: the scenario loader resolves the profile's path and builds the profile model with ops(%s) (csstress.ParseUser)", u.Profile, ErrUserCommand, u.Ops)
-		}
+		registered = registered || f == "profile"
 	}
-	return fmt.Errorf("stress_cmd: user profile=%s: %w, which is not registered in this build (import package stress/profile)", u.Profile, ErrUserCommand)
+	if !registered {
+		return fmt.Errorf("stress_cmd: user profile=%s: %w, which is not registered in this build (import package stress/models)", u.Profile, ErrUserCommand)
+	}
+	return fmt.Errorf("stress_cmd: user profile=%s: %w: write it as workload.profile: %s and workload.ops: %q (the profile is read relative to the scenario file; -rate and cl= as workload.rate, concurrency and consistency)", u.Profile, ErrUserCommand, u.Profile, u.Ops)
 }
