@@ -151,6 +151,7 @@ func (m *Model) Describe() stress.ModelInfo {
 		"validated: the profile's YAML and every CQL statement parse (ScyllaDB's grammar), the queries' markers name table columns, values are generated for every column type; " +
 			"not validated: the data (not regenerable: populations may give partitions one key) and whether the cluster accepts the schema (checked when it is created)",
 	}
+	notes = append(notes, p.Ignored...)
 	if p.KeyspaceDef == "" {
 		notes = append(notes, "keyspace: the plan's replication (the profile has no keyspace_definition)")
 	} else {

@@ -124,7 +124,6 @@ func TestProfileErrors(t *testing.T) {
 		{"bad table cql", strings.Replace(string(base), "PRIMARY KEY ((sensor_id, day), ts)", "PRIMARY KEY ((sensor_id, day), ts", 1), "insert=1", "line 23: table_definition: CQL does not parse"},
 		{"bad query cql", strings.Replace(string(base), "LIMIT 10", "LIMIT", 1), "insert=1", "line 58: queries.latest.cql: CQL does not parse"},
 		{"query column", strings.Replace(string(base), "day = ? LIMIT", "dya = ? LIMIT", 1), "insert=1", "which table readings does not have"},
-		{"columnspec column", strings.Replace(string(base), "name: payload", "name: paylod", 1), "insert=1", `column "paylod" is not a column`},
 		{"batchtype", strings.Replace(string(base), "batchtype: UNLOGGED", "batchtype: SOMETIMES", 1), "insert=1", "insert.batchtype"},
 		{"insert option", strings.Replace(string(base), "batchtype: UNLOGGED", "pertype: x", 1), "insert=1", "unrecognised insert option"},
 		{"fields", strings.Replace(string(base), "fields: samerow", "fields: somerow", 1), "insert=1", "queries.latest.fields"},
@@ -137,6 +136,26 @@ func TestProfileErrors(t *testing.T) {
 		_, err := Load("p.yaml", []byte(c.yaml), c.ops)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// What cassandra-stress accepts and ignores is accepted with a note.
+func TestIgnoredWithNotes(t *testing.T) {
+	base, err := os.ReadFile(timeseries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := strings.Replace(string(base), "name: payload", "name: paylod", 1)
+	y = strings.Replace(y, "queries:\n", "queries:\n  insert:\n    cql: SELECT * FROM readings WHERE sensor_id = ? AND day = ?\n", 1)
+	m, err := Load("p.yaml", []byte(y), "insert=1,latest=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(m.Describe().Notes, "\n")
+	for _, want := range []string{`columnspec of "paylod" ignored`, "query insert is shadowed"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
 	}
 }

@@ -143,12 +143,15 @@ func (p *Profile) bindQuery(q Query) (*boundQuery, error) {
 		for _, a := range s.Set {
 			refs = append(refs, termRef{a.Column, a.Value})
 		}
-		refs = append(refs, whereRefs(s.Where)...)
+		refs = append(append(refs, whereRefs(s.Where)...), whereRefs(s.If)...)
 		bq.write = true
 	case *cqlparse.Delete:
-		refs, bq.write = whereRefs(s.Where), true
+		refs, bq.write = append(whereRefs(s.Where), whereRefs(s.If)...), true
+	case *cqlparse.AlterTable:
+		// Run as written (SchemaQuery prepares any statement); a write.
+		bq.write = true
 	default:
-		return nil, fmt.Errorf("%s: a profile query is a SELECT, INSERT, UPDATE or DELETE", st.Name())
+		return nil, fmt.Errorf("%s: a profile query is a SELECT, INSERT, UPDATE, DELETE or ALTER TABLE", st.Name())
 	}
 	for _, r := range refs {
 		if r.term.Kind == cqlparse.TermList {
@@ -180,7 +183,7 @@ func (p *Profile) bindQuery(q Query) (*boundQuery, error) {
 
 // queryTableRE finds the table a statement names: SELECT/DELETE ...
 // FROM t, INSERT INTO t, UPDATE t.
-var queryTableRE = regexp.MustCompile(`(?is)^(\s*(?:SELECT\s.*?\bFROM|DELETE\s.*?\bFROM|DELETE\s+FROM|INSERT\s+INTO|UPDATE)\s+)("?\w+"?)(\s|;|$)`)
+var queryTableRE = regexp.MustCompile(`(?is)^(\s*(?:SELECT\s.*?\bFROM|DELETE\s.*?\bFROM|DELETE\s+FROM|INSERT\s+INTO|UPDATE|ALTER\s+TABLE)\s+)("?\w+"?)(\s|\(|;|$)`)
 
 // qualifyQuery names the keyspace in a query that names none: cassandra-stress
 // runs its queries after `USE ks`, which a pooled driver session cannot.
@@ -194,6 +197,8 @@ func qualifyQuery(src string, st cqlparse.Statement, ks string) (string, error) 
 	case *cqlparse.Update:
 		named = s.Keyspace
 	case *cqlparse.Delete:
+		named = s.Keyspace
+	case *cqlparse.AlterTable:
 		named = s.Keyspace
 	}
 	if named != "" {

@@ -131,9 +131,11 @@ func (p *Profile) buildTable() error {
 	if err != nil {
 		return p.errf(line, "table_definition", "%v", err)
 	}
-	for name := range p.Columns {
+	for _, name := range sortedKeys(p.Columns) {
 		if t.byName[name] == nil {
-			return p.errf(p.lines["columnspec."+name], "columnspec", "column %q is not a column of table %s", name, p.Table)
+			// StressProfile keeps column specs by name and uses those of
+			// the table's columns: others are ignored, here with a note.
+			p.Ignored = append(p.Ignored, fmt.Sprintf("line %d: columnspec of %q ignored: table %s has no such column", p.lines["columnspec."+name], name, p.Table))
 		}
 	}
 	p.table = t
