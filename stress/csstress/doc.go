@@ -12,7 +12,7 @@
 // other option is an error naming it. The user command is parsed here
 // (ParseUser) and built by the profile form.
 //
-// Beyond the stress.Model contract, *Model implements RateSetter: the
+// Beyond the stress.Model contract, *Model implements stress.RateSetter: the
 // command line's -rate (fixed=/throttle= as an arrival rate, threads= as the
 // bound on operations in flight), for the job to use.
 //

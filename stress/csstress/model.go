@@ -14,27 +14,16 @@ const Form = "cs"
 func init() { stress.RegisterModel(Form, parseModel) }
 
 // Model is a cassandra-stress predefined command (write, read, mixed,
-// counter_write, counter_read) as a stress.Model. Beyond the contract it
-// answers RateSetter's two questions: the command line's own rate and
-// concurrency (see Rate and Threads).
+// counter_write, counter_read) as a stress.Model. It is also a
+// stress.RateSetter (the command line's own rate and concurrency: Rate and
+// Threads) and a stress.Validator (validate.go).
 type Model struct {
 	line string
 	s    *settings
 	ops  []stress.OpSpec
 }
 
-// RateSetter is the optional interface of a model whose definition carries
-// a rate and a concurrency (a stress_cmd's -rate): the scenario uses them
-// unless its own settings say otherwise.
-type RateSetter interface {
-	// Rate is the intended arrival rate in operations per second; ok is
-	// false when the model does not say (the scenario's rate applies).
-	Rate() (opsPerSec float64, ok bool)
-	// Threads is the most operations in flight the model asks for; 0: the scenario's.
-	Threads() int
-}
-
-var _ RateSetter = (*Model)(nil)
+var _ stress.RateSetter = (*Model)(nil)
 
 // Parse parses a cassandra-stress command line (with or without its leading
 // "cassandra-stress") into a Model. A user command is an error wrapping
