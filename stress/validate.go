@@ -29,7 +29,8 @@ type Check struct {
 	ValueMin, ValueMax int
 	// Rows reads back a Regenerable model's keys (nil: the built-in table).
 	Rows Validator
-	// Unacked reports keys whose write failed: missing, they are not lost.
+	// Unacked reports keys whose write failed: missing or wrong (a key of
+	// several rows may be partly written), they are not lost.
 	Unacked func(key int64) bool
 	// Sample keys are read one by one, spread over the key space; < 0 or
 	// at least Keys reads every key.
@@ -310,7 +311,7 @@ func scanPart(ctx context.Context, s *gocql.Session, c Check, r *results.RangeCh
 		var wrong []int64
 		err = c.Rows.ScanRange(ctx, s, c.CL, r.First, r.Last, func(key int64, st RowState) {
 			found[key] = true
-			if st != RowsOK && key >= 0 && key < c.Keys {
+			if st != RowsOK && key >= 0 && key < c.Keys && !c.Unacked(key) {
 				wrong = append(wrong, key)
 			}
 		})
@@ -353,7 +354,7 @@ func readSample(ctx context.Context, s *gocql.Session, c Check, keys []int64, ls
 					if !c.Unacked(k) {
 						ls.add(k, true)
 					}
-				case st == RowsWrong:
+				case st == RowsWrong && !c.Unacked(k):
 					ls.add(k, false)
 				}
 			}

@@ -1,0 +1,361 @@
+package sbench
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gocql/gocql"
+
+	"github.com/elasticity-dev/elasticity/stress"
+	"github.com/elasticity-dev/elasticity/stress/sched"
+)
+
+// bigintArg and blobArg are bound once to a reused query and changed
+// before each execution, as stress/workload.go's: no boxing per operation.
+type bigintArg struct {
+	v   int64
+	buf [8]byte
+}
+
+func (a *bigintArg) MarshalCQL(gocql.TypeInfo) ([]byte, error) {
+	binary.BigEndian.PutUint64(a.buf[:], uint64(a.v))
+	return a.buf[:], nil
+}
+
+type blobArg struct{ b []byte }
+
+func (a *blobArg) MarshalCQL(gocql.TypeInfo) ([]byte, error) { return a.b, nil }
+
+// blobDest reads a blob into a reused buffer (gocql's []byte copies).
+type blobDest struct {
+	b    []byte
+	null bool
+}
+
+func (d *blobDest) UnmarshalCQL(_ gocql.TypeInfo, data []byte) error {
+	d.null = data == nil
+	d.b = append(d.b[:0], data...)
+	return nil
+}
+
+// statements are the CQL of the model's operations.
+type statements struct {
+	insert, update, scan string
+	reads                []string // per select-order-by entry
+}
+
+func (m *Model) statements() statements {
+	ks, t := m.o.Keyspace, m.table()
+	st := statements{
+		insert: fmt.Sprintf("INSERT INTO %s.%s (pk, ck, v) VALUES (?, ?, ?)", ks, t),
+		update: fmt.Sprintf("UPDATE %s.%s SET c1 = c1 + ?, c2 = c2 + ?, c3 = c3 + ?, c4 = c4 + ?, c5 = c5 + ? WHERE pk = ? AND ck = ?", ks, t),
+		scan:   fmt.Sprintf("SELECT %s FROM %s.%s WHERE token(pk) >= ? AND token(pk) <= ?", m.fields(), ks, t),
+	}
+	for _, ob := range m.o.SelectOrderBy {
+		st.reads = append(st.reads, m.readCQL(ob))
+	}
+	return st
+}
+
+func (m *Model) fields() string {
+	if m.counters() {
+		return "pk, ck, c1, c2, c3, c4, c5"
+	}
+	return "pk, ck, v"
+}
+
+// readCQL is modes.go's BuildReadQueryString for one ordering.
+func (m *Model) readCQL(order string) string {
+	o := m.o
+	if order = strings.ToLower(order); order != "none" {
+		order = " ORDER BY ck " + strings.ToUpper(order)
+	} else {
+		order = ""
+	}
+	bypass := ""
+	if o.BypassCache {
+		bypass = " BYPASS CACHE"
+	}
+	from := fmt.Sprintf("SELECT %s FROM %s.%s WHERE pk = ?", m.fields(), o.Keyspace, m.table())
+	switch {
+	case o.InRestriction:
+		return from + " AND ck IN (" + strings.TrimSuffix(strings.Repeat("?,", o.RowsPerRequest), ",") + ")" + order + bypass
+	case o.ProvideUpperBound:
+		return from + " AND ck >= ? AND ck < ?" + order + bypass
+	case o.NoLowerBound:
+		return from + order + fmt.Sprintf(" LIMIT %d", o.RowsPerRequest) + bypass
+	}
+	return from + " AND ck >= ?" + order + fmt.Sprintf(" LIMIT %d", o.RowsPerRequest) + bypass
+}
+
+// worker is one goroutine's prepared queries, argument holders and
+// buffers, executed again and again (see stress/workload.go's stmts).
+type worker struct {
+	ctx     context.Context
+	pk, hi  bigintArg
+	cks     []bigintArg // rows-per-request of them
+	ckv     []int64
+	vals    []blobArg
+	bufs    [][]byte
+	insert  *gocql.Query
+	batch   *gocql.Batch
+	entries []gocql.BatchEntry
+	update  *gocql.Query
+	delta   [5]bigintArg
+	reads   []*gocql.Query
+	scan    *gocql.Query
+	// Read destinations.
+	rpk, rck int64
+	rv       blobDest
+	c        [5]int64
+	scratch  []byte
+}
+
+// workers hands the scheduler's goroutines their workers.
+type workers struct {
+	pool sync.Pool
+	m    *Model
+	s    *gocql.Session
+	st   statements
+	rows atomic.Int64 // rows read (scylla-bench's row count)
+}
+
+func (m *Model) newWorkers(s *gocql.Session) *workers {
+	return &workers{m: m, s: s, st: m.statements()}
+}
+
+func (ws *workers) get(ctx context.Context) *worker {
+	w, _ := ws.pool.Get().(*worker)
+	if w == nil || w.ctx != ctx {
+		w = ws.build(ctx)
+	}
+	return w
+}
+
+func (ws *workers) put(w *worker) { ws.pool.Put(w) }
+
+// build prepares every query the mode uses on ctx.
+func (ws *workers) build(ctx context.Context) *worker {
+	m, s, cl, r := ws.m, ws.s, ws.m.cl, ws.m.o.RowsPerRequest
+	w := &worker{ctx: ctx, cks: make([]bigintArg, r), ckv: make([]int64, r), vals: make([]blobArg, r), bufs: make([][]byte, r)}
+	for i := range w.bufs {
+		w.bufs[i] = make([]byte, m.size.max)
+	}
+	page := m.o.PageSize
+	if m.counters() {
+		w.update = s.Query(ws.st.update, &w.delta[0], &w.delta[1], &w.delta[2], &w.delta[3], &w.delta[4], &w.pk, &w.cks[0]).
+			WithContext(ctx).Consistency(cl) // counter updates are not idempotent: never retried
+	} else if r == 1 {
+		w.insert = s.Query(ws.st.insert, &w.pk, &w.cks[0], &w.vals[0]).WithContext(ctx).Consistency(cl).Idempotent(true)
+	} else {
+		w.batch = s.Batch(gocql.UnloggedBatch).WithContext(ctx)
+		w.batch.SetConsistency(cl)
+		w.entries = make([]gocql.BatchEntry, r)
+		for i := range w.entries {
+			w.entries[i] = gocql.BatchEntry{Stmt: ws.st.insert, Args: []any{&w.pk, &w.cks[i], &w.vals[i]}, Idempotent: true}
+		}
+	}
+	for _, q := range ws.st.reads {
+		args := []any{&w.pk}
+		switch {
+		case m.o.InRestriction:
+			for i := range w.cks {
+				args = append(args, &w.cks[i])
+			}
+		case m.o.ProvideUpperBound:
+			args = append(args, &w.cks[0], &w.hi)
+		case m.o.NoLowerBound:
+		default:
+			args = append(args, &w.cks[0])
+		}
+		w.reads = append(w.reads, s.Query(q, args...).WithContext(ctx).Consistency(cl).PageSize(page).Idempotent(true))
+	}
+	w.scan = s.Query(ws.st.scan, &w.pk, &w.hi).WithContext(ctx).Consistency(cl).PageSize(page).Idempotent(true)
+	return w
+}
+
+// writeRows writes rows cks[:n] of pk: one INSERT, or an unlogged batch
+// of them (modes.go DoBatchedWrites), or counter updates one by one.
+func (ws *workers) writeRows(w *worker, pk int64, cks []int64) error {
+	m := ws.m
+	w.pk.v = pk
+	if m.counters() {
+		for _, ck := range cks {
+			// modes.go DoCounterUpdates: c1..c5 += ck, ck+1 ... ck+4.
+			for i := range w.delta {
+				w.delta[i].v = ck + int64(i)
+			}
+			w.cks[0].v = ck
+			if err := w.update.Exec(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i, ck := range cks {
+		w.cks[i].v = ck
+		buf := w.bufs[i][:m.size.forRow(pk, ck)]
+		generateData(buf, pk, ck, m.o.ValidateData, m.o.NoRandomData)
+		w.vals[i].b = buf
+	}
+	if w.batch == nil {
+		return w.insert.Exec()
+	}
+	w.batch.Entries = w.entries[:len(cks)]
+	return w.batch.Exec()
+}
+
+// read runs the read of pk at cks[:n] (modes.go createReadTestFunc) with
+// the seq-th ordering, checking every row with validate-data.
+func (ws *workers) read(w *worker, seq uint64, pk int64, cks []int64, n int) error {
+	m := ws.m
+	w.pk.v = pk
+	switch {
+	case m.o.InRestriction:
+		for i := range w.cks {
+			w.cks[i].v = 0 // modes.go: a partition's end pads the IN list with ck 0
+			if i < n {
+				w.cks[i].v = cks[i]
+			}
+		}
+	default:
+		w.cks[0].v = cks[0]
+		w.hi.v = cks[0] + int64(m.o.RowsPerRequest)
+	}
+	return ws.readRows(w, w.reads[seq%uint64(len(w.reads))].Iter())
+}
+
+// readRows reads what it returns to the end, checking each row with
+// validate-data (modes.go executeReadsQuery); a corrupt row fails the
+// operation once the read is done.
+func (ws *workers) readRows(w *worker, it *gocql.Iter) error {
+	var corrupt error
+	var rows int64
+	defer func() { ws.rows.Add(rows) }()
+	if ws.m.counters() {
+		for it.Scan(&w.rpk, &w.rck, &w.c[0], &w.c[1], &w.c[2], &w.c[3], &w.c[4]) {
+			rows++
+			if ws.m.o.ValidateData && corrupt == nil {
+				if err := validateCounters(w.rck, &w.c); err != nil {
+					corrupt = fmt.Errorf("pk(%d): %w", w.rpk, err)
+				}
+			}
+		}
+	} else {
+		for it.Scan(&w.rpk, &w.rck, &w.rv) {
+			rows++
+			if ws.m.o.ValidateData && corrupt == nil {
+				if err := validateData(w.rpk, w.rck, w.rv.b, &w.scratch); err != nil {
+					corrupt = fmt.Errorf("data corruption in pk(%d), ck(%d): %w", w.rpk, w.rck, err)
+				}
+			}
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	return corrupt
+}
+
+// scanRange reads token range i of range-count (workloads.go RangeScan).
+func (ws *workers) scanRange(w *worker, i int) error {
+	w.pk.v, w.hi.v = tokenRange(i, ws.m.o.RangeCount)
+	return ws.readRows(w, w.scan.Iter())
+}
+
+// tokenRange is RangeScan.NextTokenRange: range i of n, the last one
+// stretching to the maximum token.
+func tokenRange(i, n int) (first, last int64) {
+	const minToken, maxToken = -1 << 63, 1<<63 - 1
+	if n == 1 {
+		return minToken, maxToken
+	}
+	per := int64(^uint64(0) / uint64(n))
+	first = minToken + int64(i)*per
+	if i+1 == n {
+		return first, maxToken
+	}
+	return first, first + per - 1
+}
+
+// Bind implements stress.Model: the mode's operations (Ops order).
+func (m *Model) Bind(_ context.Context, s *gocql.Session, b stress.Binding) (sched.Op, error) {
+	op, _, err := m.bind(s, b)
+	return op, err
+}
+
+// bind is Bind that also returns the workers (their row count).
+func (m *Model) bind(s *gocql.Session, b stress.Binding) (sched.Op, *workers, error) {
+	if s == nil {
+		return nil, nil, errors.New("sb: nil session")
+	}
+	p, err := m.newPicker(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	ws := m.newWorkers(s)
+	kinds := make([]string, 0, 2)
+	for _, o := range m.Ops() {
+		kinds = append(kinds, o.Name)
+	}
+	return func(ctx context.Context, typ int, seq uint64) error {
+		w := ws.get(ctx)
+		defer ws.put(w)
+		switch kinds[typ] {
+		case ModeWrite, ModeCounterUpdate:
+			want := m.o.RowsPerRequest
+			if m.counters() {
+				want = 1
+			}
+			pk, n := p.pick(seq, w.ckv[:want])
+			return ws.writeRows(w, pk, w.ckv[:n])
+		case ModeScan:
+			return ws.scanRange(w, int(seq%uint64(m.o.RangeCount)))
+		}
+		want := 1 // the read's first ck; the IN list takes rows-per-request
+		if m.o.InRestriction {
+			want = m.o.RowsPerRequest
+		}
+		pk, n := p.pick(seq, w.ckv[:want])
+		return ws.read(w, seq, pk, w.ckv, n)
+	}, ws, nil
+}
+
+// Fill implements stress.Model: the seq-th op writes key StartKey +
+// seq·Stride, partition pk partition-offset+key, every clustering row in
+// order, rows-per-request a request (scylla-bench's sequential write).
+func (m *Model) Fill(_ context.Context, s *gocql.Session, b stress.Binding) (sched.Op, error) {
+	if s == nil {
+		return nil, errors.New("sb: nil session")
+	}
+	ws := m.newWorkers(s)
+	start, stride := b.StartKey, max(b.Stride, 1)
+	per := int64(m.o.RowsPerRequest)
+	if m.counters() {
+		per = 1
+	}
+	return func(ctx context.Context, _ int, seq uint64) error {
+		w := ws.get(ctx)
+		defer ws.put(w)
+		key := start + int64(seq)*stride
+		pk := m.o.PartitionOffset + key
+		for ck := int64(0); ck < m.o.ClusteringRowCount; ck += per {
+			n := min(per, m.o.ClusteringRowCount-ck)
+			for i := range n {
+				w.ckv[i] = ck + i
+			}
+			if err := ws.writeRows(w, pk, w.ckv[:n]); err != nil {
+				if b.Failed != nil {
+					b.Failed(key)
+				}
+				return err
+			}
+		}
+		return nil
+	}, nil
+}
