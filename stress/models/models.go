@@ -14,4 +14,6 @@ import (
 	_ "github.com/elasticity-dev/elasticity/stress/csstress"
 	// A cassandra-stress user profile with its ops(...), form "profile".
 	_ "github.com/elasticity-dev/elasticity/stress/profile"
+	// scylla-bench's modes (workload.kind), form "sb".
+	_ "github.com/elasticity-dev/elasticity/stress/sbench"
 )

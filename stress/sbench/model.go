@@ -102,7 +102,8 @@ func (m *Model) Describe() stress.ModelInfo {
 	if o.Mode == ModeScan {
 		notes = append(notes, fmt.Sprintf("scan: the ring in %d token ranges, one per operation, in order", o.RangeCount))
 	}
-	notes = append(notes, "data validation reads back each key's partition and regenerates its rows")
+	notes = append(notes, "data validation reads back each key's partition and regenerates its rows",
+		fmt.Sprintf("the mode, consistency-level (%s) and clustering-row-size stand for the scenario's mix, consistency and value size", strings.ToUpper(o.ConsistencyLevel)))
 	return stress.ModelInfo{Kind: "scylla-bench " + o.Mode, Keyspace: o.Keyspace, Table: m.table(), Ops: m.Ops(), Notes: notes}
 }
 
