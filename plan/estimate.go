@@ -79,20 +79,20 @@ func estimate(p *Plan, s *scenarios.Scenario, m provision.Model) {
 	capBytes, vcpus := e.capacity()
 	p.InitialCapacityBytes = capBytes
 	p.Workload.EstimatedCapacityOps = m.OpsPerVCPU * float64(vcpus) / replicaOpsPerOp(s)
-	p.Workload.EstimatedRateOpsPerS = s.Workload.LoadPercent.Fraction() * p.Workload.EstimatedCapacityOps
-	if s.Workload.Rate > 0 {
-		p.Workload.EstimatedRateOpsPerS = float64(s.Workload.Rate)
+	p.Workload.EstimatedRateOpsPerS = p.Load.LoadPercent / 100 * p.Workload.EstimatedCapacityOps
+	if p.Load.Rate > 0 { // the scenario's, or a workload model's own
+		p.Workload.EstimatedRateOpsPerS = p.Load.Rate
 	}
 
 	e.add(Phase{Phase: "provision", Name: fmt.Sprintf("start %d × %s", len(e.nodes), it0.Name), Seconds: m.SetupSeconds, Estimated: true})
-	e.add(Phase{Phase: "schema", Name: fmt.Sprintf("%s.%s RF=%d", s.Dataset.Keyspace, s.Dataset.Table, s.Dataset.RF), Seconds: 1, Estimated: true})
+	e.add(Phase{Phase: "schema", Name: fmt.Sprintf("%s.%s RF=%d", p.Data.Keyspace, p.Data.Table, s.Dataset.RF), Seconds: 1, Estimated: true})
 	e.fills(capBytes, vcpus)
 	if c := p.Compactions; c.Wait {
 		e.add(Phase{Phase: string(results.PhaseCompactions), Name: results.DurCompactions, Seconds: c.Quiet.Seconds(), Estimated: true,
 			Detail: fmt.Sprintf("until no compaction has run for %s (up to %s)", c.Quiet.Round(100*time.Millisecond), s.Timeouts.Compactions)})
 	}
 	calStep, calibration := CalibrationSchedule(p.Load.Calibration)
-	if s.Workload.Rate == 0 {
+	if p.Load.Rate == 0 {
 		e.add(Phase{Phase: "calibrate", Name: "measure capacity", Seconds: calibration.Seconds(), Estimated: true,
 			Detail: fmt.Sprintf("then run at %v of it", s.Workload.LoadPercent)})
 	}

@@ -142,6 +142,8 @@ type Workload struct {
 	// means the runner drives it itself.
 	Loaders            int    `json:"loaders,omitempty"`
 	LoaderInstanceType string `json:"loader_instance_type,omitempty"`
+	// Model is the workload model as resolved (the built-in one too).
+	Model *ModelPlan `json:"model,omitempty"`
 }
 
 // Phase is one phase of the run in order.
@@ -205,7 +207,11 @@ type Data struct {
 
 // Load is the workload as the load generator runs it.
 type Load struct {
-	// MixWrite and MixRead are the scenario's weights (only their ratio matters).
+	// ModelSpec is the workload model's spec (stress.Job.Model): "kv" or
+	// a form's self-contained spec.
+	ModelSpec string
+	// MixWrite and MixRead are the scenario's weights (only their ratio
+	// matters), or a model's operations' weights by class.
 	MixWrite, MixRead float64
 	Rate              float64 // fixed ops/s; 0: LoadPercent of the calibrated capacity
 	LoadPercent       float64
@@ -274,6 +280,11 @@ func Resolve(s *scenarios.Scenario, env provision.Env) (*Plan, error) {
 	cfg.Env = env
 	m := be.Model(&cfg)
 	p := resolve(s, m, cfg)
+	model, mp, err := resolveModel(s, p.Data)
+	if err != nil {
+		return nil, fmt.Errorf("workload model: %w", err)
+	}
+	applyModel(p, s, model, mp)
 	estimate(p, s, m)
 	p.YAML = y
 	if be.PlanLines != nil {

@@ -103,6 +103,9 @@ func (p *Plan) textWorkload(ew *errWriter) {
 	}
 	pf("Workload: write:read %g:%g at %s, concurrency %d, consistency write %s / read %s, %s keys\n",
 		round2(wl.WriteRatio*100), round2(wl.ReadRatio*100), rate, wl.Concurrency, wl.WriteConsistency, wl.ReadConsistency, wl.Distribution)
+	if !wl.Model.IsBuiltin() {
+		p.textModel(pf)
+	}
 	switch {
 	case wl.Loaders > 0 && wl.LoaderInstanceType != "":
 		pf("Load generators: %d × %s running elasticity stress (fills, calibration and workload split between them, records merged)\n\n", wl.Loaders, wl.LoaderInstanceType)

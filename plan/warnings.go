@@ -35,6 +35,11 @@ func Warnings(s *scenarios.Scenario, env provision.Env) []scenarios.Problem {
 	if _, field, scaled := s.TimeScaled(); p != nil && scaled && p.Estimated() > time.Hour {
 		warn(field, "the run is estimated at %s on the %s backend; lower %s or the durations", secs(p.EstimatedSeconds), s.Backend, field)
 	}
+	if p != nil && !p.Workload.Model.IsBuiltin() {
+		for _, g := range p.Workload.Model.GaveWay {
+			warn(g, "gives way to %s, whose own setting the run uses", p.Workload.Model.Form)
+		}
+	}
 	if len(s.Nemesis) == 0 {
 		warn("nemesis", "no nemesis steps: the run measures the steady state only")
 	}

@@ -56,6 +56,11 @@ func validationTables(res *results.Result) []Table {
 		Columns: []string{"after", "node", "missing", "mismatched", "of lost keys looked up"}}
 	count := func(n int64) string { return strconv.FormatInt(n, 10) }
 	for _, v := range res.Validations {
+		if v.NotDone != "" {
+			t.Rows = append(t.Rows, []Cell{{Value: v.After}, {Value: v.Consistency}, {Value: "—"}, {Value: "—"}, {Value: "—"}, {Value: "—"},
+				{Value: "—"}, {Value: "—"}, {Value: "—"}, {Value: "—"}, {Value: "data validation: not done: " + v.NotDone}})
+			continue
+		}
 		st, word := CellPassed, "pass"
 		switch {
 		case v.Lost() > 0:

@@ -44,6 +44,9 @@ type Validation struct {
 	Examples   []int64 `json:"examples,omitempty"`
 	DurationS  float64 `json:"duration_seconds"`
 	Incomplete bool    `json:"incomplete,omitempty"` // read errors left keys unverified
+	// NotDone says why nothing was validated (a workload model whose rows
+	// cannot be regenerated from their keys); the other figures are zero.
+	NotDone string `json:"not_done,omitempty"`
 }
 
 // Lost is the number of keys missing or wrong.

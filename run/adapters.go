@@ -129,9 +129,15 @@ func addressTranslator(c Cluster) func(string) string {
 	return nil
 }
 
+// CreateSchema runs the workload model's schema for the plan's keyspace,
+// RF and tablets in the DC the nodes report.
 func (l *stressLoad) CreateSchema(ctx context.Context) error {
 	d := l.p.Data
-	return stress.CreateSchema(ctx, l.s, stress.Schema{Keyspace: d.Keyspace, Table: d.Table, RF: d.RF, DC: l.dc, Tablets: d.Tablets})
+	m, err := baseJob(l.p, nil, 0).ResolveModel()
+	if err != nil {
+		return err
+	}
+	return stress.CreateModelSchema(ctx, l.s, m, stress.SchemaTarget{Keyspace: d.Keyspace, Table: d.Table, RF: d.RF, DC: l.dc, Tablets: d.Tablets})
 }
 
 func (l *stressLoad) Fill(ctx context.Context, upTo int64, done func() bool, sink func(results.LatencyRecord), progress func(int64)) (int64, error) {

@@ -15,6 +15,7 @@ import (
 func baseJob(p *plan.Plan, hosts []string, keys int64) stress.Job {
 	d, w := p.Data, p.Load
 	j := stress.DefaultJob()
+	j.Model = w.ModelSpec
 	j.Hosts, j.DC, j.Keyspace, j.Table = hosts, d.DC, d.Keyspace, d.Table
 	j.ValueMin, j.ValueMax = d.ValueMin, d.ValueMax
 	j.WriteCL, j.ReadCL = w.WriteCL, w.ReadCL

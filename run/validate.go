@@ -4,7 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
+	"time"
+
+	"github.com/elasticity-dev/elasticity/plan"
 
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/stress"
@@ -45,8 +49,16 @@ func (l *stressLoad) Validate(ctx context.Context, after string, replicas func(c
 	if err != nil {
 		return results.Validation{}, err
 	}
+	m, err := baseJob(l.p, nil, 0).ResolveModel()
+	if err != nil {
+		return results.Validation{}, err
+	}
+	var rows stress.Validator // nil: the built-in table
+	if _, kv := m.(stress.KV); !kv {
+		rows, _ = m.(stress.Validator)
+	}
 	return stress.Validate(ctx, l.s, stress.Check{
-		Keyspace: d.Keyspace, Table: d.Table, Keys: l.keys.Load(), ValueMin: d.ValueMin, ValueMax: d.ValueMax,
+		Keyspace: d.Keyspace, Table: d.Table, Keys: l.keys.Load(), ValueMin: d.ValueMin, ValueMax: d.ValueMax, Rows: rows,
 		Unacked: l.failed.has, Sample: v.Sample, Ranges: v.TokenRanges, CL: cl, Replicas: replicas, After: after,
 	})
 }
@@ -70,6 +82,13 @@ func (r *run) validateData(ctx context.Context, after string) error {
 		replicas = func(ctx context.Context, key int64) ([]string, error) {
 			return rc.Replicas(ctx, r.p.Data.Keyspace, r.p.Data.Table, key)
 		}
+	}
+	if why := validationNotDone(r.p); why != "" {
+		v := results.Validation{Time: time.Now(), After: after, Consistency: r.p.Validate.Consistency, NotDone: why}
+		r.emit(results.Event{Type: results.EventValidation, Phase: results.PhaseValidate, Step: stepOf(after), Validation: &v,
+			Message: "data validation: not done: " + why})
+		r.rep.Logf("data validation after %s: not done: %s", after, why)
+		return nil
 	}
 	r.rep.Progress(results.PhaseValidate, fmt.Sprintf("reading back the written keys at %s (after %s)", r.p.Validate.Consistency, after))
 	v, err := val.Validate(ctx, after, replicas)
@@ -100,4 +119,36 @@ func validationSummary(v *results.Validation) string {
 		s += fmt.Sprintf("; %d reads failed (%s)", v.ReadErrors, v.Error)
 	}
 	return s
+}
+
+// validationNotDone says why the plan's workload model cannot be validated
+// ("" when it can): its rows do not follow from their keys, or it does not
+// read them back (stress.Validator).
+func validationNotDone(p *plan.Plan) string {
+	mp := p.Workload.Model
+	if mp.IsBuiltin() {
+		return ""
+	}
+	m, err := stress.ParseModel(p.Load.ModelSpec)
+	if err != nil {
+		return fmt.Sprintf("the workload model does not parse: %v", err)
+	}
+	_, reads := m.(stress.Validator)
+	switch {
+	case !m.Regenerable():
+		return fmt.Sprintf("the rows of %s (%s.%s: %s) cannot be regenerated from their keys, so neither the fills' nor the operations' rows were read back",
+			mp.Kind, mp.Keyspace, mp.Table, opNames(mp))
+	case !reads:
+		return fmt.Sprintf("%s does not read its rows back (no stress.Validator): the fills' rows of %s.%s were not read back", mp.Kind, mp.Keyspace, mp.Table)
+	}
+	return ""
+}
+
+// opNames lists a model's operations.
+func opNames(mp *plan.ModelPlan) string {
+	var out []string
+	for _, o := range mp.Ops {
+		out = append(out, o.Name)
+	}
+	return "operations " + strings.Join(out, ", ")
 }

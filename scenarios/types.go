@@ -495,3 +495,10 @@ type ExpectedError struct {
 	During   string `yaml:"during,omitempty"`
 	MaxCount int    `yaml:"max_count,omitempty"`
 }
+
+// Given reports whether the field at path was given in the file or by --set
+// (the planner notes the settings a workload model's own replace).
+func (s *Scenario) Given(path string) bool {
+	_, ok := s.lines[path]
+	return ok
+}
