@@ -103,6 +103,8 @@ func applyModel(p *Plan, s *scenarios.Scenario, m stress.Model, mp *ModelPlan) {
 		p.Workload.WriteRatio, p.Workload.ReadRatio = write/(write+read), read/(write+read)
 	}
 	p.Workload.WriteConsistency, p.Workload.ReadConsistency = p.Load.WriteCL, p.Load.ReadCL
+	// What the keys and values are is the model's (its notes say).
+	p.ValueSize, p.Workload.Distribution = "the workload model's", "the workload model's"
 	gave := gaveWay(s, mp.Form)
 	if rs, ok := m.(stress.RateSetter); ok {
 		if rate, ok := rs.Rate(); ok && rate > 0 {
