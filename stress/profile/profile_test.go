@@ -12,7 +12,7 @@ import (
 )
 
 // timeseries is the shipped time-series profile (configs/).
-const timeseries = "../../configs/sensor-readings.profile.yaml"
+const timeseries = "../../configs/profiles/sensor-readings.yaml"
 
 func load(t *testing.T, path, ops string) *Model {
 	t.Helper()
@@ -68,7 +68,7 @@ func TestSpecRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := Spec("sensor-readings.profile.yaml", data, "insert=1,latest=2")
+	spec := Spec("sensor-readings.yaml", data, "insert=1,latest=2")
 	if strings.ContainsAny(strings.TrimPrefix(spec, "profile:"), " '\"$`\\;&|<>*?()\n") {
 		t.Fatalf("spec is not shell-safe: %s", spec)
 	}
@@ -76,7 +76,7 @@ func TestSpecRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Spec() != spec || m.Describe().Kind != "profile sensor-readings.profile.yaml" || len(m.Ops()) != 2 {
+	if m.Spec() != spec || m.Describe().Kind != "profile sensor-readings.yaml" || len(m.Ops()) != 2 {
 		t.Fatalf("round trip: %+v", m.Describe())
 	}
 	if _, err := stress.ParseModel("profile:!!"); err == nil || !strings.Contains(err.Error(), "base64") {
