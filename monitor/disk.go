@@ -327,10 +327,24 @@ func pick(fams map[string]*dto.MetricFamily) map[string]float64 {
 		}
 		out[sm.Name[len("scylla_"):]] = sum
 	}
+	if f := fams["scylla_reactor_utilization"]; f != nil && len(f.Metric) > 0 {
+		out[results.SampleReactorUtilizationBusiest] = busiest(f)
+	}
 	if len(out) == 0 {
 		return nil
 	}
 	return out
+}
+
+// busiest is the highest value of a per-shard gauge: a node whose load
+// falls on a few shards (a hot partition, few tablets) saturates them while
+// the mean over its shards stays low.
+func busiest(f *dto.MetricFamily) float64 {
+	top := value(f.Metric[0])
+	for _, m := range f.Metric[1:] {
+		top = max(top, value(m))
+	}
+	return top
 }
 
 // Latest returns the last good sample of every current node, by node name.

@@ -136,7 +136,7 @@ scylla_reactor_utilization{shard="1"} 70
 	if v, ok := fsValue(fams["node_filesystem_size_bytes"]); !ok || v != 1000 {
 		t.Fatalf("size = %v %v", v, ok)
 	}
-	if got := pick(fams); got["reactor_utilization"] != 60 {
+	if got := pick(fams); got["reactor_utilization"] != 60 || got[results.SampleReactorUtilizationBusiest] != 70 {
 		t.Fatalf("picked %v", got)
 	}
 }

@@ -238,7 +238,9 @@ func atMost(lowerBound bool) string {
 }
 
 // probeBound says why a probe's figure is a lower bound: what of the host
-// bounded it (CapacityProbe.HostBound), or that it ended unsaturated.
+// bounded it (CapacityProbe.HostBound), that the nodes' reactors stayed
+// far from saturated (CapacityProbe.ReactorsUnsaturated), or that it ended
+// unsaturated.
 func probeBound(lowerBound bool, p *results.CapacityProbe) string {
 	if !lowerBound || p == nil {
 		return ""
@@ -259,6 +261,10 @@ func probeBound(lowerBound bool, p *results.CapacityProbe) string {
 			h = append(h, fmt.Sprintf("CPU steal %.1f%%", p.CPUStealPct))
 		}
 		why = append(why, "the host bounded the probe: "+strings.Join(h, ", "))
+	}
+	if p.ReactorsUnsaturated && p.ReactorUtilizationPct != nil {
+		why = append(why, fmt.Sprintf("the nodes' reactors were at most %.0f%% busy (busiest shard; a saturated one reads about 100%%), so their CPU did not end the probe: the load generator's host, or the nodes' disks or network, did",
+			*p.ReactorUtilizationPct))
 	}
 	if p.Unsaturated {
 		why = append(why, "the probe ended with P99 still under its ceiling")

@@ -84,4 +84,27 @@ func TestCapacityPerVCPUBeforeAndAfter(t *testing.T) {
 			t.Errorf("answer %q lacks %q", line, want)
 		}
 	}
+	// On a quiet host the probe's only sign is the nodes' idle reactors:
+	// a floor too, saying what was seen.
+	busiest := 26.4
+	res.CapacityProbes = []results.CapacityProbe{{Name: results.ProbeAfter, CapacityOps: 12000, MachineBusyPct: 84, ReactorUtilizationPct: &busiest, ReactorsUnsaturated: true, LowerBound: true}}
+	Evaluate(res)
+	if !res.Derived.CapacityAfterLowerBound {
+		t.Fatalf("derived %+v", res.Derived)
+	}
+	line = capacityAnswer(res)
+	for _, want := range []string{", at least 600 after (probed after the last step: 12,000 op/s on 20 vCPUs, a lower bound as the nodes' reactors were at most 26% busy (busiest shard; a saturated one reads about 100%), so their CPU did not end the probe: the load generator's host, or the nodes' disks or network, did; the offered rate is at most 12% of it).",
+		"The smaller figure after is the probe's limit, not a drop"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("answer %q lacks %q", line, want)
+		}
+	}
+	// The same figure from nodes whose busiest shard saturated is the
+	// cluster's capacity.
+	busiest = 100
+	res.CapacityProbes = []results.CapacityProbe{{Name: results.ProbeAfter, CapacityOps: 12000, MachineBusyPct: 84, ReactorUtilizationPct: &busiest}}
+	Evaluate(res)
+	if line = capacityAnswer(res); res.Derived.CapacityAfterLowerBound || strings.Contains(line, "at least") {
+		t.Errorf("a probe with a saturated shard is a lower bound: %q", line)
+	}
 }

@@ -155,6 +155,7 @@ type reducer struct {
 	steal      map[string][]counterSample // the nodes' reactor_cpu_steal_time_ms
 	cpu        map[string][]counterSample // their machines' steal seconds of all CPU seconds
 	backlog    map[string][]counterSample // the nodes' normalized compaction backlog (a gauge)
+	reactor    map[string][]counterSample // the nodes' busiest shard's reactor utilization (a gauge)
 	// compactionNotes are the warnings of the compactions phase (not
 	// settled, not exported): limitations of the steady state.
 	compactionNotes []string
@@ -312,16 +313,40 @@ func (r *reducer) probe(ev *Event) {
 	}
 }
 
-// finishProbes measures the nodes' lag and CPU steal during each capacity
-// probe and judges whether the host bounded it, as a cycle's.
+// finishProbes measures the nodes' lag, CPU steal and reactor utilization
+// during each capacity probe and judges whether the host bounded it, as a
+// cycle's, and whether the nodes' CPU could have (ProbeReactorSaturatedPct).
 func (r *reducer) finishProbes() {
 	for i := range r.res.CapacityProbes {
 		p := &r.res.CapacityProbes[i]
 		p.HostLagMSPerS = hostLag(r.steal, p.Start, p.End)
 		p.CPUStealPct = cpuSteal(r.cpu, p.Start, p.End)
 		p.HostBound = hostBound(p.HostLagMSPerS, p.LoaderLagMSPerS, p.CPUStealPct) || p.MachineBusyPct >= HostBoundBusyPct
-		p.LowerBound = p.HostBound || p.Unsaturated
+		p.ReactorUtilizationPct = peakGauge(r.reactor, p.Start, p.End)
+		p.ReactorsUnsaturated = p.ReactorUtilizationPct != nil && *p.ReactorUtilizationPct < ProbeReactorSaturatedPct
+		p.LowerBound = p.HostBound || p.Unsaturated || p.ReactorsUnsaturated
 	}
+}
+
+// peakGauge is the highest reading of a gauge over the nodes' samples
+// taken during [start, end]; nil when there is none.
+func peakGauge(g map[string][]counterSample, start, end time.Time) *float64 {
+	var peak *float64
+	for _, ss := range g {
+		for i := range ss {
+			if ss[i].t.Before(start) || ss[i].t.After(end) {
+				continue
+			}
+			if peak == nil || ss[i].v > *peak {
+				peak = &ss[i].v
+			}
+		}
+	}
+	if peak == nil {
+		return nil
+	}
+	v := *peak
+	return &v
 }
 
 func (r *reducer) runEnd(ev *Event) {
@@ -586,6 +611,9 @@ func (r *reducer) sample(s *NodeSample) {
 	}
 	if v, ok := s.Metrics["compaction_manager_normalized_backlog"]; ok {
 		addSample(&r.backlog, s.Node, counterSample{t: s.Time, v: v})
+	}
+	if v, ok := s.Metrics[SampleReactorUtilizationBusiest]; ok {
+		addSample(&r.reactor, s.Node, counterSample{t: s.Time, v: v})
 	}
 	if s.CPUSeconds > 0 {
 		addSample(&r.cpu, s.Node, counterSample{t: s.Time, v: s.CPUStealSeconds, of: s.CPUSeconds})

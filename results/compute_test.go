@@ -485,3 +485,63 @@ func TestCapacityProbesJudgedAsCycles(t *testing.T) {
 		t.Errorf("node lag during the probe %v ms/s, want 8", p.HostLagMSPerS)
 	}
 }
+
+// TestCapacityProbeWithIdleReactorsIsALowerBound: a saturated probe during
+// which no node's busiest shard reached ProbeReactorSaturatedPct was not
+// ended by the nodes' CPU and is a lower bound (on a quiet host that is
+// the only sign); one whose busiest shard saturated is the cluster's
+// capacity, however low the mean over shards (a hot shard) and however
+// idle the other nodes; samples outside the probe, nodes without the
+// metric (Cassandra) and samples with only the mean over shards (which
+// hides a hot shard) say nothing.
+func TestCapacityProbeWithIdleReactorsIsALowerBound(t *testing.T) {
+	at, events := tenSecondCycles(6)
+	util := func(sec int, node string, mean, busiest float64) NodeSample {
+		m := map[string]float64{SampleReactorUtilization: mean}
+		if busiest >= 0 {
+			m[SampleReactorUtilizationBusiest] = busiest
+		}
+		return NodeSample{Time: at(sec), Node: node, DiskTotalBytes: 1e9, Metrics: m}
+	}
+	var met []NodeSample
+	probes := []struct {
+		name       string
+		samples    []NodeSample
+		lowerBound bool
+		peak       float64 // -1: no reactor figure
+	}{
+		{"host-bound", []NodeSample{util(2, "n1", 20, 26), util(3, "n2", 25, 33), util(4, "n1", 22, 30)}, true, 33},
+		{"model-bound", []NodeSample{util(12, "n1", 60, 70), util(13, "n1", 100, 100), util(13, "n2", 99, 100)}, false, 100},
+		{"hot shard", []NodeSample{util(22, "n1", 6, 95), util(23, "n1", 11, 100), util(23, "n2", 5, 12)}, false, 100},
+		{"one node saturated", []NodeSample{util(32, "n1", 10, 20), util(33, "n2", 97, 99)}, false, 99},
+		{"mean only", []NodeSample{util(42, "n1", 5, -1), util(43, "n1", 10, -1)}, false, -1},
+		{"no reactor metric", []NodeSample{{Time: at(62), Node: "n1", DiskTotalBytes: 1e9, Metrics: map[string]float64{"reactor_cpu_steal_time_ms": 0}}}, false, -1},
+	}
+	// Around every probe, outside its window, a saturated reading.
+	for i, pr := range probes {
+		met = append(met, util(10*i, "n1", 100, 100))
+		met = append(met, pr.samples...)
+		met = append(met, util(10*i+9, "n2", 100, 100))
+		p := CapacityProbe{Name: pr.name, Start: at(10*i + 1), End: at(10*i + 8), CapacityOps: 15000}
+		events = append(events[:len(events)-1], Event{Time: p.End, Type: EventCapacity, Name: p.Name, CapacityOps: 15000, Probe: &p}, events[len(events)-1])
+	}
+	res, err := Compute(runDir(t, events, []LatencyRecord{latRec(t, OpWrite, at(1), 1000)}, met))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range probes {
+		p := res.Probe(pr.name)
+		if p == nil {
+			t.Fatalf("no probe %q: %+v", pr.name, res.CapacityProbes)
+		}
+		switch {
+		case pr.peak < 0 && p.ReactorUtilizationPct != nil:
+			t.Errorf("%s: reactor utilization %v, want none", pr.name, *p.ReactorUtilizationPct)
+		case pr.peak >= 0 && (p.ReactorUtilizationPct == nil || *p.ReactorUtilizationPct != pr.peak):
+			t.Errorf("%s: reactor utilization %v, want %v", pr.name, p.ReactorUtilizationPct, pr.peak)
+		}
+		if p.LowerBound != pr.lowerBound || p.ReactorsUnsaturated != pr.lowerBound || p.HostBound {
+			t.Errorf("%s: lower bound %v, reactors unsaturated %v, host-bound %v; want %v, %v, false", pr.name, p.LowerBound, p.ReactorsUnsaturated, p.HostBound, pr.lowerBound, pr.lowerBound)
+		}
+	}
+}

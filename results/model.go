@@ -428,8 +428,20 @@ type CapacityProbe struct {
 	// the load generator's machine had no CPU left (HostBoundBusyPct): the
 	// probe measured the machine, and the cluster's capacity is higher.
 	HostBound bool `json:"host_bound,omitempty"`
-	// LowerBound: HostBound or Unsaturated; CapacityOps is then only the
-	// least the cluster sustains, not its capacity.
+	// ReactorUtilizationPct is the highest reactor utilization any node's
+	// busiest shard showed during the probe (scylla_reactor_utilization);
+	// nil when the samples have none (Cassandra), or only the mean over
+	// shards, which a few saturated shards hardly move (a hot partition,
+	// a table with fewer tablets than shards): such a probe is not judged.
+	ReactorUtilizationPct *float64 `json:"reactor_utilization_pct,omitempty"`
+	// ReactorsUnsaturated: every node's reactor stayed under
+	// ProbeReactorSaturatedPct during the probe, so the nodes' CPU did not
+	// end it: the load generator's host did, or the nodes' disks or
+	// network (ReactorUtilizationPct says what was seen).
+	ReactorsUnsaturated bool `json:"reactors_unsaturated,omitempty"`
+	// LowerBound: HostBound, Unsaturated or ReactorsUnsaturated;
+	// CapacityOps is then only the least the cluster sustains, not its
+	// capacity.
 	LowerBound bool `json:"lower_bound,omitempty"`
 }
 
@@ -500,6 +512,35 @@ const HostBoundLagMSPerS = 10
 // machine was busy this share of the time or more, runnable work waited for
 // a CPU and the probe's throughput is the machine's, not the cluster's.
 const HostBoundBusyPct = 95
+
+// The reactor utilization a node sample carries (NodeSample.Metrics, in
+// percent): SampleReactorUtilization is scylla_reactor_utilization's mean
+// over the node's shards, SampleReactorUtilizationBusiest its busiest
+// shard's.
+const (
+	SampleReactorUtilization        = "reactor_utilization"
+	SampleReactorUtilizationBusiest = "reactor_utilization_busiest_shard"
+)
+
+// ProbeReactorSaturatedPct: a capacity probe's P99 rises to its ceiling
+// (or its throughput stops growing) when something saturates. When it is
+// the nodes' CPU, a reactor has no idle time left: Seastar counts as idle
+// only the polls that found no work (reactor.cc, the load timer: the
+// gauge "utilization" is 100 × (1 − idle share), averaged over 5 s), so a
+// saturated shard reads about 100%, and so does the emulator's (its
+// capacity model's busy share). Measured on this project's 2-core
+// machine: model-bound probes (i4i.large nodes, ~3,000-6,500 op/s) read
+// 100% from their last levels on, and so did one i4i.16xlarge node with
+// only 4 tablets (its 4 busy shards of 64 bound it at ~15,000 op/s while
+// the mean over shards read 5-11%, hence the busiest shard); probes
+// beyond the host (i4i.16xlarge nodes with every shard owning tablets,
+// ~22,000-25,000 op/s where the model sustains several times that) read
+// at most 26-33% on their busiest shard. Half is a margin for a
+// saturating level shorter than Seastar's 5 s average and for sampling
+// between levels: a probe whose busiest shard stayed under it was ended
+// by something else: the load generator's host, or the nodes' disks or
+// network, which leave the reactor idle while they wait.
+const ProbeReactorSaturatedPct = 50
 
 // Stalls counts REACTOR_STALLED events as SCT does: each stall once, in the
 // bucket whose label is the smallest of 10, 20, 30, 50, 100, 200, 1000, 2000
