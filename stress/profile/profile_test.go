@@ -14,7 +14,7 @@ import (
 // timeseries is the shipped time-series profile (configs/).
 const timeseries = "../../configs/profiles/sensor-readings.yaml"
 
-func load(t *testing.T, path, ops string) *Model {
+func load(t testing.TB, path, ops string) *Model {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
