@@ -108,6 +108,9 @@ func (d *dist) parseRange(params []string, lo, hi int) error {
 	if d.min > d.max {
 		return fmt.Errorf("range %s: min above max", params[0])
 	}
+	if d.max-d.min < 0 {
+		return fmt.Errorf("range %s: wider than 2^63", params[0])
+	}
 	return nil
 }
 
@@ -195,24 +198,31 @@ func (d *dist) sample(h uint64) int64 {
 	case "fixed":
 		return d.min
 	case "uniform":
-		v = d.min + int64(keygen.Mix64(h)%uint64(d.max-d.min+1))
+		v = d.min + int64(keygen.Mix64(h)%(uint64(d.max-d.min)+1))
 	case "seq":
-		v = d.min + (d.next.Add(1)-1)%(d.max-d.min+1) // DistributionSequence: wraps
+		v = d.min + int64(uint64(d.next.Add(1)-1)%(uint64(d.max-d.min)+1)) // DistributionSequence: wraps
 	case "gaussian":
-		z := normal(h)
-		v = clamp(int64(d.mean+z*d.stdev), d.min, d.max)
+		x := d.mean + normal(h)*d.stdev
+		switch {
+		case x <= float64(d.min) || math.IsNaN(x):
+			v = d.min
+		case x >= float64(d.max):
+			v = d.max
+		default:
+			v = clamp(int64(x), d.min, d.max)
+		}
 	case "exp":
 		if d.max == d.min {
 			return d.min
 		}
 		x := -d.mean * math.Log(1-unit(keygen.Mix64(h)))
-		v = d.min + clamp(int64(x), 0, d.max-d.min)
+		v = d.min + clampFloat(x, d.max-d.min)
 	case "extreme":
 		if d.max == d.min {
 			return d.min
 		}
 		x := d.scale * math.Pow(-math.Log(1-unit(keygen.Mix64(h))), 1/d.shape)
-		v = d.min + clamp(int64(x), 0, d.max-d.min)
+		v = d.min + clampFloat(x, d.max-d.min)
 	}
 	if d.inverse {
 		v = d.max - (v - d.min)
@@ -232,4 +242,16 @@ func normal(h uint64) float64 {
 
 func clamp(v, lo, hi int64) int64 {
 	return min(max(v, lo), hi)
+}
+
+// clampFloat is x truncated into 0..hi (DistributionOffsetApache's offset),
+// NaN and infinities included.
+func clampFloat(x float64, hi int64) int64 {
+	switch {
+	case x <= 0 || math.IsNaN(x):
+		return 0
+	case x >= float64(hi):
+		return hi
+	}
+	return min(int64(x), hi)
 }

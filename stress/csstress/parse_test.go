@@ -246,3 +246,30 @@ func TestNoAllocationsPerOperation(t *testing.T) {
 		t.Fatalf("%.1f allocations per operation", n)
 	}
 }
+
+// Parse never panics, whatever the line; a parsed model's Schema and
+// distributions do not either.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{acceptanceLine, "write -pop dist=EXP(1..2)", "mixed ratio(", "mixed ratio()", "read -col size=GAUSSIAN(0..9223372036854775807) -pop dist=~EXTREME(1..10,0.0001)",
+		"counter_write add=UNIFORM(-9223372036854775808..9223372036854775807)", "user profile=x ops(", `write -schema "replication(factor=3"`, "write keysize=1 -pop seq=1..15"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		m, err := Parse(line)
+		if err != nil {
+			return
+		}
+		if _, err := m.Schema(stress.SchemaTarget{DC: "dc1", RF: 3}); err != nil {
+			return
+		}
+		for i := uint64(0); i < 20; i++ {
+			_ = m.s.size.sample(i)
+			_ = m.s.add.sample(i)
+			if m.s.pop.given {
+				p := m.s.pop.dist
+				_ = p.sample(i)
+			}
+		}
+		_ = m.Describe()
+	})
+}

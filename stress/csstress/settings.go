@@ -276,10 +276,10 @@ func (s *settings) commonParam(p string) (done bool, err error) {
 // parseRatio reads mixed's ratio(write=N,read=M,...) (OptionEnumProbabilities
 // over the basic commands; only those given take part).
 func (s *settings) parseRatio(p string) error {
-	inner := p[len("ratio(") : len(p)-1]
-	if !strings.HasSuffix(p, ")") || inner == "" {
+	if !strings.HasSuffix(p, ")") || len(p) <= len("ratio()") {
 		return invalid("ratio(...)", p, "ratio(write=N,read=M) with counter_write= and counter_read= too")
 	}
+	inner := p[len("ratio(") : len(p)-1]
 	s.mix = nil
 	seen := map[string]bool{}
 	total := 0.0
