@@ -53,11 +53,9 @@ func prepare(t *testing.T, s *gocql.Session, m *Model, n int64) {
 	if err := s.Query("SELECT data_center FROM system.local").Scan(&dc); err != nil {
 		t.Fatal(err)
 	}
-	target := stress.SchemaTarget{DC: dc, RF: 1}
-	if m.counters() {
-		target.Tablets = -1 // the emulated release refuses counters in tablet keyspaces, as ScyllaDB before 2026.1
-	}
-	stmts, err := m.Schema(target)
+	// Tablets asked for: counter modes create a vnodes keyspace, the emulated
+	// release refusing counters in tablet keyspaces as ScyllaDB before 2026.1.
+	stmts, err := m.Schema(stress.SchemaTarget{DC: dc, RF: 1, Tablets: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
