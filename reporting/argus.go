@@ -304,8 +304,48 @@ func argusLatency(res *results.Result, w string, g stepGroup, sut string) ArgusT
 		if res.Setup.DashboardURL != "" {
 			b.text("QA dashboard", n, results.DashboardLink(res.Setup.DashboardURL, c.Start, c.End))
 		}
+		argusOpRows(b, c, writes, reads)
 	}
 	return b.done()
+}
+
+// argusOpRows adds a cycle's rows per operation of a workload model, as
+// SCT's send_result_to_argus adds one row per HDR tag (a cassandra-stress
+// user profile's operation): "Cycle #N (HDR tag: read1)", its P90, P99 and
+// throughput in its class's columns. None when the operations are the
+// classes themselves (the built-in write and read, cassandra-stress mixed:
+// SCT skips the tags of a mixed command's two as well), whose figures the
+// cycle's row already holds. The per-operation cells carry no verdict, so
+// the columns they share keep the cycle rows' own statuses instead of one
+// Argus validation rule.
+func argusOpRows(b *argusBuilder, c results.Cycle, writes, reads bool) {
+	if !distinctOps(c.Ops) {
+		return
+	}
+	for _, o := range c.Ops {
+		if (o.Class == results.OpWrite && !writes) || (o.Class == results.OpRead && !reads) {
+			continue
+		}
+		row := c.Name + " (HDR tag: " + o.Name + ")"
+		b.num("P90 "+o.Class, row, o.P90MS, nil)
+		b.num("P99 "+o.Class, row, o.P99MS, nil)
+		b.num("Throughput "+o.Class, row, o.OpsPerS, nil)
+		b.num("errors", row, float64(o.Errors), nil)
+		b.num("dropped", row, float64(o.Dropped), nil)
+	}
+}
+
+// distinctOps says whether a cycle's operations are more than its classes:
+// an operation named otherwise than its class, or two of one class.
+func distinctOps(ops []results.OpFigures) bool {
+	seen := map[string]bool{}
+	for _, o := range ops {
+		if o.Name != o.Class || seen[o.Class] {
+			return true
+		}
+		seen[o.Class] = true
+	}
+	return false
 }
 
 // argusStalls is SCT's ReactorStallStatsResult: total and one column per

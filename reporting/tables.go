@@ -126,6 +126,9 @@ func buildTables(res *results.Result) []Table {
 			out = append(out, t)
 		}
 	}
+	if t, ok := operationsTable(res); ok {
+		out = append(out, t)
+	}
 	out = append(out, runStallTable(res), diskTable(res), durationTable(res), stepTable(res), errorTable(res), errorEventTable(res))
 	out = append(out, rackBalanceTable(res)...)
 	out = append(out, validationTables(res)...)
@@ -268,6 +271,26 @@ func latencyTable(id, name string, cycles []results.Cycle, res *results.Result) 
 	}
 	t.Note = strings.TrimSpace(hostBoundNote(cycles) + " " + compactionBehindNote(cycles))
 	return t
+}
+
+// operationsTable is every cycle's figures per operation of the workload
+// model (results.Cycle.Ops): the operations a cycle's write and read
+// figures aggregate by class. None for results written before it existed.
+func operationsTable(res *results.Result) (Table, bool) {
+	t := Table{ID: "operations", Name: "Operations per cycle",
+		Columns: []string{"cycle", "operation", "class", "count", "ops/s", "P50 [ms]", "P90 [ms]", "P99 [ms]", "errors", "dropped"}}
+	for _, c := range res.Cycles {
+		for _, o := range c.Ops {
+			t.Rows = append(t.Rows, []Cell{{Value: c.Name}, {Value: o.Name}, {Value: o.Class}, {Value: Thousands(float64(o.Count))},
+				{Value: Thousands(o.OpsPerS)}, {Value: MS(o.P50MS)}, {Value: MS(o.P90MS)}, {Value: MS(o.P99MS)},
+				{Value: Thousands(float64(o.Errors))}, {Value: Thousands(float64(o.Dropped))}})
+		}
+	}
+	if len(t.Rows) == 0 {
+		return t, false
+	}
+	t.Note = "The workload model's operations; each cycle's write and read figures above aggregate them by class."
+	return t, true
 }
 
 // compactionBehindNote names the cycles of a latency table in which

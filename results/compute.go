@@ -167,11 +167,52 @@ type cycleAcc struct {
 	write, read *Counts
 	wCount      int64
 	rCount      int64
+	ops         map[string]*opAcc          // per operation name
+	opOrder     []string                   // in the order the records first name them
 	loaderLag   map[loaderInterval]float64 // ms per loader interval
 	// from, to span the intervals counted in the cycle: its throughput is
 	// per second of them, since a cycle holds the whole intervals whose
 	// midpoint it holds (four or five in a 4.5 s cycle), not its wall time.
 	from, to time.Time
+}
+
+// opAcc is one operation's records in a cycle.
+type opAcc struct {
+	class           string
+	counts          *Counts
+	count, errs, dr int64
+}
+
+// addOp folds iv into its operation's figures.
+func (c *cycleAcc) addOp(iv *Interval) {
+	o := c.ops[iv.Op]
+	if o == nil {
+		if c.ops == nil {
+			c.ops = map[string]*opAcc{}
+		}
+		o = &opAcc{class: iv.Class, counts: NewCounts()}
+		c.ops[iv.Op] = o
+		c.opOrder = append(c.opOrder, iv.Op)
+	}
+	iv.AddTo(o.counts)
+	o.count += iv.Count
+	o.errs += iv.ErrorCount()
+	o.dr += iv.Dropped
+}
+
+// opFigures are the cycle's figures per operation over d seconds.
+func (c *cycleAcc) opFigures(d float64) []OpFigures {
+	var out []OpFigures
+	for _, name := range c.opOrder {
+		o := c.ops[name]
+		f := OpFigures{Name: name, Class: o.class, Count: o.count, Errors: o.errs, Dropped: o.dr,
+			P50MS: o.counts.MS(50), P90MS: o.counts.MS(90), P99MS: o.counts.MS(99)}
+		if d > 0 {
+			f.OpsPerS = float64(o.count) / d
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 type stall struct {
@@ -550,6 +591,7 @@ func (r *reducer) latency(iv *Interval) {
 		default:
 			continue
 		}
+		c.addOp(iv)
 		c.c.Errors += iv.ErrorCount()
 		c.c.Dropped += iv.Dropped
 		if c.from.IsZero() || iv.Start.Before(c.from) {
@@ -756,6 +798,7 @@ func (r *reducer) finishCycles() {
 		}
 		c.c.WriteP90MS, c.c.WriteP99MS = c.write.MS(90), c.write.MS(99)
 		c.c.ReadP90MS, c.c.ReadP99MS = c.read.MS(90), c.read.MS(99)
+		c.c.Ops = c.opFigures(d)
 		var ms []float64
 		perNode := map[string]int64{}
 		for _, s := range r.stalls {

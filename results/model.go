@@ -372,7 +372,12 @@ type Cycle struct {
 	ReadOpsPerS  float64   `json:"read_ops_per_sec"`
 	Errors       int64     `json:"errors"`
 	Dropped      int64     `json:"dropped"`
-	Stalls       Stalls    `json:"stalls"`
+	// Ops are the cycle's figures per operation of the workload model, in
+	// the order the records first name them (write and read for the
+	// built-in model); the write and read figures above aggregate them by
+	// class.
+	Ops    []OpFigures `json:"ops,omitempty"`
+	Stalls Stalls      `json:"stalls"`
 	// HostLagMSPerS is the scheduling lag of the most-lagged node during
 	// the cycle, in ms per second (the rate of reactor_cpu_steal_time_ms:
 	// time a node was runnable but did not run, i.e. the host's noise);
@@ -403,6 +408,19 @@ type Cycle struct {
 	// grows, up to as much as the requests get, so latency rises with it,
 	// and the offered load is more than the cluster sustains.
 	CompactionBehind bool `json:"compaction_behind,omitempty"`
+}
+
+// OpFigures are one operation's figures in a cycle.
+type OpFigures struct {
+	Name    string  `json:"name"`
+	Class   string  `json:"class"` // OpWrite or OpRead
+	Count   int64   `json:"count"` // successful operations
+	OpsPerS float64 `json:"ops_per_sec"`
+	P50MS   float64 `json:"p50_ms"`
+	P90MS   float64 `json:"p90_ms"`
+	P99MS   float64 `json:"p99_ms"`
+	Errors  int64   `json:"errors"`
+	Dropped int64   `json:"dropped"`
 }
 
 // CapacityProbe is one capacity probe: the closed-loop saturation probe of
