@@ -10,7 +10,8 @@ import (
 
 // A dist is one of cassandra-stress's distributions (settings/OptionDistribution.java):
 // FIXED, UNIFORM, GAUSSIAN (aliases gauss, normal, norm), EXP, EXTREME
-// (alias extr; weibull, which the option's help lists), QEXTREME and SEQ,
+// (alias extr; and weibull, which the option's help lists as an alias but
+// whose LOOKUP entry is null, so cassandra-stress itself refuses it), QEXTREME and SEQ,
 // each possibly inverted with a leading ~. A sample is drawn from a seed,
 // not from a shared random stream: the value a profile gives a partition,
 // a row or a column follows from that seed alone, so readers regenerate
