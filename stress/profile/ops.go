@@ -86,6 +86,7 @@ type worker struct {
 	rowArgs [][]*arg // per batch row: the insert's markers
 	rowVals [][]any
 	entries []gocql.BatchEntry
+	batch   *gocql.Batch
 	queries []*gocql.Query
 	qargs   [][]*arg
 }
@@ -262,8 +263,11 @@ func (e *engine) flush(w *worker, n int) error {
 	case 1:
 		return w.insert.Exec()
 	}
-	b := e.s.Batch(e.batchType).WithContext(w.ctx)
-	b.Cons = e.insertCL
+	if w.batch == nil { // re-executed like the queries (gocql caches no routing key of a batch)
+		w.batch = e.s.BatchWithContext(w.ctx, e.batchType)
+		w.batch.Cons = e.insertCL
+	}
+	b := w.batch
 	w.entries = w.entries[:0]
 	for i := 0; i < n; i++ {
 		w.entries = append(w.entries, gocql.BatchEntry{Stmt: e.insertCQL, Args: w.rowVals[i], Idempotent: !e.t.counter})

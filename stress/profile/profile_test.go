@@ -101,6 +101,14 @@ func TestTestdataProfiles(t *testing.T) {
 	if got := m.Ops()[3].Class; got != results.OpWrite {
 		t.Errorf("an UPDATE query is a %s, want write", got)
 	}
+	cas := load(t, "testdata/alltypes.yaml", "cas=1").ops[0].query
+	var bound []string
+	for _, b := range cas.binders {
+		bound = append(bound, b.col.name)
+	}
+	if strings.Join(bound, ",") != "v_varchar,k1,k2,c1,c2,v_double" || !cas.write {
+		t.Errorf("an LWT update binds %v (write %v)", bound, cas.write)
+	}
 	c := load(t, "testdata/counters.yaml", "insert=1,page=1")
 	cql, _ := c.prof.insertCQL(c.prof.table.regular)
 	if cql != "UPDATE counters_ks.hits SET views = views + ?, clicks = clicks + ? WHERE page = ? AND day = ?" {
