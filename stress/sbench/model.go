@@ -9,7 +9,8 @@
 //
 // A key of the model is a partition: key k is pk partition-offset+k with
 // its clustering-row-count rows (ck 0..n-1), as scylla-bench's sequential
-// workload writes them; a fill writes them in that order, and data
+// workload writes them; a fill writes them in that order (in batches of up
+// to 64 KiB: fillRowsPerRequest), and data
 // validation reads a key's partition back and regenerates every row.
 //
 // Mirrored from github.com/scylladb/scylla-bench: main.go (flags,

@@ -106,7 +106,7 @@ type worker struct {
 	batch   *gocql.Batch
 	entries []gocql.BatchEntry
 	update  *gocql.Query
-	delta   [5]bigintArg
+	deltas  [][5]bigintArg // per row of a request
 	reads   []*gocql.Query
 	scan    *gocql.Query
 	// Read destinations.
@@ -122,11 +122,13 @@ type workers struct {
 	m    *Model
 	s    *gocql.Session
 	st   statements
+	per  int          // rows a write request carries at most
 	rows atomic.Int64 // rows read (scylla-bench's row count)
 }
 
-func (m *Model) newWorkers(s *gocql.Session) *workers {
-	return &workers{m: m, s: s, st: m.statements()}
+// newWorkers prepares workers whose writes carry up to per rows.
+func (m *Model) newWorkers(s *gocql.Session, per int) *workers {
+	return &workers{m: m, s: s, st: m.statements(), per: max(per, m.o.RowsPerRequest, 1)}
 }
 
 func (ws *workers) get(ctx context.Context) *worker {
@@ -141,22 +143,22 @@ func (ws *workers) put(w *worker) { ws.pool.Put(w) }
 
 // build prepares every query the mode uses on ctx.
 func (ws *workers) build(ctx context.Context) *worker {
-	m, s, cl, r := ws.m, ws.s, ws.m.cl, ws.m.o.RowsPerRequest
-	w := &worker{ctx: ctx, cks: make([]bigintArg, r), ckv: make([]int64, r), vals: make([]blobArg, r), bufs: make([][]byte, r)}
-	for i := range w.bufs {
-		w.bufs[i] = make([]byte, m.size.max)
-	}
+	m, s, cl, r := ws.m, ws.s, ws.m.cl, ws.per
+	w := &worker{ctx: ctx, cks: make([]bigintArg, r), ckv: make([]int64, r)}
 	page := m.o.PageSize
-	if m.counters() {
-		w.update = s.Query(ws.st.update, &w.delta[0], &w.delta[1], &w.delta[2], &w.delta[3], &w.delta[4], &w.pk, &w.cks[0]).
-			WithContext(ctx).Consistency(cl) // counter updates are not idempotent: never retried
-	} else if r == 1 {
+	switch {
+	case m.counters():
+		ws.buildCounterWrites(ctx, w)
+	case r == 1:
+		w.vals, w.bufs = make([]blobArg, 1), [][]byte{make([]byte, m.size.max)}
 		w.insert = s.Query(ws.st.insert, &w.pk, &w.cks[0], &w.vals[0]).WithContext(ctx).Consistency(cl).Idempotent(true)
-	} else {
+	default:
+		w.vals, w.bufs = make([]blobArg, r), make([][]byte, r)
 		w.batch = s.Batch(gocql.UnloggedBatch).WithContext(ctx)
 		w.batch.SetConsistency(cl)
 		w.entries = make([]gocql.BatchEntry, r)
 		for i := range w.entries {
+			w.bufs[i] = make([]byte, m.size.max)
 			w.entries[i] = gocql.BatchEntry{Stmt: ws.st.insert, Args: []any{&w.pk, &w.cks[i], &w.vals[i]}, Idempotent: true}
 		}
 	}
@@ -179,31 +181,48 @@ func (ws *workers) build(ctx context.Context) *worker {
 	return w
 }
 
-// writeRows writes rows cks[:n] of pk: one INSERT, or an unlogged batch
-// of them (modes.go DoBatchedWrites), or counter updates one by one.
+// buildCounterWrites prepares the counter update, or a counter batch of
+// them; counter updates are not idempotent: never retried.
+func (ws *workers) buildCounterWrites(ctx context.Context, w *worker) {
+	w.deltas = make([][5]bigintArg, ws.per)
+	args := func(i int) []any {
+		d := &w.deltas[i]
+		return []any{&d[0], &d[1], &d[2], &d[3], &d[4], &w.pk, &w.cks[i]}
+	}
+	if ws.per == 1 {
+		w.update = ws.s.Query(ws.st.update, args(0)...).WithContext(ctx).Consistency(ws.m.cl)
+		return
+	}
+	w.batch = ws.s.Batch(gocql.CounterBatch).WithContext(ctx)
+	w.batch.SetConsistency(ws.m.cl)
+	w.entries = make([]gocql.BatchEntry, ws.per)
+	for i := range w.entries {
+		w.entries[i] = gocql.BatchEntry{Stmt: ws.st.update, Args: args(i)}
+	}
+}
+
+// writeRows writes rows cks of pk: one INSERT or counter UPDATE, or a batch
+// of them (unlogged as modes.go DoBatchedWrites, or a counter batch).
 func (ws *workers) writeRows(w *worker, pk int64, cks []int64) error {
 	m := ws.m
 	w.pk.v = pk
-	if m.counters() {
-		for _, ck := range cks {
-			// modes.go DoCounterUpdates: c1..c5 += ck, ck+1 ... ck+4.
-			for i := range w.delta {
-				w.delta[i].v = ck + int64(i)
-			}
-			w.cks[0].v = ck
-			if err := w.update.Exec(); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
 	for i, ck := range cks {
 		w.cks[i].v = ck
+		if m.counters() {
+			// modes.go DoCounterUpdates: c1..c5 += ck, ck+1 ... ck+4.
+			for j := range w.deltas[i] {
+				w.deltas[i][j].v = ck + int64(j)
+			}
+			continue
+		}
 		buf := w.bufs[i][:m.size.forRow(pk, ck)]
 		generateData(buf, pk, ck, m.o.ValidateData, m.o.NoRandomData)
 		w.vals[i].b = buf
 	}
-	if w.batch == nil {
+	switch {
+	case w.update != nil:
+		return w.update.Exec()
+	case w.batch == nil:
 		return w.insert.Exec()
 	}
 	w.batch.Entries = w.entries[:len(cks)]
@@ -298,7 +317,7 @@ func (m *Model) bind(s *gocql.Session, b stress.Binding) (sched.Op, *workers, er
 	if err != nil {
 		return nil, nil, err
 	}
-	ws := m.newWorkers(s)
+	ws := m.newWorkers(s, m.o.RowsPerRequest)
 	kinds := make([]string, 0, 2)
 	for _, o := range m.Ops() {
 		kinds = append(kinds, o.Name)
@@ -328,17 +347,16 @@ func (m *Model) bind(s *gocql.Session, b stress.Binding) (sched.Op, *workers, er
 
 // Fill implements stress.Model: the seq-th op writes key StartKey +
 // seq·Stride, partition pk partition-offset+key, every clustering row in
-// order, rows-per-request a request (scylla-bench's sequential write).
+// order (scylla-bench's sequential write), in batches of
+// fillRowsPerRequest rows.
+
 func (m *Model) Fill(_ context.Context, s *gocql.Session, b stress.Binding) (sched.Op, error) {
 	if s == nil {
 		return nil, errors.New("sb: nil session")
 	}
-	ws := m.newWorkers(s)
+	per := m.fillRowsPerRequest()
+	ws := m.newWorkers(s, int(per))
 	start, stride := b.StartKey, max(b.Stride, 1)
-	per := int64(m.o.RowsPerRequest)
-	if m.counters() {
-		per = 1
-	}
 	return func(ctx context.Context, _ int, seq uint64) error {
 		w := ws.get(ctx)
 		defer ws.put(w)
@@ -358,4 +376,22 @@ func (m *Model) Fill(_ context.Context, s *gocql.Session, b stress.Binding) (sch
 		}
 		return nil
 	}, nil
+}
+
+// fillBatchBytes and fillBatchRows bound a fill request: a partition's
+// rows go in single-partition batches (one mutation in ScyllaDB), under
+// ScyllaDB's batch size warning (batch_size_warn_threshold_in_kb, 128).
+const (
+	fillBatchBytes = 64 << 10
+	fillBatchRows  = 500
+)
+
+// fillRowsPerRequest is how many rows of a partition a fill request
+// writes: rows-per-request at least, else as many as fit in fillBatchBytes
+// (scylla-bench's sequential write sends rows-per-request; the fill is the
+// run's own phase, and a row a request would make a partition of small
+// rows a hundred round trips).
+func (m *Model) fillRowsPerRequest() int64 {
+	n := min(fillBatchBytes/max(m.size.max, 1), fillBatchRows, m.o.ClusteringRowCount)
+	return max(n, int64(m.o.RowsPerRequest), 1)
 }

@@ -390,3 +390,25 @@ func TestValuesMirrorScyllaBench(t *testing.T) {
 		t.Fatal("no-random-data is not zeros")
 	}
 }
+
+// The fill writes a partition's rows in batches under 64 KiB, or one by
+// one when a row alone is larger; either way validation finds them whole.
+func TestFillRequests(t *testing.T) {
+	for spec, per := range map[string]int64{
+		"mode=write,clustering-row-count=3,clustering-row-size=70000":      1,
+		"mode=write,clustering-row-count=1000,clustering-row-size=fixed:4": fillBatchRows,
+		"mode=write,clustering-row-count=300,clustering-row-size=1024":     64,
+		"mode=counter_update,clustering-row-count=30":                      30,
+	} {
+		m := mustParse(t, spec)
+		if got := m.fillRowsPerRequest(); got != per {
+			t.Errorf("%s: %d rows a fill request, want %d", spec, got, per)
+		}
+	}
+	s := node(t)
+	m := mustParse(t, "mode=write,clustering-row-count=3,clustering-row-size=70000,validate-data")
+	prepare(t, s, m, 5)
+	if v := validate(t, s, m, 5, nil); v.Lost() != 0 || v.ScannedRows != 5 || v.SampleKeys != 5 {
+		t.Fatalf("validation: %+v", v)
+	}
+}
