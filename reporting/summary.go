@@ -84,6 +84,19 @@ func SetupLine(res *results.Result) string {
 }
 
 func workload(s *results.Setup) string {
+	mix := mixText(s)
+	if m := s.Model; m != nil {
+		var ops []string
+		for _, o := range m.Ops {
+			ops = append(ops, fmt.Sprintf("%s %g%%", o.Name, o.SharePct))
+		}
+		return fmt.Sprintf("%s on %s.%s (%s; %s)", m.Kind, m.Keyspace, m.Table, strings.Join(ops, ", "), mix)
+	}
+	return mix
+}
+
+// mixText is the write:read mix of the setup.
+func mixText(s *results.Setup) string {
 	w, r := s.WriteRatio, s.ReadRatio
 	switch {
 	case w > 0 && r > 0:

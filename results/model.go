@@ -226,28 +226,32 @@ type Event struct {
 
 // Setup describes what was run; it is carried by the run_start event.
 type Setup struct {
-	Scenario        string        `json:"scenario"`
-	Description     string        `json:"description,omitempty"`
-	RunID           string        `json:"run_id"`
-	Backend         string        `json:"backend"`
-	Emulated        bool          `json:"emulated"` // numbers are shapes, not ScyllaDB's absolute figures
-	Flavour         string        `json:"flavour"`  // scylla | cassandra
-	DatabaseVersion string        `json:"database_version,omitempty"`
-	InitialNodes    []NodeInfo    `json:"initial_nodes"`
-	Racks           []string      `json:"racks"`
-	RF              int           `json:"rf"`
-	Tablets         int           `json:"tablets"` // initial tablets, 0 = vnodes
-	FillTargets     []FillTarget  `json:"fill_targets"`
-	WriteRatio      float64       `json:"write_ratio"`
-	ReadRatio       float64       `json:"read_ratio"`
-	RateOpsPerSec   float64       `json:"rate_ops_per_sec"`
-	LoadPercent     float64       `json:"load_percent,omitempty"`
-	CapacityOps     float64       `json:"capacity_ops,omitempty"` // calibrated capacity when load_percent is used
-	ValueSizeBytes  int           `json:"value_size_bytes"`
-	Nemesis         []NemesisInfo `json:"nemesis"`
-	Thresholds      []Threshold   `json:"thresholds,omitempty"`
-	TimeScale       float64       `json:"time_scale,omitempty"` // local and docker backends: scenario durations were multiplied by this
-	Limitations     []string      `json:"limitations,omitempty"`
+	Scenario        string       `json:"scenario"`
+	Description     string       `json:"description,omitempty"`
+	RunID           string       `json:"run_id"`
+	Backend         string       `json:"backend"`
+	Emulated        bool         `json:"emulated"` // numbers are shapes, not ScyllaDB's absolute figures
+	Flavour         string       `json:"flavour"`  // scylla | cassandra
+	DatabaseVersion string       `json:"database_version,omitempty"`
+	InitialNodes    []NodeInfo   `json:"initial_nodes"`
+	Racks           []string     `json:"racks"`
+	RF              int          `json:"rf"`
+	Tablets         int          `json:"tablets"` // initial tablets, 0 = vnodes
+	FillTargets     []FillTarget `json:"fill_targets"`
+	WriteRatio      float64      `json:"write_ratio"`
+	ReadRatio       float64      `json:"read_ratio"`
+	RateOpsPerSec   float64      `json:"rate_ops_per_sec"`
+	LoadPercent     float64      `json:"load_percent,omitempty"`
+	CapacityOps     float64      `json:"capacity_ops,omitempty"` // calibrated capacity when load_percent is used
+	ValueSizeBytes  int          `json:"value_size_bytes"`
+	// Model is the workload model when it is not the built-in key/value
+	// one (workload.stress_cmd, profile, kind): what ran, its operations
+	// and what data validation could cover.
+	Model       *WorkloadModel `json:"workload_model,omitempty"`
+	Nemesis     []NemesisInfo  `json:"nemesis"`
+	Thresholds  []Threshold    `json:"thresholds,omitempty"`
+	TimeScale   float64        `json:"time_scale,omitempty"` // local and docker backends: scenario durations were multiplied by this
+	Limitations []string       `json:"limitations,omitempty"`
 	// RecoveryIntervals is N of sustained recovery (thresholds.recovery.intervals; 0: DefaultRecoveryIntervals).
 	RecoveryIntervals int `json:"recovery_intervals,omitempty"`
 	// DashboardURL is the scenario's report.dashboard_url template ({from_ms}, {to_ms}).
@@ -263,6 +267,25 @@ type Setup struct {
 	Extra         map[string]string `json:"extra,omitempty"`
 	// RackBalance is how the rack balance table is taken and judged.
 	RackBalance *RackBalanceSpec `json:"rack_balance,omitempty"`
+}
+
+// WorkloadModel describes a workload model (stress.ModelInfo as the plan
+// resolved it).
+type WorkloadModel struct {
+	Form        string       `json:"form"` // the scenario field: workload.stress_cmd, workload.profile, workload.kind
+	Kind        string       `json:"kind"` // "cassandra-stress mixed", "profile timeseries.yaml" ...
+	Keyspace    string       `json:"keyspace"`
+	Table       string       `json:"table"`
+	Ops         []WorkloadOp `json:"ops"`
+	Regenerable bool         `json:"regenerable"`
+	Notes       []string     `json:"notes,omitempty"`
+}
+
+// WorkloadOp is one operation of a workload model with its share of the mix.
+type WorkloadOp struct {
+	Name     string  `json:"name"`
+	Class    string  `json:"class"`
+	SharePct float64 `json:"share_pct"`
 }
 
 // FillTarget is one fill phase of the dataset.

@@ -44,6 +44,12 @@ func setup(p *plan.Plan, runID string, nodes []results.NodeInfo, baseline *resul
 	if s.Flavour == "" {
 		s.Flavour = "scylla"
 	}
+	if m := p.Workload.Model; !m.IsBuiltin() {
+		s.Model = &results.WorkloadModel{Form: m.Form, Kind: m.Kind, Keyspace: m.Keyspace, Table: m.Table, Regenerable: m.Regenerable, Notes: m.Notes}
+		for _, o := range m.Ops {
+			s.Model.Ops = append(s.Model.Ops, results.WorkloadOp{Name: o.Name, Class: o.Class, SharePct: o.SharePct})
+		}
+	}
 	for _, f := range p.Fill {
 		s.FillTargets = append(s.FillTargets, results.FillTarget{Name: f.Name, TargetPercent: f.TargetPercent, HoldSeconds: f.Hold.Seconds()})
 	}
