@@ -321,6 +321,7 @@ func (m *Model) sleepUntil(ctx context.Context, end int64) error {
 	if d < minSleep {
 		return ctx.Err()
 	}
+	engine.WillWait(ctx)
 	t, _ := m.timers.Get().(*time.Timer)
 	if t == nil {
 		t = time.NewTimer(d)

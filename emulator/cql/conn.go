@@ -19,6 +19,7 @@ import (
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
 	"github.com/elasticity-dev/elasticity/emulator/batchwriter"
+	"github.com/elasticity-dev/elasticity/emulator/engine"
 )
 
 const (
@@ -44,6 +45,10 @@ type conn struct {
 	cancel context.CancelFunc
 
 	out *batchwriter.Writer
+	// br is the connection's reader, used by the goroutine reading (one at
+	// a time: read); readEnded is closed when the reading has ended.
+	br        *bufio.Reader
+	readEnded chan struct{}
 	// Requests run on a per-connection pool of worker goroutines that
 	// grows up to MaxInFlight and shrinks when idle: long-lived workers keep
 	// their grown stacks, which a goroutine per request would copy every time.
@@ -128,90 +133,202 @@ func (c *conn) authResponse(m *message.AuthResponse) message.Message {
 	return &message.AuthSuccess{}
 }
 
-// serve reads frames until the connection fails or is closed.
+// serve serves the connection until it fails or is closed. Its reading
+// starts on this goroutine and may move to others (read).
 func (c *conn) serve() {
 	// The connection ends with its Serve call (or the server's Close).
 	go func() {
 		<-c.ctx.Done()
 		c.nc.Close()
 	}()
-	defer func() {
-		c.close()
-		c.reqs.Wait()
-	}()
-	br := bufio.NewReaderSize(c.nc, 64<<10)
+	c.br = bufio.NewReaderSize(c.nc, 64<<10)
+	c.readEnded = make(chan struct{})
+	c.loop(request{read: true})
+	<-c.readEnded
+	c.close()
+	c.reqs.Wait()
+}
+
+// readStatus is what reading a frame came to.
+type readStatus int
+
+const (
+	frameRequest  readStatus = iota // a request to serve
+	frameAnswered                   // a bad frame, answered already
+	frameEnd                        // the connection ends
+)
+
+// readRequest reads the next request frame.
+func (c *conn) readRequest() (request, readStatus) {
+	br := c.br
 	var hdr [headerLen]byte
+	if _, err := io.ReadFull(br, hdr[:1]); err != nil {
+		return request{}, frameEnd
+	}
+	version := hdr[0] & 0x7f
+	if version < 3 {
+		// v1/v2 headers have a one-byte stream id; answer in the
+		// client's own version so it can read the error and downgrade.
+		if _, err := io.ReadFull(br, hdr[1:8]); err != nil {
+			return request{}, frameEnd
+		}
+		c.sendOldVersionError(version, hdr[2])
+		return request{}, frameEnd
+	}
+	if _, err := io.ReadFull(br, hdr[1:]); err != nil {
+		return request{}, frameEnd
+	}
+	flags := primitive.HeaderFlag(hdr[1])
+	stream := int16(binary.BigEndian.Uint16(hdr[2:4]))
+	opcode := primitive.OpCode(hdr[4])
+	length := int32(binary.BigEndian.Uint32(hdr[5:9]))
+	if version > 4 {
+		c.sendFatal(primitive.ProtocolVersion4, stream, &message.ProtocolError{ErrorMessage: fmt.Sprintf(
+			"Invalid or unsupported protocol version (%d); the lowest supported version is 3 and the greatest is 4", version)})
+		return request{}, frameEnd
+	}
+	pv := primitive.ProtocolVersion(version)
+	if hdr[0]&0x80 != 0 {
+		c.sendFatal(pv, stream, &message.ProtocolError{ErrorMessage: "Invalid frame: response direction bit set in a request"})
+		return request{}, frameEnd
+	}
+	if length < 0 || int64(length) > int64(c.s.opts.MaxFrameBytes) {
+		c.s.logf("WARN", "client %s: request frame of %d bytes exceeds the maximum of %d; closing connection", c.nc.RemoteAddr(), length, c.s.opts.MaxFrameBytes)
+		c.sendFatal(pv, stream, &message.ProtocolError{ErrorMessage: fmt.Sprintf(
+			"Request is too big: length %d exceeds maximum allowed length %d.", length, c.s.opts.MaxFrameBytes)})
+		return request{}, frameEnd
+	}
+	body, err := readBody(br, int(length))
+	if err != nil {
+		return request{}, frameEnd
+	}
+	if err := primitive.CheckRequestOpCode(opcode); err != nil {
+		c.sendError(pv, stream, &message.ProtocolError{ErrorMessage: fmt.Sprintf("Unknown or unsupported request opcode 0x%02x", uint8(opcode))})
+		return request{}, frameAnswered
+	}
+	if flags.Contains(primitive.HeaderFlagCompressed) {
+		comp := c.comp.Load()
+		if comp == nil {
+			c.sendError(pv, stream, &message.ProtocolError{ErrorMessage: "Compressed frames are not supported (no compression was negotiated)"})
+			return request{}, frameAnswered
+		}
+		if body, err = (*comp).decompress(body); err != nil {
+			c.sendError(pv, stream, &message.ProtocolError{ErrorMessage: err.Error()})
+			return request{}, frameAnswered
+		}
+		flags &^= primitive.HeaderFlagCompressed
+		length = int32(len(body))
+	}
+	return request{h: &frame.Header{Version: pv, Flags: flags, StreamId: stream, OpCode: opcode, BodyLength: length}, body: body}, frameRequest
+}
+
+// request is a connection goroutine's task: a request to serve, or (read
+// set) the connection's reading.
+type request struct {
+	h    *frame.Header
+	body []byte
+	read bool
+}
+
+const workerIdle = 10 * time.Second
+
+// Reading moves between the connection's goroutines. The goroutine that
+// reads serves a request itself when the backend says when its requests
+// wait (engine.WillWait) and the request is a plain single-statement
+// EXECUTE (servesInline): at a few thousand operations per second handing
+// each request to a worker woke a sleeping goroutine per request (issue
+// 45). Should that request wait, the reading passes to an idle worker (or
+// a new goroutine) first, and the goroutine joins the workers once the
+// request is answered, so requests behind a waiting one are read and
+// served meanwhile, as when every request went to a worker. Other
+// requests go to workers as before.
+
+// read reads requests until the connection ends (false: it is closed) or
+// the reading passed to another goroutine while a request this goroutine
+// served waited (true: it is counted among the workers again).
+func (c *conn) read() bool {
 	for {
-		if _, err := io.ReadFull(br, hdr[:1]); err != nil {
-			return
+		r, st := c.readRequest()
+		switch st {
+		case frameAnswered:
+			continue
+		case frameEnd:
+			c.endReading()
+			return false
 		}
-		version := hdr[0] & 0x7f
-		if version < 3 {
-			// v1/v2 headers have a one-byte stream id; answer in the
-			// client's own version so it can read the error and downgrade.
-			if _, err := io.ReadFull(br, hdr[1:8]); err != nil {
-				return
+		if c.servesInline(r) {
+			if c.serveInline(r) {
+				return true
 			}
-			c.sendOldVersionError(version, hdr[2])
-			return
-		}
-		if _, err := io.ReadFull(br, hdr[1:]); err != nil {
-			return
-		}
-		flags := primitive.HeaderFlag(hdr[1])
-		stream := int16(binary.BigEndian.Uint16(hdr[2:4]))
-		opcode := primitive.OpCode(hdr[4])
-		length := int32(binary.BigEndian.Uint32(hdr[5:9]))
-		if version > 4 {
-			c.sendFatal(primitive.ProtocolVersion4, stream, &message.ProtocolError{ErrorMessage: fmt.Sprintf(
-				"Invalid or unsupported protocol version (%d); the lowest supported version is 3 and the greatest is 4", version)})
-			return
-		}
-		pv := primitive.ProtocolVersion(version)
-		if hdr[0]&0x80 != 0 {
-			c.sendFatal(pv, stream, &message.ProtocolError{ErrorMessage: "Invalid frame: response direction bit set in a request"})
-			return
-		}
-		if length < 0 || int64(length) > int64(c.s.opts.MaxFrameBytes) {
-			c.s.logf("WARN", "client %s: request frame of %d bytes exceeds the maximum of %d; closing connection", c.nc.RemoteAddr(), length, c.s.opts.MaxFrameBytes)
-			c.sendFatal(pv, stream, &message.ProtocolError{ErrorMessage: fmt.Sprintf(
-				"Request is too big: length %d exceeds maximum allowed length %d.", length, c.s.opts.MaxFrameBytes)})
-			return
-		}
-		body, err := readBody(br, int(length))
-		if err != nil {
-			return
-		}
-		if err := primitive.CheckRequestOpCode(opcode); err != nil {
-			c.sendError(pv, stream, &message.ProtocolError{ErrorMessage: fmt.Sprintf("Unknown or unsupported request opcode 0x%02x", uint8(opcode))})
 			continue
 		}
-		if flags.Contains(primitive.HeaderFlagCompressed) {
-			comp := c.comp.Load()
-			if comp == nil {
-				c.sendError(pv, stream, &message.ProtocolError{ErrorMessage: "Compressed frames are not supported (no compression was negotiated)"})
-				continue
-			}
-			if body, err = (*comp).decompress(body); err != nil {
-				c.sendError(pv, stream, &message.ProtocolError{ErrorMessage: err.Error()})
-				continue
-			}
-			flags &^= primitive.HeaderFlagCompressed
-			length = int32(len(body))
-		}
-		h := &frame.Header{Version: pv, Flags: flags, StreamId: stream, OpCode: opcode, BodyLength: length}
-		if !c.dispatchRequest(request{h, body}) {
-			return
+		if !c.dispatchRequest(r) {
+			c.endReading()
+			return false
 		}
 	}
 }
 
-type request struct {
-	h    *frame.Header
-	body []byte
+func (c *conn) endReading() {
+	close(c.readEnded)
+	c.close()
 }
 
-const workerIdle = 10 * time.Second
+// servesInline: r is an EXECUTE of a prepared statement that may be served
+// on the reading goroutine (prepared.inline), on a backend that says when
+// its requests wait, with room under MaxInFlight.
+func (c *conn) servesInline(r request) bool {
+	if !c.s.waitHints || r.h.OpCode != primitive.OpCodeExecute || int(c.workers.Load()) >= c.s.opts.MaxInFlight {
+		return false
+	}
+	id, ok := executeID(r.body)
+	if !ok {
+		return false
+	}
+	p := c.s.prepared.get(id)
+	return p != nil && p.inline
+}
+
+// executeID is an EXECUTE body's statement id ([short bytes] first).
+func executeID(body []byte) ([]byte, bool) {
+	if len(body) < 2 {
+		return nil, false
+	}
+	n := int(binary.BigEndian.Uint16(body))
+	if len(body) < 2+n {
+		return nil, false
+	}
+	return body[2 : 2+n], true
+}
+
+// serveInline serves r on this goroutine; true when it waited and the
+// reading passed to another goroutine meanwhile.
+func (c *conn) serveInline(r request) bool {
+	const (
+		serving = iota
+		passed
+		served
+	)
+	var state atomic.Int32
+	ctx := engine.WithWaitHook(c.ctx, func() {
+		if state.CompareAndSwap(serving, passed) {
+			c.workers.Add(1) // this goroutine serves like a worker now
+			c.passReading()
+		}
+	})
+	c.handle(ctx, r.h, r.body)
+	return !state.CompareAndSwap(serving, served)
+}
+
+// passReading hands the reading to an idle worker, or a new goroutine.
+func (c *conn) passReading() {
+	select {
+	case c.work <- request{read: true}:
+	default:
+		c.reqs.Add(1)
+		go c.worker(request{read: true})
+	}
+}
 
 // dispatchRequest hands r to an idle worker, starts a new one below the
 // in-flight bound, or waits for one to free up. It reports false when the
@@ -243,19 +360,41 @@ func (c *conn) dispatchRequest(r request) bool {
 	}
 }
 
+// worker is a goroutine of the connection's (counted in workers unless
+// its first task is the reading).
 func (c *conn) worker(first request) {
+	defer c.reqs.Done()
+	c.loop(first)
+}
+
+// loop does t, then the tasks handed to this goroutine, until it is idle
+// for workerIdle or the connection ends. The goroutine is counted in
+// workers but while it reads.
+func (c *conn) loop(t request) {
+	counted := !t.read
 	defer func() {
-		c.workers.Add(-1)
-		c.reqs.Done()
+		if counted {
+			c.workers.Add(-1)
+		}
 	}()
-	c.handle(first.h, first.body)
 	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
 	for {
+		if t.read {
+			if counted {
+				c.workers.Add(-1)
+				counted = false
+			}
+			if !c.read() {
+				return
+			}
+			counted = true // serveInline counted it when the reading passed on
+		} else {
+			c.handle(c.ctx, t.h, t.body)
+		}
+		idle.Reset(workerIdle)
 		select {
-		case r := <-c.work:
-			c.handle(r.h, r.body)
-			idle.Reset(workerIdle)
+		case t = <-c.work:
 		case <-idle.C:
 			return
 		case <-c.ctx.Done():
@@ -379,14 +518,15 @@ func (c *conn) sendOldVersionError(version, stream byte) {
 	c.enqueue(outFrame{b: append(b, body.Bytes()...), closeAfter: true})
 }
 
-// handle decodes and executes one request and writes its response.
-func (c *conn) handle(h *frame.Header, body []byte) {
-	c.send(h.Version, h.StreamId, c.execute(h, body))
+// handle decodes and executes one request and writes its response; ctx
+// is the connection's, or the reading goroutine's (serveInline).
+func (c *conn) handle(ctx context.Context, h *frame.Header, body []byte) {
+	c.send(h.Version, h.StreamId, c.execute(ctx, h, body))
 }
 
 // execute decodes and executes one request; it is in flight until its
 // response exists (the response may reach the client before handle returns).
-func (c *conn) execute(h *frame.Header, body []byte) (resp message.Message) {
+func (c *conn) execute(ctx context.Context, h *frame.Header, body []byte) (resp message.Message) {
 	c.s.inFlight.Add(1)
 	defer c.s.inFlight.Add(-1)
 	defer func() {
@@ -399,10 +539,10 @@ func (c *conn) execute(h *frame.Header, body []byte) (resp message.Message) {
 	if err != nil {
 		return &message.ProtocolError{ErrorMessage: fmt.Sprintf("Invalid %s message: %v", h.OpCode, err)}
 	}
-	return c.dispatch(h, msg)
+	return c.dispatch(ctx, h, msg)
 }
 
-func (c *conn) dispatch(h *frame.Header, msg message.Message) message.Message {
+func (c *conn) dispatch(ctx context.Context, h *frame.Header, msg message.Message) message.Message {
 	switch m := msg.(type) {
 	case *message.Options:
 		return &message.Supported{Options: c.s.supported(c.shard)}
@@ -444,7 +584,7 @@ func (c *conn) dispatch(h *frame.Header, msg message.Message) message.Message {
 	case *message.Prepare:
 		return c.s.prepare(c, m)
 	case *message.Execute:
-		return c.s.executePrepared(c, m)
+		return c.s.executePrepared(ctx, c, m)
 	case *message.Batch:
 		return c.s.batch(c, m)
 	case *message.AuthResponse:

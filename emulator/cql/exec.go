@@ -28,6 +28,7 @@ func unsetBindError(t cqlparse.Term) error {
 type execCtx struct {
 	s        *Server
 	c        *conn
+	parent   context.Context // the request's context (nil: the connection's)
 	keyspace string
 	values   []*primitive.Value
 	cl       engine.Consistency
@@ -182,7 +183,7 @@ func (s *Server) prepare(c *conn, m *message.Prepare) message.Message {
 	}
 	vars = withBindNames(vars, s.bindNames(m.Query))
 	key := preparedID(ks, m.Query)
-	p := &prepared{id: key[:], query: m.Query, keyspace: ks, stmt: st, nbinds: nbinds, vars: vars, result: result}
+	p := &prepared{id: key[:], query: m.Query, keyspace: ks, stmt: st, nbinds: nbinds, vars: vars, result: result, inline: servedInline(st)}
 	if sel, ok := st.(*cqlparse.Select); ok {
 		if ti, err := s.resolveTable(ks, sel.Keyspace, sel.Table); err == nil {
 			p.sig = ti.sig
@@ -197,7 +198,7 @@ func (s *Server) prepare(c *conn, m *message.Prepare) message.Message {
 	return res
 }
 
-func (s *Server) executePrepared(c *conn, m *message.Execute) message.Message {
+func (s *Server) executePrepared(ctx context.Context, c *conn, m *message.Execute) message.Message {
 	p := s.prepared.get(m.QueryId)
 	if p == nil {
 		return &message.Unprepared{ErrorMessage: fmt.Sprintf("Prepared query with ID %x not found (either the query was not prepared on this host (maybe the host has been restarted?) or you have prepared too many queries and it has been evicted from the internal cache)", m.QueryId), Id: m.QueryId}
@@ -212,7 +213,7 @@ func (s *Server) executePrepared(c *conn, m *message.Execute) message.Message {
 	if opts == nil {
 		opts = &message.QueryOptions{}
 	}
-	ec := &execCtx{s: s, c: c, keyspace: p.keyspace, cl: engine.Consistency(opts.Consistency), serial: serialOf(opts.SerialConsistency), ts: opts.DefaultTimestamp, skipMeta: opts.SkipMetadata, result: p.result, vars: p.vars,
+	ec := &execCtx{s: s, c: c, parent: ctx, keyspace: p.keyspace, cl: engine.Consistency(opts.Consistency), serial: serialOf(opts.SerialConsistency), ts: opts.DefaultTimestamp, skipMeta: opts.SkipMetadata, result: p.result, vars: p.vars,
 		tokenAware: p.vars != nil && len(p.vars.PkIndices) > 0}
 	if err := ec.bindValues(opts, p.nbinds, p.stmt); err != nil {
 		return errorMessage(err, ec.cl, "")
@@ -334,9 +335,12 @@ func (ec *execCtx) context(timeout time.Duration) (context.Context, context.Canc
 	if timeout > 0 && timeout < d {
 		d = timeout
 	}
-	parent := context.Background()
-	if ec.c != nil {
+	parent := ec.parent
+	if parent == nil && ec.c != nil {
 		parent = ec.c.ctx
+	}
+	if parent == nil {
+		parent = context.Background()
 	}
 	return context.WithTimeout(parent, d)
 }

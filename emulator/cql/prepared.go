@@ -22,6 +22,21 @@ type prepared struct {
 	// table's prepared statements when its schema changes
 	// (cql3/query_processor.cc prepared statements invalidation).
 	sig uint64
+	// inline: an EXECUTE of it may be served on the connection's reading
+	// goroutine (servedInline).
+	inline bool
+}
+
+// servedInline: statements whose waits the backend reports (a single
+// statement's replica writes and reads, engine.WillWait), not conditional
+// ones (Paxos rounds) nor batches, DDL or the rest, which are rarer and
+// wait in ways it does not report.
+func servedInline(st cqlparse.Statement) bool {
+	switch st.(type) {
+	case *cqlparse.Select, *cqlparse.Insert, *cqlparse.Update, *cqlparse.Delete:
+		return !conditional(st)
+	}
+	return false
 }
 
 // preparedCache maps statement ids to prepared statements, bounded so a

@@ -72,10 +72,13 @@ const (
 
 // Server serves CQL connections for one Backend.
 type Server struct {
-	b      engine.Backend
-	router engine.TabletRouter // nil: b has no tablets
-	opts   Options
-	codec  frame.RawCodec
+	b engine.Backend
+	// waitHints: b reports its requests' waits (engine.WaitReporter), so
+	// connections serve plain EXECUTEs on their reading goroutine.
+	waitHints bool
+	router    engine.TabletRouter // nil: b has no tablets
+	opts      Options
+	codec     frame.RawCodec
 
 	prepared *preparedCache
 	auth     *authStore
@@ -120,9 +123,11 @@ func NewServer(b engine.Backend, opts Options) *Server {
 		opts.MaxInFlight = defaultMaxInFlite
 	}
 	router, _ := b.(engine.TabletRouter)
+	_, waitHints := b.(engine.WaitReporter)
 	return &Server{
 		b:         b,
 		router:    router,
+		waitHints: waitHints,
 		opts:      opts,
 		codec:     frame.NewRawCodec(),
 		prepared:  newPreparedCache(20000),

@@ -68,6 +68,11 @@ func (n *Node) Local() engine.NodeInfo {
 	return n.nodeInfo(nm)
 }
 
+// ReportsWaits implements engine.WaitReporter: replica writes and reads
+// call engine.WillWait before they wait (capacity queues, replicas'
+// answers, internode calls, a store holding writes back).
+func (n *Node) ReportsWaits() {}
+
 // Peers implements engine.Backend.
 func (n *Node) Peers() []engine.NodeInfo {
 	var out []engine.NodeInfo

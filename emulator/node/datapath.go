@@ -66,6 +66,7 @@ func (n *Node) Write(ctx context.Context, ms []engine.Mutation, cl engine.Consis
 		return n.writeOne(ctx, &ms[0], cl)
 	}
 	errs := make(chan error, len(ms))
+	engine.WillWait(ctx)
 	for i := range ms {
 		go func() { errs <- n.writeOne(ctx, &ms[i], cl) }()
 	}
@@ -137,6 +138,9 @@ func (n *Node) replicate(ctx context.Context, m *engine.Mutation, cl engine.Cons
 	acks, fails := 0, 0
 	var lastErr error
 	for range targets {
+		if len(res) == 0 {
+			engine.WillWait(ctx)
+		}
 		select {
 		case err := <-res:
 			if err == nil {
@@ -215,6 +219,9 @@ func (n *Node) localWrite(ctx context.Context, ms []engine.Mutation, counter boo
 		if err := check(mutationSize(&ms[i])); err != nil {
 			return err
 		}
+	}
+	if n.store.writesStalled() {
+		engine.WillWait(ctx)
 	}
 	if err := n.store.Apply(ms, ids, counter); err != nil {
 		n.log.Logf(scyllalog.Error, "storage_proxy", "Failed to apply mutation: %v", err)
@@ -307,6 +314,7 @@ func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) (
 	// queue still goes to a worker, so the speculative retry below runs
 	// while it waits (scylladb service/storage_proxy.cc: a speculating read
 	// executor sends one more data request once the retry delay passes).
+	sentAt := time.Now()
 	sent, inline := 0, false
 	for ; sent < need; sent++ {
 		if alive[sent] == n.hostID && n.cap.Immediate(n.shardOf(v, t, Token(r.PartitionKey)), 1) {
@@ -319,14 +327,29 @@ func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) (
 		rows, err := n.localRead(ctx, r)
 		res <- result{rows, err}
 	}
-	spec := time.NewTimer(speculativeRetry)
-	defer spec.Stop()
+	// The speculative retry's timer starts when the read first waits: one
+	// whose replicas answered on this goroutine (the local one, and nodes
+	// of this process: mempeers.go) needs none.
+	var spec *time.Timer
+	var specC <-chan time.Time
+	defer func() {
+		if spec != nil {
+			spec.Stop()
+		}
+	}()
 	var got [][]engine.Row
 	fails := 0
 	var lastErr error
 	for len(got)+fails < sent {
+		if len(res) == 0 {
+			if spec == nil {
+				spec = time.NewTimer(max(0, speculativeRetry-time.Since(sentAt)))
+				specC = spec.C
+			}
+			engine.WillWait(ctx)
+		}
 		select {
-		case <-spec.C:
+		case <-specC:
 			if sent < len(alive) {
 				send(alive[sent])
 				sent++

@@ -91,12 +91,18 @@ func (n *Node) call(ctx context.Context, host string, m *msg) (*msg, error) {
 }
 
 // callAsync sends m to a remote member; done gets the answer (from the
-// connection's reader, so it must not block).
+// connection's reader, or the member itself when it is a node of this
+// process: mempeers.go; so it must not block).
 func (n *Node) callAsync(ctx context.Context, host string, m *msg, done func(*msg, error)) {
 	nm := n.view.Load().m.Nodes[host]
 	if nm == nil {
 		done(nil, fmt.Errorf("unknown host %s", host))
 		return
+	}
+	if directOp(m.Op) {
+		if d := n.tr.peers.direct(nm.internode()); d != nil && d.call(m, done) {
+			return
+		}
 	}
 	c, err := n.tr.get(ctx, nm.internode())
 	if err != nil {
@@ -104,4 +110,36 @@ func (n *Node) callAsync(ctx context.Context, host string, m *msg, done func(*ms
 		return
 	}
 	c.start(ctx, m, done)
+}
+
+// servesAtOnce says whether this node serves a data path request of a node
+// of its process without waiting: its shard's queue would not make it
+// sleep (capacity.Model.Immediate) and, for a write, its store is not
+// stalling writes. The caller's goroutine then serves it (mempeers.go).
+func (n *Node) servesAtOnce(m *msg) bool {
+	v := n.view.Load()
+	switch m.Op {
+	case opWrite, opCounterApply:
+		if n.store.writesStalled() {
+			return false
+		}
+		for i := range m.Muts {
+			if !n.immediate(v, m.Muts[i].Keyspace, m.Muts[i].Table, m.Muts[i].PartitionKey) {
+				return false
+			}
+		}
+		return true
+	case opRead:
+		return m.Read != nil && n.immediate(v, m.Read.Keyspace, m.Read.Table, m.Read.PartitionKey)
+	}
+	return false
+}
+
+// immediate: a unit of request work on the partition's shard runs at once.
+func (n *Node) immediate(v *view, ks, table string, pk []byte) bool {
+	_, t, err := n.lookup(v, ks, table)
+	if err != nil {
+		return true // answered at once, with the error
+	}
+	return n.cap.Immediate(n.shardOf(v, t, Token(pk)), 1)
 }

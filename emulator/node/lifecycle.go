@@ -111,6 +111,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		return fail(fmt.Errorf("listening for internode traffic: %w", err))
 	}
 	n.tr = newTransport(n.ctx, cfg.ListenAddress, n.handle, cfg.Peers)
+	n.tr.setServesAtOnce(n.servesAtOnce)
 	go n.tr.serve(n.ln)
 	cfg.Peers.add(n.internodeAddr(), n.tr)
 
@@ -512,6 +513,7 @@ func (n *Node) Close() error {
 		n.ln.Close()
 	}
 	if n.tr != nil {
+		n.tr.direct.close() // waits for the calls in progress: they use the store
 		n.tr.closeAll()
 	}
 	n.wg.Wait()

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -66,6 +67,106 @@ func (p *Peers) dial(addr, from string) net.Conn {
 	a, b := memPipe(memAddr(from), memAddr(addr))
 	t.accept(b)
 	return a
+}
+
+// direct is the data path server of the node of this process at addr
+// (nil: none, or it is closing).
+func (p *Peers) direct(addr string) *directServer {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	t := p.m[addr]
+	p.mu.Unlock()
+	if t == nil {
+		return nil
+	}
+	return t.direct
+}
+
+// The data path between nodes of one process is calls, not messages.
+//
+// Replica writes and reads are nearly all of a client operation's internode
+// traffic. Between nodes of one process they are not encoded, written,
+// read by the peer's connection reader, decoded and handed to one of its
+// workers, and their answers the same way back (a wake-up of a sleeping
+// goroutine at every hand-off: two to four per replica request): the
+// coordinator calls the replica's handler with the request itself, on its
+// own goroutine when the replica would serve it at once (its shard has no
+// queue, its store takes writes; Node.servesAtOnce), else on a worker of
+// the replica's, so a queued replica delays no other. An answer is what
+// the wire would carry (wireError: an error's text and code only). A node
+// that is closing serves no more calls, and waits for those in progress
+// before it closes its store; its peers' calls then go through the
+// transport, which fails them as connections to a dead node fail.
+
+// directOp: the requests nodes of one process make by calls.
+func directOp(op string) bool {
+	switch op {
+	case opWrite, opCounterApply, opRead:
+		return true
+	}
+	return false
+}
+
+// directServer serves a node's data path requests from nodes of its process.
+type directServer struct {
+	ctx     context.Context
+	handler rpcHandler
+	pool    *workPool
+	// now says whether the node serves m without waiting; set once, before
+	// the node is registered in its Peers (nil: never at once).
+	now func(m *msg) bool
+	// mu is held for reading by each call in progress: closing takes it
+	// for writing, so it waits for them.
+	mu     sync.RWMutex
+	closed bool
+}
+
+func newDirectServer(ctx context.Context, h rpcHandler) *directServer {
+	return &directServer{ctx: ctx, handler: h, pool: newWorkPool()}
+}
+
+// call serves m and gives done its answer (on this goroutine, or on a
+// worker of the serving node's when the request must wait there); false
+// when the node is closing (done is not called).
+func (d *directServer) call(m *msg, done func(*msg, error)) bool {
+	d.mu.RLock()
+	if d.closed || d.ctx.Err() != nil {
+		d.mu.RUnlock()
+		return false
+	}
+	if d.now != nil && d.now(m) {
+		d.serve(m, done)
+		d.mu.RUnlock()
+		return true
+	}
+	d.pool.run(func() {
+		defer d.mu.RUnlock()
+		d.serve(m, done)
+	})
+	return true
+}
+
+func (d *directServer) serve(m *msg, done func(*msg, error)) {
+	resp, err := d.handler(d.ctx, m)
+	if resp == nil {
+		resp = &msg{}
+	}
+	resp.ID, resp.Resp, resp.Op = m.ID, true, m.Op
+	resp.Err, resp.ErrCode = wireError(err)
+	done(resp, answerError(resp))
+}
+
+// close ends serving calls once those in progress have returned (the
+// node's context is cancelled first, so waits in them end).
+func (d *directServer) close() {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
 }
 
 // memAddr is an in-memory connection's end: the node's address.

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,5 +76,66 @@ func TestNodesOfOneProcessTalkInMemory(t *testing.T) {
 		t.Fatal("a did not connect to the restarted b anew")
 	} else if _, ok := c.nc.(*memConn); !ok {
 		t.Fatalf("a's connection to the restarted b is a %T", c.nc)
+	}
+}
+
+// A node of the process that closes while its peers' replica writes and
+// reads are calls into it (mempeers.go directServer) finishes those first
+// and then closes its store: no call reaches a closed store (Pebble would
+// panic, taking the process's other nodes with it), and QUORUM goes on
+// with the other two replicas throughout.
+func TestNodeOfOneProcessClosesUnderItsPeersCalls(t *testing.T) {
+	var log syncBuf
+	peers := NewPeers()
+	withPeers := func(addr, rack string) *Node {
+		cfg := memberConfig(addr, rack, t.TempDir(), &log)
+		cfg.Peers = peers
+		return openConfigured(t, cfg, nil)
+	}
+	a := withPeers("127.0.9.1", "rack1")
+	t.Cleanup(func() { a.Close() })
+	b := withPeers("127.0.9.2", "rack2")
+	c := withPeers("127.0.9.3", "rack3")
+	t.Cleanup(func() { c.Close() })
+	createTableRF(t, a, 20, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var failures []error
+	var mu sync.Mutex
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				key := []byte(fmt.Sprintf("w%d-%d", w, i))
+				m := engine.Mutation{Keyspace: "ks", Table: "t", PartitionKey: key, Cells: map[string][]byte{"v": []byte("x")}, Timestamp: time.Now().UnixMicro()}
+				err := a.Write(ctx, []engine.Mutation{m}, engine.Quorum)
+				if err == nil {
+					_, err = a.Read(ctx, engine.Read{Keyspace: "ks", Table: "t", PartitionKey: key}, engine.Quorum)
+				}
+				if err != nil {
+					mu.Lock()
+					failures = append(failures, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := b.Close(); err != nil {
+		t.Errorf("closing b under its peers' calls: %v", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Fatalf("%d QUORUM operations failed while one of three replicas closed, the first: %v", len(failures), failures[0])
 	}
 }

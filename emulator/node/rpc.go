@@ -87,15 +87,18 @@ type rpcConn struct {
 	once    sync.Once
 	err     error
 	handler rpcHandler // for requests arriving on this connection
-	ctx     context.Context
-	work    chan *msg // requests for idle workers
+	// now says whether the node serves a request at once (nil: never);
+	// the reader then serves it itself (readLoop).
+	now  func(*msg) bool
+	ctx  context.Context
+	work chan *msg // requests for idle workers
 }
 
 // rpcWorkerIdle is how long an idle request worker waits before exiting.
 const rpcWorkerIdle = 10 * time.Second
 
-func newRPCConn(ctx context.Context, nc net.Conn, h rpcHandler) *rpcConn {
-	c := &rpcConn{nc: nc, out: batchwriter.New(nc), fw: newFrameWriter(nil), pending: map[uint64]func(*msg){}, closed: make(chan struct{}), handler: h, ctx: ctx, work: make(chan *msg)}
+func newRPCConn(ctx context.Context, nc net.Conn, h rpcHandler, now func(*msg) bool) *rpcConn {
+	c := &rpcConn{nc: nc, out: batchwriter.New(nc), fw: newFrameWriter(nil), pending: map[uint64]func(*msg){}, closed: make(chan struct{}), handler: h, now: now, ctx: ctx, work: make(chan *msg)}
 	go c.readLoop()
 	return c
 }
@@ -149,6 +152,13 @@ func (c *rpcConn) readLoop() {
 			}
 			continue
 		}
+		// A replica write or read that its shard serves at once is served
+		// here: handing it to a worker woke a sleeping goroutine per
+		// request. Answers behind it on this connection wait that long.
+		if c.now != nil && directOp(m.Op) && c.now(m) {
+			c.serve(m)
+			continue
+		}
 		select {
 		case c.work <- m:
 		default:
@@ -181,16 +191,33 @@ func (c *rpcConn) serve(m *msg) {
 		resp = &msg{}
 	}
 	resp.ID, resp.Resp, resp.Op = m.ID, true, m.Op
-	if err != nil {
-		resp.Err = err.Error()
-		var ee *engine.Error
-		if errors.As(err, &ee) {
-			resp.ErrCode = int(ee.Code)
-		} else {
-			resp.ErrCode = -1
-		}
-	}
+	resp.Err, resp.ErrCode = wireError(err)
 	_ = c.send(resp) // a failed connection fails the caller's call
+}
+
+// wireError is how an answer carries a handler's error: its text, and the
+// engine error code (-1: not an engine error).
+func wireError(err error) (string, int) {
+	if err == nil {
+		return "", 0
+	}
+	var ee *engine.Error
+	if errors.As(err, &ee) {
+		return err.Error(), int(ee.Code)
+	}
+	return err.Error(), -1
+}
+
+// answerError is the caller's side of wireError: the error an answer
+// carries (nil: none), as the caller sees it.
+func answerError(r *msg) error {
+	switch {
+	case r.Err == "":
+		return nil
+	case r.ErrCode >= 0:
+		return &engine.Error{Code: engine.ErrorCode(r.ErrCode), Message: r.Err}
+	}
+	return errors.New(r.Err)
 }
 
 // start sends a request; done is called exactly once with the response or
@@ -213,15 +240,7 @@ func (c *rpcConn) start(ctx context.Context, m *msg, done func(*msg, error)) {
 			finish(nil, errConnClosed)
 			return
 		}
-		if r.Err != "" {
-			if r.ErrCode >= 0 {
-				finish(r, &engine.Error{Code: engine.ErrorCode(r.ErrCode), Message: r.Err})
-				return
-			}
-			finish(r, errors.New(r.Err))
-			return
-		}
-		finish(r, nil)
+		finish(r, answerError(r))
 	}
 	c.mu.Unlock()
 	if ctx.Err() != nil {
@@ -249,6 +268,7 @@ func (c *rpcConn) call(ctx context.Context, m *msg) (*msg, error) {
 	}
 	ch := make(chan result, 1)
 	c.start(ctx, m, func(r *msg, err error) { ch <- result{r, err} })
+	engine.WillWait(ctx)
 	select {
 	case r := <-ch:
 		return r.r, r.err
@@ -271,10 +291,29 @@ type transport struct {
 	dialing map[string]chan struct{}
 	laddr   string
 	peers   *Peers
+	// direct serves the data path's requests of nodes of this process
+	// (mempeers.go); nil without peers.
+	direct *directServer
+	// now says whether the node serves a data path request at once
+	// (Node.servesAtOnce); set before the transport serves or dials.
+	now func(*msg) bool
 }
 
 func newTransport(ctx context.Context, localAddr string, h rpcHandler, peers *Peers) *transport {
-	return &transport{ctx: ctx, handler: h, conns: map[string]*rpcConn{}, dialing: map[string]chan struct{}{}, laddr: localAddr, peers: peers}
+	t := &transport{ctx: ctx, handler: h, conns: map[string]*rpcConn{}, dialing: map[string]chan struct{}{}, laddr: localAddr, peers: peers}
+	if peers != nil {
+		t.direct = newDirectServer(ctx, h)
+	}
+	return t
+}
+
+// setServesAtOnce sets the node's says-whether-it-serves-at-once, before
+// the transport serves or dials.
+func (t *transport) setServesAtOnce(now func(*msg) bool) {
+	t.now = now
+	if t.direct != nil {
+		t.direct.now = now
+	}
 }
 
 func (t *transport) serve(ln net.Listener) {
@@ -292,7 +331,7 @@ func (t *transport) serve(ln net.Listener) {
 
 // accept serves an incoming connection until it or this node closes.
 func (t *transport) accept(nc net.Conn) {
-	c := newRPCConn(t.ctx, nc, t.handler)
+	c := newRPCConn(t.ctx, nc, t.handler, t.now)
 	go func() {
 		select {
 		case <-c.closed:
@@ -352,7 +391,7 @@ func (t *transport) get(ctx context.Context, addr string) (*rpcConn, error) {
 			t.mu.Unlock()
 			return nil, fmt.Errorf("connecting to %s: %w", addr, err)
 		}
-		c := newRPCConn(t.ctx, nc, t.handler)
+		c := newRPCConn(t.ctx, nc, t.handler, t.now)
 		t.conns[addr] = c
 		t.mu.Unlock()
 		return c, nil

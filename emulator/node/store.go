@@ -297,7 +297,13 @@ type Store struct {
 	closed atomic.Bool // metrics read nothing from a closed store
 
 	bg *backgroundPriority // flushes' and compactions' thread priority
+
+	// stalled: Pebble is holding writes back (its memtables wait for a
+	// flush), so a write would wait (Node.servesAtOnce).
+	stalled *atomic.Bool
 }
+
+func (s *Store) writesStalled() bool { return s.stalled.Load() }
 
 // OpenStore opens (or creates) the database in dir. capacityBytes is the
 // emulated disk size (0 = unknown): Pebble's memtable, WAL and file sizes are
@@ -371,13 +377,16 @@ func OpenStore(dir string, capacityBytes int64) (*Store, error) {
 	bg := newBackgroundPriority(4 * sz.memtable)
 	opts.EventListener = &pebble.EventListener{}
 	bg.listen(opts.EventListener)
+	stalled := new(atomic.Bool)
+	opts.EventListener.WriteStallBegin = func(pebble.WriteStallBeginInfo) { stalled.Store(true) }
+	opts.EventListener.WriteStallEnd = func() { stalled.Store(false) }
 	opts.EnsureDefaults()
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("opening pebble in %s: %w", dir, err)
 	}
 	bg.start(db)
-	return &Store{db: db, dir: dir, opts: opts, size: sz, bg: bg}, nil
+	return &Store{db: db, dir: dir, opts: opts, size: sz, bg: bg, stalled: stalled}, nil
 }
 
 // storeSizing is the Pebble shape for an emulated disk.
