@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,12 +29,19 @@ import (
 // three i4i.4xlarge node processes at the default capacity model, a mixed
 // 1:1 workload (RF=3, QUORUM, 1 KiB values) at fixed rates, and for each
 // rate the CPU time of the three node processes (utime+stime from
-// /proc/PID/stat) divided by the client operations, the nodes' RSS and the
-// client's P50/P99 (measured from each operation's scheduled start, so a
-// stalled client or node shows). Run it with `make bench-emulator`;
+// /proc/PID/stat) divided by the client operations, the heap objects the
+// node processes allocated per operation (their MemStats.Mallocs, read from
+// the heap profile --pprof serves), the nodes' RSS and the client's P50/P99
+// (measured from each operation's scheduled start, so a stalled client or
+// node shows). Before the rates it measures the machine: a 1 KiB loopback
+// round trip between busy goroutines (the system calls' floor) and between
+// idle ones (the difference is the cost of waking them). Run it with
+// `make bench-emulator`;
 // BENCH_EMU_RATES (default "2000,10000") and BENCH_EMU_SECONDS (default 10)
 // change the rates and the time per rate; BENCH_NODE_PROFILE writes a CPU
-// profile per node ("{addr}" in the path is the node's address);
+// profile per node process ("{addr}" in the path is the node's address;
+// with BENCH_EMU_SHARED=1 the first node to start writes the process's,
+// the others' files stay empty);
 // BENCH_EMU_NODE_ENV adds VAR=value words to the nodes' environment (e.g.
 // GOMAXPROCS=1, to compare runtime settings side by side);
 // BENCH_EMU_SHARED=1 runs the three nodes in one process
@@ -81,10 +89,12 @@ func BenchmarkNodeCost(b *testing.B) {
 		us(busy), us(idle), us(idle-busy), 2*us(busy), 2*us(idle))
 	b.ReportMetric(2*us(busy), "µs-floor/op")
 	b.ReportMetric(2*us(idle-busy), "µs-wakeups/op")
+	b.ReportMetric(us(busy), "µs-busy-rtt")
+	b.ReportMetric(us(idle-busy), "µs-wakeup-rtt")
 	exe, _ := os.Executable()
 	opts := Options{Binary: exe, Env: append([]string{nodeEnv + "=1"}, strings.Fields(os.Getenv("BENCH_EMU_NODE_ENV"))...), Nodes: 3, Racks: 3, Dir: b.TempDir(), BaseAddress: "127.0.144.25",
 		InstanceType: "i4i.4xlarge", VCPUs: 16, MemoryGB: 128, DiskGB: 3750,
-		StartTimeout: 60 * time.Second, ExtraNodeArgs: []string{"--initial-tablets", "16"}}
+		StartTimeout: 60 * time.Second, ExtraNodeArgs: []string{"--initial-tablets", "16", "--pprof"}}
 	opts.SharedProcess = os.Getenv("BENCH_EMU_SHARED") == "1"
 	if opts.SharedProcess {
 		fmt.Println("the three nodes run in one process (BENCH_EMU_SHARED=1)")
@@ -124,20 +134,24 @@ func BenchmarkNodeCost(b *testing.B) {
 		// A short warm-up at the rate, then the measured interval.
 		driveMixed(ctx, s, value, keys, rate, time.Second)
 		cpu0 := nodesCPU(b, c)
+		mallocs0 := nodesMallocs(c)
 		steal0 := machineCPU()
 		t0 := time.Now()
 		lat, failed := driveMixed(ctx, s, value, keys, rate, time.Duration(secs)*time.Second)
 		el := time.Since(t0)
 		cpu := nodesCPU(b, c) - cpu0
+		mallocs := nodesMallocs(c) - mallocs0
 		steal := machineCPU().stealPct(steal0)
 		ops := len(lat)
 		slices.Sort(lat)
 		q := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
 		rss := nodesRSS(c)
 		perOp := cpu.Seconds() * 1e6 / float64(ops)
-		fmt.Printf("rate %6d op/s: %6d ops in %.1fs, node CPU %.2f cores, %6.1f µs CPU/op, RSS %s MiB, P50 %v P99 %v, %d failed, load %s, CPU steal %.1f%%\n",
-			rate, ops, el.Seconds(), cpu.Seconds()/el.Seconds(), perOp, rss, q(0.50).Round(10*time.Microsecond), q(0.99).Round(10*time.Microsecond), failed, loadAvg(), steal)
+		allocsPerOp := float64(mallocs) / float64(ops)
+		fmt.Printf("rate %6d op/s: %6d ops in %.1fs, node CPU %.2f cores, %6.1f µs CPU/op, %.0f node allocs/op, RSS %s MiB, P50 %v P99 %v, %d failed, load %s, CPU steal %.1f%%\n",
+			rate, ops, el.Seconds(), cpu.Seconds()/el.Seconds(), perOp, allocsPerOp, rss, q(0.50).Round(10*time.Microsecond), q(0.99).Round(10*time.Microsecond), failed, loadAvg(), steal)
 		b.ReportMetric(perOp, fmt.Sprintf("µs-cpu/op@%d", rate))
+		b.ReportMetric(allocsPerOp, fmt.Sprintf("node-allocs/op@%d", rate))
 		b.ReportMetric(float64(q(0.99).Microseconds()), fmt.Sprintf("µs-p99@%d", rate))
 		// The hypervisor's share: runs compared side by side need it alike.
 		b.ReportMetric(steal, fmt.Sprintf("%%-steal@%d", rate))
@@ -301,6 +315,36 @@ func nodesCPU(b *testing.B, c *Cluster) time.Duration {
 		ticks += u + st
 	}
 	return time.Duration(ticks) * 10 * time.Millisecond
+}
+
+// nodesMallocs sums the heap objects the node processes have allocated
+// (runtime.MemStats.Mallocs, which the heap profile's text form ends with;
+// the nodes run with --pprof), once per process. A process whose figure
+// cannot be read counts 0 both times.
+func nodesMallocs(c *Cluster) int64 {
+	var total int64
+	var seen []int
+	for _, n := range c.Nodes() {
+		pid := c.pidOf(n)
+		if slices.Contains(seen, pid) {
+			continue
+		}
+		seen = append(seen, pid)
+		resp, err := http.Get("http://" + net.JoinHostPort(n.Addr, strconv.Itoa(RESTPort)) + "/debug/pprof/heap?debug=1")
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "# Mallocs = "); ok {
+				m, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				total += m
+			}
+		}
+		resp.Body.Close()
+	}
+	return total
 }
 
 // nodesRSS lists the node processes' VmRSS in MiB.
