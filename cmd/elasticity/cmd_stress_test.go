@@ -43,6 +43,8 @@ func TestStressInvalidInput(t *testing.T) {
 		"--fill cannot be combined": {"--hosts", "127.0.3.1", "--fill", "--prefill"},
 		"--key-stride must":         {"--hosts", "127.0.3.1", "--fill", "--key-stride", "0"},
 		"--start-key must":          {"--hosts", "127.0.3.1", "--fill", "--start-key", "-5"},
+		`unknown form "nosuch"`:     {"--hosts", "127.0.3.1", "--model", "nosuch:x"},
+		"-foo":                      {"--hosts", "127.0.3.1", "--model", "cs:cassandra-stress write -foo"},
 		"--calibrate-start-concurrency -2: must not be negative": {"--hosts", "127.0.3.1", "--calibrate-ceiling", "10ms", "--calibrate-only", "--calibrate-start-concurrency", "-2"},
 	}
 	for want, args := range cases {
@@ -105,6 +107,32 @@ func TestStressAgainstInMemoryNode(t *testing.T) {
 	var le *results.LineError
 	if !errors.As(err, &le) || le.Line != len(strings.Split(strings.TrimSpace(readFile(t, out)), "\n")) {
 		t.Fatalf("corrupt last line: %v", err)
+	}
+}
+
+// --model runs a registered form's model (a cassandra-stress command line):
+// its schema, its prefill and its operations, records named by operation.
+func TestStressModelAgainstInMemoryNode(t *testing.T) {
+	hp := enginetest.StartServer(t, "127.0.3.3:0", enginetest.NewMemory("cli"))
+	host, port, _ := net.SplitHostPort(hp)
+	out := filepath.Join(t.TempDir(), "latency.jsonl")
+	code, stdout, stderr := runStressCLI(t, context.Background(), "--hosts", host, "--port", port, "--create-schema", "--rf", "1",
+		"--model", "cs:cassandra-stress mixed ratio(write=1,read=3) cl=ONE -col size=FIXED(64) n=FIXED(2)",
+		"--prefill", "--keys", "200", "--rate", "300/s", "--duration", "2s", "--interval", "500ms", "--out", out)
+	if code != ExitPassed {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"schema keyspace1.standard1 ready", "cassandra-stress mixed on keyspace1.standard1: write (write, 25%, CL ONE), read (read, 75%, CL ONE)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	ops := map[string]int64{}
+	if err := results.ReadJSONL(out, func(_ int, r *results.LatencyRecord) error { ops[r.Op+"/"+r.OpClass()] += r.Count; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if ops["fill/fill"] < 200 || ops["read/read"] < 200 || ops["write/write"] < 50 || len(ops) != 3 {
+		t.Fatalf("records: %v", ops)
 	}
 }
 

@@ -52,10 +52,17 @@ service time from its actual send; an operation that cannot start within --max-l
 of its intended start is dropped and counted, never skipped silently.
 
 With --calibrate-ceiling the cluster's maximum throughput under that P99 is probed
-first (closed loop) and --load-percent of it becomes the rate.`,
+first (closed loop) and --load-percent of it becomes the rate.
+
+--model chooses the workload: kv (the built-in key/value table, default), a
+cassandra-stress command line (cs:LINE), a user profile (profile:..., as
+elasticity plan's scenarios build it) or a scylla-bench mode (sb:mode=...);
+--create-schema and --prefill then use the model's schema and fill.`,
 		Example: `  elasticity stress --hosts 127.0.0.2,127.0.0.3 --create-schema --rf 3 --prefill --keys 100000 \
       --mix write=1,read=1 --rate 5000/s --duration 60s --out latency.jsonl
-  elasticity stress --hosts 10.0.0.5 --calibrate-ceiling 10ms --load-percent 70 --duration 5m`,
+  elasticity stress --hosts 10.0.0.5 --calibrate-ceiling 10ms --load-percent 70 --duration 5m
+  elasticity stress --hosts 127.0.0.2 --create-schema --rf 1 --prefill --keys 10000 --rate 500/s \
+      --model 'cs:cassandra-stress mixed ratio(write=1,read=2) cl=QUORUM -col size=FIXED(512) n=FIXED(1)'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.keysSet = cmd.Flags().Changed("keys")
