@@ -121,7 +121,7 @@ func (m *Model) Describe() stress.ModelInfo {
 		info.Schema = sch
 	}
 	if m.hasCounters() {
-		info.Notes = append(info.Notes, "counter operations: the keyspace is created with tablets disabled (ScyllaDB refuses counters in tablet keyspaces)")
+		info.Notes = append(info.Notes, "counter operations: the keyspace is created with tablets disabled, whatever the scenario's tablets (ScyllaDB before 2026.1 refuses counters in a tablet keyspace)")
 	}
 	info.Notes = append(info.Notes, m.dataNote())
 	return info

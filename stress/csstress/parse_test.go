@@ -273,3 +273,20 @@ func FuzzParse(f *testing.F) {
 		_ = m.Describe()
 	})
 }
+
+// Counters get a keyspace without tablets even when the scenario asks for them.
+func TestCounterSchemaWithoutTablets(t *testing.T) {
+	m, err := Parse("cassandra-stress counter_write -rate threads=4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, err := m.Schema(stress.SchemaTarget{DC: "dc1", RF: 3, Tablets: 32})
+	if err != nil || !strings.HasSuffix(sch[0], "AND tablets = {'enabled': false}") || len(sch) != 3 {
+		t.Fatalf("%v %q", err, sch)
+	}
+	w, _ := Parse("cassandra-stress write -rate threads=4")
+	sch, _ = w.Schema(stress.SchemaTarget{DC: "dc1", RF: 3, Tablets: 32})
+	if !strings.HasSuffix(sch[0], "AND tablets = {'initial': 32}") || len(sch) != 2 {
+		t.Fatalf("%q", sch)
+	}
+}
