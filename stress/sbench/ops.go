@@ -150,7 +150,7 @@ func (ws *workers) build(ctx context.Context) *worker {
 	case m.counters():
 		ws.buildCounterWrites(ctx, w)
 	case r == 1:
-		w.vals, w.bufs = make([]blobArg, 1), [][]byte{make([]byte, m.size.max)}
+		w.vals, w.bufs = make([]blobArg, 1), make([][]byte, 1)
 		w.insert = s.Query(ws.st.insert, &w.pk, &w.cks[0], &w.vals[0]).WithContext(ctx).Consistency(cl).Idempotent(true)
 	default:
 		w.vals, w.bufs = make([]blobArg, r), make([][]byte, r)
@@ -158,7 +158,6 @@ func (ws *workers) build(ctx context.Context) *worker {
 		w.batch.SetConsistency(cl)
 		w.entries = make([]gocql.BatchEntry, r)
 		for i := range w.entries {
-			w.bufs[i] = make([]byte, m.size.max)
 			w.entries[i] = gocql.BatchEntry{Stmt: ws.st.insert, Args: []any{&w.pk, &w.cks[i], &w.vals[i]}, Idempotent: true}
 		}
 	}
@@ -215,7 +214,7 @@ func (ws *workers) writeRows(w *worker, pk int64, cks []int64) error {
 			}
 			continue
 		}
-		buf := w.bufs[i][:m.size.forRow(pk, ck)]
+		buf := grow(&w.bufs[i], m.size.forRow(pk, ck)) // as large as the largest row yet
 		generateData(buf, pk, ck, m.o.ValidateData, m.o.NoRandomData)
 		w.vals[i].b = buf
 	}
