@@ -327,7 +327,11 @@ func (s *settings) finish() error {
 		return invalid("-pop", s.pop.dist.text, fmt.Sprintf("indexes up to %d: keysize=%d keys hold %d distinct hex digits", maxIndex(s.keysize), s.keysize, min(s.keysize, 16)))
 	}
 	if s.pop.given {
-		s.note("-pop %s: operations address these population indexes whatever the scenario's fill wrote (the fill writes indexes 1..rows)", s.pop.dist.text)
+		what := "dist=" + s.pop.dist.text
+		if s.pop.seq && !strings.HasPrefix(strings.ToLower(s.pop.dist.text), "seq(") {
+			what = "seq=" + s.pop.dist.text
+		}
+		s.note("-pop %s: operations address these population indexes whatever the scenario's fill wrote (the fill writes indexes 1..rows)", what)
 	} else {
 		s.note("no -pop: operations address the rows the scenario filled (population indexes 1..rows), drawn with the scenario's key distribution; writes without a fill add indexes 1, 2, 3 ...")
 	}
