@@ -399,6 +399,14 @@ func mergeRows(sets [][]engine.Row, limit int) []engine.Row {
 	if len(sets) == 1 {
 		return sets[0]
 	}
+	if rows, ok := mergeSingleRows(sets); ok {
+		return rows
+	}
+	return mergeRowsByKey(sets, limit)
+}
+
+// mergeRowsByKey is mergeRows for any answers.
+func mergeRowsByKey(sets [][]engine.Row, limit int) []engine.Row {
 	by := map[string]engine.Row{}
 	for _, s := range sets {
 		for _, r := range s {
@@ -417,6 +425,37 @@ func mergeRows(sets [][]engine.Row, limit int) []engine.Row {
 		out = out[:limit]
 	}
 	return out
+}
+
+// mergeSingleRows merges answers of at most one row each, all of one
+// clustering key (a single-row read, a client operation's usual answer),
+// without mergeRows' map: the newest row, the first of equally new ones,
+// as mergeRows picks. ok is false for other answers.
+func mergeSingleRows(sets [][]engine.Row) (rows []engine.Row, ok bool) {
+	var best *engine.Row
+	for _, s := range sets {
+		switch len(s) {
+		case 0:
+			continue
+		case 1:
+		default:
+			return nil, false
+		}
+		if best == nil {
+			best = &s[0]
+			continue
+		}
+		if !bytes.Equal(best.Clustering, s[0].Clustering) {
+			return nil, false
+		}
+		if s[0].Timestamp > best.Timestamp {
+			best = &s[0]
+		}
+	}
+	if best == nil {
+		return []engine.Row{}, true
+	}
+	return []engine.Row{*best}, true
 }
 
 // liveReplicas is the live part of reps and how many answers cl needs, or

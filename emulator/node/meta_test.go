@@ -124,6 +124,41 @@ func TestBlockForAndMergeRows(t *testing.T) {
 	}
 }
 
+// Single-row answers merge without a map exactly as any answers do: the
+// newest row, the first of equally new ones; answers of several rows or of
+// different clustering keys go the general way.
+func TestSingleRowAnswersMergeAsAnyDo(t *testing.T) {
+	row := func(ck byte, ts int64, v string) []engine.Row {
+		return []engine.Row{{Clustering: []byte{ck}, Timestamp: ts, Cells: map[string][]byte{"v": []byte(v)}}}
+	}
+	for i, sets := range [][][]engine.Row{
+		{row(1, 5, "a"), row(1, 9, "b")},
+		{row(1, 9, "a"), row(1, 5, "b")},
+		{row(1, 7, "a"), row(1, 7, "b"), row(1, 7, "c")},
+		{nil, row(1, 3, "b")},
+		{nil, nil},
+		{{}, row(2, 1, "x"), nil},
+		{{{Timestamp: 4, Cells: map[string][]byte{"v": []byte("p")}}}, {{Clustering: []byte{}, Timestamp: 6}}},
+	} {
+		got, ok := mergeSingleRows(sets)
+		if !ok {
+			t.Errorf("case %d: single-row answers not merged by mergeSingleRows", i)
+			continue
+		}
+		if want := mergeRowsByKey(sets, 0); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("case %d: %v, want %v", i, got, want)
+		}
+	}
+	for i, sets := range [][][]engine.Row{
+		{row(1, 5, "a"), row(2, 9, "b")},
+		{row(1, 5, "a"), append(row(1, 5, "a"), row(2, 1, "c")...)},
+	} {
+		if _, ok := mergeSingleRows(sets); ok {
+			t.Errorf("case %d: answers %v taken as single rows", i, sets)
+		}
+	}
+}
+
 func TestCanLose(t *testing.T) {
 	m := testMeta(&NodeMeta{HostID: "a", DC: "dc1"}, &NodeMeta{HostID: "b", DC: "dc1"}, &NodeMeta{HostID: "c", DC: "dc1"})
 	m.Keyspaces["ks"] = &engine.Keyspace{Name: "ks", Replication: map[string]string{"class": "NetworkTopologyStrategy", "dc1": "3"}, TabletsEnabled: true}

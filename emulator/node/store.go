@@ -65,7 +65,15 @@ func tableStart(id [16]byte) []byte {
 
 // tokenKey is the first key of a token within a table (inclusive bound).
 func tokenKey(id [16]byte, token int64) []byte {
-	k := tableStart(id)
+	return appendTokenKey(make([]byte, 0, tokenKeyLen), id, token)
+}
+
+// tokenKeyLen is the length of a token key: prefix, table id, token.
+const tokenKeyLen = 1 + 16 + 8
+
+func appendTokenKey(k []byte, id [16]byte, token int64) []byte {
+	k = append(k, prefixData)
+	k = append(k, id[:]...)
 	tb := tokenBytes(token)
 	return append(k, tb[:]...)
 }
@@ -95,13 +103,17 @@ func keyUpperBound(p []byte) []byte {
 }
 
 func partitionPrefix(id [16]byte, token int64, pk []byte) []byte {
-	k := tokenKey(id, token)
-	k = binary.AppendUvarint(k, uint64(len(pk)))
-	return append(k, pk...)
+	return rowKey(id, token, pk, nil)
 }
 
+// rowKey is built in one allocation: a key per replica read and write
+// grew its slice three times (issue 45).
 func rowKey(id [16]byte, token int64, pk, clustering []byte) []byte {
-	return append(partitionPrefix(id, token, pk), clustering...)
+	k := make([]byte, 0, tokenKeyLen+binary.MaxVarintLen64+len(pk)+len(clustering))
+	k = appendTokenKey(k, id, token)
+	k = binary.AppendUvarint(k, uint64(len(pk)))
+	k = append(k, pk...)
+	return append(k, clustering...)
 }
 
 // encodeRow serialises cells (sorted by name for a stable encoding).
@@ -237,11 +249,36 @@ func mergeCells(a, b []cell) []cell {
 // compaction or read meets, most of them with a single operand (a row
 // written once): that one is kept as it is, without decoding and encoding
 // it again (decoding, copying and re-encoding every row was most of a
-// compaction's allocations).
+// compaction's allocations). Mergers are pooled with their buffers: Finish
+// gives Pebble the merger as the value's closer, which Pebble closes once
+// the value is no longer used (an iterator's or compaction's next step, a
+// Get's closer); a merger and its ~1 KiB copy were two allocations per
+// point read and per row flushed or compacted (issue 45).
 type rowMerger struct {
-	only  []byte // the single operand so far, copied; nil once merged
+	only  []byte // the single operand so far, copied into buf; nil once merged
 	cells []cell
+	buf   []byte // only's storage, kept between uses
+	out   []byte // a merged row's encoding, kept between uses
 }
+
+var rowMergers = sync.Pool{New: func() any { return new(rowMerger) }}
+
+// Close returns the merger to the pool (io.Closer, for Finish's value).
+func (m *rowMerger) Close() error {
+	clear(m.cells)
+	m.cells, m.only = m.cells[:0], nil
+	if cap(m.buf) > maxPooledRow {
+		m.buf = nil
+	}
+	if cap(m.out) > maxPooledRow {
+		m.out = nil
+	}
+	rowMergers.Put(m)
+	return nil
+}
+
+// maxPooledRow: larger rows' buffers are not kept in the pool.
+const maxPooledRow = 64 << 10
 
 func (m *rowMerger) add(v []byte) error {
 	if m.only != nil {
@@ -267,17 +304,21 @@ func (m *rowMerger) MergeNewer(v []byte) error { return m.add(v) }
 func (m *rowMerger) MergeOlder(v []byte) error { return m.add(v) }
 func (m *rowMerger) Finish(bool) ([]byte, io.Closer, error) {
 	if m.only != nil {
-		return m.only, nil, nil
+		return m.only, m, nil
 	}
 	sort.Slice(m.cells, func(i, j int) bool { return m.cells[i].Name < m.cells[j].Name })
-	return encodeRow(nil, m.cells), nil, nil
+	m.out = encodeRow(m.out[:0], m.cells)
+	return m.out, m, nil
 }
 
 var rowMergeOperator = &pebble.Merger{
 	Name: mergerName,
 	Merge: func(key, value []byte) (pebble.ValueMerger, error) {
 		// Pebble may reuse value after the call: keep a copy.
-		return &rowMerger{only: append(make([]byte, 0, len(value)), value...)}, nil
+		m := rowMergers.Get().(*rowMerger)
+		m.buf = append(m.buf[:0], value...)
+		m.only = m.buf
+		return m, nil
 	},
 }
 
