@@ -40,6 +40,7 @@ type settings struct {
 	command string // write, read, mixed, counter_write, counter_read, user
 	mix     []opWeight
 	cl      gocql.Consistency
+	clGiven bool
 	keysize int
 	add     dist // counter increments (SettingsCommandPreDefined add=)
 
@@ -258,7 +259,7 @@ func (s *settings) commonParam(p string) (done bool, err error) {
 		}
 	case lname == "cl" && hasValue:
 		cl, err := parseCL(value)
-		s.cl = cl
+		s.cl, s.clGiven = cl, true
 		return true, err
 	case lname == "serial-cl" && hasValue:
 		if !strings.EqualFold(value, "SERIAL") && !strings.EqualFold(value, "LOCAL_SERIAL") {
@@ -311,6 +312,12 @@ func (s *settings) parseRatio(p string) error {
 // finish applies cassandra-stress's defaults and checks what depends on
 // several options.
 func (s *settings) finish() error {
+	if !s.clGiven {
+		s.note("no cl=: cassandra-stress's default consistency LOCAL_ONE applies, not the scenario's")
+	}
+	if !s.seenOptions["-rate"] {
+		s.note("no -rate: the scenario's rate and concurrency apply (cassandra-stress's default searches for a saturating thread count, -rate auto, or runs write and counter_write n=… with 200 threads)")
+	}
 	if s.command == "user" {
 		return nil
 	}
