@@ -29,7 +29,8 @@ type dist struct {
 }
 
 var (
-	distRE = regexp.MustCompile(`(?i)^(~?)([a-z]+)\((.+)\)$`) // OptionDistribution.FULL
+	rangeSepRE = regexp.MustCompile(`\.\.+`)                      // OptionDistribution's bounds separator
+	distRE     = regexp.MustCompile(`(?i)^(~?)([a-z]+)\((.+)\)$`) // OptionDistribution.FULL
 	// distAliases is OptionDistribution.LOOKUP (weibull maps to nothing there: LOOKUP.get("weibull") before it is put).
 	distAliases = map[string]string{
 		"exp": "exp", "extr": "extreme", "extreme": "extreme", "qextr": "qextreme", "qextreme": "qextreme",
@@ -92,9 +93,9 @@ func (d *dist) parseFixed(params []string) error {
 // parseRange reads min..max and checks the number of parameters.
 func (d *dist) parseRange(params []string, lo, hi int) error {
 	if len(params) < lo || len(params) > hi {
-		return fmt.Errorf("want min..max%s", map[bool]string{true: " and more parameters", false: ""}[hi > 1])
+		return fmt.Errorf("want %d to %d parameters, the first min..max", lo, hi)
 	}
-	bounds := regexp.MustCompile(`\.\.+`).Split(params[0], -1)
+	bounds := rangeSepRE.Split(params[0], -1)
 	if len(bounds) != 2 {
 		return fmt.Errorf("%q is not a range min..max", params[0])
 	}

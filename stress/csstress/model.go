@@ -131,7 +131,10 @@ func (m *Model) Describe() stress.ModelInfo {
 func (m *Model) dataNote() string {
 	pop := "the scenario's rows"
 	if m.s.pop.given {
-		pop = "-pop " + map[bool]string{true: "seq=", false: "dist="}[m.s.pop.seq] + m.s.pop.dist.text
+		pop = "-pop dist=" + m.s.pop.dist.text
+		if m.s.pop.seq && !strings.HasPrefix(strings.ToLower(m.s.pop.dist.text), "seq(") {
+			pop = "-pop seq=" + m.s.pop.dist.text
+		}
 	}
 	v := fmt.Sprintf("keys: %d hex characters from the population index (%s); %d blob columns %s of size %s, each a function of index and column (rows regenerable)",
 		m.s.keysize, pop, len(m.s.colNames), strings.Join(m.s.colNames, ","), m.s.size.text)

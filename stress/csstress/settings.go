@@ -89,6 +89,11 @@ func invalid(option, value, want string) error {
 	return fmt.Errorf("stress_cmd: option %s: %q is invalid: want %s", option, value, want)
 }
 
+var (
+	durationRE = regexp.MustCompile(`^[0-9]+[smhSMH]$`)    // SettingsCommand.Duration's duration=
+	ratioRE    = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`) // OptionEnumProbabilities' values
+)
+
 // consistencies are SettingsCommand's cl= values.
 var consistencies = "ONE|QUORUM|LOCAL_QUORUM|EACH_QUORUM|ALL|ANY|TWO|THREE|LOCAL_ONE|SERIAL|LOCAL_SERIAL"
 
@@ -230,8 +235,11 @@ func (s *settings) commandParam(p string) error {
 	if s.command == "mixed" && strings.HasPrefix(strings.ToLower(p), "ratio(") {
 		return s.parseRatio(p)
 	}
-	return fmt.Errorf("stress_cmd: %s: parameter %q is not supported (want n=, duration=, cl=, no-warmup, truncate=never, keysize=, add=%s)",
-		s.command, p, map[bool]string{true: ", ratio(...)"}[s.command == "mixed"])
+	want := "n=, duration=, cl=, no-warmup, truncate=never, keysize=, add="
+	if s.command == "mixed" {
+		want += ", ratio(...)"
+	}
+	return fmt.Errorf("stress_cmd: %s: parameter %q is not supported (want %s)", s.command, p, want)
 }
 
 // commonParam reads the parameters every command takes (SettingsCommand.Options
@@ -245,7 +253,7 @@ func (s *settings) commonParam(p string) (done bool, err error) {
 		}
 		s.note("n=%s gives way to the scenario's phases: they decide how long each step runs", value)
 	case lname == "duration" && hasValue:
-		if !regexp.MustCompile(`^[0-9]+[smhSMH]$`).MatchString(value) {
+		if !durationRE.MatchString(value) {
 			return true, invalid("duration=", value, "a number with s, m or h")
 		}
 		s.note("duration=%s gives way to the scenario's phases: they decide how long each step runs", value)
@@ -291,7 +299,7 @@ func (s *settings) parseRatio(p string) error {
 			return invalid("ratio(...)", kv, "write=, read=, counter_write= or counter_read= with a number")
 		}
 		w, err := strconv.ParseFloat(value, 64)
-		if err != nil || w < 0 || !regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`).MatchString(value) {
+		if err != nil || w < 0 || !ratioRE.MatchString(value) {
 			return invalid("ratio(...)", kv, "a non-negative number such as 1 or 2.5")
 		}
 		if seen[kind] {

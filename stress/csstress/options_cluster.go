@@ -1,5 +1,7 @@
 package csstress
 
+// The options about the cluster and the output: -schema, -mode, -port, -log, -errors.
+
 import (
 	"fmt"
 	"regexp"
@@ -14,6 +16,9 @@ var (
 	identRE    = regexp.MustCompile(`^[A-Za-z0-9_]{1,48}$`)
 	multiRE    = regexp.MustCompile(`(?i)^(replication|compaction|storage)\((.*)\)$`)
 	strategyRE = regexp.MustCompile(`^[A-Za-z0-9_.]+$`)
+	// SettingsLog's interval= and level= patterns.
+	logIntervalRE = regexp.MustCompile(`^[0-9]+(ms|s|)$`)
+	logLevelRE    = regexp.MustCompile(`^(minimal|normal|verbose)$`)
 )
 
 // parseSchema reads -schema (SettingsSchema): replication(...), keyspace=,
@@ -153,11 +158,11 @@ func (s *settings) parseLog(params []string) error {
 		name, value, _ := strings.Cut(p, "=")
 		switch strings.ToLower(name) {
 		case "interval":
-			if !regexp.MustCompile(`^[0-9]+(ms|s|)$`).MatchString(value) {
+			if !logIntervalRE.MatchString(value) {
 				return invalid("-log interval=", value, "a number of seconds or milliseconds such as 5, 5s or 500ms")
 			}
 		case "level":
-			if !regexp.MustCompile(`^(minimal|normal|verbose)$`).MatchString(strings.ToLower(value)) {
+			if !logLevelRE.MatchString(strings.ToLower(value)) {
 				return invalid("-log level=", value, "minimal, normal or verbose")
 			}
 		case "file", "hdrfile", "no-summary", "no-settings", "print-statements-on-error":
