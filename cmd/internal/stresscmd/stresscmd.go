@@ -163,7 +163,7 @@ func runStress(ctx context.Context, e *streams, f *stressFlags) error {
 		}
 		defer out.Close()
 	}
-	console := stress.NewConsole(say, 2)
+	console := stress.NewConsole(say, len(w.Model.Ops())) // one line per interval: every operation's record
 	sink := func(r results.LatencyRecord) {
 		if out != nil {
 			if err := out.Write(r); err != nil && sinkErr == nil {
