@@ -105,40 +105,20 @@ func applyModel(p *Plan, s *scenarios.Scenario, m stress.Model, mp *ModelPlan) {
 	p.Workload.WriteConsistency, p.Workload.ReadConsistency = p.Load.WriteCL, p.Load.ReadCL
 	// What the keys and values are is the model's (its notes say).
 	p.ValueSize, p.Workload.Distribution = "the workload model's", "the workload model's"
-	gave := gaveWay(s, mp.Form)
 	if rs, ok := m.(stress.RateSetter); ok {
 		if rate, ok := rs.Rate(); ok && rate > 0 {
 			p.Load.Rate, p.Load.LoadPercent, p.Load.CapacityAfter = rate, 0, false
 			p.Workload.RateOpsPerS, p.Workload.LoadPercent = rate, 0
-			gave = append(gave, givenOf(s, "workload.rate", "workload.load_percent")...)
 		}
 		if th := rs.Threads(); th > 0 {
 			p.Load.Concurrency, p.Workload.Concurrency = th, th
-			gave = append(gave, givenOf(s, "workload.concurrency")...)
 		}
 	}
+	gave := s.Replaced(m, s.Given)
 	mp.GaveWay = gave
 	for _, g := range gave {
 		mp.Notes = append(mp.Notes, fmt.Sprintf("%s gives way to %s", g, mp.Form))
 	}
-}
-
-// gaveWay are the given scenario settings a model's own definition replaces.
-func gaveWay(s *scenarios.Scenario, form string) []string {
-	if form == "" {
-		return nil
-	}
-	return givenOf(s, "workload.mix", "workload.consistency.write", "workload.consistency.read", "workload.distribution", "dataset.value_size")
-}
-
-func givenOf(s *scenarios.Scenario, paths ...string) []string {
-	var out []string
-	for _, p := range paths {
-		if s.Given(p) {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // textModel prints a model that is not the built-in one: what it is, its

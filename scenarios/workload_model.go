@@ -158,3 +158,34 @@ func (w Workload) fieldValue(path string) string {
 	}
 	return w.Kind
 }
+
+// Replaced are the scenario's settings, given in the file or by --set, that
+// the workload model's own replace: a form carries its mix, consistency
+// levels and values (workload.mix, workload.consistency.*,
+// dataset.value_size), and a model with a rate of its own
+// (stress.RateSetter: a stress_cmd's -rate) its rate and concurrency. The
+// built-in model replaces nothing. They are warnings, not errors (plan
+// notes them, validate warns at their lines): `--set workload.stress_cmd=…`
+// over a scenario with a mix is the usual way to try a command line, and
+// the resolved scenario (scenario.yaml) holds every default beside the form.
+func (s *Scenario) Replaced(m stress.Model, given Given) []string {
+	if s.Workload.Form() == "" || m == nil {
+		return nil
+	}
+	paths := []string{"workload.mix", "workload.consistency.write", "workload.consistency.read", "dataset.value_size"}
+	if rs, ok := m.(stress.RateSetter); ok {
+		if rate, ok := rs.Rate(); ok && rate > 0 {
+			paths = append(paths, "workload.rate", "workload.load_percent")
+		}
+		if rs.Threads() > 0 {
+			paths = append(paths, "workload.concurrency")
+		}
+	}
+	var out []string
+	for _, p := range paths {
+		if given(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
