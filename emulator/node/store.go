@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,6 +120,13 @@ func rowKey(id [16]byte, token int64, pk, clustering []byte) []byte {
 
 // encodeRow serialises cells (sorted by name for a stable encoding).
 func encodeRow(dst []byte, cells []cell) []byte {
+	// Room for all of it first: appending a 1 KiB value to an empty
+	// buffer grew it eight times (issue 45).
+	size := binary.MaxVarintLen64
+	for _, c := range cells {
+		size += 4*binary.MaxVarintLen64 + 1 + len(c.Name) + len(c.Value)
+	}
+	dst = slices.Grow(dst, size)
 	dst = binary.AppendUvarint(dst, uint64(len(cells)))
 	for _, c := range cells {
 		dst = binary.AppendUvarint(dst, uint64(len(c.Name)))
@@ -533,7 +542,7 @@ func (s *Store) Apply(ms []engine.Mutation, tableIDs [][16]byte, counter bool) e
 			for name, v := range m.Cells {
 				cells = append(cells, cell{Name: name, TS: m.Timestamp, Expiry: exp, Null: v == nil && !counter, Counter: counter, Value: v})
 			}
-			sort.Slice(cells, func(i, j int) bool { return cells[i].Name < cells[j].Name })
+			slices.SortFunc(cells, func(a, b cell) int { return strings.Compare(a.Name, b.Name) })
 			buf = encodeRow(buf[:0], cells)
 		}
 		put := func(w pebble.Writer) error {
