@@ -318,3 +318,18 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A workload model's spec reaches the loader as one argument, byte for
+// byte, whatever it holds (a cassandra-stress line's quotes and
+// parentheses, a profile's lines, shell metacharacters): Start quotes every
+// word for sh.
+func TestArgumentsPassVerbatim(t *testing.T) {
+	srv := sshtest.Start(t, "127.0.0.1:0")
+	sh := newShell(t, srv)
+	spec := "--model=cs:cassandra-stress mixed 'ratio(write=1,read=2)' cl=QUORUM -rate \"threads=50 fixed=150/s\"\n" +
+		"keyspace: ks\n  table_definition: |\n    CREATE TABLE t (k int PRIMARY KEY) -- it's $HOME `id` ; echo x > /tmp/y & \\ *"
+	out, errOut, err := run(t, sh, srv.Addr(), "printf", "%s", spec)
+	if err != nil || out != spec {
+		t.Fatalf("got %q (stderr %q, %v), want %q", out, errOut, err, spec)
+	}
+}
