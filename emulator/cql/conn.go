@@ -478,6 +478,12 @@ func (c *conn) send(version primitive.ProtocolVersion, stream int16, msg message
 		c.enqueue(outFrame{b: b})
 		return
 	}
+	if r, ok := msg.(*message.RowsResult); ok && payload == nil && !lwt {
+		if b, ok := encodeRows(version, stream, r); ok {
+			c.enqueue(outFrame{b: b})
+			return
+		}
+	}
 	b, err := c.encode(version, stream, msg, payload)
 	if err == nil && lwt {
 		err = markLWT(b)
@@ -491,6 +497,104 @@ func (c *conn) send(version primitive.ProtocolVersion, stream int16, msg message
 		}
 	}
 	c.enqueue(outFrame{b: b})
+}
+
+// encodeRows encodes the usual answer of a read, rows on one page whose
+// columns (if the client did not skip them) have primitive types, byte for
+// byte as the codec does (message/result.go, result_metadata.go,
+// datatype.WriteDataType) in one allocation: the codec's field-by-field
+// writes (binary.Write) were five allocations per answer (issue 45). ok is
+// false for other rows answers, which the codec encodes.
+func encodeRows(version primitive.ProtocolVersion, stream int16, m *message.RowsResult) (b []byte, ok bool) {
+	md := m.Metadata
+	if md == nil || md.PagingState != nil || md.NewResultMetadataId != nil || md.ContinuousPageNumber > 0 {
+		return nil, false
+	}
+	cols := md.Columns
+	if len(cols) > 0 && int(md.ColumnCount) != len(cols) {
+		return nil, false
+	}
+	flags, global := primitive.RowsFlagNoMetadata, false
+	if len(cols) > 0 {
+		flags, global = 0, sameTable(cols)
+		if global {
+			flags = primitive.RowsFlagGlobalTablesSpec
+		}
+	}
+	n := headerLen + 4*4 // result kind, flags, column count, row count
+	if global {
+		n += 2 + len(cols[0].Keyspace) + 2 + len(cols[0].Table)
+	}
+	for _, c := range cols {
+		if c == nil || c.Type == nil || !primitiveType(c.Type.Code(), version) {
+			return nil, false
+		}
+		if !global {
+			n += 2 + len(c.Keyspace) + 2 + len(c.Table)
+		}
+		n += 2 + len(c.Name) + 2
+	}
+	for _, row := range m.Data {
+		for _, col := range row {
+			n += 4 + len(col)
+		}
+	}
+	b = make([]byte, headerLen, n)
+	b[0] = 0x80 | byte(version)
+	binary.BigEndian.PutUint16(b[2:4], uint16(stream))
+	b[4] = byte(primitive.OpCodeResult)
+	binary.BigEndian.PutUint32(b[5:9], uint32(n-headerLen))
+	b = binary.BigEndian.AppendUint32(b, uint32(primitive.ResultTypeRows))
+	b = binary.BigEndian.AppendUint32(b, uint32(flags))
+	b = binary.BigEndian.AppendUint32(b, uint32(md.ColumnCount))
+	if global {
+		b = appendString(appendString(b, cols[0].Keyspace), cols[0].Table)
+	}
+	for _, c := range cols {
+		if !global {
+			b = appendString(appendString(b, c.Keyspace), c.Table)
+		}
+		b = appendString(b, c.Name)
+		b = binary.BigEndian.AppendUint16(b, uint16(c.Type.Code()))
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(m.Data)))
+	for _, row := range m.Data {
+		for _, col := range row {
+			if col == nil {
+				b = binary.BigEndian.AppendUint32(b, 0xffffffff) // null: -1
+				continue
+			}
+			b = binary.BigEndian.AppendUint32(b, uint32(len(col)))
+			b = append(b, col...)
+		}
+	}
+	return b, true
+}
+
+// sameTable: every column is of the first one's table (the codec's
+// haveSameTable, for the global table spec flag).
+func sameTable(cols []*message.ColumnMetadata) bool {
+	for _, c := range cols {
+		if c == nil || c.Keyspace != cols[0].Keyspace || c.Table != cols[0].Table {
+			return false
+		}
+	}
+	return true
+}
+
+// primitiveType: a type written as its code alone, valid in version.
+func primitiveType(code primitive.DataTypeCode, version primitive.ProtocolVersion) bool {
+	switch code {
+	case primitive.DataTypeCodeCustom, primitive.DataTypeCodeList, primitive.DataTypeCodeMap, primitive.DataTypeCodeSet,
+		primitive.DataTypeCodeUdt, primitive.DataTypeCodeTuple:
+		return false
+	}
+	return primitive.CheckValidDataTypeCode(code, version) == nil
+}
+
+// appendString appends a protocol [string]: a short length, the bytes.
+func appendString(b []byte, s string) []byte {
+	return append(binary.BigEndian.AppendUint16(b, uint16(len(s))), s...)
 }
 
 func (c *conn) sendError(version primitive.ProtocolVersion, stream int16, msg message.Error) {
