@@ -50,6 +50,10 @@ type Job struct {
 	Fill      bool
 	StartKey  int64
 	KeyStride int64
+	// Loader and Loaders: the job is loader Loader's share of a job split
+	// between Loaders (Share); 0 and 0 or 1: the whole job. A workload's
+	// loaders draw their own keys (Binding.Loader).
+	Loader, Loaders int
 	// CalibrateCeiling > 0 probes the capacity under this P99 first;
 	// LoadPercent of it becomes the rate, or with CalibrateOnly the
 	// calibration is the job's output.
@@ -106,6 +110,8 @@ func (j *Job) Bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&j.Fill, "fill", j.Fill, "only write new keys --start-key, +--key-stride, ... closed loop (or at --rate when given) until --duration passes, at least --keys are written (when given) or it is interrupted")
 	fs.Int64Var(&j.StartKey, "start-key", j.StartKey, "with --fill: the first key")
 	fs.Int64Var(&j.KeyStride, "key-stride", j.KeyStride, "with --fill: distance between keys (loader i of N: --start-key i --key-stride N)")
+	fs.IntVar(&j.Loader, "loader", j.Loader, "this loader's index among --loaders sharing one workload (0-based): each draws its own keys")
+	fs.IntVar(&j.Loaders, "loaders", j.Loaders, "how many loaders share the workload (0 or 1: this one alone)")
 }
 
 // Args encodes the job as the stress command's flags: every flag Bind
@@ -179,18 +185,22 @@ func (j Job) Validate() error {
 		return errors.New("--start-key must not be negative")
 	case j.KeyStride < 1:
 		return errors.New("--key-stride must be at least 1")
+	case j.Loaders < 0 || j.Loader < 0 || (j.Loader > 0 && j.Loader >= j.Loaders):
+		return fmt.Errorf("--loader %d of --loaders %d: want 0 <= loader < loaders", j.Loader, j.Loaders)
 	}
 	return nil
 }
 
 // Share is loader i's part of the job split between n loaders: the rate
 // and concurrency divided (at least 1 in flight), a fill's keys interleaved
-// (loader i writes StartKey+i, then every n-th key).
+// (loader i writes StartKey+i, then every n-th key), a workload's key
+// stream its own (Loader, Loaders: see Binding.Loader).
 func (j Job) Share(i, n int) Job {
 	if n <= 1 {
 		return j
 	}
 	j.Hosts = append([]string(nil), j.Hosts...)
+	j.Loader, j.Loaders = i, n
 	j.Rate /= float64(n)
 	if j.Concurrency > 0 {
 		j.Concurrency = max(1, int(math.Ceil(float64(j.Concurrency)/float64(n))))
@@ -230,7 +240,7 @@ func (j Job) Workload() (Workload, error) {
 		Keyspace: j.Keyspace, Table: j.Table, WriteRatio: j.WriteRatio, ReadRatio: j.ReadRatio,
 		Rate: j.Rate, Concurrency: j.inflight(), WriteCL: wcl, ReadCL: rcl,
 		Distribution: j.Distribution, KeyCount: j.Keys, ValueMin: j.ValueMin, ValueMax: j.ValueMax,
-		Interval: j.Interval, Source: j.Source, MaxLag: j.MaxLag,
+		Interval: j.Interval, Source: j.Source, MaxLag: j.MaxLag, Loader: j.Loader, Loaders: j.Loaders,
 	}, nil
 }
 

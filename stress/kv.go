@@ -119,7 +119,7 @@ func (k KV) bindCounting(s *gocql.Session, b Binding) (sched.Op, *atomic.Int64, 
 	if b.Keys < 0 {
 		return nil, nil, fmt.Errorf("workload key count %d is negative", b.Keys)
 	}
-	dist, err := keygen.Parse(b.Distribution)
+	keys, err := NewKeyPicker(b)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -127,7 +127,6 @@ func (k KV) bindCounting(s *gocql.Session, b Binding) (sched.Op, *atomic.Int64, 
 	if err != nil {
 		return nil, nil, err
 	}
-	keys := &keyPicker{dist: dist, n: b.Keys}
 	qp := &queryPool{s: s, insert: k.insertCQL(), sel: fmt.Sprintf("SELECT value FROM %s.%s WHERE key = ?", k.Keyspace, k.Table),
 		wcl: k.WriteCL, rcl: k.ReadCL}
 	misses := new(atomic.Int64)
@@ -135,15 +134,15 @@ func (k KV) bindCounting(s *gocql.Session, b Binding) (sched.Op, *atomic.Int64, 
 		st := qp.get(ctx)
 		defer qp.pool.Put(st)
 		if typ == opWrite {
-			key := keys.writeKey(seq)
+			key := keys.WriteKey(seq)
 			st.key.v, st.val.b = key, vals.ForKey(key) // the key's own value: overwrites keep it valid
 			err := st.write.Exec()
-			if err == nil && keys.n == 0 {
-				keys.written.Add(1)
+			if err == nil && keys.Adds() {
+				keys.Added(1)
 			}
 			return err
 		}
-		st.key.v = keys.readKey(seq)
+		st.key.v = keys.ReadKey(seq)
 		err := st.read.Scan(&discardValue)
 		if errors.Is(err, gocql.ErrNotFound) {
 			misses.Add(1)

@@ -113,6 +113,13 @@ type Binding struct {
 	Failed func(key int64)
 	// Seed makes values and key choices reproducible.
 	Seed uint64
+	// Loader and Loaders: this is loader Loader of Loaders that share one
+	// job (Job.Share; Loaders 0 or 1: it runs alone). The seq an operation
+	// receives is then already the job's global one (keygen.GlobalSeq), so
+	// what a model draws from seq differs between loaders; what it counts
+	// itself (new keys, sequential populations) it splits with Share and
+	// keygen.ForLoader/Part (KeyPicker does for keys).
+	Loader, Loaders int
 }
 
 // RateSetter is the optional interface of a model whose definition carries

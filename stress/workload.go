@@ -45,6 +45,10 @@ type Workload struct {
 	// Warn receives loud warnings (concurrency too low for the rate ...).
 	Warn func(string)
 	Seed uint64
+	// Loader and Loaders: this runner is loader Loader of Loaders sharing
+	// one job (Job.Share): the model sees the job's global sequence numbers
+	// and its binding says which loader it is, so loaders draw their own keys.
+	Loader, Loaders int
 }
 
 // Summary is the outcome of a workload run.
@@ -85,7 +89,7 @@ func (w *Workload) model() Model {
 
 // binding is what w's operations are bound with.
 func (w *Workload) binding() Binding {
-	return Binding{Keys: w.KeyCount, Distribution: w.Distribution, Seed: w.Seed}
+	return Binding{Keys: w.KeyCount, Distribution: w.Distribution, Seed: w.Seed, Loader: w.Loader, Loaders: w.Loaders}
 }
 
 // bind normalises w and binds its model's operations on s; misses counts
@@ -94,14 +98,30 @@ func (w *Workload) bind(ctx context.Context, s *gocql.Session) (sched.Op, *atomi
 	if err := w.normalise(); err != nil {
 		return nil, nil, err
 	}
+	b := w.binding()
 	if k, ok := w.model().(KV); ok {
-		return k.bindCounting(s, w.binding())
+		op, misses, err := k.bindCounting(s, b)
+		return globalSeq(op, b), misses, err
 	}
-	op, err := w.Model.Bind(ctx, s, w.binding())
+	op, err := w.Model.Bind(ctx, s, b)
 	if err != nil {
 		return nil, nil, fmt.Errorf("binding the %s workload: %w", w.Model.Describe().Kind, err)
 	}
-	return op, new(atomic.Int64), nil
+	return globalSeq(op, b), new(atomic.Int64), nil
+}
+
+// globalSeq is op receiving the job's sequence numbers rather than this
+// loader's (keygen.GlobalSeq): whatever a model draws from seq then
+// differs between the loaders of one job, and together they draw what one
+// loader alone would. Alone: op itself, today's stream.
+func globalSeq(op sched.Op, b Binding) sched.Op {
+	i, n := b.Share()
+	if op == nil || n <= 1 {
+		return op
+	}
+	return func(ctx context.Context, typ int, seq uint64) error {
+		return op(ctx, typ, keygen.GlobalSeq(seq, i, n))
+	}
 }
 
 // Runner runs one Workload; SetRate may be called while Run runs.
@@ -187,31 +207,6 @@ func classSink(ops []OpSpec, sink Sink) Sink {
 		r.Class = class[r.Op]
 		sink(r)
 	}
-}
-
-// keyPicker chooses the keys of a mixed workload.
-type keyPicker struct {
-	dist    keygen.Distribution
-	n       int64
-	nextNew atomic.Int64 // KeyCount 0: next key to add
-	written atomic.Int64 // KeyCount 0: keys added successfully
-}
-
-func (k *keyPicker) writeKey(seq uint64) int64 {
-	if k.n > 0 {
-		return k.dist.Key(seq, k.n)
-	}
-	return k.nextNew.Add(1) - 1
-}
-
-func (k *keyPicker) readKey(seq uint64) int64 {
-	n := k.n
-	if n == 0 {
-		if n = k.written.Load(); n == 0 {
-			return 0
-		}
-	}
-	return k.dist.Key(seq, n)
 }
 
 // discard reads a blob column without keeping it.

@@ -119,48 +119,46 @@ func (p *queryPool) get(ctx context.Context) *stmts {
 
 // picker chooses the population index of each operation.
 type picker struct {
-	pop     dist // -pop, when given (a copy: its own sequence position)
-	given   bool
-	seed    uint64
-	keys    int64
-	kdist   keygen.Distribution
-	nextNew atomic.Int64 // no -pop and no rows: next index to add
-	written atomic.Int64
+	pop   dist // -pop, when given (a copy: its own sequence position)
+	given bool
+	seed  uint64
+	keys  *stress.KeyPicker // no -pop: the scenario's keys, indexes from 1
 }
 
 func (m *Model) newPicker(b stress.Binding) (*picker, error) {
-	p := &picker{given: m.s.pop.given, seed: keygen.Mix64(b.Seed ^ 0x706f70), keys: b.Keys}
+	p := &picker{given: m.s.pop.given, seed: keygen.Mix64(b.Seed ^ 0x706f70)}
 	if p.given {
 		p.pop = m.s.pop.dist
 		if p.pop.kind == "seq" {
 			p.pop.next = new(atomic.Int64)
+			// Loader i of n walks its own part of seq=min..max, as SCT
+			// gives each of its loaders one (sdcm/tester.py
+			// populate_data_parallel); alone, the whole range.
+			i, n := b.Share()
+			lo, size := keygen.Part(p.pop.min, p.pop.max-p.pop.min+1, i, n)
+			p.pop.min, p.pop.max = lo, lo+size-1
 		}
 		return p, nil
 	}
-	d, err := keygen.Parse(b.Distribution)
+	k, err := stress.NewKeyPicker(b)
 	if err != nil {
 		return nil, fmt.Errorf("stress_cmd: binding the key distribution: %w", err)
 	}
-	p.kdist = d
+	p.keys = k
 	return p, nil
 }
 
 // index is the population index of operation seq; write tells a write
-// (which may add a new index) from a read.
+// (which may add a new index) from a read. Without -pop the fill wrote
+// indexes 1..Keys: the key picker's key plus one.
 func (p *picker) index(seq uint64, write bool) int64 {
 	switch {
 	case p.given:
 		return p.pop.sample(seq + p.seed)
-	case p.keys > 0:
-		return 1 + p.kdist.Key(seq, p.keys) // the fill wrote indexes 1..Keys
 	case write:
-		return p.nextNew.Add(1)
+		return 1 + p.keys.WriteKey(seq)
 	}
-	n := p.written.Load()
-	if n == 0 {
-		return 1
-	}
-	return 1 + p.kdist.Key(seq, n)
+	return 1 + p.keys.ReadKey(seq)
 }
 
 // pool prepares the query pool of the model on s.
@@ -199,8 +197,8 @@ func (m *Model) Bind(ctx context.Context, s *gocql.Session, b stress.Binding) (s
 		switch kind {
 		case kindWrite:
 			err = writeRow(st, vals, idx)
-			if err == nil && !pk.given && pk.keys == 0 {
-				pk.written.Add(1)
+			if err == nil && !pk.given && pk.keys.Adds() {
+				pk.keys.Added(1)
 			}
 		case kindRead:
 			err = st.read.Scan(st.readDest...)

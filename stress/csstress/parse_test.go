@@ -2,12 +2,14 @@ package csstress
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gocql/gocql"
 
 	"github.com/elasticity-dev/elasticity/stress"
+	"github.com/elasticity-dev/elasticity/stress/keygen"
 )
 
 // The acceptance line.
@@ -288,5 +290,52 @@ func TestCounterSchemaWithoutTablets(t *testing.T) {
 	sch, _ = w.Schema(stress.SchemaTarget{DC: "dc1", RF: 3, Tablets: 32})
 	if !strings.HasSuffix(sch[0], "AND tablets = {'initial': 32}") || len(sch) != 2 {
 		t.Fatalf("%q", sch)
+	}
+}
+
+// Two loaders sharing a line with -pop seq= each walk their own part of
+// the range, as SCT splits it between its loaders, and cover it once;
+// with a random -pop they draw different indexes.
+func TestLoadersSplitThePopulation(t *testing.T) {
+	m, err := Parse("write -pop seq=1..11")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []int64
+	for i, ops := range []int{5, 6} {
+		pk, err := m.newPicker(stress.Binding{Loader: i, Loaders: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for seq := range uint64(ops) {
+			all = append(all, pk.index(keygen.GlobalSeq(seq, i, 2), true))
+		}
+	}
+	slices.Sort(all)
+	for k, idx := range all {
+		if idx != int64(k+1) {
+			t.Fatalf("two loaders of -pop seq=1..11 wrote %v, want each of 1..11 once", all)
+		}
+	}
+	m, err = Parse("write -pop dist=UNIFORM(1..1000000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	draws := func(i, n int) []int64 {
+		pk, err := m.newPicker(stress.Binding{Loader: i, Loaders: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for seq := range uint64(8) {
+			got = append(got, pk.index(keygen.GlobalSeq(seq, i, n), true))
+		}
+		return got
+	}
+	if a, b := draws(0, 2), draws(1, 2); slices.Equal(a, b) {
+		t.Fatalf("both loaders drew %v", a)
+	}
+	if a, b := draws(0, 1), draws(0, 0); !slices.Equal(a, b) {
+		t.Fatalf("a loader alone drew %v, unshared %v", a, b)
 	}
 }

@@ -69,11 +69,18 @@ func (uniform) Key(seq uint64, n int64) int64 { return int64(Mix64(seq) % uint64
 func (uniform) String() string                { return Uniform }
 
 // sequential hands out keys in order with its own counter, so that the keys
-// of one operation type are consecutive even when types interleave.
-type sequential struct{ next atomic.Int64 }
+// of one operation type are consecutive even when types interleave; a
+// loader's (ForLoader) walks its own part of the n keys.
+type sequential struct {
+	next        atomic.Int64
+	part, parts int
+}
 
-func (s *sequential) Key(_ uint64, n int64) int64 { return (s.next.Add(1) - 1) % n }
-func (s *sequential) String() string              { return Sequential }
+func (s *sequential) Key(_ uint64, n int64) int64 {
+	start, size := Part(0, n, s.part, s.parts)
+	return start + (s.next.Add(1)-1)%size
+}
+func (s *sequential) String() string { return Sequential }
 
 type gaussian struct{ stdvrng float64 }
 
@@ -186,4 +193,49 @@ func ParseSizeRange(s string) (minSize, maxSize int, err error) {
 	}
 	n, err := ParseSize(s)
 	return n, n, err
+}
+
+// ForLoader is d as loader i of n loaders that share one job draws it. The
+// engine hands every model the job's global sequence number (loader i's
+// k-th operation is the job's k·n+i-th, GlobalSeq), so the distributions
+// that are a function of seq already differ between loaders and together
+// draw the single loader's stream; the sequential one counts on its own,
+// and loader i walks its own contiguous part of the keys (Part), as SCT
+// splits a `-pop seq=` range between its loaders (sdcm/tester.py
+// populate_data_parallel) and runs scylla-bench with a -partition-offset
+// per loader. n <= 1: d itself, today's stream.
+func ForLoader(d Distribution, i, n int) Distribution {
+	if n <= 1 {
+		return d
+	}
+	if _, ok := d.(*sequential); ok {
+		return &sequential{part: i, parts: n}
+	}
+	return d
+}
+
+// GlobalSeq is the job's sequence number of loader i of n's seq-th
+// operation: the loaders' operations interleave in the job's sequence.
+func GlobalSeq(seq uint64, i, n int) uint64 {
+	if n <= 1 {
+		return seq
+	}
+	return seq*uint64(n) + uint64(i)
+}
+
+// Part is loader i of n's contiguous part of the count values from lo:
+// its first value and how many it has. The parts cover lo..lo+count-1 once
+// (the last loaders take one more when count does not divide: SCT's split
+// drops the remainder, which would leave values nobody draws); a loader
+// whose part is empty (count < n) gets value lo + i%count alone.
+func Part(lo, count int64, i, n int) (start, size int64) {
+	if n <= 1 || count <= 0 {
+		return lo, count
+	}
+	a := count * int64(i) / int64(n)
+	b := count * int64(i+1) / int64(n)
+	if b == a {
+		return lo + int64(i)%count, 1
+	}
+	return lo + a, b - a
 }

@@ -102,3 +102,35 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+// Loaders' parts of a range cover it once, and a loader's sequential
+// distribution walks its own part; alone, the whole range.
+func TestLoaderParts(t *testing.T) {
+	for _, c := range []struct{ count, n int64 }{{10, 2}, {11, 3}, {7, 7}, {100, 1}} {
+		next := int64(5)
+		for i := range c.n {
+			start, size := Part(5, c.count, int(i), int(c.n))
+			if start != next || size < 1 {
+				t.Fatalf("%d values over %d loaders: loader %d has %d+%d, want from %d", c.count, c.n, i, start, size, next)
+			}
+			next = start + size
+		}
+		if next != 5+c.count {
+			t.Fatalf("%d values over %d loaders end at %d", c.count, c.n, next)
+		}
+	}
+	if s, n := Part(0, 2, 0, 3); s != 0 || n != 1 { // fewer values than loaders: one each
+		t.Fatalf("loader 0 of 3 over 2 values: %d+%d", s, n)
+	}
+	d, _ := Parse(Sequential)
+	d = ForLoader(d, 1, 2)
+	for want := int64(5); want < 13; want++ {
+		if k := d.Key(0, 10); k != 5+(want-5)%5 {
+			t.Fatalf("loader 1 of 2 over 10 keys drew %d, want %d", k, 5+(want-5)%5)
+		}
+	}
+	u, _ := Parse(Uniform)
+	if ForLoader(u, 1, 2) != u || GlobalSeq(7, 0, 1) != 7 || GlobalSeq(7, 1, 3) != 22 {
+		t.Fatal("random distributions take the job's global seq, unchanged")
+	}
+}

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"sync/atomic"
 
 	"github.com/gocql/gocql"
 
 	"github.com/elasticity-dev/elasticity/stress"
-	"github.com/elasticity-dev/elasticity/stress/keygen"
 	"github.com/elasticity-dev/elasticity/stress/sched"
 )
 
@@ -44,37 +42,11 @@ type engine struct {
 	insertCols []binder
 	batchType  gocql.BatchType
 	insertCL   gocql.Consistency
-	keys       picker
+	keys       *stress.KeyPicker // partitions, as the built-in picks keys
 	seed       uint64
 	pool       sync.Pool
 	// whole makes every insert write all of its partitions' rows (the fill).
 	whole bool
-}
-
-// picker chooses partitions as stress's key picker chooses keys: among
-// the Keys partitions the run has, or new ones 0, 1, 2 ... when it has none.
-type picker struct {
-	dist    keygen.Distribution
-	n       int64
-	nextNew atomic.Int64
-	written atomic.Int64
-}
-
-func (k *picker) write(seq uint64) int64 {
-	if k.n > 0 {
-		return k.dist.Key(seq, k.n)
-	}
-	return k.nextNew.Add(1) - 1
-}
-
-func (k *picker) read(seq uint64) int64 {
-	n := k.n
-	if n == 0 {
-		if n = k.written.Load(); n == 0 {
-			return 0
-		}
-	}
-	return k.dist.Key(seq, n)
 }
 
 // worker is one goroutine's statements and values, reused op after op
@@ -98,14 +70,14 @@ func (m *Model) newEngine(s *gocql.Session, b stress.Binding) (*engine, error) {
 	if b.Keys < 0 {
 		return nil, fmt.Errorf("profile: key count %d is negative", b.Keys)
 	}
-	dist, err := keygen.Parse(b.Distribution)
+	keys, err := stress.NewKeyPicker(b)
 	if err != nil {
 		return nil, err
 	}
 	t := m.prof.table
 	cols := append(append([]*column{}, t.static...), t.regular...)
 	cql, marks := m.prof.insertCQL(cols)
-	e := &engine{m: m, s: s, t: t, insertCQL: cql, keys: picker{dist: dist, n: b.Keys}, seed: b.Seed, insertCL: gocql.Quorum}
+	e := &engine{m: m, s: s, t: t, insertCQL: cql, keys: keys, seed: b.Seed, insertCL: gocql.Quorum}
 	for _, c := range marks {
 		e.insertCols = append(e.insertCols, t.binderOf(c))
 	}
@@ -193,15 +165,15 @@ func (e *engine) insertOp(w *worker, seq uint64) error {
 	n := int(max(1, e.m.prof.Insert.Partitions.sample(os)))
 	rows := 0
 	for i := 0; i < n; i++ {
-		p := e.keys.write(seq*uint64(n) + uint64(i))
+		p := e.keys.WriteKey(seq*uint64(n) + uint64(i))
 		var err error
 		if rows, err = e.addRows(w, rows, p, os+uint64(i)); err != nil {
 			return err
 		}
 	}
 	err := e.flush(w, rows)
-	if err == nil && e.keys.n == 0 {
-		e.keys.written.Add(int64(n))
+	if err == nil && e.keys.Adds() {
+		e.keys.Added(int64(n))
 	}
 	return err
 }
@@ -281,7 +253,7 @@ func (e *engine) flush(w *worker, n int) error {
 // its own (multirow); a result without rows counts as a miss.
 func (e *engine) queryOp(w *worker, typ int, seq uint64) error {
 	o := e.m.ops[typ]
-	p := e.keys.read(seq)
+	p := e.keys.ReadKey(seq)
 	total := e.t.rowCounts(p, w.counts)
 	os := mix64(seq ^ e.seed ^ 0x3c6ef372fe94f82b)
 	r := int64(os % uint64(total))

@@ -25,6 +25,13 @@ type picker struct {
 // newPicker builds the picker of an operation binding.
 func (m *Model) newPicker(b stress.Binding) (*picker, error) {
 	p := &picker{partitions: m.partitions(b), rows: m.o.ClusteringRowCount, offset: m.o.PartitionOffset}
+	i, n := b.Share()
+	if m.o.Workload == "sequential" {
+		// Loader i of n visits its own part of the partitions, as SCT
+		// runs scylla-bench's sequential writes with a -partition-offset
+		// per loader (configurations/performance/*-steps-stress.yaml).
+		p.offset, p.partitions = keygen.Part(p.offset, p.partitions, i, n)
+	}
 	if b.Seed != 0 {
 		p.salt = keygen.Mix64(b.Seed)
 	}
@@ -39,7 +46,7 @@ func (m *Model) newPicker(b stress.Binding) (*picker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("key distribution: %w", err)
 	}
-	p.dist = d
+	p.dist = keygen.ForLoader(d, i, n)
 	return p, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -410,5 +411,27 @@ func TestFillRequests(t *testing.T) {
 	prepare(t, s, m, 5)
 	if v := validate(t, s, m, 5, nil); v.Lost() != 0 || v.ScannedRows != 5 || v.SampleKeys != 5 {
 		t.Fatalf("validation: %+v", v)
+	}
+}
+
+// Two loaders of a sequential workload visit their own partitions, as SCT
+// runs scylla-bench with a -partition-offset per loader, and cover them once.
+func TestLoadersSplitSequentialPartitions(t *testing.T) {
+	m := mustParse(t, "mode=write,workload=sequential,partition-count=5,partition-offset=10,clustering-row-count=1,rows-per-request=1")
+	var all []int64
+	for i, ops := range []int{2, 3} {
+		p, err := m.newPicker(stress.Binding{Loader: i, Loaders: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cks := make([]int64, 1)
+		for range ops {
+			pk, _ := p.pick(0, cks)
+			all = append(all, pk)
+		}
+	}
+	slices.Sort(all)
+	if !slices.Equal(all, []int64{10, 11, 12, 13, 14}) {
+		t.Fatalf("two loaders wrote partitions %v, want 10..14 once", all)
 	}
 }
