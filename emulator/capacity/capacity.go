@@ -113,6 +113,11 @@ type shard struct {
 	last   *batch
 	stalls atomic.Uint64
 	bg     background
+	// stretches: background tasks put into queued requests' time, the
+	// first of them the stretchBase-th made (groups.go).
+	stretches   []stretch
+	stretchBase int64
+	made        atomic.Int64 // stretchSeq, read without mu by waking requests
 }
 
 type interval struct{ start, end int64 }
@@ -216,11 +221,32 @@ func (m *Model) Do(ctx context.Context, shard int, units float64) error {
 	}
 	end := pl.start + svc
 	s.push(pl.start, end, now)
+	seq := s.stretchSeq()
 	s.mu.Unlock()
 	if task != nil {
 		m.taskStalled(s, shard%len(m.shards), groupNames[pl.group], task)
 	}
-	return m.sleepUntil(ctx, end)
+	return m.sleepShifted(ctx, s, seq, end)
+}
+
+// sleepShifted sleeps until end, and on until the later end a background
+// group that got work meanwhile gave the request (shareQueued).
+func (m *Model) sleepShifted(ctx context.Context, s *shard, seq, end int64) error {
+	for {
+		if err := m.sleepUntil(ctx, end); err != nil {
+			return err
+		}
+		if s.made.Load() == seq {
+			return nil // no group got work meanwhile
+		}
+		s.mu.Lock()
+		later, next := s.shiftedEnd(seq, end)
+		s.mu.Unlock()
+		if later == end {
+			return nil
+		}
+		end, seq = later, next
+	}
 }
 
 // Immediate says whether units of request work on shard would be served
@@ -251,9 +277,10 @@ func (m *Model) Batch(ctx context.Context, shard int, units float64) error {
 	b := &batch{queued: now, start: start, end: start + int64(d)}
 	s.push(b.start, b.end, now)
 	s.last = b
+	seq := s.stretchSeq()
 	s.mu.Unlock()
 	m.scheduleReports(s, shard%len(m.shards), groupNames[Compaction], b, d)
-	err := m.sleepUntil(ctx, b.end)
+	err := m.sleepShifted(ctx, s, seq, b.end)
 	if err != nil {
 		return err
 	}

@@ -622,3 +622,140 @@ func TestCompactionRunsAtItsControllersShares(t *testing.T) {
 		t.Errorf("utilization %v: want shard 1 busy ~10%% over the last second", u)
 	}
 }
+
+// queueRequests starts n one-unit requests on shard 0 and waits until they
+// are all queued; the returned channel gives each one's end.
+func queueRequests(t *testing.T, m *Model, n int) <-chan time.Time {
+	t.Helper()
+	ends := make(chan time.Time, n)
+	for range n {
+		go func() {
+			if err := m.Do(context.Background(), 0, 1); err != nil {
+				t.Error(err)
+			}
+			ends <- time.Now()
+		}()
+	}
+	// The shard's planned end only grows while requests queue; they are
+	// all queued once it stops (one unit each).
+	s := m.shard(0)
+	for last := int64(-1); ; time.Sleep(5 * time.Millisecond) {
+		s.mu.Lock()
+		b := s.busyUntil
+		s.mu.Unlock()
+		if b == last {
+			return ends
+		}
+		last = b
+	}
+}
+
+// A group that gets work while requests are queued shares the shard with
+// them from then on (Seastar's task_queue_group::activate): its tasks go
+// into the queued requests' time, one quota after the current one and one
+// for every quota × StatementShares / shares of theirs, so the requests
+// already queued end later, not only the ones that come after. At equal
+// shares 200 queued 1 ms requests take about twice as long; a model that
+// plans the group's tasks only behind the queue adds nothing to it (the
+// stretch checks are on the model's own clock, exact). The only timed
+// check is a lower bound, which a loaded host cannot fail: waking late
+// only makes the requests end later.
+func TestQueuedRequestsShareTheShardWithAGroupThatGetsWork(t *testing.T) {
+	m := New(Config{Shards: 1, OpsPerShard: 1000, CompactionShares: func(time.Duration) float64 { return StatementShares }})
+	defer m.Close()
+	ends := queueRequests(t, m, 200)
+	s := m.shard(0)
+	q := m.quota()
+	const work = 10 * time.Second // outlasts the queue
+	s.mu.Lock()
+	now, before := m.now(), s.busyUntil
+	pos := m.queue(s, now, Compaction, int64(work))
+	after := s.busyUntil
+	stretches := slices.Clone(s.stretches)
+	s.mu.Unlock()
+	if len(stretches) != 1 {
+		t.Fatalf("compaction that got work behind queued requests made %d stretches of their time, want 1", len(stretches))
+	}
+	first := stretches[0]
+	t0 := time.Now()
+	backlog := before - now
+	if backlog < int64(100*time.Millisecond) || pos != int64(work) {
+		t.Fatalf("queued %v of requests (want about 200 ms; the host was too slow to queue them), compaction at %d", time.Duration(backlog), pos)
+	}
+	// One task of a quota after every quota of the requests' time, from
+	// the end of the current one.
+	want := (backlog - q + q - 1) / q * q
+	if added := after - before; added != want {
+		t.Errorf("compaction added %v to a queue of %v, want %v", time.Duration(added), time.Duration(backlog), time.Duration(want))
+	}
+	for _, c := range []struct{ end, extra int64 }{{now, 0}, {now + q, 0}, {now + q + 1, q}, {now + 3*q, 2 * q}, {before, want}} {
+		if got := first.extra(c.end); got != c.extra {
+			t.Errorf("a request to end %v after the activation ends %v later, want %v", time.Duration(c.end-now), time.Duration(got), time.Duration(c.extra))
+		}
+	}
+	if w := m.CompactionWork(0); w != work {
+		t.Errorf("compaction work %v right after queueing %v", w, work)
+	}
+	var last time.Time
+	for range 200 {
+		if e := <-ends; e.After(last) {
+			last = e
+		}
+	}
+	if took := last.Sub(t0); took < time.Duration(backlog)*3/2 {
+		t.Errorf("the last of the requests queued %v deep ended %v after compaction got work, want about %v", time.Duration(backlog), took, time.Duration(backlog+want))
+	}
+	if w := m.CompactionWork(0); w > work-time.Duration(want) {
+		t.Errorf("compaction work %v once the queue drained, want at most %v", w, work-time.Duration(want))
+	}
+}
+
+// Streaming that gets work behind queued requests runs in their time at
+// its 200 shares (a task for every 5 quotas of theirs) and Stream returns
+// once those tasks have run, not when they are planned (the stretch takes
+// the work off the queue at once: counting it done then returned at once).
+func TestStreamGivenQueuedRequestsTimeReturnsWhenItRan(t *testing.T) {
+	m := New(Config{Shards: 1, OpsPerShard: 1000})
+	defer m.Close()
+	ends := queueRequests(t, m, 200)
+	q := m.quota()
+	t0 := time.Now()
+	// 19.5 ms of streaming: 40 tasks, one every 2.5 ms of requests.
+	if err := m.Stream(context.Background(), 0, 200<<10, 10<<20); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(t0)
+	per := q * StatementShares / StreamingShares
+	if least := time.Duration(q+39*per) + 19*time.Millisecond; took < least {
+		t.Errorf("streaming 19.5 ms in the requests' time returned after %v, want at least %v", took, least)
+	}
+	for range 200 {
+		<-ends
+	}
+}
+
+// A group whose tasks in the queued requests' time have not all run is
+// still active (Seastar activates a queue once, when it gets work while
+// idle): more work then goes on after those tasks, not into the same
+// requests' time a second time at twice its share.
+func TestGroupWithTasksInTheQueueIsNotActivatedAgain(t *testing.T) {
+	m := New(Config{Shards: 1, OpsPerShard: 1000, CompactionShares: func(time.Duration) float64 { return StatementShares }})
+	defer m.Close()
+	ends := queueRequests(t, m, 200)
+	s := m.shard(0)
+	s.mu.Lock()
+	now := m.now()
+	const work = int64(10 * time.Millisecond) // all of it in the queue's first 20 ms
+	m.queue(s, now, Compaction, work)
+	firstEnd, busy := s.bg.g[Compaction].inflightEnd, s.busyUntil
+	m.queue(s, now, Compaction, work)
+	sts, added := slices.Clone(s.stretches), s.busyUntil-busy
+	s.mu.Unlock()
+	if len(sts) != 2 || firstEnd != now+2*work || sts[1].at != firstEnd || added != work {
+		t.Fatalf("two compactions behind queued requests: stretches %+v (the first's tasks end %v after it got work, want %v), the second added %v to the queue (want %v) from %v",
+			sts, time.Duration(firstEnd-now), time.Duration(2*work), time.Duration(added), time.Duration(work), time.Duration(sts[len(sts)-1].at-now))
+	}
+	for range 200 {
+		<-ends
+	}
+}

@@ -22,10 +22,14 @@ import (
 // the task in progress; the statement group then runs first, having been
 // activated at the last group's virtual runtime.
 //
-// Requests are planned when they arrive and keep their planned times, so
-// the owed tasks go behind the requests already queued: with a deep queue
-// a group's work is done (and Stream returns) on time, but the requests it
-// delays are the ones queued after it, up to the queue's depth later.
+// Requests are planned when they arrive. When a group gets work while
+// requests are queued, it shares the shard with them from then on, as
+// Seastar's activation does: its tasks go into the queued requests' time,
+// one quota after the statement group's current one and then one for every
+// q × StatementShares / shares of statement time (a stretch), and the
+// requests queued before it end that much later (a request re-reads its
+// end when it wakes). Tasks owed for busy time past the stretch go behind
+// the requests queued by then (plan), as before.
 const (
 	// Streaming is the streaming group, StreamingShares.
 	Streaming = iota
@@ -43,7 +47,36 @@ type group struct {
 	queued int64 // all work ever queued (positions of waiters)
 	done   int64 // all work run (ahead of real time for tasks between requests)
 	credit int64 // busy shard time since this group's last task while it had work
+	// inflight is work given tasks in queued requests' time (a stretch),
+	// done once its last task ends at inflightEnd.
+	inflight, inflightEnd int64
+	// covered: the busy time up to here earned no credit, its share was
+	// given in a stretch.
+	covered int64
 }
+
+// stretch is a group's tasks put into the time of the requests already
+// queued when it got work: from at on, a task of q every per of their
+// time, total in all. A request planned before it and ending at e ends
+// extra(e) later.
+type stretch struct {
+	at, per, q, total int64
+	until             int64 // the shard's busy end after it (for pruning)
+}
+
+// extra is how much later a request that was to end at e ends: the tasks
+// that start before e.
+func (st *stretch) extra(e int64) int64 {
+	if e <= st.at {
+		return 0
+	}
+	n := (e - st.at + st.per - 1) / st.per
+	return min(st.total, n*st.q)
+}
+
+// stretchKeep is how long after its end a stretch is kept for the
+// requests queued before it: they wake by then (MaxBacklog is seconds).
+const stretchKeep = int64(30 * time.Second)
 
 // background is a shard's background groups.
 type background struct {
@@ -67,7 +100,8 @@ func (m *Model) shares(s *shard, i int) float64 {
 	case i == Streaming:
 		return StreamingShares
 	case m.cfg.CompactionShares != nil:
-		return max(1, m.cfg.CompactionShares(time.Duration(s.bg.g[i].work)))
+		g := &s.bg.g[i]
+		return max(1, m.cfg.CompactionShares(time.Duration(g.work+g.inflight))) // the backlog not yet run
 	}
 	return StatementShares
 }
@@ -222,12 +256,15 @@ func (m *Model) quota() int64 {
 func (m *Model) advance(s *shard, now int64) {
 	b := &s.bg
 	// The busy time since the last call earns each group with work its
-	// share, whatever was queued ahead of it.
-	if busy := min(now, s.busyUntil) - b.at; busy > 0 {
-		for i := range b.g {
-			if b.g[i].work > 0 {
-				b.g[i].credit += busy
-			}
+	// share, whatever was queued ahead of it, unless a stretch gave it.
+	for i := range b.g {
+		g := &b.g[i]
+		if busy := min(now, s.busyUntil) - max(b.at, g.covered); busy > 0 && g.work > 0 {
+			g.credit += busy
+		}
+		if g.inflight > 0 && now >= g.inflightEnd {
+			g.done += g.inflight
+			g.inflight = 0
 		}
 	}
 	from := max(b.at, s.busyUntil)
@@ -254,12 +291,76 @@ func (m *Model) queue(s *shard, now int64, i int, d int64) int64 {
 		s.bg.runFrom, s.bg.runEnd = now, now // starts running alone at once
 	}
 	g := &s.bg.g[i]
-	if g.work == 0 {
+	activated := g.work == 0
+	if activated {
 		g.credit = 0 // activated at the last vruntime: no banked advantage
 	}
 	g.work += d
 	g.queued += d
-	return g.queued
+	pos := g.queued
+	if activated && d > 0 && s.busyUntil > now {
+		m.shareQueued(s, now, i)
+	}
+	return pos
+}
+
+// shareQueued gives group i, just activated at now, its share of the
+// requests' time already queued on shard s (Seastar's reactor.cc:
+// task_queue_group::activate sets its vruntime to the last one run, so it
+// runs after the statement group's current quota, then whenever that
+// group's vruntime passes its own, account_runtime adding runtime/shares:
+// once for every quota × StatementShares / shares of statement time).
+// The tasks lengthen the queue; the requests in it re-read their ends
+// (shiftedEnd). Called with s.mu held.
+func (m *Model) shareQueued(s *shard, now int64, i int) {
+	q := m.quota()
+	g := &s.bg.g[i]
+	// After the current quota, or after its tasks of an earlier stretch
+	// still to run (it has stayed active since).
+	at := max(now+q, g.covered)
+	if s.busyUntil <= at {
+		return // it runs after the queue, alone (advance)
+	}
+	per := max(1, int64(float64(q)*StatementShares/m.shares(s, i)))
+	st := stretch{at: at, per: per, q: q}
+	n := (s.busyUntil - at + per - 1) / per // task points before the queue ends
+	st.total = min(g.work, n*q)
+	tasks := (st.total + q - 1) / q
+	lastEnd := st.at + (tasks-1)*per + st.total // the last task's end, after the tasks before it
+	g.work -= st.total
+	g.inflight += st.total
+	g.inflightEnd = max(g.inflightEnd, lastEnd)
+	s.push(s.busyUntil, s.busyUntil+st.total, now)
+	// Its share is given up to the queue's end, or, when its work ran out
+	// first, up to where its next task would have gone: more work arriving
+	// while it is still active goes on from there (no second activation).
+	g.covered = s.busyUntil
+	if g.work == 0 {
+		g.covered = lastEnd + per - q
+	}
+	st.until = s.busyUntil
+	for len(s.stretches) > 0 && s.stretches[0].until+stretchKeep < now {
+		s.stretches = s.stretches[1:]
+		s.stretchBase++
+	}
+	s.stretches = append(s.stretches, st)
+	s.made.Store(s.stretchSeq())
+}
+
+// stretchSeq is the number of stretches made on s so far: a request
+// planned now is moved by the ones made after. Called with s.mu held.
+func (s *shard) stretchSeq() int64 {
+	return s.stretchBase + int64(len(s.stretches))
+}
+
+// shiftedEnd is when a request planned after seq stretches, to end at
+// end, ends now that more may have been made, and the count of them.
+// Called with s.mu held.
+func (s *shard) shiftedEnd(seq, end int64) (int64, int64) {
+	for k := max(seq-s.stretchBase, 0); k < int64(len(s.stretches)); k++ {
+		end += s.stretches[k].extra(end)
+	}
+	return end, s.stretchSeq()
 }
 
 // work is the shard time bytes take at bytesPerSec, stretched on a slow node.
@@ -293,7 +394,10 @@ func (m *Model) Stream(ctx context.Context, shard int, bytes int64, bytesPerSec 
 			s.mu.Unlock()
 			return nil
 		}
-		until := m.streamDone(s, now, pos-g.done)
+		until := m.streamDone(s, now, pos-g.done-g.inflight)
+		if g.inflight > 0 {
+			until = max(until, g.inflightEnd)
+		}
 		s.mu.Unlock()
 		if err := m.sleepUntil(ctx, max(until, now+int64(minSleep))); err != nil {
 			s.mu.Lock()
@@ -349,5 +453,5 @@ func (m *Model) CompactionWork(shard int) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m.advance(s, m.now())
-	return time.Duration(s.bg.g[Compaction].work)
+	return time.Duration(s.bg.g[Compaction].work + s.bg.g[Compaction].inflight)
 }
