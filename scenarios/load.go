@@ -77,6 +77,7 @@ func Parse(data []byte, name string, sets []string) (*Scenario, error) {
 		d.undecodable[p.Path] = true
 	}
 	readProfile(s, d, name)
+	readUserCommand(s, d, name)
 	applyDefaults(s, d)
 	validate(s, d)
 	if len(d.problems) > 0 {

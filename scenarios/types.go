@@ -8,6 +8,7 @@ package scenarios
 import (
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/stress/csstress"
 )
 
 // Database flavours.
@@ -201,8 +202,12 @@ type Workload struct {
 	// ("fixed:512", "uniform:64..128").
 	ClusteringRowSize string `yaml:"clustering_row_size,omitempty"`
 
-	// profileYAML is the Profile file's content (read at load).
+	// profileYAML is the Profile file's content, or the profile of a
+	// `cassandra-stress user` StressCmd (read at load).
 	profileYAML []byte
+	// user is StressCmd's `user profile=… ops(…)` line, parsed at load
+	// (nil: not a user line); user.Profile is then the absolute path.
+	user *csstress.User
 }
 
 // Mix is the write:read ratio; only the ratio matters (1:1 == 50:50).

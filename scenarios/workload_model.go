@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/elasticity-dev/elasticity/stress"
+	"github.com/elasticity-dev/elasticity/stress/csstress" // a user line's profile is read where the scenario is
 	_ "github.com/elasticity-dev/elasticity/stress/models" // the forms ParseModel knows
 )
 
@@ -44,6 +45,9 @@ func (w Workload) Form() string {
 func (w Workload) ModelSpec() string {
 	switch w.Form() {
 	case fieldStressCmd:
+		if u := w.user; u != nil {
+			return stress.ProfileSpecWith(filepath.Base(u.Profile), w.profileYAML, u.Ops, userOptions(u))
+		}
 		return stress.CSSpec(strings.TrimSpace(w.StressCmd))
 	case fieldProfile:
 		return stress.ProfileSpec(filepath.Base(w.Profile), w.profileYAML, w.Ops)
@@ -75,13 +79,7 @@ func readProfile(s *Scenario, d *decoder, source string) {
 	if w.Profile == "" {
 		return
 	}
-	path := w.Profile
-	if !filepath.IsAbs(path) && source != "-" && source != "<scenario>" {
-		path = filepath.Join(filepath.Dir(source), path)
-	}
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs
-	}
+	path := resolveScenarioPath(w.Profile, source)
 	data, err := readLimited(path, MaxProfileSize)
 	if err != nil {
 		d.problem(fieldProfile, "cannot read the profile %s: %v", w.Profile, err)
@@ -89,6 +87,60 @@ func readProfile(s *Scenario, d *decoder, source string) {
 		return
 	}
 	w.Profile, w.profileYAML = path, data
+}
+
+// readUserCommand reads a `cassandra-stress user profile=… ops(…)`
+// workload.stress_cmd as workload.profile and workload.ops are read: the
+// profile relative to the scenario file, at load, its ops(...), cl= and
+// -rate for the profile form (stress.ProfileOptions). What the profile
+// form cannot honour is an error naming the option: -pop (partitions are
+// drawn among those the fill wrote, by workload.distribution); -insert's
+// parameters win over the profile's insert: section, as in cassandra-stress.
+func readUserCommand(s *Scenario, d *decoder, source string) {
+	w := &s.Workload
+	if w.StressCmd == "" || !csstress.IsUser(w.StressCmd) {
+		return
+	}
+	u, err := csstress.ParseUser(w.StressCmd)
+	switch {
+	case err != nil:
+		d.problem(fieldStressCmd, "%v", err)
+	case u.Pop != "":
+		d.problem(fieldStressCmd, "-pop %s: not supported with a user profile: partitions are drawn among those the fill wrote, by workload.distribution", u.Pop)
+	default:
+		path := resolveScenarioPath(u.Profile, source)
+		data, rerr := readLimited(path, MaxProfileSize)
+		if rerr != nil {
+			d.problem(fieldStressCmd, "user profile=%s: cannot read the profile: %v", u.Profile, rerr)
+			break
+		}
+		// The resolved scenario names the same file from anywhere.
+		w.StressCmd = strings.Replace(w.StressCmd, "profile="+u.Profile, "profile="+path, 1)
+		u.Profile, w.user, w.profileYAML = path, u, data
+		return
+	}
+	d.undecodable[fieldStressCmd] = true // reported: not judged again
+}
+
+// userOptions are the user line's settings the profile form applies.
+func userOptions(u *csstress.User) stress.ProfileOptions {
+	o := stress.ProfileOptions{CL: u.CL.String(), Threads: u.Threads, Insert: u.Insert}
+	if u.RateGiven {
+		o.Rate = u.Rate
+	}
+	return o
+}
+
+// resolveScenarioPath is path relative to the scenario file's directory
+// (the working directory for stdin), made absolute.
+func resolveScenarioPath(path, source string) string {
+	if !filepath.IsAbs(path) && source != "-" && source != "<scenario>" {
+		path = filepath.Join(filepath.Dir(source), path)
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return path
 }
 
 // readLimited reads a file of at most limit bytes.
@@ -140,7 +192,8 @@ func (w Workload) validateModel(given Given) []error {
 	errs.nonNegative("workload.partition_count", float64(w.PartitionCount))
 	errs.nonNegative("workload.clustering_row_count", float64(w.ClusteringRowCount))
 	form := w.Form()
-	if form == "" || len(errs) > 0 || (form == fieldProfile && w.profileYAML == nil) {
+	if form == "" || len(errs) > 0 || (form == fieldProfile && w.profileYAML == nil) ||
+		(form == fieldStressCmd && w.user == nil && csstress.IsUser(w.StressCmd)) { // reported at load
 		return errs
 	}
 	if _, err := w.Model(); err != nil {

@@ -150,11 +150,34 @@ func CSSpec(line string) string { return "cs:" + line }
 // and the base64url (no padding) of the JSON {"name","yaml","ops"}, one
 // shell-safe word whatever the YAML holds.
 func ProfileSpec(name string, yaml []byte, ops string) string {
+	return ProfileSpecWith(name, yaml, ops, ProfileOptions{})
+}
+
+// ProfileOptions are the settings of a `cassandra-stress user` command
+// line that the profile form applies beside its ops(...): cl= and -rate.
+// Zero values: not given (the spec is then ProfileSpec's, byte for byte).
+type ProfileOptions struct {
+	// CL is the line's cl= (cassandra-stress's default LOCAL_ONE when the
+	// line has none): the consistency of every operation whose profile
+	// entry names none.
+	CL string `json:"cl,omitempty"`
+	// Rate (op/s) and Threads are -rate fixed=/throttle= and threads=.
+	Rate    float64 `json:"rate,omitempty"`
+	Threads int     `json:"threads,omitempty"`
+	// Insert is -insert's parameters as given ("partitions=fixed(2)
+	// batchtype=UNLOGGED"): they win over the profile's insert: section.
+	Insert string `json:"insert,omitempty"`
+}
+
+// ProfileSpecWith is ProfileSpec with a user command line's options, in
+// the same envelope ({name, yaml, ops, cl, rate, threads}).
+func ProfileSpecWith(name string, yaml []byte, ops string, o ProfileOptions) string {
 	js, _ := json.Marshal(struct {
 		Name string `json:"name"`
 		YAML string `json:"yaml"`
 		Ops  string `json:"ops"`
-	}{name, string(yaml), ops})
+		ProfileOptions
+	}{name, string(yaml), ops, o})
 	return "profile:" + base64.RawURLEncoding.EncodeToString(js)
 }
 

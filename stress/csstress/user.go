@@ -99,8 +99,9 @@ func (s *settings) userOption(g group) error {
 
 // userError is what the cs form answers for a user command: the profile
 // must be read where the scenario is (its path is relative to the scenario
-// file, and a spec must carry the YAML itself), so the scenario names it in
-// workload.profile and workload.ops, which build the profile form's spec.
+// file, and a spec must carry the YAML itself), so the scenario loader
+// reads a user workload.stress_cmd (or workload.profile and workload.ops)
+// and builds the profile form's spec.
 func userError(u *User) error {
 	registered := false
 	for _, f := range stress.ModelForms() {
@@ -109,5 +110,5 @@ func userError(u *User) error {
 	if !registered {
 		return fmt.Errorf("stress_cmd: user profile=%s: %w, which is not registered in this build (import package stress/models)", u.Profile, ErrUserCommand)
 	}
-	return fmt.Errorf("stress_cmd: user profile=%s: %w: write it as workload.profile: %s and workload.ops: %q (the profile is read relative to the scenario file; -rate and cl= as workload.rate, concurrency and consistency)", u.Profile, ErrUserCommand, u.Profile, u.Ops)
+	return fmt.Errorf("stress_cmd: user profile=%s: %w: give the line as a scenario's workload.stress_cmd (the scenario loader reads the profile, relative to the scenario file) or as workload.profile: %s and workload.ops: %q", u.Profile, ErrUserCommand, u.Profile, u.Ops)
 }

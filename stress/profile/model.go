@@ -36,6 +36,7 @@ type envelope struct {
 	Name string `json:"name"`
 	YAML string `json:"yaml"`
 	Ops  string `json:"ops"`
+	stress.ProfileOptions
 }
 
 // Spec is the model spec of the profile yaml (named name, the file's base
@@ -55,7 +56,7 @@ func parseSpec(text string) (stress.Model, error) {
 	if err := json.Unmarshal(js, &env); err != nil {
 		return nil, fmt.Errorf("the spec's envelope is not {name, yaml, ops} JSON: %w", err)
 	}
-	return Load(env.Name, []byte(env.YAML), env.Ops)
+	return LoadWith(env.Name, []byte(env.YAML), env.Ops, env.ProfileOptions)
 }
 
 // Model is a profile with its ops(...): a stress.Model.
@@ -63,6 +64,7 @@ type Model struct {
 	prof    *Profile
 	yaml    []byte
 	opsText string
+	opts    stress.ProfileOptions // a user command line's cl= and -rate
 	ops     []op
 	// misses counts, per operation, the queries that returned no row.
 	misses []atomic.Int64
@@ -77,17 +79,39 @@ type op struct {
 // Load parses the profile yaml (named name) and ops: the model, or an
 // *Error (placed at its YAML line) or an ops error naming the operation.
 func Load(name string, yaml []byte, ops string) (*Model, error) {
+	return LoadWith(name, yaml, ops, stress.ProfileOptions{})
+}
+
+// LoadWith is Load with a `cassandra-stress user` line's options: its cl=
+// is the consistency of every operation whose profile entry names none (a
+// query's consistencyLevel wins, StressProfile.java getQuery; the insert's,
+// selectConsistency), its -rate the model's rate (stress.RateSetter).
+func LoadWith(name string, yaml []byte, ops string, opts stress.ProfileOptions) (*Model, error) {
+	defaultCL := gocql.Quorum
+	if opts.CL != "" {
+		cl, err := parseCL(opts.CL)
+		if err != nil {
+			return nil, fmt.Errorf("profile %s: cl=%s: %w", name, opts.CL, err)
+		}
+		defaultCL = cl
+	}
+	if opts.Rate < 0 || opts.Threads < 0 {
+		return nil, fmt.Errorf("profile %s: -rate fixed=%g threads=%d: must not be negative", name, opts.Rate, opts.Threads)
+	}
 	p, err := Parse(name, yaml)
 	if err != nil {
 		return nil, err
+	}
+	if err := p.applyInsertOptions(opts.Insert); err != nil {
+		return nil, fmt.Errorf("profile %s: %w", name, err)
 	}
 	weights, err := p.ParseOps(ops)
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: %w", name, err)
 	}
-	m := &Model{prof: p, yaml: yaml, opsText: ops}
+	m := &Model{prof: p, yaml: yaml, opsText: ops, opts: opts}
 	for _, w := range weights {
-		o := op{OpSpec: stress.OpSpec{Name: w.Name, Class: results.OpWrite, Weight: w.Weight, CL: gocql.Quorum}}
+		o := op{OpSpec: stress.OpSpec{Name: w.Name, Class: results.OpWrite, Weight: w.Weight, CL: defaultCL}}
 		if w.Name == "insert" {
 			if p.Insert.CL != "" {
 				o.CL, _ = parseCL(p.Insert.CL)
@@ -115,13 +139,23 @@ func Load(name string, yaml []byte, ops string) (*Model, error) {
 func (m *Model) Profile() *Profile { return m.prof }
 
 // Spec implements stress.Model.
-func (m *Model) Spec() string { return Spec(m.prof.Name, m.yaml, m.opsText) }
+func (m *Model) Spec() string {
+	return stress.ProfileSpecWith(m.prof.Name, m.yaml, m.opsText, m.opts)
+}
+
+// Rate implements stress.RateSetter: a user command line's -rate
+// fixed=/throttle=, when it has one.
+func (m *Model) Rate() (float64, bool) { return m.opts.Rate, m.opts.Rate > 0 }
+
+// Threads implements stress.RateSetter: a user command line's -rate threads=.
+func (m *Model) Threads() int { return m.opts.Threads }
 
 // Ops implements stress.Model: ops(...)'s operations in its order, insert
 // a write, each query a read unless it is an INSERT, UPDATE or DELETE.
-// Consistency: the query's or insert's consistencyLevel, else QUORUM
-// (the framework's default for its workloads; cassandra-stress's own
-// default cl is LOCAL_ONE).
+// Consistency: the query's or insert's consistencyLevel, else a user
+// command line's cl= (LOCAL_ONE, cassandra-stress's default, when the line
+// has none), else QUORUM (workload.profile: the framework's default for
+// its workloads).
 func (m *Model) Ops() []stress.OpSpec {
 	out := make([]stress.OpSpec, len(m.ops))
 	for i, o := range m.ops {

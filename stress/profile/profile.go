@@ -366,6 +366,51 @@ func (p *Profile) decodeInsert(v *yaml.Node) error {
 	return nil
 }
 
+// applyInsertOptions applies a user command line's -insert parameters
+// (settings/SettingsInsert.java's options: partitions=, select-ratio=,
+// row-population-ratio=, batchtype=, visits=, revisit=), which win over
+// the profile's insert: section as StressProfile's select() lets them.
+func (p *Profile) applyInsertOptions(text string) error {
+	for _, param := range strings.Fields(text) {
+		k, v, ok := strings.Cut(param, "=")
+		k = strings.ToLower(k)
+		if !ok || v == "" {
+			return fmt.Errorf("-insert %s: want name=value (partitions=, select-ratio=, row-population-ratio=, batchtype=, visits=, revisit=)", param)
+		}
+		var err error
+		switch k {
+		case "partitions":
+			var d dist
+			if d, err = parseDist(v); err == nil {
+				if lo, _ := d.bounds(); lo < 1 {
+					err = fmt.Errorf("a batch writes at least one partition")
+				}
+				p.Insert.Partitions = d
+			}
+		case "select-ratio":
+			p.Insert.Select, err = parseRatio(v)
+		case "row-population-ratio":
+			err = checkFullRowPopulation(v)
+		case "batchtype":
+			p.Insert.BatchType = strings.ToUpper(v)
+			if p.Insert.BatchType != "LOGGED" && p.Insert.BatchType != "UNLOGGED" && p.Insert.BatchType != "COUNTER" {
+				err = fmt.Errorf("want LOGGED, UNLOGGED or COUNTER")
+			}
+		case "visits":
+			if !strings.EqualFold(v, "fixed(1)") {
+				err = fmt.Errorf("not supported: a partition is written in one insert here (visits=fixed(1), the default)")
+			}
+		case "revisit": // no effect with one visit per partition, as in cassandra-stress
+		default:
+			err = fmt.Errorf("unknown -insert option (SettingsInsert has partitions=, select-ratio=, row-population-ratio=, batchtype=, visits=, revisit=)")
+		}
+		if err != nil {
+			return fmt.Errorf("-insert %s: %w", param, err)
+		}
+	}
+	return nil
+}
+
 // checkFullRowPopulation accepts row-population only when every value
 // column is written (ratio 1), the one case this engine honours.
 func checkFullRowPopulation(s string) error {

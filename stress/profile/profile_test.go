@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gocql/gocql"
+
 	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/stress"
@@ -240,4 +242,34 @@ func hexOf(b []byte) string {
 		out = append(out, digits[x>>4], digits[x&15])
 	}
 	return string(out)
+}
+
+// A user command line's options travel in the spec and back; without them
+// the spec is ProfileSpec's, byte for byte.
+func TestUserOptionsRoundTrip(t *testing.T) {
+	yaml, err := os.ReadFile("testdata/keyvalue.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := stress.ProfileOptions{CL: "LOCAL_QUORUM", Rate: 250, Threads: 8, Insert: "partitions=fixed(2) batchtype=UNLOGGED"}
+	spec := stress.ProfileSpecWith("kv.yaml", yaml, "insert=1,read=1", opts)
+	m, err := stress.ParseModel(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Spec() != spec {
+		t.Fatal("the spec does not round-trip")
+	}
+	rs := m.(stress.RateSetter)
+	if r, ok := rs.Rate(); !ok || r != 250 || rs.Threads() != 8 || m.Ops()[1].CL != gocql.LocalQuorum {
+		t.Fatalf("rate %v %v threads %d ops %+v", r, ok, rs.Threads(), m.Ops())
+	}
+	if stress.ProfileSpecWith("kv.yaml", yaml, "insert=1", stress.ProfileOptions{}) != stress.ProfileSpec("kv.yaml", yaml, "insert=1") {
+		t.Fatal("a spec without options changed")
+	}
+	for _, bad := range []stress.ProfileOptions{{Insert: "partitions=fixed(0)"}, {Insert: "visits=fixed(2)"}, {Insert: "cl=ONE"}, {CL: "SERIAL"}} {
+		if _, err := stress.ParseModel(stress.ProfileSpecWith("kv.yaml", yaml, "insert=1", bad)); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
 }
