@@ -49,6 +49,12 @@ type conn struct {
 	// a time: read); readEnded is closed when the reading has ended.
 	br        *bufio.Reader
 	readEnded chan struct{}
+	// inlineCtx, inlineSeq and inlineState: the request the reading
+	// goroutine serves (serveInline); inlineCtx and inlineSeq are used by
+	// whichever goroutine reads.
+	inlineCtx   context.Context
+	inlineSeq   uint64
+	inlineState atomic.Uint64
 	// Requests run on a per-connection pool of worker goroutines that
 	// grows up to MaxInFlight and shrinks when idle: long-lived workers keep
 	// their grown stacks, which a goroutine per request would copy every time.
@@ -301,23 +307,44 @@ func executeID(body []byte) ([]byte, bool) {
 	return body[2 : 2+n], true
 }
 
+// The state of the request the reading goroutine serves: its number
+// shifted left by two, or'd with one of these (inlineState).
+const (
+	inlineServing = iota
+	inlinePassed  // it waited: the reading passed to another goroutine
+	inlineServed
+	inlineStatus = 3
+)
+
 // serveInline serves r on this goroutine; true when it waited and the
-// reading passed to another goroutine meanwhile.
+// reading passed to another goroutine meanwhile. The wait hook and its
+// context are the connection's, made once: one request at a time is served
+// on the reading goroutine, and its number in the state tells it from the
+// one before, whose goroutine may still be finishing once the reading has
+// passed on. A late call of the hook by a goroutine of an earlier request
+// (a replica read still queued after the answer) finds that request
+// served and does nothing, or the next one serving and passes the reading
+// early, which only costs the wake-up it saves otherwise.
 func (c *conn) serveInline(r request) bool {
-	const (
-		serving = iota
-		passed
-		served
-	)
-	var state atomic.Int32
-	ctx := engine.WithWaitHook(c.ctx, func() {
-		if state.CompareAndSwap(serving, passed) {
-			c.workers.Add(1) // this goroutine serves like a worker now
-			c.passReading()
-		}
-	})
-	c.handle(ctx, r.h, r.body)
-	return !state.CompareAndSwap(serving, served)
+	if c.inlineCtx == nil {
+		c.inlineCtx = engine.WithWaitHook(c.ctx, c.inlineWaits)
+	}
+	c.inlineSeq++
+	seq := c.inlineSeq // c.inlineSeq is the next reader's once the reading passes on
+	c.inlineState.Store(seq<<2 | inlineServing)
+	c.handle(c.inlineCtx, r.h, r.body)
+	return !c.inlineState.CompareAndSwap(seq<<2|inlineServing, seq<<2|inlineServed)
+}
+
+// inlineWaits is the wait hook of the request served on the reading
+// goroutine: the reading passes on, and the goroutine serves like a worker
+// from then on.
+func (c *conn) inlineWaits() {
+	s := c.inlineState.Load()
+	if s&inlineStatus == inlineServing && c.inlineState.CompareAndSwap(s, s&^inlineStatus|inlinePassed) {
+		c.workers.Add(1)
+		c.passReading()
+	}
 }
 
 // passReading hands the reading to an idle worker, or a new goroutine.

@@ -97,7 +97,7 @@ func (n *Node) replicate(ctx context.Context, m *engine.Mutation, cl engine.Cons
 	}
 	reps, pending := v.replicasOf(ks, t, Token(m.PartitionKey))
 	need := blockFor(cl, len(reps))
-	var targets []string
+	targets := make([]string, 0, len(reps)+len(pending))
 	alive := 0
 	for _, r := range reps {
 		if n.isUp(r.Host) {
@@ -123,12 +123,13 @@ func (n *Node) replicate(ctx context.Context, m *engine.Mutation, cl engine.Cons
 	if counter {
 		op = opCounterApply
 	}
+	acked := func(_ *msg, err error) { res <- err }
 	for _, h := range targets {
 		if h == n.hostID {
 			local = true
 			continue
 		}
-		n.callAsync(ctx, h, &msg{Op: op, Muts: one}, func(_ *msg, err error) { res <- err })
+		n.callAsync(ctx, h, &msg{Op: op, Muts: one}, acked)
 	}
 	if local && localDone {
 		res <- nil

@@ -92,7 +92,8 @@ func (n *Node) call(ctx context.Context, host string, m *msg) (*msg, error) {
 
 // callAsync sends m to a remote member; done gets the answer (from the
 // connection's reader, or the member itself when it is a node of this
-// process: mempeers.go; so it must not block).
+// process: mempeers.go; so it must not block, nor change the answer,
+// which may be shared).
 func (n *Node) callAsync(ctx context.Context, host string, m *msg, done func(*msg, error)) {
 	nm := n.view.Load().m.Nodes[host]
 	if nm == nil {

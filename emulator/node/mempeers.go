@@ -150,13 +150,23 @@ func (d *directServer) call(m *msg, done func(*msg, error)) bool {
 
 func (d *directServer) serve(m *msg, done func(*msg, error)) {
 	resp, err := d.handler(d.ctx, m)
+	if err == nil {
+		if resp == nil {
+			resp = &noAnswer
+		}
+		done(resp, nil)
+		return
+	}
 	if resp == nil {
 		resp = &msg{}
 	}
-	resp.ID, resp.Resp, resp.Op = m.ID, true, m.Op
 	resp.Err, resp.ErrCode = wireError(err)
 	done(resp, answerError(resp))
 }
+
+// noAnswer is the answer of a call whose handler answered nothing (a
+// replica write): shared, so callAsync's callbacks must not change it.
+var noAnswer msg
 
 // close ends serving calls once those in progress have returned (the
 // node's context is cancelled first, so waits in them end).
