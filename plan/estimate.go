@@ -140,23 +140,42 @@ func (e *estimator) minVCPUs() int {
 	return m
 }
 
-// fills estimates each fill phase's data volume and time. The workload
-// is not running yet, so a fill gets the cluster's capacity (or
-// fill_rate); each write lands on RF replicas.
-func (e *estimator) fills(capBytes float64, vcpus int) {
+// keySize is what one key of the fill stores and costs: the mean bytes of
+// its rows and the write requests the fill makes for it. The built-in's key
+// is a value of dataset.value_size in one write; a workload model's is its
+// own estimate (stress.Sizer: a profile's or scylla-bench's partition of
+// rows, a cassandra-stress row of n columns), else value_size's.
+func (e *estimator) keySize() (bytes, writes float64) {
+	if mp := e.p.Workload.Model; !mp.IsBuiltin() && mp.KeyBytes > 0 {
+		return mp.KeyBytes, max(1, mp.KeyWrites)
+	}
+	return e.s.Dataset.ValueSize.Mean(), 1
+}
+
+// fillKeysPerSec is the fill's estimated rate in keys a second. The
+// workload is not running yet, so a fill gets the cluster's capacity (or
+// fill_rate, keys a second); each write request lands on RF replicas.
+func (e *estimator) fillKeysPerSec(vcpus int, keyBytes, keyWrites float64) float64 {
 	s, m := e.s, e.m
 	rf := float64(s.Dataset.RF)
-	mean := s.Dataset.ValueSize.Mean()
-	// Each fill write is RF replica writes.
-	fillOps := m.OpsPerVCPU * float64(vcpus) / float64(max(1, s.Dataset.RF))
-	if m.FillMiBPerVCPU > 0 && mean > 0 {
+	fillOps := m.OpsPerVCPU * float64(vcpus) / float64(max(1, s.Dataset.RF)) / keyWrites
+	if m.FillMiBPerVCPU > 0 && keyBytes > 0 {
 		// Real nodes take bulk writes far more cheaply than the mixed workload:
 		// estimate from on-disk bandwidth instead.
-		fillOps = m.FillMiBPerVCPU * (1 << 20) * float64(vcpus) / (mean * rf)
+		fillOps = m.FillMiBPerVCPU * (1 << 20) * float64(vcpus) / (keyBytes * rf)
 	}
 	if s.Dataset.FillRate > 0 {
 		fillOps = min(fillOps, float64(s.Dataset.FillRate))
 	}
+	return fillOps
+}
+
+// fills estimates each fill phase's data volume, keys and time.
+func (e *estimator) fills(capBytes float64, vcpus int) {
+	s := e.s
+	rf := float64(s.Dataset.RF)
+	mean, writes := e.keySize()
+	fillOps := e.fillKeysPerSec(vcpus, mean, writes)
 	for i, f := range s.Dataset.Fill {
 		pf := &e.p.Fill[i]
 		pf.TargetBytes = f.TargetPercent.Fraction() * capBytes
@@ -169,12 +188,21 @@ func (e *estimator) fills(capBytes float64, vcpus int) {
 			pf.EstimatedSeconds = float64(pf.Rows) / fillOps
 		}
 		e.onDisk = max(e.onDisk, pf.TargetBytes)
-		e.add(Phase{Phase: "fill", Name: f.Name, Seconds: pf.EstimatedSeconds, Estimated: true,
-			Detail: fmt.Sprintf("write %s (%s unique) to reach %v", scenarios.HumanBytes(pf.WriteBytes), scenarios.HumanBytes(pf.UniqueBytes), f.TargetPercent)})
+		e.add(Phase{Phase: "fill", Name: f.Name, Seconds: pf.EstimatedSeconds, Estimated: true, Detail: e.fillDetail(pf, f.TargetPercent)})
 		if f.Hold > 0 {
 			e.add(Phase{Phase: "hold", Name: f.Name, Seconds: pf.HoldSeconds, Detail: "let compactions settle"})
 		}
 	}
+}
+
+// fillDetail is a fill phase's line in the phases table; a workload
+// model's names its keys (rows or partitions).
+func (e *estimator) fillDetail(pf *Fill, target scenarios.Percent) string {
+	d := fmt.Sprintf("write %s (%s unique) to reach %v", scenarios.HumanBytes(pf.WriteBytes), scenarios.HumanBytes(pf.UniqueBytes), target)
+	if mp := e.p.Workload.Model; !mp.IsBuiltin() {
+		d += fmt.Sprintf(": ≈%d %ss", pf.Rows, mp.Unit())
+	}
+	return d
 }
 
 // nemesis estimates one nemesis step's phase and, for a topology step,

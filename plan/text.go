@@ -81,7 +81,7 @@ func (p *Plan) textFill(ew *errWriter) {
 	if len(p.Fill) > 0 {
 		pf("Fill (RF=%d; on-disk figures include every replica)\n", p.RF)
 		tw := tabwriter.NewWriter(ew, 2, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "  phase\ttarget\ton disk at target\tto write\tunique data\trows\t≈ time\thold\n")
+		fmt.Fprintf(tw, "  phase\ttarget\ton disk at target\tto write\tunique data\t%ss\t≈ time\thold\n", p.Workload.Model.Unit())
 		for _, f := range p.Fill {
 			fmt.Fprintf(tw, "  %s\t%g%%\t%s\t%s\t%s\t%d\t%s\t%s\n", f.Name, f.TargetPercent, scenarios.HumanBytes(f.TargetBytes),
 				scenarios.HumanBytes(f.WriteBytes), scenarios.HumanBytes(f.UniqueBytes), f.Rows, secs(f.EstimatedSeconds), secs(f.HoldSeconds))
@@ -116,10 +116,17 @@ func (p *Plan) textWorkload(ew *errWriter) {
 	}
 }
 
-// textValidation prints the data validation.
+// textValidation prints the data validation: what it reads, counted in
+// the model's keys (rows, or partitions of rows), or why it is not done.
 func (p *Plan) textValidation(ew *errWriter) {
 	pf := ew.pf
-	if v := p.Validate; v.Enabled() && len(p.Fill) > 0 {
+	v, mp := p.Validate, p.Workload.Model
+	switch {
+	case !v.Enabled() || len(p.Fill) == 0:
+		pf("Data validation: off\n\n")
+	case mp != nil && mp.NotValidated != "":
+		pf("Data validation: not done: %s\n\n", mp.NotValidated)
+	default:
 		count := func(n int64, all string) string {
 			if n < 0 {
 				return all
@@ -130,10 +137,8 @@ func (p *Plan) textValidation(ew *errWriter) {
 		if v.AfterEachStep {
 			when = "after each nemesis step and after the final hold"
 		}
-		pf("Data validation: %s, %s keys read back and %s of %d token ranges scanned at %s; any missing or wrong row fails the run\n\n",
-			when, count(v.Sample, "all"), count(int64(v.TokenRanges), "all"), results.RingParts, v.Consistency)
-	} else {
-		pf("Data validation: off\n\n")
+		pf("Data validation: %s, %s %ss read back and %s of %d token ranges scanned at %s; any missing or wrong %s fails the run\n\n",
+			when, count(v.Sample, "all"), mp.Unit(), count(int64(v.TokenRanges), "all"), results.RingParts, v.Consistency, mp.Unit())
 	}
 }
 

@@ -17,7 +17,7 @@ func dataLossReason(vs []results.Validation) string {
 		v := &vs[i]
 		switch {
 		case v.Lost() > 0:
-			s := fmt.Sprintf("data lost after %s: %d missing and %d mismatched rows at %s", v.After, v.Missing, v.Mismatched, v.Consistency)
+			s := fmt.Sprintf("data lost after %s: %d missing and %d mismatched %ss at %s", v.After, v.Missing, v.Mismatched, v.KeyUnit(), v.Consistency)
 			if owners := lossOwners(v); owners != "" {
 				s += " (replicas: " + owners + ")"
 			}
@@ -48,11 +48,13 @@ func validationTables(res *results.Result) []Table {
 	if len(res.Validations) == 0 {
 		return nil
 	}
+	// A workload model whose key is a partition counts partitions.
+	u := res.Validations[0].KeyUnit() + "s"
 	t := Table{ID: "data-validation", Name: "Data validation",
-		Columns: []string{"after", "consistency", "keys written", "read one by one", "token ranges scanned", "rows scanned", "missing", "mismatched", "read errors", "duration [s]", "verdict"}}
-	byRange := Table{ID: "data-validation-ranges", Name: "Data validation - lost rows by token range",
-		Columns: []string{"after", "range", "first token", "last token", "scanned", "rows expected", "rows found", "missing", "mismatched"}}
-	byNode := Table{ID: "data-validation-nodes", Name: "Data validation - lost rows by replica",
+		Columns: []string{"after", "consistency", "keys written", "read one by one", "token ranges scanned", u + " scanned", "missing", "mismatched", "read errors", "duration [s]", "verdict"}}
+	byRange := Table{ID: "data-validation-ranges", Name: "Data validation - lost " + u + " by token range",
+		Columns: []string{"after", "range", "first token", "last token", "scanned", u + " expected", u + " found", "missing", "mismatched"}}
+	byNode := Table{ID: "data-validation-nodes", Name: "Data validation - lost " + u + " by replica",
 		Columns: []string{"after", "node", "missing", "mismatched", "of lost keys looked up"}}
 	count := func(n int64) string { return strconv.FormatInt(n, 10) }
 	for _, v := range res.Validations {

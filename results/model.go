@@ -243,7 +243,9 @@ type Setup struct {
 	RateOpsPerSec   float64      `json:"rate_ops_per_sec"`
 	LoadPercent     float64      `json:"load_percent,omitempty"`
 	CapacityOps     float64      `json:"capacity_ops,omitempty"` // calibrated capacity when load_percent is used
-	ValueSizeBytes  int          `json:"value_size_bytes"`
+	// ValueSizeBytes is dataset.value_size's mean; 0 for a workload model
+	// (whose own sizes win: Model.KeyBytes).
+	ValueSizeBytes int `json:"value_size_bytes"`
 	// Model is the workload model when it is not the built-in key/value
 	// one (workload.stress_cmd, profile, kind): what ran, its operations
 	// and what data validation could cover.
@@ -279,6 +281,10 @@ type WorkloadModel struct {
 	Ops         []WorkloadOp `json:"ops"`
 	Regenerable bool         `json:"regenerable"`
 	Notes       []string     `json:"notes,omitempty"`
+	// KeyUnit is what one key of the model is ("row", "partition"), KeyBytes
+	// the model's estimate of its mean bytes (0: the model does not say).
+	KeyUnit  string  `json:"key_unit,omitempty"`
+	KeyBytes float64 `json:"key_bytes,omitempty"`
 }
 
 // WorkloadOp is one operation of a workload model with its share of the mix.

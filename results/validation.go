@@ -47,6 +47,18 @@ type Validation struct {
 	// NotDone says why nothing was validated (a workload model whose rows
 	// cannot be regenerated from their keys); the other figures are zero.
 	NotDone string `json:"not_done,omitempty"`
+	// Unit is what a key is ("row", "partition"; "" a row): a workload
+	// model whose key is a partition counts keys and scanned keys in
+	// partitions.
+	Unit string `json:"unit,omitempty"`
+}
+
+// KeyUnit is v's Unit, "row" when it does not say.
+func (v *Validation) KeyUnit() string {
+	if v.Unit == "" {
+		return "row"
+	}
+	return v.Unit
 }
 
 // Lost is the number of keys missing or wrong.

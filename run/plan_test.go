@@ -1,6 +1,7 @@
 package run
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -69,5 +70,27 @@ func TestPlanTimeoutBandwidth(t *testing.T) {
 		if got := p.Waits.StreamBytesPerSec; got < c.want*0.999 || got > c.want*1.001 {
 			t.Errorf("%s: timeouts count on %.0f B/s, want %.0f", c.backend, got, c.want)
 		}
+	}
+}
+
+// A scylla-bench run counts its keys in partitions: the setup names the
+// unit and the model's partition size (dataset.value_size gave way), the
+// validation's log line says partitions.
+func TestScyllaBenchRunCountsPartitions(t *testing.T) {
+	p := resolve(t, "../configs/smoke.yaml", "workload.kind=write,partition-offset=1000", "workload.clustering_row_count=10", "workload.clustering_row_size=100")
+	s := setup(p, "r1", plannedNodes(p), nil)
+	if s.Model == nil || s.Model.KeyUnit != "partition" || s.Model.KeyBytes != 8+10*(8+100) || s.ValueSizeBytes != 0 {
+		t.Fatalf("setup model %+v, value size %d", s.Model, s.ValueSizeBytes)
+	}
+	v := results.Validation{Keys: 20, SampleKeys: 20, ScannedRanges: 32, ScannedRows: 20, Consistency: "ALL", Unit: p.Workload.Model.Unit()}
+	if got, want := validationSummary(&v), "0 missing, 0 mismatched of 20 partitions (20 read one by one, 32 of 32 token ranges scanned: 20 partitions) at ALL"; !strings.HasPrefix(got, want) {
+		t.Errorf("validation summary %q, want it to start %q", got, want)
+	}
+	if why := validationNotDone(p); why != "" {
+		t.Errorf("scylla-bench is validated, the run says not: %s", why)
+	}
+	pp := resolve(t, "../configs/sensor-readings.yaml")
+	if why := validationNotDone(pp); why == "" || why != pp.Workload.Model.NotValidated {
+		t.Errorf("a profile's validation: the run says %q, the plan %q", why, pp.Workload.Model.NotValidated)
 	}
 }

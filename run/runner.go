@@ -19,6 +19,7 @@ import (
 	"github.com/elasticity-dev/elasticity/nemesis"
 	"github.com/elasticity-dev/elasticity/plan"
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
 // Disk snapshot names besides the fill phases'.
@@ -430,6 +431,7 @@ func (r *run) fill(ctx context.Context, f plan.Fill) error {
 	defer cancel()
 	var keys int64
 	var mu sync.Mutex
+	began, unit := time.Now(), r.p.Workload.Model.Unit()
 	stop := make(chan struct{})
 	defer close(stop)
 	// The target is on the fullest node unless the phase says average.
@@ -456,7 +458,7 @@ func (r *run) fill(ctx context.Context, f plan.Fill) error {
 				mu.Lock()
 				k := keys
 				mu.Unlock()
-				msg := fmt.Sprintf("%s: %s disk %.1f%% of target %.0f%% (%d keys written)", f.Name, what, usage(), f.TargetPercent, k)
+				msg := fmt.Sprintf("%s: %s disk %.1f%% of target %.0f%% (%d %ss written)", f.Name, what, usage(), f.TargetPercent, k, unit)
 				if bar != nil {
 					_ = bar.Set(min(int(usage()*10), int(f.TargetPercent*10)))
 					r.rep.event(results.PhaseFill, msg)
@@ -498,7 +500,7 @@ func (r *run) fill(ctx context.Context, f plan.Fill) error {
 		}
 		if round == 1 {
 			if upTo > 0 {
-				r.rep.Logf("%s: %s disk %.2f%%: writing ~%d keys (%.2g points per key measured before), aiming at %.1f%%", f.Name, what, u, upTo-r.fillKeys, perKey, goal)
+				r.rep.Logf("%s: %s disk %.2f%%: writing ~%d %ss (%.2g points per %s measured before), aiming at %.1f%%", f.Name, what, u, upTo-r.fillKeys, unit, perKey, unit, goal)
 			} else {
 				r.rep.Logf("%s: %s disk %.2f%%: writing until it is about to reach %.1f%%, then flushing and topping up by key count", f.Name, what, u, goal)
 			}
@@ -541,14 +543,28 @@ func (r *run) fill(ctx context.Context, f plan.Fill) error {
 		}
 		if perKey > 0 {
 			next := fillGoal(f.TargetPercent, u)
-			r.rep.Logf("%s: %s disk %.2f%% after the flush, below %.0f%%: writing ~%d more keys (%.2g points per key), aiming at %.1f%%",
-				f.Name, what, u, f.TargetPercent, int64(math.Ceil((next-u)/perKey)), perKey, next)
+			r.rep.Logf("%s: %s disk %.2f%% after the flush, below %.0f%%: writing ~%d more %ss (%.2g points per %s), aiming at %.1f%%",
+				f.Name, what, u, f.TargetPercent, int64(math.Ceil((next-u)/perKey)), unit, perKey, unit, next)
 		} else {
 			r.rep.Logf("%s: %s disk %.2f%% after the flush, below %.0f%%: writing more (no usage per key measured yet)", f.Name, what, u, f.TargetPercent)
 		}
 	}
-	r.rep.Logf("%s reached: %s disk %.2f%%, cluster %.1f%% after %d keys", f.Name, what, usage(), r.disk.ClusterUsagePercent(), r.fillKeys)
+	r.rep.Logf("%s reached: %s disk %.2f%%, cluster %.1f%% after %d %ss; %s", f.Name, what, usage(), r.disk.ClusterUsagePercent(), r.fillKeys, unit,
+		r.fillVolume(r.fillKeys-startKeys, time.Since(began)))
 	return nil
+}
+
+// fillVolume is what a fill phase wrote, in the plan's estimate of a key's
+// bytes (value_size's mean, or the workload model's: a partition of rows),
+// and at what rate: unique data, each replica stores it once more.
+func (r *run) fillVolume(keys int64, took time.Duration) string {
+	b := r.p.FillKeyBytes()
+	s := fmt.Sprintf("this phase wrote %d %ss, ≈%s of unique data (≈%s a %s)", keys, r.p.Workload.Model.Unit(), scenarios.HumanBytes(float64(keys)*b),
+		scenarios.HumanBytes(b), r.p.Workload.Model.Unit())
+	if secs := took.Seconds(); secs > 0 {
+		s += fmt.Sprintf(" at ≈%s/s", scenarios.HumanBytes(float64(keys)*b/secs))
+	}
+	return s
 }
 
 // settledUsage reads every node until usage stops moving, and returns it.

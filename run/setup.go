@@ -45,7 +45,9 @@ func setup(p *plan.Plan, runID string, nodes []results.NodeInfo, baseline *resul
 		s.Flavour = "scylla"
 	}
 	if m := p.Workload.Model; !m.IsBuiltin() {
-		s.Model = &results.WorkloadModel{Form: m.Form, Kind: m.Kind, Keyspace: m.Keyspace, Table: m.Table, Regenerable: m.Regenerable, Notes: m.Notes}
+		s.Model = &results.WorkloadModel{Form: m.Form, Kind: m.Kind, Keyspace: m.Keyspace, Table: m.Table, Regenerable: m.Regenerable, Notes: m.Notes,
+			KeyUnit: m.Unit(), KeyBytes: m.KeyBytes}
+		s.ValueSizeBytes = 0 // dataset.value_size gave way to the model's sizes
 		for _, o := range m.Ops {
 			s.Model.Ops = append(s.Model.Ops, results.WorkloadOp{Name: o.Name, Class: o.Class, SharePct: o.SharePct})
 		}

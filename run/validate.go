@@ -3,8 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,8 +15,9 @@ import (
 // Validator is a Load that can read back what its fills wrote.
 type Validator interface {
 	// Validate checks the written keys as the plan's validate section asks;
-	// replicas names the nodes owning a key (nil: not reported by node).
-	Validate(ctx context.Context, after string, replicas func(ctx context.Context, key int64) ([]string, error)) (results.Validation, error)
+	// replicas names the nodes owning a partition key, given in nodetool
+	// style as the model's stress.Validator says it (nil: not reported by node).
+	Validate(ctx context.Context, after string, replicas func(ctx context.Context, partitionKey string) ([]string, error)) (results.Validation, error)
 }
 
 // unacked is the set of keys whose fill write failed.
@@ -43,7 +42,7 @@ func (u *unacked) has(k int64) bool {
 }
 
 // Validate runs the plan's data validation from the runner's own session.
-func (l *stressLoad) Validate(ctx context.Context, after string, replicas func(ctx context.Context, key int64) ([]string, error)) (results.Validation, error) {
+func (l *stressLoad) Validate(ctx context.Context, after string, replicas func(ctx context.Context, partitionKey string) ([]string, error)) (results.Validation, error) {
 	v, d := l.p.Validate, l.p.Data
 	cl, err := stress.ParseCL("validate.consistency", v.Consistency)
 	if err != nil {
@@ -63,9 +62,10 @@ func (l *stressLoad) Validate(ctx context.Context, after string, replicas func(c
 	})
 }
 
-// Replicas names the nodes that own a bigint key of the run's table.
-func (lc *liveCluster) Replicas(ctx context.Context, keyspace, table string, key int64) ([]string, error) {
-	return lc.c.Replicas(ctx, keyspace, table, strconv.FormatInt(key, 10))
+// Replicas names the nodes that own a partition key (nodetool style: a
+// bigint in decimal, a blob in hex) of the run's table.
+func (lc *liveCluster) Replicas(ctx context.Context, keyspace, table, partitionKey string) ([]string, error) {
+	return lc.c.Replicas(ctx, keyspace, table, partitionKey)
 }
 
 // validateData reads back the fills' keys after a step or at the end
@@ -75,16 +75,16 @@ func (r *run) validateData(ctx context.Context, after string) error {
 	if !ok || !r.p.Validate.Enabled() || len(r.p.Fill) == 0 {
 		return nil
 	}
-	var replicas func(context.Context, int64) ([]string, error)
+	var replicas func(context.Context, string) ([]string, error)
 	if rc, ok := r.cluster.(interface {
-		Replicas(ctx context.Context, keyspace, table string, key int64) ([]string, error)
+		Replicas(ctx context.Context, keyspace, table, partitionKey string) ([]string, error)
 	}); ok {
-		replicas = func(ctx context.Context, key int64) ([]string, error) {
-			return rc.Replicas(ctx, r.p.Data.Keyspace, r.p.Data.Table, key)
+		replicas = func(ctx context.Context, pk string) ([]string, error) {
+			return rc.Replicas(ctx, r.p.Data.Keyspace, r.p.Data.Table, pk)
 		}
 	}
 	if why := validationNotDone(r.p); why != "" {
-		v := results.Validation{Time: time.Now(), After: after, Consistency: r.p.Validate.Consistency, NotDone: why}
+		v := results.Validation{Time: time.Now(), After: after, Consistency: r.p.Validate.Consistency, NotDone: why, Unit: r.p.Workload.Model.Unit()}
 		r.emit(results.Event{Type: results.EventValidation, Phase: results.PhaseValidate, Step: stepOf(after), Validation: &v,
 			Message: "data validation: not done: " + why})
 		r.rep.Logf("data validation after %s: not done: %s", after, why)
@@ -98,6 +98,7 @@ func (r *run) validateData(ctx context.Context, after string) error {
 		}
 		return fmt.Errorf("validating the data: %w", err)
 	}
+	v.Unit = r.p.Workload.Model.Unit()
 	r.emit(results.Event{Type: results.EventValidation, Phase: results.PhaseValidate, Step: stepOf(after), Validation: &v,
 		Message: validationSummary(&v)})
 	r.rep.Logf("data validation after %s: %s", after, validationSummary(&v))
@@ -111,10 +112,12 @@ func stepOf(after string) string {
 	return after
 }
 
-// validationSummary is the one-line outcome of a validation.
+// validationSummary is the one-line outcome of a validation, its keys
+// counted in the model's unit (rows, or partitions of rows).
 func validationSummary(v *results.Validation) string {
-	s := fmt.Sprintf("%d missing, %d mismatched of %d keys (%d read one by one, %d of %d token ranges scanned: %d rows) at %s in %.1f s",
-		v.Missing, v.Mismatched, v.Keys, v.SampleKeys, v.ScannedRanges, results.RingParts, v.ScannedRows, v.Consistency, v.DurationS)
+	u := v.KeyUnit()
+	s := fmt.Sprintf("%d missing, %d mismatched of %d %ss (%d read one by one, %d of %d token ranges scanned: %d %ss) at %s in %.1f s",
+		v.Missing, v.Mismatched, v.Keys, u, v.SampleKeys, v.ScannedRanges, results.RingParts, v.ScannedRows, u, v.Consistency, v.DurationS)
 	if v.ReadErrors > 0 {
 		s += fmt.Sprintf("; %d reads failed (%s)", v.ReadErrors, v.Error)
 	}
@@ -122,8 +125,7 @@ func validationSummary(v *results.Validation) string {
 }
 
 // validationNotDone says why the plan's workload model cannot be validated
-// ("" when it can): its rows do not follow from their keys, or it does not
-// read them back (stress.Validator).
+// ("" when it can): plan.ValidationNotDone, as the plan printed it.
 func validationNotDone(p *plan.Plan) string {
 	mp := p.Workload.Model
 	if mp.IsBuiltin() {
@@ -133,22 +135,5 @@ func validationNotDone(p *plan.Plan) string {
 	if err != nil {
 		return fmt.Sprintf("the workload model does not parse: %v", err)
 	}
-	_, reads := m.(stress.Validator)
-	switch {
-	case !m.Regenerable():
-		return fmt.Sprintf("the rows of %s (%s.%s: %s) cannot be regenerated from their keys, so neither the fills' nor the operations' rows were read back",
-			mp.Kind, mp.Keyspace, mp.Table, opNames(mp))
-	case !reads:
-		return fmt.Sprintf("%s does not read its rows back (no stress.Validator): the fills' rows of %s.%s were not read back", mp.Kind, mp.Keyspace, mp.Table)
-	}
-	return ""
-}
-
-// opNames lists a model's operations.
-func opNames(mp *plan.ModelPlan) string {
-	var out []string
-	for _, o := range mp.Ops {
-		out = append(out, o.Name)
-	}
-	return "operations " + strings.Join(out, ", ")
+	return plan.ValidationNotDone(m, mp)
 }

@@ -70,6 +70,10 @@ type ModelInfo struct {
 	Table    string   // the table they address (validation, cleanup)
 	Schema   []string // CQL as Schema would run it for the plan's target
 	Ops      []OpSpec
+	// KeyUnit is what one of the model's keys is, in the plan's and the
+	// run's texts: "row" (the built-in, cassandra-stress's standard1) or
+	// "partition" (scylla-bench, a profile: a key is a partition of rows).
+	KeyUnit string
 	// Notes are the model's own remarks for plan and report (options given
 	// way to the scenario's phases, what validation covers ...).
 	Notes []string
@@ -88,6 +92,40 @@ type OpSpec struct {
 	Weight float64
 	// CL is the operation's consistency level.
 	CL gocql.Consistency
+}
+
+// Key units (ModelInfo.KeyUnit).
+const (
+	UnitRow       = "row"
+	UnitPartition = "partition"
+)
+
+// Unit is i's KeyUnit, "row" when the model does not say.
+func (i ModelInfo) Unit() string {
+	if i.KeyUnit == "" {
+		return UnitRow
+	}
+	return i.KeyUnit
+}
+
+// A Sizer is the optional interface of a model that says how much one of
+// its keys stores, so that the plan's fill estimate (keys to reach a disk
+// target, their bytes and write time) and the run's fill figures hold for
+// it; a model without it is estimated as the built-in, dataset.value_size
+// bytes a key in one write.
+//
+// The estimate is the mean of the model's own distributions (sizes,
+// rows per partition), not a measurement: the bytes of the column values
+// as the driver sends them, without the storage engine's per-cell and
+// per-row overhead, compression or the sstables' indexes (the built-in's
+// value_size is the same: its estimate counts the value alone).
+type Sizer interface {
+	// KeyBytes is the mean bytes of one key's rows as the fill writes
+	// them (> 0).
+	KeyBytes() float64
+	// KeyWrites is the mean requests (statements or batches) the fill
+	// makes for one key (>= 1).
+	KeyWrites() float64
 }
 
 // SchemaTarget is what the plan decides about where the schema goes.

@@ -41,9 +41,10 @@ type Check struct {
 	CL     gocql.Consistency
 	// Concurrency of the sample's reads (default 32).
 	Concurrency int
-	// Replicas, when set, names the nodes that own a key (the replicas of
-	// its token); asked for at most MaxReplicaLookups lost keys.
-	Replicas func(ctx context.Context, key int64) ([]string, error)
+	// Replicas, when set, names the nodes that own a partition key, given
+	// as Validator.PartitionKey says it (nodetool style); asked for at most
+	// MaxReplicaLookups lost keys.
+	Replicas func(ctx context.Context, partitionKey string) ([]string, error)
 	// After names when the check runs ("final" or a step), for the record.
 	After string
 }
@@ -55,6 +56,10 @@ type Check struct {
 type Validator interface {
 	// Token is the token of the partition key's rows are in.
 	Token(key int64) int64
+	// PartitionKey is that partition key in nodetool style (what
+	// `nodetool getendpoints` and REST natural_endpoints take: a bigint in
+	// decimal, a blob in hex), for the lost keys' replica lookup.
+	PartitionKey(key int64) string
 	// CheckKey reads key's rows at cl: RowsMissing when none is there,
 	// RowsWrong when any differs from what the key regenerates.
 	CheckKey(ctx context.Context, s *gocql.Session, cl gocql.Consistency, key int64) (RowState, error)
@@ -238,7 +243,7 @@ func Validate(ctx context.Context, s *gocql.Session, c Check) (results.Validatio
 	if c.Replicas != nil && len(lost) > 0 {
 		byNode := map[string]*results.NodeLoss{}
 		for _, k := range lost[:min(len(lost), MaxReplicaLookups)] {
-			nodes, err := c.Replicas(ctx, k)
+			nodes, err := c.Replicas(ctx, c.Rows.PartitionKey(k))
 			if err != nil {
 				break
 			}
@@ -400,6 +405,8 @@ func newKVRows(c Check) (*kvRows, error) {
 }
 
 func (*kvRows) Token(key int64) int64 { return KeyToken(key) }
+
+func (*kvRows) PartitionKey(key int64) string { return strconv.FormatInt(key, 10) }
 
 func (r *kvRows) CheckKey(ctx context.Context, s *gocql.Session, cl gocql.Consistency, key int64) (RowState, error) {
 	var val []byte

@@ -2,6 +2,7 @@ package stress
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,8 +32,12 @@ func TestValidateFindsLostAndWrongRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	wcancel()
+	var lookedUp []string // the partition keys the lost keys' replicas were asked for
 	check := Check{Keyspace: "ks", Table: "kv", Keys: n, ValueMin: 100, ValueMax: 150, Sample: -1, Ranges: -1, CL: gocql.One, After: "final",
-		Replicas: func(context.Context, int64) ([]string, error) { return []string{"node-1"}, nil }}
+		Replicas: func(_ context.Context, pk string) ([]string, error) {
+			lookedUp = append(lookedUp, pk)
+			return []string{"node-1"}, nil
+		}}
 	v, err := Validate(ctx, s, check)
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +75,9 @@ func TestValidateFindsLostAndWrongRows(t *testing.T) {
 	}
 	if len(v.Nodes) != 1 || v.Nodes[0].Node != "node-1" || v.Nodes[0].Missing != 2 || v.Nodes[0].Mismatched != 1 {
 		t.Fatalf("by node: %+v", v.Nodes)
+	}
+	if got := strings.Join(lookedUp, ","); got != "5,99,1234" {
+		t.Errorf("replicas looked up for partition keys %s, want 5,99,1234 (the bigint keys in decimal)", got)
 	}
 	var missing, wrong int64
 	for _, r := range v.Ranges {

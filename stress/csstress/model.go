@@ -115,6 +115,7 @@ func (m *Model) Describe() stress.ModelInfo {
 		Keyspace: m.Keyspace(),
 		Table:    m.Table(),
 		Ops:      m.Ops(),
+		KeyUnit:  stress.UnitRow,
 		Notes:    append([]string(nil), m.s.notes...),
 	}
 	if sch, err := m.Schema(stress.SchemaTarget{DC: "<dc>", RF: 3}); err == nil {

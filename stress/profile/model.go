@@ -192,7 +192,7 @@ func (m *Model) Describe() stress.ModelInfo {
 		notes = append(notes, "keyspace: the profile's keyspace_definition (its replication, not the plan's rf)")
 	}
 	return stress.ModelInfo{Kind: "profile " + p.Name, Keyspace: p.Keyspace, Table: p.Table,
-		Schema: stmts, Ops: m.Ops(), Notes: notes}
+		Schema: stmts, Ops: m.Ops(), KeyUnit: stress.UnitPartition, Notes: notes}
 }
 
 // Schema implements stress.Model: the profile's keyspace_definition (or

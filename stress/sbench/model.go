@@ -106,7 +106,8 @@ func (m *Model) Describe() stress.ModelInfo {
 	}
 	notes = append(notes, "data validation reads back each key's partition and regenerates its rows",
 		fmt.Sprintf("the mode, consistency-level (%s) and clustering-row-size stand for the scenario's mix, consistency and value size", strings.ToUpper(o.ConsistencyLevel)))
-	return stress.ModelInfo{Kind: "scylla-bench " + o.Mode, Keyspace: o.Keyspace, Table: m.table(), Ops: m.Ops(), Notes: notes}
+	return stress.ModelInfo{Kind: "scylla-bench " + o.Mode, Keyspace: o.Keyspace, Table: m.table(), Ops: m.Ops(),
+		KeyUnit: stress.UnitPartition, Notes: notes}
 }
 
 func (m *Model) populationNote() string {

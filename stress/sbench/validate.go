@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/gocql/gocql"
 
@@ -12,6 +13,11 @@ import (
 
 // Token implements stress.Validator: key k is partition pk partition-offset+k.
 func (m *Model) Token(key int64) int64 { return stress.KeyToken(m.o.PartitionOffset + key) }
+
+// PartitionKey implements stress.Validator: pk partition-offset+k in decimal.
+func (m *Model) PartitionKey(key int64) string {
+	return strconv.FormatInt(m.o.PartitionOffset+key, 10)
+}
 
 // CheckKey implements stress.Validator: it reads key's partition and
 // checks it holds every clustering row, each as its pk and ck regenerate
