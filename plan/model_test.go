@@ -125,3 +125,15 @@ func TestPlanTextOfProfile(t *testing.T) {
 		t.Errorf("the plan promises a read back of a profile's rows:\n%s", text)
 	}
 }
+
+// cassandra-stress counters cannot be regenerated: the plan says
+// validation is not done, as for a profile; its rows are counted as rows.
+func TestPlanTextOfCassandraStressCounters(t *testing.T) {
+	p := loadPlan(t, "../configs/smoke.yaml", "workload.stress_cmd=cassandra-stress counter_write cl=QUORUM -col n=FIXED(5)")
+	text := planText(t, p)
+	wantText(t, text, "Data validation: not done: the rows of cassandra-stress counter_write", "unique data  rows",
+		"values the workload model's (≈50 B a row)")
+	if strings.Contains(text, "read back and") {
+		t.Errorf("the plan promises a read back of counters:\n%s", text)
+	}
+}
