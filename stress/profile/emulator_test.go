@@ -154,3 +154,45 @@ func TestAllTypesAndCountersOnEmulator(t *testing.T) {
 		}
 	}
 }
+
+// A token range query reads one page per operation, and one pass over the
+// ring's ranges (every node's tokens) reads every row once: a composite
+// partition key's token, pages carried from one operation to the next.
+func TestTokenRangeQueriesOnEmulator(t *testing.T) {
+	s := emulated(t)
+	m := load(t, "testdata/scan.yaml", "insert=1,all_columns=1,values=1")
+	createSchema(t, s, m)
+	fillPartitions(t, s, m, 30)
+	var want int64
+	if err := s.Query("SELECT COUNT(*) FROM scan_profile.readings").Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	if want == 0 {
+		t.Fatal("the fill wrote no rows")
+	}
+	e, err := m.newEngine(s, stress.Binding{Keys: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.prepareScans(); err != nil {
+		t.Fatal(err)
+	}
+	w := e.worker(context.Background())
+	for _, typ := range []int{1, 2} {
+		sc := e.scans[typ]
+		ops := 0
+		for started := false; !started || sc.next != 0 || len(sc.open) > 0; started = true {
+			if err := e.scanOp(w, typ); err != nil {
+				t.Fatalf("%s: %v", m.ops[typ].Name, err)
+			}
+			ops++
+		}
+		t.Logf("%s: %d ranges, %d operations, %d rows", m.ops[typ].Name, len(sc.ranges), ops, sc.rows.Load())
+		if sc.rows.Load() != want {
+			t.Errorf("%s: one pass over %d ranges read %d rows, want %d", m.ops[typ].Name, len(sc.ranges), sc.rows.Load(), want)
+		}
+	}
+	if sum := runMix(t, s, m, 30, 200, time.Second); sum.Errors != 0 {
+		t.Fatalf("mix with scans: %d errors: %+v", sum.Errors, sum.Ops)
+	}
+}

@@ -73,7 +73,8 @@ type Model struct {
 // op is one operation of the mix.
 type op struct {
 	stress.OpSpec
-	query *boundQuery // nil: the insert
+	query *boundQuery // nil: the insert or a token range query
+	scan  *scanQuery  // a token range query
 }
 
 // Load parses the profile yaml (named name) and ops: the model, or an
@@ -112,7 +113,12 @@ func LoadWith(name string, yaml []byte, ops string, opts stress.ProfileOptions) 
 	m := &Model{prof: p, yaml: yaml, opsText: ops, opts: opts}
 	for _, w := range weights {
 		o := op{OpSpec: stress.OpSpec{Name: w.Name, Class: results.OpWrite, Weight: w.Weight, CL: defaultCL}}
-		if w.Name == "insert" {
+		if tr, ok := p.TokenRangeQueries[w.Name]; ok {
+			if o.scan, err = p.scanCQL(tr); err != nil { // checked by Parse already
+				return nil, err
+			}
+			o.Class = results.OpRead
+		} else if w.Name == "insert" {
 			if p.Insert.CL != "" {
 				o.CL, _ = parseCL(p.Insert.CL)
 			}
@@ -184,6 +190,12 @@ func (m *Model) Describe() stress.ModelInfo {
 		"fill: the insert writing the whole of each new partition (the seq-th partition of the fill), in batches of the insert's size",
 		"validated: the profile's YAML and every CQL statement parse (ScyllaDB's grammar), the queries' markers name table columns, values are generated for every column type; " +
 			"not validated: the data (not regenerable: populations may give partitions one key) and whether the cluster accepts the schema (checked when it is created)",
+	}
+	for _, o := range m.ops {
+		if o.scan != nil {
+			notes = append(notes, fmt.Sprintf("%s: a token range scan, one page of %d rows per operation (%s); the ring's ranges in order, re-used once all are read (cassandra-stress's -tokenrange wrap)",
+				o.Name, o.scan.PageSize, o.scan.CQL))
+		}
 	}
 	notes = append(notes, p.Ignored...)
 	if p.KeyspaceDef == "" {

@@ -47,6 +47,8 @@ type engine struct {
 	pool       sync.Pool
 	// whole makes every insert write all of its partitions' rows (the fill).
 	whole bool
+	// scans are the token range queries' scans, by operation index.
+	scans []*scans
 }
 
 // worker is one goroutine's statements and values, reused op after op
@@ -108,6 +110,12 @@ func (e *engine) worker(ctx context.Context) *worker {
 	w.insert = e.s.Query(e.insertCQL, vs...).WithContext(ctx).Consistency(e.insertCL).Idempotent(!e.t.counter)
 	w.queries, w.qargs = make([]*gocql.Query, len(e.m.ops)), make([][]*arg, len(e.m.ops))
 	for i, o := range e.m.ops {
+		if o.scan != nil {
+			as, vs := newArgs(2)
+			w.qargs[i] = as
+			w.queries[i] = e.s.Query(o.scan.CQL, vs...).WithContext(ctx).Consistency(o.CL).PageSize(o.scan.PageSize).Idempotent(true)
+			continue
+		}
 		if o.query == nil {
 			continue
 		}
@@ -124,11 +132,17 @@ func (m *Model) bind(s *gocql.Session, b stress.Binding) (sched.Op, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := e.prepareScans(); err != nil {
+		return nil, err
+	}
 	return func(ctx context.Context, typ int, seq uint64) error {
 		w := e.worker(ctx)
 		defer e.pool.Put(w)
 		if typ < 0 || typ >= len(m.ops) {
 			return fmt.Errorf("profile: operation %d of %d", typ, len(m.ops))
+		}
+		if m.ops[typ].scan != nil {
+			return e.scanOp(w, typ)
 		}
 		if m.ops[typ].query == nil {
 			return e.insertOp(w, seq)

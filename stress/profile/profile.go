@@ -47,9 +47,8 @@ type Profile struct {
 	Columns     map[string]ColumnSpec // by lower-case column name
 	Queries     map[string]Query      // by lower-case query name
 	Insert      Insert
-	// TokenRangeQueries are the names of token_range_queries, which are
-	// parsed but cannot be run (ops naming one are refused).
-	TokenRangeQueries []string
+	// TokenRangeQueries are the token_range_queries, by lower-case name.
+	TokenRangeQueries map[string]TokenRangeQuery
 	// Ignored are what cassandra-stress accepts and ignores (a columnspec
 	// of a column the table lacks, a query named insert): plan notes.
 	Ignored []string
@@ -203,12 +202,40 @@ func (p *Profile) decodeExtra(v *yaml.Node) error {
 	return nil
 }
 
+// decodeTokenRange reads token_range_queries: names to {columns,
+// page_size} (StressYaml.TokenRangeQueryDef: page_size defaults to 5000;
+// columns has no default, and TokenRangeQuery fails without it).
 func (p *Profile) decodeTokenRange(v *yaml.Node) error {
 	if v.Kind != yaml.MappingNode {
-		return p.errf(v.Line, "token_range_queries", "must be a mapping of names to queries")
+		return p.errf(v.Line, "token_range_queries", "must be a mapping of names to {columns, page_size}")
 	}
+	p.TokenRangeQueries = map[string]TokenRangeQuery{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
-		p.TokenRangeQueries = append(p.TokenRangeQueries, strings.ToLower(v.Content[i].Value))
+		name, def := strings.ToLower(v.Content[i].Value), v.Content[i+1]
+		field := "token_range_queries." + name
+		if def.Kind != yaml.MappingNode {
+			return p.errf(def.Line, field, "must be a mapping {columns, page_size}")
+		}
+		q := TokenRangeQuery{Name: name, PageSize: 5000, Line: v.Content[i].Line}
+		for j := 0; j+1 < len(def.Content); j += 2 {
+			k, val := def.Content[j], def.Content[j+1]
+			switch k.Value {
+			case "columns":
+				q.Columns, q.columnsLine = strings.TrimSpace(val.Value), val.Line
+			case "page_size":
+				n, err := strconv.Atoi(val.Value)
+				if err != nil || n < 1 {
+					return p.errf(val.Line, field+".page_size", "%q is not a positive integer", val.Value)
+				}
+				q.PageSize = n
+			default:
+				return p.errf(k.Line, field+"."+k.Value, "unknown field (known: columns, page_size)")
+			}
+		}
+		if q.Columns == "" {
+			return p.errf(q.Line, field+".columns", "is required: the columns to read (* for all of them)")
+		}
+		p.TokenRangeQueries[name] = q
 	}
 	return nil
 }
@@ -481,17 +508,15 @@ func (p *Profile) checkOpName(name string) error {
 	if _, ok := p.Queries[name]; ok {
 		return nil
 	}
-	for _, t := range p.TokenRangeQueries {
-		if t == name {
-			return fmt.Errorf("%s is a token_range_queries entry, which this engine does not run", name)
-		}
+	if _, ok := p.TokenRangeQueries[name]; ok {
+		return nil
 	}
 	return fmt.Errorf("unknown operation %s (the profile has: %s)", name, strings.Join(p.opNames(), ", "))
 }
 
 func (p *Profile) opNames() []string {
 	names := []string{"insert"}
-	return append(names, sortedKeys(p.Queries)...)
+	return append(append(names, sortedKeys(p.Queries)...), sortedKeys(p.TokenRangeQueries)...)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

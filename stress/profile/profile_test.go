@@ -141,6 +141,11 @@ func TestProfileErrors(t *testing.T) {
 		{"ops name", string(base), "insert=1,read1=2", "unknown operation read1 (the profile has: insert, latest, slice)"},
 		{"ops weight", string(base), "insert=x", "weight of insert"},
 		{"keyspace name", strings.Replace(string(base), "CREATE TABLE readings", "CREATE TABLE other.readings", 1), "insert=1", `keyspace "other"`},
+		{"token range columns", string(base) + "token_range_queries:\n  scan:\n    page_size: 10\n", "scan=1", "line 64: token_range_queries.scan.columns: is required"},
+		{"token range page", string(base) + "token_range_queries:\n  scan:\n    columns: ts\n    page_size: many\n", "scan=1", "line 66: token_range_queries.scan.page_size"},
+		{"token range field", string(base) + "token_range_queries:\n  scan:\n    columns: ts\n    wrap: true\n", "scan=1", "line 66: token_range_queries.scan.wrap: unknown field"},
+		{"token range cql", string(base) + "token_range_queries:\n  scan:\n    columns: ts,,\n", "scan=1", "line 65: token_range_queries.scan.columns: columns \"ts,,\": CQL does not parse"},
+		{"token range name", string(base) + "token_range_queries:\n  latest:\n    columns: ts\n", "insert=1", "latest is in both queries and token_range_queries"},
 	}
 	for _, c := range cases {
 		_, err := Load("p.yaml", []byte(c.yaml), c.ops)

@@ -78,6 +78,16 @@ func (p *Profile) checkCQL() error {
 			return p.cqlErrAt(q.Line, false, "queries."+name+".cql", err)
 		}
 	}
+	for _, name := range sortedKeys(p.TokenRangeQueries) {
+		q := p.TokenRangeQueries[name]
+		if _, ok := p.Queries[name]; ok {
+			// StressProfile.init asserts the names apart.
+			return p.errf(q.Line, "token_range_queries."+name, "%s is in both queries and token_range_queries: use different names", name)
+		}
+		if _, err := p.scanCQL(q); err != nil {
+			return p.errf(q.columnsLine, "token_range_queries."+name+".columns", "%v", err)
+		}
+	}
 	return nil
 }
 
