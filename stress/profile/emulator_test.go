@@ -196,3 +196,24 @@ func TestTokenRangeQueriesOnEmulator(t *testing.T) {
 		t.Fatalf("mix with scans: %d errors: %+v", sum.Errors, sum.Ops)
 	}
 }
+
+// Markers in an IN list are the column's (cassandra-stress binds a
+// prepared statement's variables by name): with fields: multirow each
+// comes from a row of its own, all of them rows the fill wrote.
+func TestInListMarkersOnEmulator(t *testing.T) {
+	s := emulated(t)
+	m := load(t, "testdata/scan.yaml", "insert=1,several=1")
+	if n := len(m.ops[1].query.binders); n != 5 {
+		t.Fatalf("several binds %d markers, want 5 (site, sensor and three ts)", n)
+	}
+	createSchema(t, s, m)
+	fillPartitions(t, s, m, 30)
+	sum := runMix(t, s, m, 30, 200, time.Second)
+	o, _ := sum.Op("several")
+	if sum.Errors != 0 || o.Succeeded == 0 {
+		t.Fatalf("%d errors: %+v", sum.Errors, sum.Ops)
+	}
+	if m.Misses(1) != 0 {
+		t.Errorf("several found no row %d times of %d", m.Misses(1), o.Succeeded)
+	}
+}

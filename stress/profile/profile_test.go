@@ -141,6 +141,8 @@ func TestProfileErrors(t *testing.T) {
 		{"ops name", string(base), "insert=1,read1=2", "unknown operation read1 (the profile has: insert, latest, slice)"},
 		{"ops weight", string(base), "insert=x", "weight of insert"},
 		{"keyspace name", strings.Replace(string(base), "CREATE TABLE readings", "CREATE TABLE other.readings", 1), "insert=1", `keyspace "other"`},
+		{"limit marker", strings.Replace(string(base), "LIMIT 10", "LIMIT ?", 1), "insert=1", "line 58: queries.latest.cql: a LIMIT marker cannot be bound from the profile's columns (cassandra-stress cannot either"},
+		{"in marker", strings.Replace(string(base), "ts >= ? AND ts <= ?", "ts IN ?", 1), "insert=1", "bind marker 3 is not compared with or assigned to a column"},
 		{"token range columns", string(base) + "token_range_queries:\n  scan:\n    page_size: 10\n", "scan=1", "line 64: token_range_queries.scan.columns: is required"},
 		{"token range page", string(base) + "token_range_queries:\n  scan:\n    columns: ts\n    page_size: many\n", "scan=1", "line 66: token_range_queries.scan.page_size"},
 		{"token range field", string(base) + "token_range_queries:\n  scan:\n    columns: ts\n    wrap: true\n", "scan=1", "line 66: token_range_queries.scan.wrap: unknown field"},

@@ -130,7 +130,9 @@ func (p *Profile) bindQuery(q Query) (*boundQuery, error) {
 	case *cqlparse.Select:
 		refs = whereRefs(s.Where)
 		if s.Limit != nil && s.Limit.Kind == cqlparse.TermBind || s.PerPartitionLimit != nil && s.PerPartitionLimit.Kind == cqlparse.TermBind {
-			return nil, fmt.Errorf("a LIMIT marker cannot be bound from the profile's columns: write the limit as a number")
+			// cassandra-stress fails on it too: SchemaStatement binds a marker by its
+			// variable's name, and [limit] names no column (PartitionGenerator.indexOf).
+			return nil, fmt.Errorf("a LIMIT marker cannot be bound from the profile's columns (cassandra-stress cannot either: its variable [limit] names no column): write the limit as a number")
 		}
 	case *cqlparse.Insert:
 		for i, c := range s.Columns {
@@ -157,7 +159,7 @@ func (p *Profile) bindQuery(q Query) (*boundQuery, error) {
 		if r.term.Kind == cqlparse.TermList {
 			for _, v := range r.term.Values {
 				if v.Kind == cqlparse.TermBind {
-					return nil, fmt.Errorf("column %s: markers inside IN lists or collections are not bound by the profile engine", r.col)
+					return nil, fmt.Errorf("column %s: markers inside a collection literal or a NOT IN list are not bound by the profile engine (their variables name no column, which cassandra-stress binds by)", r.col)
 				}
 			}
 		}
@@ -219,6 +221,13 @@ func whereRefs(rels []cqlparse.Relation) []termRef {
 	var out []termRef
 	for _, r := range rels {
 		switch {
+		case r.Op == "IN" && len(r.Token) == 0 && r.Value.Kind == cqlparse.TermList:
+			// c IN (?, ?): each marker is c's, as the driver names the
+			// prepared statement's variables and SchemaStatement binds them
+			// by name (multirow: each from a row of its own).
+			for _, v := range r.Value.Values {
+				out = append(out, termRef{r.Column, v})
+			}
 		case len(r.Token) > 0 || r.Op == "CONTAINS" || r.Op == "CONTAINS KEY" || r.Op == "IN" || r.Op == "NOT IN":
 			// Left unbound on purpose: bindQuery reports the marker.
 			if r.Value.Kind == cqlparse.TermList {
