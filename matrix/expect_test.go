@@ -21,6 +21,11 @@ func TestParseExpect(t *testing.T) {
 	if err != nil || SideLabel(e.A) != "rate=150/s,mode=serial" || e.Op != ">=" {
 		t.Fatalf("%+v %v", e, err)
 	}
+	// An operation's figure (results.OpFigure) is a metric like any other.
+	e, err = ParseExpect("Cycle #1.op.read1.p99_ms: loaders=2 / loaders=1 <= 1.2")
+	if err != nil || e.Metric != "Cycle #1.op.read1.p99_ms" || e.Limit != 1.2 {
+		t.Fatalf("%+v %v", e, err)
+	}
 	for _, bad := range []string{"scale_out_seconds mode=a / mode=b <= 1", "x: mode=a / mode=b", "x: mode=a <= 1", "x: mode=a / mode=b <= -1", "x: a / b <= 1", ": a=1 / a=2 <= 1"} {
 		if _, err := ParseExpect(bad); err == nil {
 			t.Errorf("%q: want an error", bad)

@@ -62,12 +62,28 @@ func (p *Plan) plannedCycles() int {
 	return n
 }
 
+// FigureOps are the operations whose figures a run of the plan measures:
+// its workload model's operations with a share of the mix.
+func (p *Plan) FigureOps() []string {
+	var out []string
+	if p.Workload.Model == nil {
+		return out
+	}
+	for _, o := range p.Workload.Model.Ops {
+		if o.SharePct > 0 {
+			out = append(out, o.Name)
+		}
+	}
+	return out
+}
+
 // CheckFigure checks that a run of the plan can measure the figure (see
-// results.Figures): a derived value, one of its durations, or a metric of
-// one of its cycles. The error names the closest figure.
+// results.Figures): a derived value, one of its durations, a metric of
+// one of its cycles, or one of its operations' in a cycle. The error names
+// the closest figure.
 func (p *Plan) CheckFigure(name string) error {
-	durs := p.FigureDurations()
-	if err := results.CheckFigureSyntax(name, durs); err != nil {
+	durs, ops := p.FigureDurations(), p.FigureOps()
+	if err := results.CheckFigureSyntax(name, durs, ops); err != nil {
 		known := append(append([]string(nil), results.DerivedFigures...), durs...)
 		cycle := results.SteadyStateCycle
 		if c, _, ok := strings.Cut(name, "."); ok && strings.HasPrefix(c, "Cycle #") {
@@ -75,6 +91,11 @@ func (p *Plan) CheckFigure(name string) error {
 		}
 		for _, m := range results.CycleFigures() {
 			known = append(known, results.CycleFigure(cycle, m))
+		}
+		for _, o := range ops {
+			for _, m := range results.OpFigureMetrics {
+				known = append(known, results.OpFigure(cycle, o, m))
+			}
 		}
 		return fmt.Errorf("%w%s", err, scenarios.Suggest(name, known))
 	}

@@ -393,6 +393,8 @@ func compareTables(runs []run) []Table {
 		out = append(out, t)
 	}
 
+	out = append(out, opTables(runs, names)...)
+
 	// Repeated variants: mean ± stddev and a verdict against the first variant.
 	groups := map[string][]run{}
 	var order []string

@@ -168,3 +168,46 @@ func TestArgusTables(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A comparison shows the workload model's operations per cycle, each in
+// the runs that have it with ratios to the first, and their figures in
+// the long tables under the names matrix --expect takes.
+func TestCompareShowsOperations(t *testing.T) {
+	root := t.TempDir()
+	write := func(name string, ops ...results.OpFigures) string {
+		dir := filepath.Join(root, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		res := &results.Result{FormatVersion: results.FormatVersion, Status: results.StatusPassed, Setup: results.Setup{Scenario: "s"},
+			Cycles: []results.Cycle{{Name: "Cycle #0", Ops: ops}}}
+		if err := results.WriteResult(dir, res); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	a := write("a", results.OpFigures{Name: "insert", Class: results.OpWrite, OpsPerS: 100, P99MS: 4},
+		results.OpFigures{Name: "latest", Class: results.OpRead, OpsPerS: 200, P99MS: 2})
+	b := write("b", results.OpFigures{Name: "insert", Class: results.OpWrite, OpsPerS: 100, P99MS: 8},
+		results.OpFigures{Name: "slice", Class: results.OpRead, OpsPerS: 50, P99MS: 9})
+	out := filepath.Join(t.TempDir(), "cmp")
+	if err := Compare([]string{a, b}, out, CompareOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(out, FileCompareMD))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(data)
+	for _, want := range []string{"Cycle #0 per operation, every run", "(×2.00)", "Per operation per variant", "Cycle #0.op.insert.p99_ms"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("comparison lacks %q:\n%s", want, md)
+		}
+	}
+	// An operation only one run has is not compared run by run.
+	for _, line := range strings.Split(md, "\n") {
+		if strings.Contains(line, "| latest ") || strings.Contains(line, "| slice ") {
+			t.Errorf("an operation of one run in the per-operation table: %s", line)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package reporting
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,16 +67,33 @@ var figureGroups = []figureGroup{
 	}},
 	{"fig-host", "Host, compaction, stalls and errors per variant", cycleMetricIn(results.FigCycleHostLag, results.FigCycleLoadLag, results.FigCycleSteal,
 		results.FigCycleBacklog, results.FigCycleStalls, results.FigCycleErrors, results.FigCycleDropped)},
+	{"fig-ops", "Per operation per variant", func(f string) bool { _, ok := opOfFigure(f); return ok }},
 	{"fig-durations", "Durations per variant [s]", func(string) bool { return true }},
 }
 
+// opOfFigure is the operation of a "Cycle #N.op.<operation>.<metric>" figure.
+func opOfFigure(fig string) (string, bool) {
+	c, m, ok := strings.Cut(fig, ".")
+	if !ok || !strings.HasPrefix(c, "Cycle #") {
+		return "", false
+	}
+	op, _, ok := results.SplitOpFigure(m)
+	return op, ok
+}
+
 // FigureTables are the comparison's long tables: every figure of the
-// variants, grouped (latency, throughput, host and compaction, durations),
-// as mean ± sd, median over the measured runs. The run count n is in the
-// column's header when every figure of the column has it, else in the cells.
+// variants, grouped (latency, throughput, host and compaction, the
+// model's operations, durations), as mean ± sd, median over the measured
+// runs. The run count n is in the column's header when every figure of the
+// column has it, else in the cells. Operations named write and read (the
+// built-in's, a command line's) are left out: they are the cycle's write
+// and read figures, in the latency and throughput tables already.
 func FigureTables(vs []VariantFigures) []Table {
 	byGroup := make([][]string, len(figureGroups))
 	for _, fig := range FigureNames(vs) {
+		if op, ok := opOfFigure(fig); ok && (op == results.OpWrite || op == results.OpRead) {
+			continue
+		}
 		for i, g := range figureGroups {
 			if g.holds(fig) {
 				byGroup[i] = append(byGroup[i], fig)
@@ -98,6 +116,7 @@ var figureNotes = map[string]string{
 	"fig-latency":    "Response times per cycle (write_p99_ms: P99 of writes).",
 	"fig-throughput": "Successful operations per second per cycle, and per vCPU in the steady state (before) and the last cycle (after).",
 	"fig-host":       "Per cycle: the most-lagged node's scheduling lag and the load generator's (ms per second), the worst CPU steal (%), the normalized compaction backlog at the cycle's end of the node whose backlog grew most, reactor stalls, failed and dropped operations.",
+	"fig-ops":        "The workload model's operations per cycle (Cycle #N.op.<operation>.<metric>): response times in ms, successful operations per second, failed and dropped operations.",
 	"fig-durations":  "Seconds. Derived values (*_seconds) are from the first topology request; a duration name alone is the total over the run's steps, \"Cycle #N.<name>\" one batch's.",
 }
 
@@ -189,11 +208,22 @@ func FigureNames(vs []VariantFigures) []string {
 		if r, ok := rank[m]; ok {
 			return r
 		}
-		return len(rank) + 1
+		if _, om, ok := results.SplitOpFigure(m); ok { // after the cycle's own metrics, before its durations
+			return len(rank) + 1 + slices.Index(results.OpFigureMetrics, om)
+		}
+		return len(rank) + 1 + len(results.OpFigureMetrics)
+	}
+	opName := func(s string) string {
+		_, m, _ := strings.Cut(s, ".")
+		op, _, _ := results.SplitOpFigure(m)
+		return op
 	}
 	sort.SliceStable(cycles, func(i, j int) bool {
 		if a, b := cycleNum(cycles[i]), cycleNum(cycles[j]); a != b {
 			return a < b
+		}
+		if a, b := opName(cycles[i]), opName(cycles[j]); a != b && a != "" && b != "" {
+			return a < b // one operation's figures together
 		}
 		if a, b := metricRank(cycles[i]), metricRank(cycles[j]); a != b {
 			return a < b

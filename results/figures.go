@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -12,6 +13,8 @@ import (
 //   - a named duration: "New node(s) ready", "Soft Limit" ... (the total over the
 //     run's steps and batches), or one batch's: "Cycle #2.Add new node(s)";
 //   - a cycle metric: "Cycle #1.read_p99_ms", "Cycle #0.total_ops_per_sec" ...
+//   - one operation's figure in a cycle (Cycle.Ops, named by the model's
+//     operation): "Cycle #1.op.read1.p99_ms", "Cycle #0.op.insert.ops_per_sec".
 
 // Derived figure names (result.json's derived keys).
 const (
@@ -53,11 +56,58 @@ func CycleFigures() []string {
 	return append(out, FigCycleDuration, FigCycleErrors, FigCycleDropped, FigCycleStalls, FigCycleHostLag, FigCycleLoadLag, FigCycleSteal, FigCycleBacklog)
 }
 
+// OpFigurePrefix starts a cycle's per-operation figure: "Cycle #N.op.<operation>.<metric>".
+const OpFigurePrefix = "op."
+
+// OpFigureMetrics are the metrics of an operation's figures, in report
+// order: OpFigures' result.json keys.
+var OpFigureMetrics = []string{"p50_ms", "p90_ms", "p99_ms", "ops_per_sec", "errors", "dropped"}
+
+// OpFigure names one operation's figure in a cycle: "Cycle #1.op.read1.p99_ms".
+func OpFigure(cycle, op, metric string) string {
+	return CycleFigure(cycle, OpFigurePrefix+op+"."+metric)
+}
+
+// SplitOpFigure reads a cycle figure's metric part ("op.read1.p99_ms") as
+// an operation's: its operation and metric; ok is false for any other
+// name (an operation's name may hold dots: the metric is the last part).
+func SplitOpFigure(metric string) (op, m string, ok bool) {
+	rest, ok := strings.CutPrefix(metric, OpFigurePrefix)
+	if !ok {
+		return "", "", false
+	}
+	i := strings.LastIndex(rest, ".")
+	if i <= 0 || !slices.Contains(OpFigureMetrics, rest[i+1:]) {
+		return "", "", false
+	}
+	return rest[:i], rest[i+1:], true
+}
+
+// opFigureValue is an operation's value of one of OpFigureMetrics.
+func opFigureValue(o *OpFigures, metric string) float64 {
+	switch metric {
+	case "p50_ms":
+		return o.P50MS
+	case "p90_ms":
+		return o.P90MS
+	case "p99_ms":
+		return o.P99MS
+	case "ops_per_sec":
+		return o.OpsPerS
+	case "errors":
+		return float64(o.Errors)
+	}
+	return float64(o.Dropped)
+}
+
 // FigureLowerBetter says which way a figure improves: durations, latencies,
 // errors and stalls are better lower; throughput and capacity higher.
 func FigureLowerBetter(name string) bool {
 	if _, m, ok := strings.Cut(name, "."); ok && strings.HasPrefix(name, "Cycle #") {
 		name = m
+	}
+	if _, m, ok := SplitOpFigure(name); ok {
+		return m != "ops_per_sec"
 	}
 	switch name {
 	case FigOpsPerVCPUBefore, FigOpsPerVCPUAfter, FigVCPUsBefore, FigVCPUsAfter, MetricWriteOps, MetricReadOps, MetricTotalOps:
@@ -144,6 +194,11 @@ func Figures(res *Result) map[string]float64 {
 				out[CycleFigure(c.Name, m)] = v
 			}
 		}
+		for j := range c.Ops {
+			for _, m := range OpFigureMetrics {
+				out[OpFigure(c.Name, c.Ops[j].Name, m)] = opFigureValue(&c.Ops[j], m)
+			}
+		}
 	}
 	return out
 }
@@ -157,10 +212,11 @@ type FigureError struct {
 func (e *FigureError) Error() string { return fmt.Sprintf("unknown figure %q: %s", e.Name, e.Why) }
 
 // CheckFigureSyntax checks that a name is a figure of the vocabulary: a
-// derived key, "Cycle #N.<metric>" with a cycle metric, or a duration name
-// (the plan decides which durations and cycles a run has: see
+// derived key, "Cycle #N.<metric>" with a cycle metric, a duration name,
+// or "Cycle #N.op.<operation>.<metric>" with one of ops (the plan decides
+// which durations, cycles and operations a run has: see
 // plan.Plan.CheckFigure).
-func CheckFigureSyntax(name string, durations []string) error {
+func CheckFigureSyntax(name string, durations, ops []string) error {
 	for _, n := range DerivedFigures {
 		if name == n {
 			return nil
@@ -182,7 +238,23 @@ func CheckFigureSyntax(name string, durations []string) error {
 				return nil
 			}
 		}
-		return &FigureError{Name: name, Why: fmt.Sprintf("%q is not a cycle metric (%s) or duration", m, strings.Join(CycleFigures(), ", "))}
+		if strings.HasPrefix(m, OpFigurePrefix) {
+			return checkOpFigure(name, m, ops)
+		}
+		return &FigureError{Name: name, Why: fmt.Sprintf("%q is not a cycle metric (%s), a duration or op.<operation>.<metric>", m, strings.Join(CycleFigures(), ", "))}
 	}
 	return &FigureError{Name: name, Why: "not a derived value (" + strings.Join(DerivedFigures, ", ") + "), a duration (" + strings.Join(durations, ", ") + ") or \"Cycle #N.<metric>\""}
+}
+
+// checkOpFigure checks a cycle's "op.<operation>.<metric>" part against
+// the operations the workload has.
+func checkOpFigure(name, m string, ops []string) error {
+	op, _, ok := SplitOpFigure(m)
+	if !ok {
+		return &FigureError{Name: name, Why: fmt.Sprintf("%q is not op.<operation>.<metric> with a metric of %s", m, strings.Join(OpFigureMetrics, ", "))}
+	}
+	if !slices.Contains(ops, op) {
+		return &FigureError{Name: name, Why: fmt.Sprintf("the workload has no operation %q (it has %s)", op, strings.Join(ops, ", "))}
+	}
+	return nil
 }

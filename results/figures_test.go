@@ -33,14 +33,42 @@ func TestFiguresFlattenResult(t *testing.T) {
 	}
 	// Every flattened name passes the syntax check.
 	for name := range f {
-		if err := CheckFigureSyntax(name, []string{DurAddNodes, "Soft Limit"}); err != nil {
+		if err := CheckFigureSyntax(name, []string{DurAddNodes, "Soft Limit"}, nil); err != nil {
 			t.Error(err)
 		}
 	}
-	if err := CheckFigureSyntax("Cycle #1.p99", nil); err == nil || !strings.Contains(err.Error(), "not a cycle metric") {
+	if err := CheckFigureSyntax("Cycle #1.p99", nil, nil); err == nil || !strings.Contains(err.Error(), "not a cycle metric") {
 		t.Errorf("bad cycle metric: %v", err)
 	}
 	if FigureLowerBetter("Cycle #1.total_ops_per_sec") || !FigureLowerBetter(DurNodesReady) {
 		t.Error("direction of figures")
+	}
+}
+
+// A cycle's operations have figures by name, their direction follows the
+// metric, and a name whose operation holds dots splits at the last one.
+func TestOpFigures(t *testing.T) {
+	res := &Result{Cycles: []Cycle{{Name: "Cycle #1", Ops: []OpFigures{
+		{Name: "read1", Class: OpRead, OpsPerS: 120, P50MS: 1, P90MS: 2, P99MS: 3.5, Errors: 2, Dropped: 1},
+		{Name: "q.v2", Class: OpRead, P99MS: 7},
+	}}}}
+	f := Figures(res)
+	for name, want := range map[string]float64{"Cycle #1.op.read1.p99_ms": 3.5, "Cycle #1.op.read1.ops_per_sec": 120,
+		"Cycle #1.op.read1.errors": 2, "Cycle #1.op.read1.dropped": 1, "Cycle #1.op.q.v2.p99_ms": 7} {
+		if got, ok := f[name]; !ok || got != want {
+			t.Errorf("%s = %v %v, want %v", name, got, ok, want)
+		}
+	}
+	if FigureLowerBetter("Cycle #1.op.read1.ops_per_sec") || !FigureLowerBetter("Cycle #1.op.read1.p99_ms") {
+		t.Error("op/s is better higher, latency lower")
+	}
+	if op, m, ok := SplitOpFigure("op.q.v2.p99_ms"); !ok || op != "q.v2" || m != "p99_ms" {
+		t.Errorf("split %q %q %v", op, m, ok)
+	}
+	if err := CheckFigureSyntax("Cycle #1.op.q.v2.p99_ms", nil, []string{"q.v2"}); err != nil {
+		t.Error(err)
+	}
+	if err := CheckFigureSyntax("Cycle #1.op.read1.p95_ms", nil, []string{"read1"}); err == nil || !strings.Contains(err.Error(), "p50_ms, p90_ms, p99_ms") {
+		t.Errorf("unknown op metric: %v", err)
 	}
 }
