@@ -3,6 +3,7 @@ package csstress
 import (
 	"math"
 
+	"github.com/elasticity-dev/elasticity/stress/csdist"
 	"github.com/elasticity-dev/elasticity/stress/keygen"
 )
 
@@ -63,19 +64,21 @@ func putKey(dst []byte, index int64) {
 // Values are windows into one shared random buffer: no allocation per
 // operation; callers must not modify them.
 type cells struct {
-	size dist
+	size csdist.Dist
+	max  int64 // size's largest
 	buf  []byte
 }
 
-func newCells(size dist) *cells {
-	buf := make([]byte, 2*size.max+64)
+func newCells(size csdist.Dist) *cells {
+	_, hi := size.Bounds()
+	buf := make([]byte, 2*hi+64)
 	for i := 0; i < len(buf); i += 8 {
 		h := keygen.Mix64(uint64(i) ^ 0x63732d7374726573)
 		for j := 0; j < 8 && i+j < len(buf); j++ {
 			buf[i+j] = byte(h >> (8 * j))
 		}
 	}
-	return &cells{size: size, buf: buf}
+	return &cells{size: size, max: hi, buf: buf}
 }
 
 // cellHash is the hash of one cell.
@@ -86,8 +89,8 @@ func cellHash(index int64, col int) uint64 {
 // value is the value of column col of the row of population index.
 func (c *cells) value(index int64, col int) []byte {
 	h := cellHash(index, col)
-	n := c.size.sample(h)
-	off := (h >> 32) % uint64(c.size.max+1)
+	n := c.size.Sample(h)
+	off := (h >> 32) % uint64(c.max+1)
 	return c.buf[off : off+uint64(n) : off+uint64(n)]
 }
 

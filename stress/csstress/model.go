@@ -132,15 +132,15 @@ func (m *Model) Describe() stress.ModelInfo {
 func (m *Model) dataNote() string {
 	pop := "the scenario's rows"
 	if m.s.pop.given {
-		pop = "-pop dist=" + m.s.pop.dist.text
-		if m.s.pop.seq && !strings.HasPrefix(strings.ToLower(m.s.pop.dist.text), "seq(") {
-			pop = "-pop seq=" + m.s.pop.dist.text
+		pop = "-pop dist=" + m.s.pop.dist.Text()
+		if m.s.pop.seq && !strings.HasPrefix(strings.ToLower(m.s.pop.dist.Text()), "seq(") {
+			pop = "-pop seq=" + m.s.pop.dist.Text()
 		}
 	}
 	v := fmt.Sprintf("keys: %d hex characters from the population index (%s); %d blob columns %s of size %s, each a function of index and column (rows regenerable)",
-		m.s.keysize, pop, len(m.s.colNames), strings.Join(m.s.colNames, ","), m.s.size.text)
+		m.s.keysize, pop, len(m.s.colNames), strings.Join(m.s.colNames, ","), m.s.size.Text())
 	if m.hasCounters() {
-		v += fmt.Sprintf("; counters incremented by %s per column", m.s.add.text)
+		v += fmt.Sprintf("; counters incremented by %s per column", m.s.add.Text())
 	}
 	return v + "; reads are not compared with the expected row"
 }

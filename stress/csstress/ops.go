@@ -12,6 +12,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/elasticity-dev/elasticity/stress"
+	"github.com/elasticity-dev/elasticity/stress/csdist"
 	"github.com/elasticity-dev/elasticity/stress/keygen"
 	"github.com/elasticity-dev/elasticity/stress/sched"
 )
@@ -119,7 +120,8 @@ func (p *queryPool) get(ctx context.Context) *stmts {
 
 // picker chooses the population index of each operation.
 type picker struct {
-	pop   dist // -pop, when given (a copy: its own sequence position)
+	pop   csdist.Dist   // -pop, when given
+	next  *atomic.Int64 // SEQ: the position of this loader's walk (cassandra-stress's DistributionSequence)
 	given bool
 	seed  uint64
 	keys  *stress.KeyPicker // no -pop: the scenario's keys, indexes from 1
@@ -129,14 +131,15 @@ func (m *Model) newPicker(b stress.Binding) (*picker, error) {
 	p := &picker{given: m.s.pop.given, seed: keygen.Mix64(b.Seed ^ 0x706f70)}
 	if p.given {
 		p.pop = m.s.pop.dist
-		if p.pop.kind == "seq" {
-			p.pop.next = new(atomic.Int64)
+		if p.pop.Kind() == csdist.KindSeq {
+			p.next = new(atomic.Int64)
 			// Loader i of n walks its own part of seq=min..max, as SCT
 			// gives each of its loaders one (sdcm/tester.py
 			// populate_data_parallel); alone, the whole range.
 			i, n := b.Share()
-			lo, size := keygen.Part(p.pop.min, p.pop.max-p.pop.min+1, i, n)
-			p.pop.min, p.pop.max = lo, lo+size-1
+			min, max := p.pop.Bounds()
+			lo, size := keygen.Part(min, max-min+1, i, n)
+			p.pop = p.pop.SeqPart(lo, lo+size-1)
 		}
 		return p, nil
 	}
@@ -153,8 +156,10 @@ func (m *Model) newPicker(b stress.Binding) (*picker, error) {
 // indexes 1..Keys: the key picker's key plus one.
 func (p *picker) index(seq uint64, write bool) int64 {
 	switch {
+	case p.next != nil:
+		return p.pop.Sample(uint64(p.next.Add(1) - 1))
 	case p.given:
-		return p.pop.sample(seq + p.seed)
+		return p.pop.Sample(seq + p.seed)
 	case write:
 		return 1 + p.keys.WriteKey(seq)
 	}
@@ -224,9 +229,9 @@ func writeRow(st *stmts, vals *cells, idx int64) error {
 
 // addCounters increments every counter of the row (CqlCounterAdder), each
 // by a draw of add=.
-func addCounters(st *stmts, add *dist, seq uint64) error {
+func addCounters(st *stmts, add *csdist.Dist, seq uint64) error {
 	for i := range st.incs {
-		st.incs[i].v = add.sample(keygen.Mix64(seq)*0x9e3779b97f4a7c15 + uint64(i))
+		st.incs[i].v = add.Sample(keygen.Mix64(seq)*0x9e3779b97f4a7c15 + uint64(i))
 	}
 	return st.counterWrite.Exec()
 }

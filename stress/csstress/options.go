@@ -2,6 +2,7 @@ package csstress
 
 import (
 	"fmt"
+	"github.com/elasticity-dev/elasticity/stress/csdist"
 	"regexp"
 	"strconv"
 	"strings"
@@ -81,18 +82,17 @@ func (s *settings) parsePop(params []string) error {
 			if m == nil {
 				return invalid("-pop seq=", value, "a range of population indexes such as 1..1000000 or 1..10M")
 			}
-			d, err := parseDist("seq(" + m[1] + ".." + m[2] + ")")
+			d, err := csdist.Parse("seq(" + m[1] + ".." + m[2] + ")")
 			if err != nil {
 				return invalid("-pop seq=", value, "min..max with min < max")
 			}
-			d.text = value
-			s.pop = population{given: true, seq: true, dist: d}
+			s.pop = population{given: true, seq: true, dist: d.WithText(value)}
 		case "dist":
-			d, err := parseDist(value)
+			d, err := csdist.Parse(value)
 			if err != nil {
 				return fmt.Errorf("stress_cmd: option -pop dist=: %w", err)
 			}
-			s.pop = population{given: true, seq: d.kind == "seq", dist: d}
+			s.pop = population{given: true, seq: d.Kind() == csdist.KindSeq, dist: d}
 		case "no-wrap":
 			return unsupported("-pop no-wrap", "it ends the run once every index was visited; the scenario's phases decide when a step ends")
 		case "read-lookback":
@@ -106,7 +106,7 @@ func (s *settings) parsePop(params []string) error {
 	if !s.pop.given {
 		return invalid("-pop", strings.Join(params, " "), "seq=A..B or dist=DIST(...)")
 	}
-	if s.pop.dist.min < 0 {
+	if lo, _ := s.pop.dist.Bounds(); lo < 0 {
 		return invalid("-pop", strings.Join(params, " "), "non-negative population indexes")
 	}
 	return nil
@@ -114,19 +114,19 @@ func (s *settings) parsePop(params []string) error {
 
 // parseCol reads -col (SettingsColumn): size=, n= or names=, timestamp=.
 func (s *settings) parseCol(params []string) error {
-	var count *dist
+	var count *csdist.Dist
 	for _, p := range params {
 		name, value, _ := strings.Cut(p, "=")
 		switch strings.ToLower(name) {
 		case "size":
-			d, err := parseDist(value)
-			if err != nil || d.kind == "seq" || d.min < 0 || d.max > 16<<20 {
+			d, err := csdist.Parse(value)
+			if lo, hi := d.Bounds(); err != nil || d.Kind() == csdist.KindSeq || lo < 0 || hi > 16<<20 {
 				return invalid("-col size=", value, "a distribution of cell sizes in bytes such as FIXED(512) or UNIFORM(100..1000), at most 16 MiB")
 			}
 			s.size = d
 		case "n":
-			d, err := parseDist(value)
-			if err != nil || d.kind == "seq" || d.max < 1 || d.max > 1000 {
+			d, err := csdist.Parse(value)
+			if _, hi := d.Bounds(); err != nil || d.Kind() == csdist.KindSeq || hi < 1 || hi > 1000 {
 				return invalid("-col n=", value, "a distribution of the number of columns such as FIXED(5), between 1 and 1000")
 			}
 			count = &d
@@ -155,9 +155,10 @@ func (s *settings) parseCol(params []string) error {
 		return invalid("-col", strings.Join(params, " "), "n= or names=, not both (SettingsColumn's NameOptions and CountOptions)")
 	}
 	if count != nil {
-		s.colNames = countNames(int(count.max))
-		if count.min < count.max {
-			s.note("-col n=%s: cassandra-stress's predefined write and read address all %d columns whatever the count drawn (CqlInserter and CqlReader build their statements over maxColumnsPerKey); so do these", count.text, count.max)
+		lo, hi := count.Bounds()
+		s.colNames = countNames(int(hi))
+		if lo < hi {
+			s.note("-col n=%s: cassandra-stress's predefined write and read address all %d columns whatever the count drawn (CqlInserter and CqlReader build their statements over maxColumnsPerKey); so do these", count.Text(), hi)
 		}
 	}
 	return nil

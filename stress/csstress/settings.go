@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/elasticity-dev/elasticity/stress/csdist"
 	"github.com/gocql/gocql"
 )
 
@@ -42,14 +43,14 @@ type settings struct {
 	cl      gocql.Consistency
 	clGiven bool
 	keysize int
-	add     dist // counter increments (SettingsCommandPreDefined add=)
+	add     csdist.Dist // counter increments (SettingsCommandPreDefined add=)
 
 	threads     int
 	rate        float64
 	rateGiven   bool
 	pop         population
 	colNames    []string
-	size        dist
+	size        csdist.Dist
 	timestamp   string // -col timestamp=: USING TIMESTAMP
 	schema      schemaOptions
 	user        *User
@@ -62,7 +63,7 @@ type settings struct {
 type population struct {
 	given bool
 	seq   bool
-	dist  dist // seq: kind "seq" over A..B
+	dist  csdist.Dist // seq: kind "seq" over A..B
 }
 
 // schemaOptions is -schema (SettingsSchema).
@@ -221,8 +222,8 @@ func (s *settings) commandParam(p string) error {
 		s.keysize = n
 		return nil
 	case "add":
-		d, err := parseDist(value)
-		if err != nil || d.kind == "seq" {
+		d, err := csdist.Parse(value)
+		if err != nil || d.Kind() == csdist.KindSeq {
 			return invalid("add=", value, "a distribution of counter increments such as FIXED(1) or UNIFORM(1..10)")
 		}
 		s.add = d
@@ -248,7 +249,7 @@ func (s *settings) commonParam(p string) (done bool, err error) {
 	name, value, hasValue := strings.Cut(p, "=")
 	switch lname := strings.ToLower(name); {
 	case lname == "n" && hasValue:
-		if _, err := parseLong(value); err != nil {
+		if _, err := csdist.ParseLong(value); err != nil {
 			return true, invalid("n=", value, "a number of operations such as 1000000 or 10m")
 		}
 		s.note("n=%s gives way to the scenario's phases: they decide how long each step runs", value)
@@ -329,22 +330,22 @@ func (s *settings) finish() error {
 	if s.command == "user" {
 		return nil
 	}
-	if s.size.kind == "" {
-		s.size, _ = parseDist("FIXED(34)") // SettingsColumn: size= defaults to FIXED(34)
+	if s.size.IsZero() {
+		s.size, _ = csdist.Parse("FIXED(34)") // SettingsColumn: size= defaults to FIXED(34)
 	}
 	if s.colNames == nil {
 		s.colNames = countNames(5) // SettingsColumn: n= defaults to FIXED(5)
 	}
-	if s.add.kind == "" {
-		s.add, _ = parseDist("fixed(1)") // SettingsCommandPreDefined: add= defaults to fixed(1)
+	if s.add.IsZero() {
+		s.add, _ = csdist.Parse("fixed(1)") // SettingsCommandPreDefined: add= defaults to fixed(1)
 	}
-	if s.pop.given && s.pop.dist.max > maxIndex(s.keysize) {
-		return invalid("-pop", s.pop.dist.text, fmt.Sprintf("indexes up to %d: keysize=%d keys hold %d distinct hex digits", maxIndex(s.keysize), s.keysize, min(s.keysize, 16)))
+	if _, hi := s.pop.dist.Bounds(); s.pop.given && hi > maxIndex(s.keysize) {
+		return invalid("-pop", s.pop.dist.Text(), fmt.Sprintf("indexes up to %d: keysize=%d keys hold %d distinct hex digits", maxIndex(s.keysize), s.keysize, min(s.keysize, 16)))
 	}
 	if s.pop.given {
-		what := "dist=" + s.pop.dist.text
-		if s.pop.seq && !strings.HasPrefix(strings.ToLower(s.pop.dist.text), "seq(") {
-			what = "seq=" + s.pop.dist.text
+		what := "dist=" + s.pop.dist.Text()
+		if s.pop.seq && !strings.HasPrefix(strings.ToLower(s.pop.dist.Text()), "seq(") {
+			what = "seq=" + s.pop.dist.Text()
 		}
 		s.note("-pop %s: operations address these population indexes whatever the scenario's fill wrote (the fill writes indexes 1..rows)", what)
 	} else {

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 
 	"github.com/elasticity-dev/elasticity/stress"
+	"github.com/elasticity-dev/elasticity/stress/csdist"
 	"github.com/elasticity-dev/elasticity/stress/keygen"
 )
 
@@ -14,7 +15,7 @@ var _ stress.Sizer = (*Model)(nil)
 // all of maxColumnsPerKey) of -col size='s mean, or, for a model of
 // counter commands only, counter1's counters (8 bytes each).
 func (m *Model) KeyBytes() float64 {
-	cell := m.s.size.meanDraw()
+	cell := meanDraw(m.s.size)
 	if m.onlyCounters() {
 		cell = 8
 	}
@@ -31,16 +32,17 @@ const meanDrawSamples = 4096
 // cassandra-stress bounds it), averaged over fixed hashes so a plan is
 // the same every time; a sequence's is the middle of its range (drawing
 // would move the shared sequence).
-func (d *dist) meanDraw() float64 {
-	switch d.kind {
-	case "fixed":
-		return float64(d.min)
-	case "seq":
-		return (float64(d.min) + float64(d.max)) / 2
+func meanDraw(d csdist.Dist) float64 {
+	lo, hi := d.Bounds()
+	switch d.Kind() {
+	case csdist.KindFixed:
+		return float64(lo)
+	case csdist.KindSeq:
+		return (float64(lo) + float64(hi)) / 2
 	}
 	var sum float64
 	for i := uint64(0); i < meanDrawSamples; i++ {
-		sum += float64(d.sample(keygen.Mix64(i ^ 0x73697a65)))
+		sum += float64(d.Sample(keygen.Mix64(i ^ 0x73697a65)))
 	}
 	return sum / meanDrawSamples
 }

@@ -186,7 +186,7 @@ func (m *Model) Describe() stress.ModelInfo {
 	ins := p.Insert
 	notes := []string{
 		fmt.Sprintf("insert: %s partitions per batch, select %s of each partition's rows, %s batches; rows per partition from the clustering columns' cluster distributions",
-			ins.Partitions, ins.Select.text, ins.BatchType),
+			ins.Partitions, ins.Select, ins.BatchType),
 		"fill: the insert writing the whole of each new partition (the seq-th partition of the fill), in batches of the insert's size",
 		"validated: the profile's YAML and every CQL statement parse (ScyllaDB's grammar), the queries' markers name table columns, values are generated for every column type; " +
 			"not validated: the data (not regenerable: populations may give partitions one key) and whether the cluster accepts the schema (checked when it is created)",

@@ -10,6 +10,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/elasticity-dev/elasticity/stress"
+	"github.com/elasticity-dev/elasticity/stress/keygen"
 	"github.com/elasticity-dev/elasticity/stress/sched"
 )
 
@@ -175,8 +176,8 @@ func (m *Model) fill(s *gocql.Session, b stress.Binding) (sched.Op, error) {
 // insertOp is SchemaInsert: partitions from the insert's partitions
 // distribution, from each the select ratio of its rows, in one batch.
 func (e *engine) insertOp(w *worker, seq uint64) error {
-	os := mix64(seq ^ e.seed ^ 0x1f83d9abfb41bd6b)
-	n := int(max(1, e.m.prof.Insert.Partitions.sample(os)))
+	os := keygen.Mix64(seq ^ e.seed ^ 0x1f83d9abfb41bd6b)
+	n := int(max(1, e.m.prof.Insert.Partitions.Sample(os)))
 	rows := 0
 	for i := 0; i < n; i++ {
 		p := e.keys.WriteKey(seq*uint64(n) + uint64(i))
@@ -195,7 +196,7 @@ func (e *engine) insertOp(w *worker, seq uint64) error {
 // writePartition writes all of partition p's rows (the fill).
 func (e *engine) writePartition(w *worker, p int64, seq uint64) error {
 	total := e.t.rowCounts(p, w.counts)
-	per := int64(max(1, math.Ceil(e.m.prof.Insert.Select.max()*float64(total))))
+	per := int64(max(1, math.Ceil(e.m.prof.Insert.Select.Max()*float64(total))))
 	per = min(per, maxBatch)
 	for from := int64(0); from < total; from += per {
 		k := min(per, total-from)
@@ -213,9 +214,9 @@ func (e *engine) writePartition(w *worker, p int64, seq uint64) error {
 // `have` rows (flushing at maxBatch) and returns the batch's rows.
 func (e *engine) addRows(w *worker, have int, p int64, os uint64) (int, error) {
 	total := e.t.rowCounts(p, w.counts)
-	k := int64(math.Ceil(e.m.prof.Insert.Select.next(os) * float64(total)))
+	k := int64(math.Ceil(e.m.prof.Insert.Select.Next(os) * float64(total)))
 	k = min(max(k, 1), total)
-	first := int64(mix64(os^0x7a3c) % uint64(total)) // a run of rows from a random one, wrapping
+	first := int64(keygen.Mix64(os^0x7a3c) % uint64(total)) // a run of rows from a random one, wrapping
 	for i := int64(0); i < k; i++ {
 		if have == maxBatch {
 			if err := e.flush(w, have); err != nil {
@@ -269,11 +270,11 @@ func (e *engine) queryOp(w *worker, typ int, seq uint64) error {
 	o := e.m.ops[typ]
 	p := e.keys.ReadKey(seq)
 	total := e.t.rowCounts(p, w.counts)
-	os := mix64(seq ^ e.seed ^ 0x3c6ef372fe94f82b)
+	os := keygen.Mix64(seq ^ e.seed ^ 0x3c6ef372fe94f82b)
 	r := int64(os % uint64(total))
 	for j, b := range o.query.binders {
 		if !o.query.SameRow && b.role != rolePK {
-			r = int64(mix64(os+uint64(j)) % uint64(total))
+			r = int64(keygen.Mix64(os+uint64(j)) % uint64(total))
 		}
 		a := w.qargs[typ][j]
 		a.b = e.t.appendValue(a.b[:0], b, p, w.counts, r)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/elasticity-dev/elasticity/stress/csdist"
 	"gopkg.in/yaml.v3"
 )
 
@@ -61,7 +62,7 @@ type Profile struct {
 // values (GeneratorConfig.java); nil ones take the type's defaults.
 type ColumnSpec struct {
 	Name                      string
-	Size, Population, Cluster dist
+	Size, Population, Cluster csdist.Dist
 }
 
 // Query is one named query (StressYaml.QueryDef).
@@ -78,8 +79,8 @@ type Query struct {
 // batch writes (select, default fixed(1)/1), the batch type (LOGGED by
 // default) and consistency level.
 type Insert struct {
-	Partitions dist
-	Select     ratio
+	Partitions csdist.Dist
+	Select     csdist.Ratio
 	BatchType  string // LOGGED, UNLOGGED or COUNTER
 	CL         string
 }
@@ -155,11 +156,11 @@ func (p *Profile) decodeTop(m *yaml.Node) error {
 			return err
 		}
 	}
-	if p.Insert.Partitions == nil {
-		p.Insert.Partitions = fixed{1}
+	if p.Insert.Partitions.IsZero() {
+		p.Insert.Partitions = csdist.Fixed(1)
 	}
-	if p.Insert.Select.d == nil {
-		p.Insert.Select = ratio{d: fixed{1}, divisor: 1, text: "fixed(1)/1"}
+	if p.Insert.Select.IsZero() {
+		p.Insert.Select, _ = csdist.ParseRatio("fixed(1)/1")
 	}
 	if p.Insert.BatchType == "" {
 		p.Insert.BatchType = "LOGGED"
@@ -262,11 +263,11 @@ func (p *Profile) decodeColumnspec(v *yaml.Node) error {
 			case "name":
 				cs.Name = strings.TrimSpace(val.Value)
 			case "size":
-				cs.Size, err = parseDist(val.Value)
+				cs.Size, err = csdist.Parse(val.Value)
 			case "population":
-				cs.Population, err = parseDist(val.Value)
+				cs.Population, err = csdist.Parse(val.Value)
 			case "cluster":
-				cs.Cluster, err = parseDist(val.Value)
+				cs.Cluster, err = csdist.Parse(val.Value)
 			default:
 				return p.errf(n.Content[j].Line, field+"."+k, "unrecognised column spec option (known: name, size, population, cluster)")
 			}
@@ -364,14 +365,14 @@ func (p *Profile) decodeInsert(v *yaml.Node) error {
 		var err error
 		switch k {
 		case "partitions":
-			p.Insert.Partitions, err = parseDist(s)
+			p.Insert.Partitions, err = csdist.Parse(s)
 			if err == nil {
-				if lo, _ := p.Insert.Partitions.bounds(); lo < 1 {
+				if lo, _ := p.Insert.Partitions.Bounds(); lo < 1 {
 					err = fmt.Errorf("%s: a batch writes at least one partition", s)
 				}
 			}
 		case "select":
-			p.Insert.Select, err = parseRatio(s)
+			p.Insert.Select, err = csdist.ParseRatio(s)
 		case "row-population":
 			err = checkFullRowPopulation(s)
 		case "batchtype":
@@ -407,15 +408,15 @@ func (p *Profile) applyInsertOptions(text string) error {
 		var err error
 		switch k {
 		case "partitions":
-			var d dist
-			if d, err = parseDist(v); err == nil {
-				if lo, _ := d.bounds(); lo < 1 {
+			var d csdist.Dist
+			if d, err = csdist.Parse(v); err == nil {
+				if lo, _ := d.Bounds(); lo < 1 {
 					err = fmt.Errorf("a batch writes at least one partition")
 				}
 				p.Insert.Partitions = d
 			}
 		case "select-ratio":
-			p.Insert.Select, err = parseRatio(v)
+			p.Insert.Select, err = csdist.ParseRatio(v)
 		case "row-population-ratio":
 			err = checkFullRowPopulation(v)
 		case "batchtype":
@@ -441,11 +442,11 @@ func (p *Profile) applyInsertOptions(text string) error {
 // checkFullRowPopulation accepts row-population only when every value
 // column is written (ratio 1), the one case this engine honours.
 func checkFullRowPopulation(s string) error {
-	r, err := parseRatio(s)
+	r, err := csdist.ParseRatio(s)
 	if err != nil {
 		return err
 	}
-	if lo, _ := r.d.bounds(); float64(lo)/r.divisor < 1 {
+	if r.Min() < 1 {
 		return fmt.Errorf("%s: partial rows are not supported here (only a ratio of 1, e.g. fixed(1)/1)", s)
 	}
 	return nil

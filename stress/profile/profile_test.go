@@ -177,60 +177,6 @@ func TestIgnoredWithNotes(t *testing.T) {
 	}
 }
 
-func TestDistributions(t *testing.T) {
-	cases := []struct {
-		spec   string
-		lo, hi int64
-	}{
-		{"fixed(5)", 5, 5}, {"FIXED(2k)", 2000, 2000}, {"uniform(1..1M)", 1, 1e6}, {"uniform(3...3)", 3, 3},
-		{"gaussian(1..100)", 1, 100}, {"normal(1..100,5)", 1, 100}, {"gauss(6000..12000,9000,1250)", 6000, 12000},
-		{"exp(1..10)", 1, 10}, {"~exp(1..10)", 1, 10}, {"extreme(1..100,1.5)", 1, 100}, {"weibull(1..100,2)", 1, 100},
-		{"qextreme(1..1000,2,10)", 1, 1000}, {"seq(1..50)", 1, 50}, {" uniform( 1 .. 10 ) ", 1, 10},
-	}
-	for _, c := range cases {
-		d, err := parseDist(c.spec)
-		if err != nil {
-			t.Errorf("%s: %v", c.spec, err)
-			continue
-		}
-		if lo, hi := d.bounds(); lo != c.lo || hi != c.hi {
-			t.Errorf("%s: bounds %d..%d, want %d..%d", c.spec, lo, hi, c.lo, c.hi)
-		}
-		for s := uint64(0); s < 2000; s++ {
-			if v := d.sample(s * 7919); v < c.lo || v > c.hi {
-				t.Fatalf("%s: sample %d outside %d..%d", c.spec, v, c.lo, c.hi)
-			}
-		}
-	}
-	for _, bad := range []string{"uniform(10..1)", "seq(5..5)", "fixed()", "exp(1..10,2)", "extreme(1..10)", "gaussian(1..10,0)", "uniform", "nosuch(1..2)", "uniform(1x..2)"} {
-		if _, err := parseDist(bad); err == nil {
-			t.Errorf("%s accepted", bad)
-		}
-	}
-	// exp favours the low end, ~exp the high end (DistributionInverted).
-	e, _ := parseDist("exp(1..100)")
-	ie, _ := parseDist("~exp(1..100)")
-	var se, sie float64
-	for s := uint64(0); s < 5000; s++ {
-		se, sie = se+float64(e.sample(s)), sie+float64(ie.sample(s))
-	}
-	if se/5000 > 40 || sie/5000 < 60 {
-		t.Errorf("mean of exp(1..100) %.1f, of ~exp %.1f", se/5000, sie/5000)
-	}
-	// seq numbers the partitions: the p-th draw is min + p.
-	sq, _ := parseDist("seq(1..1000)")
-	if sq.sample(0) != 1 || sq.sample(41) != 42 || sq.sample(1000) != 1 {
-		t.Errorf("seq draws %d %d %d", sq.sample(0), sq.sample(41), sq.sample(1000))
-	}
-	r, err := parseRatio("fixed(2)/10240M")
-	if err != nil || r.max() != 2/10240e6 {
-		t.Errorf("ratio: %v %v", r, err)
-	}
-	if _, err := parseRatio("fixed(1)"); err == nil {
-		t.Error("ratio without divisor accepted")
-	}
-}
-
 func TestVarint(t *testing.T) {
 	for _, c := range []struct {
 		v    int64

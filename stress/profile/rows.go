@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
+	"github.com/elasticity-dev/elasticity/stress/keygen"
 )
 
 // The data of a profile, as PartitionGenerator.java lays it out: the p-th
@@ -20,14 +21,14 @@ import (
 const maxRows = 100_000_000
 
 // partSeed is the seed of partition p's draws.
-func partSeed(p int64) uint64 { return mix64(uint64(p) ^ 0x2545f4914f6cdd1d) }
+func partSeed(p int64) uint64 { return keygen.Mix64(uint64(p) ^ 0x2545f4914f6cdd1d) }
 
 // rowCounts are partition p's values per clustering level and its rows.
 func (t *table) rowCounts(p int64, counts []int64) (rows int64) {
 	rows = 1
 	ps := partSeed(p)
 	for i, c := range t.ck {
-		n := max(1, c.gen.cluster.sample(ps+uint64(i)*0x9e37+c.gen.salt))
+		n := max(1, c.gen.cluster.Sample(ps+uint64(i)*0x9e37+c.gen.salt))
 		if rows*n > maxRows {
 			n = max(1, maxRows/rows)
 		}
@@ -48,14 +49,14 @@ func (t *table) clusterSeed(p int64, counts []int64, i int, r int64) uint64 {
 	for j := i + 1; j < len(t.ck); j++ {
 		below *= counts[j]
 	}
-	return mix64(partSeed(p)+uint64(i+1)*0x632be59bd9b4e019) + uint64(r/below)
+	return keygen.Mix64(partSeed(p)+uint64(i+1)*0x632be59bd9b4e019) + uint64(r/below)
 }
 
 // rowSeed is the seed of row r's other columns.
-func rowSeed(p, r int64) uint64 { return mix64(partSeed(p) + uint64(r)*0xd6e8feb86659fd93) }
+func rowSeed(p, r int64) uint64 { return keygen.Mix64(partSeed(p) + uint64(r)*0xd6e8feb86659fd93) }
 
 // staticSeed is the seed of partition p's static columns.
-func staticSeed(p int64) uint64 { return mix64(partSeed(p) + 0x8cb92ba72f3d8dd7) }
+func staticSeed(p int64) uint64 { return keygen.Mix64(partSeed(p) + 0x8cb92ba72f3d8dd7) }
 
 // role says where a column's value comes from.
 type role int

@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"github.com/elasticity-dev/elasticity/stress"
+	"github.com/elasticity-dev/elasticity/stress/csdist"
+	"github.com/elasticity-dev/elasticity/stress/keygen"
 )
 
 var _ stress.Sizer = (*Model)(nil)
@@ -23,7 +25,7 @@ func (m *Model) KeyBytes() float64 {
 // insert's select share of the partition's rows.
 func (m *Model) KeyWrites() float64 {
 	rows := m.prof.table.meanRows()
-	per := min(max(1, math.Ceil(m.prof.Insert.Select.max()*rows)), maxBatch)
+	per := min(max(1, math.Ceil(m.prof.Insert.Select.Max()*rows)), maxBatch)
 	return math.Ceil(rows / per)
 }
 
@@ -78,7 +80,7 @@ func (g *generator) meanBytes() float64 {
 		}
 		return 4 + drawMean(g.size, 1<<16)*per
 	case kVarint, kDecimal:
-		n := sampleMean(func(s uint64) float64 { return float64(len(appendVarint(nil, g.identity(mix64(s))))) })
+		n := sampleMean(func(s uint64) float64 { return float64(len(appendVarint(nil, g.identity(keygen.Mix64(s))))) })
 		if k == kDecimal {
 			n += 4 // the scale
 		}
@@ -90,6 +92,6 @@ func (g *generator) meanBytes() float64 {
 
 // drawMean is the mean of d's draws kept within 0..hi, as appendChars and
 // appendCollection keep them.
-func drawMean(d dist, hi int64) float64 {
-	return sampleMean(func(s uint64) float64 { return float64(max(0, min(d.sample(mix64(s)), hi))) })
+func drawMean(d csdist.Dist, hi int64) float64 {
+	return sampleMean(func(s uint64) float64 { return float64(max(0, min(d.Sample(keygen.Mix64(s)), hi))) })
 }

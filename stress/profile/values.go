@@ -3,6 +3,8 @@ package profile
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/elasticity-dev/elasticity/stress/csdist"
+	"github.com/elasticity-dev/elasticity/stress/keygen"
 	"hash/fnv"
 	"math"
 	"strings"
@@ -129,7 +131,7 @@ func splitTop(s string) []string {
 // the native protocol's encoding straight into the caller's buffer.
 type generator struct {
 	typ                 *ctype
-	size, pop, cluster  dist
+	size, pop, cluster  csdist.Dist
 	salt                uint64
 	elemKey, elem       *generator // collections: key (maps) and element generators, same spec
 	clockSeqAndNodeBits uint64
@@ -138,17 +140,17 @@ type generator struct {
 func newGenerator(t *ctype, spec ColumnSpec) *generator {
 	h := fnv.New64a()
 	h.Write([]byte("seed for stress" + strings.ToLower(spec.Name))) // GeneratorConfig's seedStr + name
-	g := &generator{typ: t, size: spec.Size, pop: spec.Population, cluster: spec.Cluster, salt: mix64(h.Sum64())}
-	if g.size == nil {
-		g.size = uniform{4, 8}
+	g := &generator{typ: t, size: spec.Size, pop: spec.Population, cluster: spec.Cluster, salt: keygen.Mix64(h.Sum64())}
+	if g.size.IsZero() {
+		g.size = csdist.Uniform(4, 8)
 	}
-	if g.cluster == nil {
-		g.cluster = fixed{1}
+	if g.cluster.IsZero() {
+		g.cluster = csdist.Fixed(1)
 	}
-	if g.pop == nil {
-		g.pop = uniform{1, 100e9}
+	if g.pop.IsZero() {
+		g.pop = csdist.Uniform(1, 100e9)
 		if t.kind == kTimestamp || t.kind == kTimeUUID {
-			g.pop = uniform{1, 50 * 365 * 24 * 60 * 60 * 1000}
+			g.pop = csdist.Uniform(1, 50*365*24*60*60*1000)
 		}
 	}
 	// TimeUUIDs.java: one clock sequence and node per generator; the variant bits are RFC 4122's.
@@ -165,7 +167,7 @@ func newGenerator(t *ctype, spec ColumnSpec) *generator {
 }
 
 // identity is the value identity of seed (the population's draw).
-func (g *generator) identity(seed uint64) int64 { return g.pop.sample(seed + g.salt) }
+func (g *generator) identity(seed uint64) int64 { return g.pop.Sample(seed + g.salt) }
 
 // appendValue appends the encoded value of seed to b.
 func (g *generator) appendValue(b []byte, seed uint64) []byte {
@@ -219,10 +221,10 @@ func (g *generator) appendScalar(b []byte, id int64) []byte {
 // distribution seeded with the identity, content from a generator seeded
 // with ~identity; strings keep each byte within ASCII, as Strings does.
 func (g *generator) appendChars(b []byte, id int64) []byte {
-	n := int(max(0, min(g.size.sample(mix64(uint64(id))), 1<<24)))
+	n := int(max(0, min(g.size.Sample(keygen.Mix64(uint64(id))), 1<<24)))
 	r := ^uint64(id)
 	for i := 0; i < n; {
-		r = mix64(r)
+		r = keygen.Mix64(r)
 		v := r
 		for k := 0; k < 8 && i < n; k, i = k+1, i+1 {
 			if g.typ.kind == kBlob {
@@ -260,10 +262,10 @@ func appendVarint(b []byte, v int64) []byte {
 // A set's or map's duplicates and order are the server's to resolve
 // (ScyllaDB builds a sorted set of the serialized elements).
 func (g *generator) appendCollection(b []byte, seed uint64) []byte {
-	n := int(max(0, min(g.size.sample(mix64(seed+g.salt)), 1<<16)))
+	n := int(max(0, min(g.size.Sample(keygen.Mix64(seed+g.salt)), 1<<16)))
 	b = binary.BigEndian.AppendUint32(b, uint32(n))
 	for i := 0; i < n; i++ {
-		es := mix64(seed*31 + uint64(i))
+		es := keygen.Mix64(seed*31 + uint64(i))
 		if g.elemKey != nil {
 			b = appendSized(b, g.elemKey, es)
 		}
