@@ -50,6 +50,9 @@ type engine struct {
 	whole bool
 	// scans are the token range queries' scans, by operation index.
 	scans []*scans
+	// loader of loaders sharing the job (stress.Binding.Share): each scans
+	// its own token ranges.
+	loader, loaders int
 }
 
 // worker is one goroutine's statements and values, reused op after op
@@ -81,6 +84,7 @@ func (m *Model) newEngine(s *gocql.Session, b stress.Binding) (*engine, error) {
 	cols := append(append([]*column{}, t.static...), t.regular...)
 	cql, marks := m.prof.insertCQL(cols)
 	e := &engine{m: m, s: s, t: t, insertCQL: cql, keys: keys, seed: b.Seed, insertCL: gocql.Quorum}
+	e.loader, e.loaders = b.Share()
 	for _, c := range marks {
 		e.insertCols = append(e.insertCols, t.binderOf(c))
 	}

@@ -1,8 +1,10 @@
 package profile
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -224,5 +226,27 @@ func TestUserOptionsRoundTrip(t *testing.T) {
 		if _, err := stress.ParseModel(stress.ProfileSpecWith("kv.yaml", yaml, "insert=1", bad)); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
+	}
+}
+
+// The loaders of one job scan their own token ranges and the ring once
+// between them; one loader alone scans every range.
+func TestLoaderRangesSplitTheRing(t *testing.T) {
+	ring := ringRanges([]int64{-300, -100, 0, 100, 200})
+	if got := loaderRanges(ring, 0, 1); !slices.Equal(got, ring) {
+		t.Fatalf("alone: %v, want %v", got, ring)
+	}
+	for _, n := range []int{2, 3, len(ring)} {
+		var all []tokenRange
+		for i := range n {
+			all = append(all, loaderRanges(ring, i, n)...)
+		}
+		slices.SortFunc(all, func(a, b tokenRange) int { return cmp.Compare(a.start, b.start) })
+		if !slices.Equal(all, ring) {
+			t.Fatalf("%d loaders scan %v, the ring is %v", n, all, ring)
+		}
+	}
+	if got := loaderRanges(ring[:2], 3, 4); len(got) != 1 || got[0] != ring[1] {
+		t.Fatalf("loader 3 of 4 over 2 ranges: %v", got)
 	}
 }

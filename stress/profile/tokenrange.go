@@ -182,6 +182,24 @@ func (e *engine) scanOp(w *worker, typ int) error {
 	return nil
 }
 
+// loaderRanges are loader i of n's share of the ring's ranges: every n-th
+// from the i-th, so the loaders of one job scan the ring once between them
+// (as the loaders' keys are split, stress.Binding.Loader), spread over the
+// ring; with fewer ranges than loaders, the i%len-th alone. n <= 1: all.
+func loaderRanges(ranges []tokenRange, i, n int) []tokenRange {
+	if n <= 1 || len(ranges) == 0 {
+		return ranges
+	}
+	if len(ranges) < n {
+		return []tokenRange{ranges[i%len(ranges)]}
+	}
+	var out []tokenRange
+	for k := i; k < len(ranges); k += n {
+		out = append(out, ranges[k])
+	}
+	return out
+}
+
 // prepareScans reads the ring's ranges once for the token range queries
 // (StressProfile.maybeLoadTokenRanges), each of which scans them in order.
 func (e *engine) prepareScans() error {
@@ -196,7 +214,7 @@ func (e *engine) prepareScans() error {
 			if err != nil {
 				return fmt.Errorf("profile: token range query %s: %w", o.Name, err)
 			}
-			ranges = ringRanges(tokens)
+			ranges = loaderRanges(ringRanges(tokens), e.loader, e.loaders)
 		}
 		e.scans[i] = &scans{ranges: ranges}
 	}
