@@ -217,3 +217,32 @@ func TestInListMarkersOnEmulator(t *testing.T) {
 		t.Errorf("several found no row %d times of %d", m.Misses(1), o.Succeeded)
 	}
 }
+
+// insert row-population: each row written with the first half of its
+// value columns by name (a, b) and the others null, as cassandra-stress's
+// PartitionIterator leaves the k-th of n out when k/n > the ratio.
+func TestRowPopulationOnEmulator(t *testing.T) {
+	s := emulated(t)
+	m := load(t, "testdata/partial.yaml", "insert=1,row=1")
+	createSchema(t, s, m)
+	fillPartitions(t, s, m, 10)
+	iter := s.Query("SELECT a, b, d, z FROM partial_profile.wide").Iter()
+	var a, b, d *string
+	var z *int
+	rows := 0
+	for iter.Scan(&a, &b, &d, &z) {
+		rows++
+		if a == nil || b == nil || d != nil || z != nil {
+			t.Errorf("row %d: a %v b %v d %v z %v, want a and b only", rows, a, b, d, z)
+		}
+	}
+	if err := iter.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 30 {
+		t.Errorf("%d rows, want 10 partitions of 3", rows)
+	}
+	if sum := runMix(t, s, m, 10, 200, time.Second); sum.Errors != 0 || m.Misses(1) != 0 {
+		t.Fatalf("%d errors, %d misses: %+v", sum.Errors, m.Misses(1), sum.Ops)
+	}
+}

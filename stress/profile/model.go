@@ -191,6 +191,9 @@ func (m *Model) Describe() stress.ModelInfo {
 		"validated: the profile's YAML and every CQL statement parse (ScyllaDB's grammar), the queries' markers name table columns, values are generated for every column type; " +
 			"not validated: the data (not regenerable: populations may give partitions one key) and whether the cluster accepts the schema (checked when it is created)",
 	}
+	if rp := ins.RowPopulation; !rp.IsZero() {
+		notes = append(notes, fmt.Sprintf("insert: row-population %s of each row's value columns (in name order), drawn per partition; the rest bound null, as cassandra-stress binds them (a null cell: a tombstone)", rp))
+	}
 	for _, o := range m.ops {
 		if o.scan != nil {
 			notes = append(notes, fmt.Sprintf("%s: a token range scan, one page of %d rows per operation (%s); the ring's ranges in order, re-used once all are read (cassandra-stress's -tokenrange wrap)",

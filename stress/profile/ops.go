@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/gocql/gocql"
@@ -19,10 +21,19 @@ import (
 const maxBatch = 65535
 
 // arg is one bind marker's value, encoded in place and reused: no boxing
-// or marshalling allocation per operation (as stress/workload.go's args).
-type arg struct{ b []byte }
+// or marshalling allocation per operation (as stress/workload.go's args);
+// null binds CQL null (a value column a row-population ratio leaves out).
+type arg struct {
+	b    []byte
+	null bool
+}
 
-func (a *arg) MarshalCQL(gocql.TypeInfo) ([]byte, error) { return a.b, nil }
+func (a *arg) MarshalCQL(gocql.TypeInfo) ([]byte, error) {
+	if a.null {
+		return nil, nil
+	}
+	return a.b, nil
+}
 
 func newArgs(n int) ([]*arg, []any) {
 	as, vs := make([]*arg, n), make([]any, n)
@@ -41,6 +52,11 @@ type engine struct {
 	t          *table
 	insertCQL  string
 	insertCols []binder
+	// valueIndex is, per insert marker, its column's 1-based place among
+	// the value columns (0: a key column), the order the row-population
+	// ratio leaves the last ones out in; values is their number.
+	valueIndex []int
+	values     int
 	batchType  gocql.BatchType
 	insertCL   gocql.Consistency
 	keys       *stress.KeyPicker // partitions, as the built-in picks keys
@@ -88,6 +104,7 @@ func (m *Model) newEngine(s *gocql.Session, b stress.Binding) (*engine, error) {
 	for _, c := range marks {
 		e.insertCols = append(e.insertCols, t.binderOf(c))
 	}
+	e.valueIndex, e.values = valueOrder(cols, marks)
 	switch m.prof.Insert.BatchType {
 	case "UNLOGGED":
 		e.batchType = gocql.UnloggedBatch
@@ -186,7 +203,7 @@ func (e *engine) insertOp(w *worker, seq uint64) error {
 	for i := 0; i < n; i++ {
 		p := e.keys.WriteKey(seq*uint64(n) + uint64(i))
 		var err error
-		if rows, err = e.addRows(w, rows, p, os+uint64(i)); err != nil {
+		if rows, err = e.addRows(w, rows, p, os+uint64(i), e.population(os+uint64(i))); err != nil {
 			return err
 		}
 	}
@@ -202,10 +219,11 @@ func (e *engine) writePartition(w *worker, p int64, seq uint64) error {
 	total := e.t.rowCounts(p, w.counts)
 	per := int64(max(1, math.Ceil(e.m.prof.Insert.Select.Max()*float64(total))))
 	per = min(per, maxBatch)
+	pop := e.population(keygen.Mix64(seq ^ e.seed ^ 0x1f83d9abfb41bd6b))
 	for from := int64(0); from < total; from += per {
 		k := min(per, total-from)
 		for r := int64(0); r < k; r++ {
-			e.setRow(w, int(r), p, from+r)
+			e.setRow(w, int(r), p, from+r, pop)
 		}
 		if err := e.flush(w, int(k)); err != nil {
 			return err
@@ -216,7 +234,7 @@ func (e *engine) writePartition(w *worker, p int64, seq uint64) error {
 
 // addRows adds partition p's selected rows to w's batch after its first
 // `have` rows (flushing at maxBatch) and returns the batch's rows.
-func (e *engine) addRows(w *worker, have int, p int64, os uint64) (int, error) {
+func (e *engine) addRows(w *worker, have int, p int64, os uint64, pop float64) (int, error) {
 	total := e.t.rowCounts(p, w.counts)
 	k := int64(math.Ceil(e.m.prof.Insert.Select.Next(os) * float64(total)))
 	k = min(max(k, 1), total)
@@ -228,22 +246,54 @@ func (e *engine) addRows(w *worker, have int, p int64, os uint64) (int, error) {
 			}
 			have = 0
 		}
-		e.setRow(w, have, p, (first+i)%total)
+		e.setRow(w, have, p, (first+i)%total, pop)
 		have++
 	}
 	return have, nil
 }
 
-// setRow encodes row r of partition p into batch row i's values.
-func (e *engine) setRow(w *worker, i int, p, r int64) {
+// setRow encodes row r of partition p into batch row i's values, the
+// value columns past the pop share of them null (PartitionIterator.advance:
+// the k-th of n value columns is null when k/n > rowPopulationRatio).
+func (e *engine) setRow(w *worker, i int, p, r int64, pop float64) {
 	for len(w.rowArgs) <= i {
 		as, vs := newArgs(len(e.insertCols))
 		w.rowArgs, w.rowVals = append(w.rowArgs, as), append(w.rowVals, vs)
 	}
 	for j, b := range e.insertCols {
 		a := w.rowArgs[i][j]
+		if k := e.valueIndex[j]; k > 0 && float64(k)/float64(e.values) > pop {
+			a.null = true
+			continue
+		}
+		a.null = false
 		a.b = e.t.appendValue(a.b[:0], b, p, w.counts, r)
 	}
+}
+
+// population is the row-population ratio of one partition's rows in an
+// insert (DataSpec.rowPopulationRatio.next() per partition): 1 unless the
+// insert's row-population says otherwise.
+func (e *engine) population(seed uint64) float64 {
+	rp := e.m.prof.Insert.RowPopulation
+	if rp.IsZero() {
+		return 1
+	}
+	return rp.Next(keygen.Mix64(seed ^ 0x5be0cd19137e2179))
+}
+
+// valueOrder places each insert marker's column among the value columns
+// (static and regular) in the order cassandra-stress's generator has
+// them, the driver's table metadata: by name (StressProfile.GeneratorFactory
+// walks tableMetaData.getColumns()).
+func valueOrder(values, marks []*column) (index []int, n int) {
+	sorted := append([]*column{}, values...)
+	slices.SortFunc(sorted, func(a, b *column) int { return strings.Compare(strings.ToLower(a.name), strings.ToLower(b.name)) })
+	index = make([]int, len(marks))
+	for j, c := range marks {
+		index[j] = slices.Index(sorted, c) + 1
+	}
+	return index, len(sorted)
 }
 
 // flush executes w's first n rows: alone when one, else as a batch.

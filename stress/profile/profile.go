@@ -81,8 +81,12 @@ type Query struct {
 type Insert struct {
 	Partitions csdist.Dist
 	Select     csdist.Ratio
-	BatchType  string // LOGGED, UNLOGGED or COUNTER
-	CL         string
+	// RowPopulation is the share of a row's value columns an insert
+	// writes (row-population, default fixed(1)/1: all of them), drawn per
+	// partition; the others are bound null, as cassandra-stress binds them.
+	RowPopulation csdist.Ratio
+	BatchType     string // LOGGED, UNLOGGED or COUNTER
+	CL            string
 }
 
 // topLevel are StressYaml's fields; SnakeYAML refuses any other.
@@ -374,7 +378,7 @@ func (p *Profile) decodeInsert(v *yaml.Node) error {
 		case "select":
 			p.Insert.Select, err = csdist.ParseRatio(s)
 		case "row-population":
-			err = checkFullRowPopulation(s)
+			p.Insert.RowPopulation, err = csdist.ParseRatio(s)
 		case "batchtype":
 			p.Insert.BatchType = strings.ToUpper(s)
 			if p.Insert.BatchType != "LOGGED" && p.Insert.BatchType != "UNLOGGED" && p.Insert.BatchType != "COUNTER" {
@@ -418,7 +422,9 @@ func (p *Profile) applyInsertOptions(text string) error {
 		case "select-ratio":
 			p.Insert.Select, err = csdist.ParseRatio(v)
 		case "row-population-ratio":
-			err = checkFullRowPopulation(v)
+			if p.Insert.RowPopulation, err = csdist.ParseRatio(v); err == nil {
+				err = p.checkRowPopulation()
+			}
 		case "batchtype":
 			p.Insert.BatchType = strings.ToUpper(v)
 			if p.Insert.BatchType != "LOGGED" && p.Insert.BatchType != "UNLOGGED" && p.Insert.BatchType != "COUNTER" {
@@ -435,19 +441,6 @@ func (p *Profile) applyInsertOptions(text string) error {
 		if err != nil {
 			return fmt.Errorf("-insert %s: %w", param, err)
 		}
-	}
-	return nil
-}
-
-// checkFullRowPopulation accepts row-population only when every value
-// column is written (ratio 1), the one case this engine honours.
-func checkFullRowPopulation(s string) error {
-	r, err := csdist.ParseRatio(s)
-	if err != nil {
-		return err
-	}
-	if r.Min() < 1 {
-		return fmt.Errorf("%s: partial rows are not supported here (only a ratio of 1, e.g. fixed(1)/1)", s)
 	}
 	return nil
 }

@@ -250,3 +250,23 @@ func TestLoaderRangesSplitTheRing(t *testing.T) {
 		t.Fatalf("loader 3 of 4 over 2 ranges: %v", got)
 	}
 }
+
+// A counter table's rows cannot be partial (a null increment is refused),
+// from the profile's insert or a user line's -insert.
+func TestRowPopulationOfCounters(t *testing.T) {
+	data, err := os.ReadFile("testdata/counters.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	partial := strings.Replace(string(data), "batchtype: COUNTER", "batchtype: COUNTER\n  row-population: uniform(1..2)/2", 1)
+	if _, err := Load("counters.yaml", []byte(partial), "insert=1"); err == nil || !strings.Contains(err.Error(), "line 17: insert.row-population: uniform(1..2)/2: a counter table's rows are written whole") {
+		t.Errorf("partial counter rows: %v", err)
+	}
+	_, err = LoadWith("counters.yaml", data, "insert=1", stress.ProfileOptions{Insert: "row-population-ratio=fixed(1)/3"})
+	if err == nil || !strings.Contains(err.Error(), "-insert row-population-ratio=fixed(1)/3: fixed(1)/3: a counter table's rows are written whole") {
+		t.Errorf("-insert row-population-ratio on counters: %v", err)
+	}
+	if _, err := Load("counters.yaml", []byte(strings.Replace(partial, "uniform(1..2)/2", "fixed(2)/2", 1)), "insert=1"); err != nil {
+		t.Errorf("whole counter rows: %v", err)
+	}
+}

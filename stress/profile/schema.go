@@ -78,6 +78,9 @@ func (p *Profile) checkCQL() error {
 			return p.cqlErrAt(q.Line, false, "queries."+name+".cql", err)
 		}
 	}
+	if err := p.checkRowPopulation(); err != nil {
+		return p.errf(p.lines["insert"], "insert.row-population", "%v", err)
+	}
 	for _, name := range sortedKeys(p.TokenRangeQueries) {
 		q := p.TokenRangeQueries[name]
 		if _, ok := p.Queries[name]; ok {
@@ -337,4 +340,13 @@ func parseCL(s string) (gocql.Consistency, error) {
 		return gocql.LocalOne, nil
 	}
 	return 0, fmt.Errorf("unknown consistency level %q", s)
+}
+
+// checkRowPopulation refuses partial rows of a counter table: a null
+// counter increment is refused by the database.
+func (p *Profile) checkRowPopulation() error {
+	if rp := p.Insert.RowPopulation; !rp.IsZero() && p.table.counter && rp.Min() < 1 {
+		return fmt.Errorf("%s: a counter table's rows are written whole (its increments cannot be null)", rp)
+	}
+	return nil
 }
