@@ -10,6 +10,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/stress/cqlarg"
 	"github.com/elasticity-dev/elasticity/stress/keygen"
 	"github.com/elasticity-dev/elasticity/stress/sched"
 )
@@ -147,15 +148,15 @@ func (k KV) bindCounting(s *gocql.Session, b Binding) (sched.Op, *atomic.Int64, 
 		defer qp.pool.Put(st)
 		if typ == opWrite {
 			key := keys.WriteKey(seq)
-			st.key.v, st.val.b = key, vals.ForKey(key) // the key's own value: overwrites keep it valid
+			st.key.V, st.val.B = key, vals.ForKey(key) // the key's own value: overwrites keep it valid
 			err := st.write.Exec()
 			if err == nil && keys.Adds() {
 				keys.Added(1)
 			}
 			return err
 		}
-		st.key.v = keys.ReadKey(seq)
-		err := st.read.Scan(&discardValue)
+		st.key.V = keys.ReadKey(seq)
+		err := st.read.Scan(&cqlarg.DiscardValue)
 		if errors.Is(err, gocql.ErrNotFound) {
 			misses.Add(1)
 			return nil
@@ -186,7 +187,7 @@ func (k KV) Fill(_ context.Context, s *gocql.Session, b Binding) (sched.Op, erro
 		st := qp.get(ctx)
 		defer qp.pool.Put(st)
 		key := start + int64(seq)*stride
-		st.key.v, st.val.b = key, vals.ForKey(key)
+		st.key.V, st.val.B = key, vals.ForKey(key)
 		err := st.write.Exec()
 		if err != nil && b.Failed != nil {
 			b.Failed(key)

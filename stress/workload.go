@@ -2,7 +2,6 @@ package stress
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -12,6 +11,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/stress/cqlarg"
 	"github.com/elasticity-dev/elasticity/stress/keygen"
 	"github.com/elasticity-dev/elasticity/stress/sched"
 )
@@ -209,29 +209,6 @@ func classSink(ops []OpSpec, sink Sink) Sink {
 	}
 }
 
-// discard reads a blob column without keeping it.
-type discard struct{}
-
-func (*discard) UnmarshalCQL(gocql.TypeInfo, []byte) error { return nil }
-
-var discardValue discard
-
-// bigintArg and blobArg are bound once to a reused query and changed before
-// each execution: no boxing, no marshalling allocation per operation.
-type bigintArg struct {
-	v   int64
-	buf [8]byte
-}
-
-func (a *bigintArg) MarshalCQL(gocql.TypeInfo) ([]byte, error) {
-	binary.BigEndian.PutUint64(a.buf[:], uint64(a.v))
-	return a.buf[:], nil
-}
-
-type blobArg struct{ b []byte }
-
-func (a *blobArg) MarshalCQL(gocql.TypeInfo) ([]byte, error) { return a.b, nil }
-
 // stmts are one goroutine's prepared queries, executed again and again
 // (gocql allows re-executing a Query once the previous execution returned):
 // a fresh Query per operation, with WithContext's clone, cost six
@@ -239,8 +216,8 @@ func (a *blobArg) MarshalCQL(gocql.TypeInfo) ([]byte, error) { return a.b, nil }
 type stmts struct {
 	ctx         context.Context
 	write, read *gocql.Query
-	key         bigintArg
-	val         blobArg
+	key         cqlarg.Bigint
+	val         cqlarg.Blob
 }
 
 // queryPool hands the workers' operations their reusable statements.

@@ -2,7 +2,6 @@ package csstress
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,34 +11,11 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/elasticity-dev/elasticity/stress"
+	"github.com/elasticity-dev/elasticity/stress/cqlarg"
 	"github.com/elasticity-dev/elasticity/stress/csdist"
 	"github.com/elasticity-dev/elasticity/stress/keygen"
 	"github.com/elasticity-dev/elasticity/stress/sched"
 )
-
-// Arguments bound once to a reused query and changed before each
-// execution, as the built-in workload's (stress/workload.go): no boxing and
-// no marshalling allocation per operation.
-type blobArg struct{ b []byte }
-
-func (a *blobArg) MarshalCQL(gocql.TypeInfo) ([]byte, error) { return a.b, nil }
-
-type bigintArg struct {
-	v   int64
-	buf [8]byte
-}
-
-func (a *bigintArg) MarshalCQL(gocql.TypeInfo) ([]byte, error) {
-	binary.BigEndian.PutUint64(a.buf[:], uint64(a.v))
-	return a.buf[:], nil
-}
-
-// discard reads a column without keeping it.
-type discard struct{}
-
-func (*discard) UnmarshalCQL(gocql.TypeInfo, []byte) error { return nil }
-
-var discardValue discard
 
 // statements are the CQL texts of the predefined operations
 // (CqlInserter, CqlReader, CqlCounterAdder, CqlCounterGetter).
@@ -75,10 +51,10 @@ type stmts struct {
 	ctx                 context.Context
 	write, read         *gocql.Query
 	counterWrite, cRead *gocql.Query
-	key                 blobArg
+	key                 cqlarg.Blob
 	keyBuf              []byte
-	vals                []blobArg
-	incs                []bigintArg
+	vals                []cqlarg.Blob
+	incs                []cqlarg.Bigint
 	readDest, cReadDest []any
 }
 
@@ -97,16 +73,16 @@ func (p *queryPool) get(ctx context.Context) *stmts {
 	if st != nil && st.ctx == ctx {
 		return st
 	}
-	st = &stmts{ctx: ctx, keyBuf: make([]byte, p.ksize), vals: make([]blobArg, p.cols), incs: make([]bigintArg, p.cols)}
-	st.key.b = st.keyBuf
+	st = &stmts{ctx: ctx, keyBuf: make([]byte, p.ksize), vals: make([]cqlarg.Blob, p.cols), incs: make([]cqlarg.Bigint, p.cols)}
+	st.key.B = st.keyBuf
 	wargs := make([]any, 0, p.cols+1)
 	iargs := make([]any, 0, p.cols+1)
 	for i := range st.vals {
 		wargs = append(wargs, &st.vals[i])
 		iargs = append(iargs, &st.incs[i])
-		st.readDest = append(st.readDest, &discardValue)
+		st.readDest = append(st.readDest, &cqlarg.DiscardValue)
 	}
-	st.cReadDest = append([]any{&discardValue}, st.readDest...)
+	st.cReadDest = append([]any{&cqlarg.DiscardValue}, st.readDest...)
 	q := func(text string, args ...any) *gocql.Query {
 		return p.s.Query(text, args...).WithContext(ctx).Consistency(p.cl).Idempotent(true)
 	}
@@ -222,7 +198,7 @@ func (m *Model) Bind(ctx context.Context, s *gocql.Session, b stress.Binding) (s
 // writeRow writes every column of the row of idx (CqlInserter writes all of them).
 func writeRow(st *stmts, vals *cells, idx int64) error {
 	for i := range st.vals {
-		st.vals[i].b = vals.value(idx, i)
+		st.vals[i].B = vals.value(idx, i)
 	}
 	return st.write.Exec()
 }
@@ -231,7 +207,7 @@ func writeRow(st *stmts, vals *cells, idx int64) error {
 // by a draw of add=.
 func addCounters(st *stmts, add *csdist.Dist, seq uint64) error {
 	for i := range st.incs {
-		st.incs[i].v = add.Sample(keygen.Mix64(seq)*0x9e3779b97f4a7c15 + uint64(i))
+		st.incs[i].V = add.Sample(keygen.Mix64(seq)*0x9e3779b97f4a7c15 + uint64(i))
 	}
 	return st.counterWrite.Exec()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/elasticity-dev/elasticity/stress"
+	"github.com/elasticity-dev/elasticity/stress/cqlarg"
 	"github.com/elasticity-dev/elasticity/stress/keygen"
 	"github.com/elasticity-dev/elasticity/stress/sched"
 )
@@ -20,25 +21,11 @@ import (
 // at 65535).
 const maxBatch = 65535
 
-// arg is one bind marker's value, encoded in place and reused: no boxing
-// or marshalling allocation per operation (as stress/workload.go's args);
-// null binds CQL null (a value column a row-population ratio leaves out).
-type arg struct {
-	b    []byte
-	null bool
-}
-
-func (a *arg) MarshalCQL(gocql.TypeInfo) ([]byte, error) {
-	if a.null {
-		return nil, nil
-	}
-	return a.b, nil
-}
-
-func newArgs(n int) ([]*arg, []any) {
-	as, vs := make([]*arg, n), make([]any, n)
+// newArgs are n bind markers' values, each encoded in place and reused.
+func newArgs(n int) ([]*cqlarg.Blob, []any) {
+	as, vs := make([]*cqlarg.Blob, n), make([]any, n)
 	for i := range as {
-		as[i] = &arg{b: make([]byte, 0, 16)} // non-nil: an empty value is not null
+		as[i] = &cqlarg.Blob{B: make([]byte, 0, 16)} // non-nil: an empty value is not null
 		vs[i] = as[i]
 	}
 	return as, vs
@@ -77,12 +64,12 @@ type worker struct {
 	ctx     context.Context
 	counts  []int64
 	insert  *gocql.Query
-	rowArgs [][]*arg // per batch row: the insert's markers
+	rowArgs [][]*cqlarg.Blob // per batch row: the insert's markers
 	rowVals [][]any
 	entries []gocql.BatchEntry
 	batch   *gocql.Batch
 	queries []*gocql.Query
-	qargs   [][]*arg
+	qargs   [][]*cqlarg.Blob
 }
 
 func (m *Model) newEngine(s *gocql.Session, b stress.Binding) (*engine, error) {
@@ -128,9 +115,9 @@ func (e *engine) worker(ctx context.Context) *worker {
 	}
 	w = &worker{ctx: ctx, counts: make([]int64, len(e.t.ck))}
 	as, vs := newArgs(len(e.insertCols))
-	w.rowArgs, w.rowVals = [][]*arg{as}, [][]any{vs}
+	w.rowArgs, w.rowVals = [][]*cqlarg.Blob{as}, [][]any{vs}
 	w.insert = e.s.Query(e.insertCQL, vs...).WithContext(ctx).Consistency(e.insertCL).Idempotent(!e.t.counter)
-	w.queries, w.qargs = make([]*gocql.Query, len(e.m.ops)), make([][]*arg, len(e.m.ops))
+	w.queries, w.qargs = make([]*gocql.Query, len(e.m.ops)), make([][]*cqlarg.Blob, len(e.m.ops))
 	for i, o := range e.m.ops {
 		if o.scan != nil {
 			as, vs := newArgs(2)
@@ -263,11 +250,11 @@ func (e *engine) setRow(w *worker, i int, p, r int64, pop float64) {
 	for j, b := range e.insertCols {
 		a := w.rowArgs[i][j]
 		if k := e.valueIndex[j]; k > 0 && float64(k)/float64(e.values) > pop {
-			a.null = true
+			a.Null = true
 			continue
 		}
-		a.null = false
-		a.b = e.t.appendValue(a.b[:0], b, p, w.counts, r)
+		a.Null = false
+		a.B = e.t.appendValue(a.B[:0], b, p, w.counts, r)
 	}
 }
 
@@ -331,7 +318,7 @@ func (e *engine) queryOp(w *worker, typ int, seq uint64) error {
 			r = int64(keygen.Mix64(os+uint64(j)) % uint64(total))
 		}
 		a := w.qargs[typ][j]
-		a.b = e.t.appendValue(a.b[:0], b, p, w.counts, r)
+		a.B = e.t.appendValue(a.B[:0], b, p, w.counts, r)
 	}
 	if o.query.write {
 		return w.queries[typ].Exec()

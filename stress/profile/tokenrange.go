@@ -167,8 +167,8 @@ func (e *engine) scanOp(w *worker, typ int) error {
 	st := sc.take()
 	r := sc.ranges[st.r]
 	as := w.qargs[typ]
-	as[0].b = binary.BigEndian.AppendUint64(as[0].b[:0], uint64(r.start))
-	as[1].b = binary.BigEndian.AppendUint64(as[1].b[:0], uint64(r.end))
+	as[0].B = binary.BigEndian.AppendUint64(as[0].B[:0], uint64(r.start))
+	as[1].B = binary.BigEndian.AppendUint64(as[1].B[:0], uint64(r.end))
 	iter := w.queries[typ].PageState(st.page).Iter()
 	next := append([]byte(nil), iter.PageState()...)
 	sc.rows.Add(int64(iter.NumRows()))

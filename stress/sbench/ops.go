@@ -2,7 +2,6 @@ package sbench
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,24 +11,9 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/elasticity-dev/elasticity/stress"
+	"github.com/elasticity-dev/elasticity/stress/cqlarg"
 	"github.com/elasticity-dev/elasticity/stress/sched"
 )
-
-// bigintArg and blobArg are bound once to a reused query and changed
-// before each execution, as stress/workload.go's: no boxing per operation.
-type bigintArg struct {
-	v   int64
-	buf [8]byte
-}
-
-func (a *bigintArg) MarshalCQL(gocql.TypeInfo) ([]byte, error) {
-	binary.BigEndian.PutUint64(a.buf[:], uint64(a.v))
-	return a.buf[:], nil
-}
-
-type blobArg struct{ b []byte }
-
-func (a *blobArg) MarshalCQL(gocql.TypeInfo) ([]byte, error) { return a.b, nil }
 
 // blobDest reads a blob into a reused buffer (gocql's []byte copies).
 type blobDest struct {
@@ -97,16 +81,16 @@ func (m *Model) readCQL(order string) string {
 // buffers, executed again and again (see stress/workload.go's stmts).
 type worker struct {
 	ctx     context.Context
-	pk, hi  bigintArg
-	cks     []bigintArg // rows-per-request of them
+	pk, hi  cqlarg.Bigint
+	cks     []cqlarg.Bigint // rows-per-request of them
 	ckv     []int64
-	vals    []blobArg
+	vals    []cqlarg.Blob
 	bufs    [][]byte
 	insert  *gocql.Query
 	batch   *gocql.Batch
 	entries []gocql.BatchEntry
 	update  *gocql.Query
-	deltas  [][5]bigintArg // per row of a request
+	deltas  [][5]cqlarg.Bigint // per row of a request
 	reads   []*gocql.Query
 	scan    *gocql.Query
 	// Read destinations.
@@ -144,16 +128,16 @@ func (ws *workers) put(w *worker) { ws.pool.Put(w) }
 // build prepares every query the mode uses on ctx.
 func (ws *workers) build(ctx context.Context) *worker {
 	m, s, cl, r := ws.m, ws.s, ws.m.cl, ws.per
-	w := &worker{ctx: ctx, cks: make([]bigintArg, r), ckv: make([]int64, r)}
+	w := &worker{ctx: ctx, cks: make([]cqlarg.Bigint, r), ckv: make([]int64, r)}
 	page := m.o.PageSize
 	switch {
 	case m.counters():
 		ws.buildCounterWrites(ctx, w)
 	case r == 1:
-		w.vals, w.bufs = make([]blobArg, 1), make([][]byte, 1)
+		w.vals, w.bufs = make([]cqlarg.Blob, 1), make([][]byte, 1)
 		w.insert = s.Query(ws.st.insert, &w.pk, &w.cks[0], &w.vals[0]).WithContext(ctx).Consistency(cl).Idempotent(true)
 	default:
-		w.vals, w.bufs = make([]blobArg, r), make([][]byte, r)
+		w.vals, w.bufs = make([]cqlarg.Blob, r), make([][]byte, r)
 		w.batch = s.Batch(gocql.UnloggedBatch).WithContext(ctx)
 		w.batch.SetConsistency(cl)
 		w.entries = make([]gocql.BatchEntry, r)
@@ -183,7 +167,7 @@ func (ws *workers) build(ctx context.Context) *worker {
 // buildCounterWrites prepares the counter update, or a counter batch of
 // them; counter updates are not idempotent: never retried.
 func (ws *workers) buildCounterWrites(ctx context.Context, w *worker) {
-	w.deltas = make([][5]bigintArg, ws.per)
+	w.deltas = make([][5]cqlarg.Bigint, ws.per)
 	args := func(i int) []any {
 		d := &w.deltas[i]
 		return []any{&d[0], &d[1], &d[2], &d[3], &d[4], &w.pk, &w.cks[i]}
@@ -204,19 +188,19 @@ func (ws *workers) buildCounterWrites(ctx context.Context, w *worker) {
 // of them (unlogged as modes.go DoBatchedWrites, or a counter batch).
 func (ws *workers) writeRows(w *worker, pk int64, cks []int64) error {
 	m := ws.m
-	w.pk.v = pk
+	w.pk.V = pk
 	for i, ck := range cks {
-		w.cks[i].v = ck
+		w.cks[i].V = ck
 		if m.counters() {
 			// modes.go DoCounterUpdates: c1..c5 += ck, ck+1 ... ck+4.
 			for j := range w.deltas[i] {
-				w.deltas[i][j].v = ck + int64(j)
+				w.deltas[i][j].V = ck + int64(j)
 			}
 			continue
 		}
 		buf := grow(&w.bufs[i], m.size.forRow(pk, ck)) // as large as the largest row yet
 		generateData(buf, pk, ck, m.o.ValidateData, m.o.NoRandomData)
-		w.vals[i].b = buf
+		w.vals[i].B = buf
 	}
 	switch {
 	case w.update != nil:
@@ -232,18 +216,18 @@ func (ws *workers) writeRows(w *worker, pk int64, cks []int64) error {
 // the seq-th ordering, checking every row with validate-data.
 func (ws *workers) read(w *worker, seq uint64, pk int64, cks []int64, n int) error {
 	m := ws.m
-	w.pk.v = pk
+	w.pk.V = pk
 	switch {
 	case m.o.InRestriction:
 		for i := range w.cks {
-			w.cks[i].v = 0 // modes.go: a partition's end pads the IN list with ck 0
+			w.cks[i].V = 0 // modes.go: a partition's end pads the IN list with ck 0
 			if i < n {
-				w.cks[i].v = cks[i]
+				w.cks[i].V = cks[i]
 			}
 		}
 	default:
-		w.cks[0].v = cks[0]
-		w.hi.v = cks[0] + int64(m.o.RowsPerRequest)
+		w.cks[0].V = cks[0]
+		w.hi.V = cks[0] + int64(m.o.RowsPerRequest)
 	}
 	return ws.readRows(w, w.reads[seq%uint64(len(w.reads))].Iter())
 }
@@ -282,7 +266,7 @@ func (ws *workers) readRows(w *worker, it *gocql.Iter) error {
 
 // scanRange reads token range i of range-count (workloads.go RangeScan).
 func (ws *workers) scanRange(w *worker, i int) error {
-	w.pk.v, w.hi.v = tokenRange(i, ws.m.o.RangeCount)
+	w.pk.V, w.hi.V = tokenRange(i, ws.m.o.RangeCount)
 	return ws.readRows(w, w.scan.Iter())
 }
 
