@@ -3,51 +3,28 @@ package csstress
 import (
 	"bytes"
 	"context"
-	"net"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/gocql/gocql"
 
-	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
 	"github.com/elasticity-dev/elasticity/stress"
+	"github.com/elasticity-dev/elasticity/stress/internal/stresstest"
 	"github.com/elasticity-dev/elasticity/stress/sched"
 )
 
-// emulated starts a single emulated node (a free port, as stress's own
-// tests do) and returns a session on it and its data centre.
+// emulated starts a single emulated node and returns a session on it
+// and its data centre.
 func emulated(t *testing.T) (*gocql.Session, string) {
 	t.Helper()
-	hp := enginetest.StartServer(t, "127.0.3.2:0", enginetest.NewMemory("test"))
-	host, port, _ := net.SplitHostPort(hp)
-	p, _ := strconv.Atoi(port)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := stress.NewSession(ctx, stress.SessionConfig{Hosts: []string{host}, Port: p, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	var dc string
-	if err := s.Query("SELECT data_center FROM system.local").Scan(&dc); err != nil {
-		t.Fatal(err)
-	}
-	return s, dc
+	s := stresstest.Memory(t, "test")
+	return s, stresstest.DC(t, s)
 }
 
 // createSchema runs the model's schema for a one-node cluster.
 func createSchema(t *testing.T, s *gocql.Session, m *Model, dc string) {
 	t.Helper()
-	stmts, err := m.Schema(stress.SchemaTarget{DC: dc, RF: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, st := range stmts {
-		if err := s.Query(st).Exec(); err != nil {
-			t.Fatalf("%s: %v", st, err)
-		}
-	}
+	stresstest.CreateSchema(t, s, m, stress.SchemaTarget{DC: dc, RF: 1})
 }
 
 // runModel binds m and runs it with the scheduler at rate for d.

@@ -2,52 +2,28 @@ package profile
 
 import (
 	"context"
-	"net"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gocql/gocql"
 
-	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
 	"github.com/elasticity-dev/elasticity/stress"
+	"github.com/elasticity-dev/elasticity/stress/internal/stresstest"
 	"github.com/elasticity-dev/elasticity/stress/sched"
 )
 
 // emulated connects to a one-node emulated cluster (the emulator's CQL
-// server on an in-memory engine; port 0 is a free port).
+// server on an in-memory engine).
 func emulated(t testing.TB) *gocql.Session {
 	t.Helper()
-	hp := enginetest.StartServer(t, "127.0.3.2:0", enginetest.NewMemory("profile"))
-	host, port, _ := net.SplitHostPort(hp)
-	p, _ := strconv.Atoi(port)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := stress.NewSession(ctx, stress.SessionConfig{Hosts: []string{host}, Port: p, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s
+	return stresstest.Memory(t, "profile")
 }
 
 // createSchema runs the model's schema on s.
 func createSchema(t testing.TB, s *gocql.Session, m stress.Model) {
 	t.Helper()
-	var dc string
-	if err := s.Query("SELECT data_center FROM system.local").Scan(&dc); err != nil {
-		t.Fatal(err)
-	}
-	stmts, err := m.Schema(stress.SchemaTarget{DC: dc, RF: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, st := range stmts {
-		if err := s.Query(st).Exec(); err != nil {
-			t.Fatalf("%s: %v", st, err)
-		}
-	}
+	stresstest.CreateSchema(t, s, m, stress.SchemaTarget{RF: 1})
 }
 
 // fillPartitions runs the model's fill for partitions 0..n-1.

@@ -3,7 +3,6 @@ package sbench
 import (
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,27 +12,16 @@ import (
 
 	"github.com/gocql/gocql"
 
-	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
 	"github.com/elasticity-dev/elasticity/results"
 	"github.com/elasticity-dev/elasticity/stress"
+	"github.com/elasticity-dev/elasticity/stress/internal/stresstest"
 	"github.com/elasticity-dev/elasticity/stress/sched"
 )
 
-// node starts one emulated CQL node (in-memory engine) on a free port and
-// connects to it.
+// node starts one emulated CQL node (in-memory engine) and connects to it.
 func node(t *testing.T) *gocql.Session {
 	t.Helper()
-	hp := enginetest.StartServer(t, "127.0.3.2:0", enginetest.NewMemory("test"))
-	host, port, _ := net.SplitHostPort(hp)
-	p, _ := strconv.Atoi(port)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	s, err := stress.NewSession(ctx, stress.SessionConfig{Hosts: []string{host}, Port: p, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s
+	return stresstest.Memory(t, "test")
 }
 
 func mustParse(t *testing.T, text string) *Model {
@@ -50,21 +38,9 @@ func prepare(t *testing.T, s *gocql.Session, m *Model, n int64) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var dc string
-	if err := s.Query("SELECT data_center FROM system.local").Scan(&dc); err != nil {
-		t.Fatal(err)
-	}
 	// Tablets asked for: counter modes create a vnodes keyspace, the emulated
 	// release refusing counters in tablet keyspaces as ScyllaDB before 2026.1.
-	stmts, err := m.Schema(stress.SchemaTarget{DC: dc, RF: 1, Tablets: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range stmts {
-		if err := s.Query(q).Exec(); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	stresstest.CreateSchema(t, s, m, stress.SchemaTarget{RF: 1, Tablets: 4})
 	fill, err := m.Fill(ctx, s, stress.Binding{Stride: 1})
 	if err != nil {
 		t.Fatal(err)
