@@ -36,22 +36,7 @@ func runModel(t *testing.T, s *gocql.Session, m *Model, b stress.Binding, rate f
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	var weights []float64
-	for _, o := range m.Ops() {
-		names, weights = append(names, o.Name), append(weights, o.Weight)
-	}
-	threads := m.Threads()
-	sch, err := sched.New(sched.Config{Ops: names, Weights: weights, Rate: rate, Concurrency: threads,
-		Interval: 200 * time.Millisecond, Classify: stress.ClassifyError}, op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := sch.Run(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sum
+	return stresstest.Run(t, m, op, sched.Config{Rate: rate, Concurrency: m.Threads(), Interval: 200 * time.Millisecond}, d)
 }
 
 // The acceptance line's mix on an emulated node: writes and reads in a

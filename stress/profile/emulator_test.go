@@ -56,22 +56,7 @@ func runMix(t testing.TB, s *gocql.Session, m stress.Model, keys int64, rate flo
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	var weights []float64
-	for _, o := range m.Ops() {
-		names, weights = append(names, o.Name), append(weights, o.Weight)
-	}
-	sch, err := sched.New(sched.Config{Ops: names, Weights: weights, Rate: rate, Concurrency: 16, Classify: stress.ClassifyError}, op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	sum, err := sch.Run(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sum
+	return stresstest.Run(t, m, op, sched.Config{Rate: rate, Concurrency: 16}, d)
 }
 
 // The time-series profile on an emulated node: the fill writes whole

@@ -76,21 +76,7 @@ func runOps(t *testing.T, s *gocql.Session, m *Model, keys int64, d time.Duratio
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	var weights []float64
-	for _, o := range m.Ops() {
-		names, weights = append(names, o.Name), append(weights, o.Weight)
-	}
-	sch, err := sched.New(sched.Config{Ops: names, Weights: weights, Rate: 300, Concurrency: 16, Classify: stress.ClassifyError}, op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	sum, err := sch.Run(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := stresstest.Run(t, m, op, sched.Config{Rate: 300, Concurrency: 16}, d)
 	return sum, ws.rows.Load()
 }
 

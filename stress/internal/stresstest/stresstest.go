@@ -17,6 +17,7 @@ import (
 	"github.com/elasticity-dev/elasticity/emulator/engine"
 	"github.com/elasticity-dev/elasticity/emulator/engine/enginetest"
 	"github.com/elasticity-dev/elasticity/stress"
+	"github.com/elasticity-dev/elasticity/stress/sched"
 )
 
 // nodeAddr is where the node listens: port 0, so the system picks a free
@@ -75,4 +76,27 @@ func CreateSchema(t testing.TB, s *gocql.Session, m stress.Model, target stress.
 			t.Fatalf("%s: %v", st, err)
 		}
 	}
+}
+
+// Run schedules op, m's operations by their names and weights (as the
+// engine schedules a model), with cfg's rate, concurrency and interval,
+// for d, and returns the summary.
+func Run(t testing.TB, m stress.Model, op sched.Op, cfg sched.Config, d time.Duration) sched.Summary {
+	t.Helper()
+	cfg.Ops, cfg.Weights = nil, nil
+	for _, o := range m.Ops() {
+		cfg.Ops, cfg.Weights = append(cfg.Ops, o.Name), append(cfg.Weights, o.Weight)
+	}
+	cfg.Classify = stress.ClassifyError
+	sch, err := sched.New(cfg, op)
+	if err != nil {
+		t.Fatalf("scheduling the model's operations: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	sum, err := sch.Run(ctx)
+	if err != nil {
+		t.Fatalf("running the model's operations: %v", err)
+	}
+	return sum
 }
