@@ -368,22 +368,8 @@ func (p *Profile) decodeInsert(v *yaml.Node) error {
 		}
 		var err error
 		switch k {
-		case "partitions":
-			p.Insert.Partitions, err = csdist.Parse(s)
-			if err == nil {
-				if lo, _ := p.Insert.Partitions.Bounds(); lo < 1 {
-					err = fmt.Errorf("%s: a batch writes at least one partition", s)
-				}
-			}
-		case "select":
-			p.Insert.Select, err = csdist.ParseRatio(s)
-		case "row-population":
-			p.Insert.RowPopulation, err = csdist.ParseRatio(s)
-		case "batchtype":
-			p.Insert.BatchType = strings.ToUpper(s)
-			if p.Insert.BatchType != "LOGGED" && p.Insert.BatchType != "UNLOGGED" && p.Insert.BatchType != "COUNTER" {
-				err = fmt.Errorf("%q: want LOGGED, UNLOGGED or COUNTER", s)
-			}
+		case "partitions", "select", "row-population", "batchtype":
+			err = p.Insert.set(k, s)
 		case "consistencylevel":
 			p.Insert.CL = strings.ToUpper(s)
 			_, err = parseCL(p.Insert.CL)
@@ -396,6 +382,34 @@ func (p *Profile) decodeInsert(v *yaml.Node) error {
 		}
 	}
 	return nil
+}
+
+// set sets the insert option name (partitions, select, row-population,
+// batchtype) to v, as the profile's insert: section and a user command
+// line's -insert (partitions=, select-ratio=, row-population-ratio=,
+// batchtype=) both give them.
+func (ins *Insert) set(name, v string) error {
+	var err error
+	switch name {
+	case "partitions":
+		var d csdist.Dist
+		if d, err = csdist.Parse(v); err == nil {
+			if lo, _ := d.Bounds(); lo < 1 {
+				return fmt.Errorf("%s: a batch writes at least one partition", v)
+			}
+			ins.Partitions = d
+		}
+	case "select":
+		ins.Select, err = csdist.ParseRatio(v)
+	case "row-population":
+		ins.RowPopulation, err = csdist.ParseRatio(v)
+	case "batchtype":
+		ins.BatchType = strings.ToUpper(v)
+		if ins.BatchType != "LOGGED" && ins.BatchType != "UNLOGGED" && ins.BatchType != "COUNTER" {
+			err = fmt.Errorf("%q: want LOGGED, UNLOGGED or COUNTER", v)
+		}
+	}
+	return err
 }
 
 // applyInsertOptions applies a user command line's -insert parameters
@@ -411,24 +425,13 @@ func (p *Profile) applyInsertOptions(text string) error {
 		}
 		var err error
 		switch k {
-		case "partitions":
-			var d csdist.Dist
-			if d, err = csdist.Parse(v); err == nil {
-				if lo, _ := d.Bounds(); lo < 1 {
-					err = fmt.Errorf("a batch writes at least one partition")
-				}
-				p.Insert.Partitions = d
-			}
+		case "partitions", "batchtype":
+			err = p.Insert.set(k, v)
 		case "select-ratio":
-			p.Insert.Select, err = csdist.ParseRatio(v)
+			err = p.Insert.set("select", v)
 		case "row-population-ratio":
-			if p.Insert.RowPopulation, err = csdist.ParseRatio(v); err == nil {
+			if err = p.Insert.set("row-population", v); err == nil {
 				err = p.checkRowPopulation()
-			}
-		case "batchtype":
-			p.Insert.BatchType = strings.ToUpper(v)
-			if p.Insert.BatchType != "LOGGED" && p.Insert.BatchType != "UNLOGGED" && p.Insert.BatchType != "COUNTER" {
-				err = fmt.Errorf("want LOGGED, UNLOGGED or COUNTER")
 			}
 		case "visits":
 			if !strings.EqualFold(v, "fixed(1)") {
