@@ -154,3 +154,18 @@ func bound(lo, hi int64, v float64) int64 {
 	}
 	return int64(v)
 }
+
+// DrawSamples is how many draws DrawMean averages.
+const DrawSamples = 4096
+
+// DrawMean is the mean of d's draws kept within 0..hi, over fixed seeds
+// (so a plan is the same every time): what a generator that keeps its
+// draws so writes on average. The closed-form Mean misses the bounds (an
+// EXP(1..3) clamps most draws at its maximum); this is the draws'.
+func (d Dist) DrawMean(hi int64) float64 {
+	var sum float64
+	for s := uint64(0); s < DrawSamples; s++ {
+		sum += float64(max(0, min(d.Sample(keygen.Mix64(s)), hi)))
+	}
+	return sum / DrawSamples
+}

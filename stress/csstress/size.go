@@ -4,8 +4,6 @@ import (
 	"encoding/hex"
 
 	"github.com/elasticity-dev/elasticity/stress"
-	"github.com/elasticity-dev/elasticity/stress/csdist"
-	"github.com/elasticity-dev/elasticity/stress/keygen"
 )
 
 var _ stress.Sizer = (*Model)(nil)
@@ -15,7 +13,8 @@ var _ stress.Sizer = (*Model)(nil)
 // all of maxColumnsPerKey) of -col size='s mean, or, for a model of
 // counter commands only, counter1's counters (8 bytes each).
 func (m *Model) KeyBytes() float64 {
-	cell := meanDraw(m.s.size)
+	_, hi := m.s.size.Bounds()
+	cell := m.s.size.DrawMean(hi) // cells are as long as size= draws
 	if m.onlyCounters() {
 		cell = 8
 	}
@@ -24,28 +23,6 @@ func (m *Model) KeyBytes() float64 {
 
 // KeyWrites implements stress.Sizer: one INSERT (or counter UPDATE) a row.
 func (m *Model) KeyWrites() float64 { return 1 }
-
-// meanDrawSamples is how many draws meanDraw averages.
-const meanDrawSamples = 4096
-
-// meanDraw is the distribution's mean as sample draws it (bounded as
-// cassandra-stress bounds it), averaged over fixed hashes so a plan is
-// the same every time; a sequence's is the middle of its range (drawing
-// would move the shared sequence).
-func meanDraw(d csdist.Dist) float64 {
-	lo, hi := d.Bounds()
-	switch d.Kind() {
-	case csdist.KindFixed:
-		return float64(lo)
-	case csdist.KindSeq:
-		return (float64(lo) + float64(hi)) / 2
-	}
-	var sum float64
-	for i := uint64(0); i < meanDrawSamples; i++ {
-		sum += float64(d.Sample(keygen.Mix64(i ^ 0x73697a65)))
-	}
-	return sum / meanDrawSamples
-}
 
 // PartitionKey implements stress.Validator: key's blob key in hex, as
 // nodetool getendpoints takes a blob.

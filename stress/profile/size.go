@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/elasticity-dev/elasticity/stress"
-	"github.com/elasticity-dev/elasticity/stress/csdist"
 	"github.com/elasticity-dev/elasticity/stress/keygen"
 )
 
@@ -72,13 +71,13 @@ var fixedBytes = map[kind]float64{
 func (g *generator) meanBytes() float64 {
 	switch k := g.typ.kind; k {
 	case kText, kAscii, kBlob:
-		return drawMean(g.size, 1<<24)
+		return g.size.DrawMean(1 << 24)
 	case kList, kSet, kMap:
 		per := 4 + g.elem.meanBytes()
 		if g.elemKey != nil {
 			per += 4 + g.elemKey.meanBytes()
 		}
-		return 4 + drawMean(g.size, 1<<16)*per
+		return 4 + g.size.DrawMean(1<<16)*per
 	case kVarint, kDecimal:
 		n := sampleMean(func(s uint64) float64 { return float64(len(appendVarint(nil, g.identity(keygen.Mix64(s))))) })
 		if k == kDecimal {
@@ -88,10 +87,4 @@ func (g *generator) meanBytes() float64 {
 	default:
 		return fixedBytes[k]
 	}
-}
-
-// drawMean is the mean of d's draws kept within 0..hi, as appendChars and
-// appendCollection keep them.
-func drawMean(d csdist.Dist, hi int64) float64 {
-	return sampleMean(func(s uint64) float64 { return float64(max(0, min(d.Sample(keygen.Mix64(s)), hi))) })
 }
