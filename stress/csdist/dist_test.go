@@ -115,3 +115,21 @@ func FuzzParse(f *testing.F) {
 		_ = d.String()
 	})
 }
+
+// DrawMean is the mean of the draws, kept within 0..hi.
+func TestDrawMean(t *testing.T) {
+	f, _ := Parse("FIXED(7)")
+	u, _ := Parse("UNIFORM(100..200)")
+	if got := f.DrawMean(100); got != 7 {
+		t.Errorf("FIXED(7): %v", got)
+	}
+	if got := u.DrawMean(200); got < 148.5 || got > 151.5 {
+		t.Errorf("UNIFORM(100..200): %v, want 150 ±1%%", got)
+	}
+	if got := u.DrawMean(120); got < 117 || got > 119 { // a fifth below 120, at 110 on average; the rest 120
+		t.Errorf("UNIFORM(100..200) within 0..120: %v, want about 118", got)
+	}
+	if ie, _ := Parse("~exp(1..100)"); ie.InvCum(0) != 100 || ie.InvCum(0.999999) > 10 {
+		t.Errorf("~exp(1..100): InvCum(0) %d, InvCum(~1) %d", ie.InvCum(0), ie.InvCum(0.999999))
+	}
+}

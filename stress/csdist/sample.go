@@ -16,10 +16,13 @@ func unit(seed uint64) float64 { return float64(keygen.Mix64(seed)>>11) / (1 << 
 // DistributionInverted mirrors within it). SEQ is DistributionSequence
 // after setSeed(seed): min + seed, wrapping; a caller walking the
 // sequence passes its position.
-func (d Dist) Sample(seed uint64) int64 {
-	v := d.sample(seed)
+func (d Dist) Sample(seed uint64) int64 { return d.invert(d.sample(seed)) }
+
+// invert is DistributionInverted: v mirrored within the range when d is
+// inverted.
+func (d Dist) invert(v int64) int64 {
 	if d.inverse {
-		v = d.hi - (v - d.lo)
+		return d.hi - (v - d.lo)
 	}
 	return v
 }
@@ -39,13 +42,7 @@ func (d Dist) sample(seed uint64) int64 {
 }
 
 // InvCum is the inverse cumulative probability of p (Distribution.inverseCumProb).
-func (d Dist) InvCum(p float64) int64 {
-	v := d.invCum(p)
-	if d.inverse {
-		v = d.hi - (v - d.lo)
-	}
-	return v
-}
+func (d Dist) InvCum(p float64) int64 { return d.invert(d.invCum(p)) }
 
 func (d Dist) invCum(p float64) int64 {
 	switch d.kind {
