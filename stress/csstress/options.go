@@ -2,10 +2,11 @@ package csstress
 
 import (
 	"fmt"
-	"github.com/elasticity-dev/elasticity/stress/csdist"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/elasticity-dev/elasticity/stress/csdist"
 )
 
 var ratePerSecRE = regexp.MustCompile(`^([0-9]+)/s$`)

@@ -6,8 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/elasticity-dev/elasticity/stress/csdist"
 	"github.com/gocql/gocql"
+
+	"github.com/elasticity-dev/elasticity/stress/csdist"
 )
 
 // Operation kinds of the predefined commands (cassandra-stress Command).

@@ -3,13 +3,15 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/elasticity-dev/elasticity/stress/csdist"
 	"gopkg.in/yaml.v3"
+
+	"github.com/elasticity-dev/elasticity/stress/csdist"
 )
 
 // Error is a profile problem, placed at its YAML line when it has one.
@@ -137,7 +139,7 @@ func (p *Profile) decodeTop(m *yaml.Node) error {
 		k, v := m.Content[i], m.Content[i+1]
 		key := k.Value
 		if !topLevel[key] {
-			return p.errf(k.Line, key, "unknown profile field (known: %s)", strings.Join(sortedKeys(topLevel), ", "))
+			return p.errf(k.Line, key, "unknown profile field (known: %s)", strings.Join(slices.Sorted(maps.Keys(topLevel)), ", "))
 		}
 		p.lines[key] = v.Line
 		p.block[key] = v.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0
@@ -513,14 +515,5 @@ func (p *Profile) checkOpName(name string) error {
 
 func (p *Profile) opNames() []string {
 	names := []string{"insert"}
-	return append(append(names, sortedKeys(p.Queries)...), sortedKeys(p.TokenRangeQueries)...)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return append(append(names, slices.Sorted(maps.Keys(p.Queries))...), slices.Sorted(maps.Keys(p.TokenRangeQueries))...)
 }

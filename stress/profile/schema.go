@@ -3,7 +3,9 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,7 +74,7 @@ func (p *Profile) checkCQL() error {
 	if err := p.buildTable(); err != nil {
 		return err
 	}
-	for _, name := range sortedKeys(p.Queries) {
+	for _, name := range slices.Sorted(maps.Keys(p.Queries)) {
 		q := p.Queries[name]
 		if _, err := p.bindQuery(q); err != nil {
 			return p.cqlErrAt(q.Line, false, "queries."+name+".cql", err)
@@ -81,7 +83,7 @@ func (p *Profile) checkCQL() error {
 	if err := p.checkRowPopulation(); err != nil {
 		return p.errf(p.lines["insert"], "insert.row-population", "%v", err)
 	}
-	for _, name := range sortedKeys(p.TokenRangeQueries) {
+	for _, name := range slices.Sorted(maps.Keys(p.TokenRangeQueries)) {
 		q := p.TokenRangeQueries[name]
 		if _, ok := p.Queries[name]; ok {
 			// StressProfile.init asserts the names apart.
@@ -144,7 +146,7 @@ func (p *Profile) buildTable() error {
 	if err != nil {
 		return p.errf(line, "table_definition", "%v", err)
 	}
-	for _, name := range sortedKeys(p.Columns) {
+	for _, name := range slices.Sorted(maps.Keys(p.Columns)) {
 		if t.byName[name] == nil {
 			// StressProfile keeps column specs by name and uses those of
 			// the table's columns: others are ignored, here with a note.

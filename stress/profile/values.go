@@ -3,11 +3,14 @@ package profile
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/fnv"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
 	"github.com/elasticity-dev/elasticity/stress/csdist"
 	"github.com/elasticity-dev/elasticity/stress/keygen"
-	"hash/fnv"
-	"math"
-	"strings"
 )
 
 // kind is a CQL type this engine generates values of: cassandra-stress's
@@ -65,7 +68,7 @@ func parseType(s string) (*ctype, error) {
 		if k, ok := kinds[name]; ok {
 			return &ctype{kind: k}, nil
 		}
-		return nil, fmt.Errorf("type %s is not supported by the profile engine (supported: %s, list, set, map, frozen)", s, strings.Join(sortedKeys(kinds), ", "))
+		return nil, fmt.Errorf("type %s is not supported by the profile engine (supported: %s, list, set, map, frozen)", s, strings.Join(slices.Sorted(maps.Keys(kinds)), ", "))
 	}
 	if !strings.HasSuffix(args, ">") {
 		return nil, fmt.Errorf("type %s: unbalanced <>", s)
