@@ -376,11 +376,23 @@ func (c *Cluster) checkOurs(n *Node) error {
 	if err == nil {
 		return nil
 	}
+	// A node whose address another process holds cannot bind and exits
+	// with its own error ("address already in use"), but it may still be
+	// on its way out when the holder answers NORMAL: give it a moment, so
+	// the error carries the node's own reason (its log tail) rather than
+	// only the holder's.
+	for wait := time.Now().Add(notOursGrace); !c.exited(n) && time.Now().Before(wait); {
+		time.Sleep(50 * time.Millisecond)
+	}
 	if c.exited(n) {
 		return fmt.Errorf("process %d exited before becoming NORMAL, and another process answers on its address", c.pidOf(n))
 	}
 	return err
 }
+
+// notOursGrace is how long checkOurs waits for a node that is not the one
+// answering on its address to exit with its own error.
+const notOursGrace = 5 * time.Second
 
 // learnHostID records the host id n's own REST API reports (asked after
 // checkOurs, so the answer is n's).
