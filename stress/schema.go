@@ -43,12 +43,7 @@ func (sc Schema) Statements() ([]string, error) {
 	}
 	ks := fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'NetworkTopologyStrategy', '%s': %d}",
 		sc.Keyspace, sc.DC, sc.RF)
-	switch {
-	case sc.Tablets > 0:
-		ks += fmt.Sprintf(" AND tablets = {'initial': %d}", sc.Tablets)
-	case sc.Tablets < 0:
-		ks += " AND tablets = {'enabled': false}"
-	}
+	ks += TabletsClause(sc.Tablets)
 	tbl := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s.%s (key bigint PRIMARY KEY, value blob)", sc.Keyspace, sc.Table)
 	return []string{ks, tbl}, nil
 }
@@ -81,4 +76,18 @@ func CreateModelSchema(ctx context.Context, s *gocql.Session, m Model, t SchemaT
 		}
 	}
 	return nil
+}
+
+// TabletsClause is the CREATE KEYSPACE option for a tablets setting
+// (Schema.Tablets, SchemaTarget.Tablets): > 0 asks for that many initial
+// tablets, < 0 disables tablets (vnodes), 0 adds nothing (the cluster's
+// default). The one writer of the clause for every workload form.
+func TabletsClause(tablets int) string {
+	switch {
+	case tablets > 0:
+		return fmt.Sprintf(" AND tablets = {'initial': %d}", tablets)
+	case tablets < 0:
+		return " AND tablets = {'enabled': false}"
+	}
+	return ""
 }

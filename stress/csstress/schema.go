@@ -62,11 +62,9 @@ func (m *Model) keyspaceStatement(t stress.SchemaTarget) (string, error) {
 		// ScyllaDB before 2026.1 refuses counters in a tablet keyspace
 		// ("Counters are not yet supported with tablets"), whatever the
 		// scenario's tablets; as the scylla-bench form does.
-		st += " AND tablets = {'enabled': false}"
-	case t.Tablets > 0:
-		st += fmt.Sprintf(" AND tablets = {'initial': %d}", t.Tablets)
-	case t.Tablets < 0:
-		st += " AND tablets = {'enabled': false}"
+		st += stress.TabletsClause(-1)
+	default:
+		st += stress.TabletsClause(t.Tablets)
 	}
 	return st, nil
 }
