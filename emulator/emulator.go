@@ -117,6 +117,10 @@ type Config struct {
 	// Peers is shared by the nodes this process runs (Main with AndNode):
 	// their internode connections to each other are in memory.
 	Peers *node.Peers
+
+	// control is set by a Host (host.go): the node's life, and what a
+	// kill closes.
+	control *nodeControl
 }
 
 // PrintStartingMessage prints what ScyllaDB prints as it starts (scylladb
@@ -206,8 +210,28 @@ const AndNode = "--and-node"
 // at a few thousand operations per second was most of a node's CPU
 // (issue 45). The first node to fail stops the others, and the process
 // exits with its code.
+//
+// With ControlSocketFlag PATH (and nothing else), the process is a host
+// (host.go): it runs the nodes its launcher starts through the control
+// endpoint on PATH, each with a life of its own, until ctx ends.
 func Main(ctx context.Context, args []string, stderr io.Writer) int {
 	NodeProcess()
+	if len(args) > 0 && (args[0] == ControlSocketFlag || strings.HasPrefix(args[0], ControlSocketFlag+"=")) {
+		socket, ok := strings.CutPrefix(args[0], ControlSocketFlag+"=")
+		rest := args[1:]
+		if !ok {
+			if len(rest) == 0 {
+				fmt.Fprintf(stderr, "elasticity node: %s needs a path\n", ControlSocketFlag)
+				return 2
+			}
+			socket, rest = rest[0], rest[1:]
+		}
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "elasticity node: %s takes no node flags (nodes are started through the socket)\n", ControlSocketFlag)
+			return 2
+		}
+		return RunHost(ctx, socket, stderr)
+	}
 	groups := [][]string{nil}
 	for _, a := range args {
 		if a == AndNode {
@@ -277,6 +301,11 @@ func Run(ctx context.Context, c Config) error {
 		defer f.Close()
 		w = f
 	}
+	ctl := c.control
+	life := ctl.lifeOf()
+	if life != nil {
+		w = holdWriter{w, life}
+	}
 	if c.CommandLine != "" {
 		PrintStartingMessage(w, c.Version, c.CommandLine)
 	}
@@ -312,11 +341,13 @@ func Run(ctx context.Context, c Config) error {
 		return startFail(fmt.Errorf("REST API: %w", err))
 	}
 	defer restLn.Close()
+	ctl.onKill(func() { restLn.Close() })
 	metLn, err := listen(c.MetricsPort)
 	if err != nil {
 		return startFail(fmt.Errorf("metrics: %w", err))
 	}
 	defer metLn.Close()
+	ctl.onKill(func() { metLn.Close() })
 
 	n, err := node.New(ctx, node.Config{
 		ClusterName: c.ClusterName, ListenAddress: c.ListenAddress, DataDir: c.DataDir, DC: c.DC, Rack: c.Rack, Seeds: c.Seeds,
@@ -329,20 +360,22 @@ func Run(ctx context.Context, c Config) error {
 		StallThreshold:        time.Duration(c.BlockedReactorNotifyMS) * time.Millisecond,
 		StallReportsPerMinute: c.BlockedReactorReportsPerMinute,
 		SlowFactor:            c.SlowFactor, TimeScale: c.TimeScale, Version: c.Version, InitialTablets: c.InitialTablets, Log: log,
-		Peers: c.Peers,
+		Peers: c.Peers, Life: life,
 	})
 	if err != nil {
 		return startFail(err)
 	}
+	ctl.onKill(n.Kill)
 	var cqlUp atomic.Bool
 	var restHandler http.Handler = n.RESTHandler(cqlUp.Load)
 	if c.Pprof {
 		restHandler = withPprof(restHandler)
 	}
-	restSrv := &http.Server{Handler: restHandler, ReadHeaderTimeout: 5 * time.Second}
-	metSrv := &http.Server{Handler: metricsMux(n), ReadHeaderTimeout: 5 * time.Second}
+	restSrv := &http.Server{Handler: holdHandler(life, restHandler), ReadHeaderTimeout: 5 * time.Second}
+	metSrv := &http.Server{Handler: holdHandler(life, metricsMux(n)), ReadHeaderTimeout: 5 * time.Second}
 	go restSrv.Serve(restLn)
 	go metSrv.Serve(metLn)
+	ctl.onKill(func() { restSrv.Close(); metSrv.Close() })
 	defer restSrv.Close()
 	defer metSrv.Close()
 	// node_exporter is a process of its own beside scylla: when it cannot
@@ -353,8 +386,9 @@ func Run(ctx context.Context, c Config) error {
 		} else {
 			mux := http.NewServeMux()
 			mux.Handle("/metrics", n.NodeExporterHandler())
-			expSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+			expSrv := &http.Server{Handler: holdHandler(life, mux), ReadHeaderTimeout: 5 * time.Second}
 			go expSrv.Serve(expLn)
+			ctl.onKill(func() { expSrv.Close() })
 			defer expSrv.Close()
 		}
 	}
@@ -368,7 +402,13 @@ func Run(ctx context.Context, c Config) error {
 		n.Close()
 		return startFail(fmt.Errorf("CQL: %w", err))
 	}
-	srv := cql.NewServer(n, cql.Options{Shards: c.VCPUs, Authenticator: c.Authenticator, Logf: log.Logf, TTLPeriod: time.Duration(c.TTLPeriodSeconds * float64(time.Second)), UserDefinedFunctions: c.EnableUDF})
+	ctl.onKill(func() { cqlLn.Close() })
+	copts := cql.Options{Shards: c.VCPUs, Authenticator: c.Authenticator, Logf: log.Logf, TTLPeriod: time.Duration(c.TTLPeriodSeconds * float64(time.Second)), UserDefinedFunctions: c.EnableUDF}
+	if life != nil {
+		copts.Hold = life.Hold
+	}
+	srv := cql.NewServer(n, copts)
+	ctl.onKill(srv.Abort)
 	go srv.RunExpiration(ctx)
 	if c.ShardAwareCQLPort > 0 {
 		saLn, err := listen(c.ShardAwareCQLPort)
@@ -377,6 +417,7 @@ func Run(ctx context.Context, c Config) error {
 			n.Close()
 			return startFail(fmt.Errorf("CQL shard-aware port: %w", err))
 		}
+		ctl.onKill(func() { saLn.Close() })
 		go srv.ServeShardAware(ctx, saLn)
 	}
 	cqlDone := make(chan struct{})

@@ -102,6 +102,7 @@ func TestBrokenScenarios(t *testing.T) {
 		{"base address not loopback", minimal + "local:\n  base_address: 10.0.0.1\n", nil, 3, "local.base_address", "not a loopback"},
 		{"local loaders negative", minimal + "local:\n  loaders: -1\n", nil, 3, "local.loaders", "within 0..64"},
 		{"local data dir a file", minimal + "local:\n  data_dir: /dev/null\n", nil, 3, "local.data_dir", `"/dev/null" is not a directory`},
+		{"local process unknown", minimal + "local:\n  process: threads\n", nil, 3, "local.process", `must be "per-node" or "shared", got "threads"`},
 		{"aws loader binary missing", minimal + "backend: aws\naws:\n  loader_binary: /nonexistent/elasticity\n", nil, 4, "aws.loader_binary", "no such file"},
 		{"aws loader binary not executable", minimal + "backend: aws\naws:\n  loader_binary: /\n", nil, 4, "aws.loader_binary", "not an executable"},
 		{"aws zones count", minimal + "backend: aws\ncluster: {racks: 3}\naws:\n  availability_zones: [a]\n", nil, 5, "aws.availability_zones", "1 zones for 3 racks"},

@@ -128,3 +128,42 @@ func TestClusterUpMovesOffTakenDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterUpShared: --process shared runs every node in one process,
+// each holding its own listeners, and cluster down stops that process.
+func TestClusterUpShared(t *testing.T) {
+	t.Setenv(clusterTestNodeEnv, "1")
+	base := freeBase(t, 2)
+	dir := t.TempDir()
+	code, out, errs := clusterCLI(t, "cluster", "up", "--dir", dir, "--nodes", "2", "--racks", "1", "--base-address", base, "--process", "shared")
+	t.Cleanup(func() { clusterCLI(t, "cluster", "down", "--dir", dir) })
+	if code != ExitPassed {
+		t.Fatalf("cluster up --process shared: exit %d\n%s", code, errs)
+	}
+	var up struct {
+		Hosts []string            `json:"hosts"`
+		Nodes []localcluster.Node `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(out), &up); err != nil || len(up.Nodes) != 2 {
+		t.Fatalf("cluster up printed %q (%v)", out, err)
+	}
+	pid := up.Nodes[0].Pid
+	for _, n := range up.Nodes {
+		if n.Pid != pid || n.HostID == "" {
+			t.Fatalf("node %+v: want the one process %d and a host id", n, pid)
+		}
+		if err := localcluster.CheckServes(pid, n.Addr, localcluster.RESTPort, localcluster.CQLPort); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, errs := clusterCLI(t, "cluster", "down", "--dir", dir); code != ExitPassed {
+		t.Fatalf("cluster down: exit %d\n%s", code, errs)
+	}
+	// cluster up ran in this process, whose child the host is: once it
+	// has exited it is a zombie until reaped.
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 0 && f[0] != "Z" {
+			t.Errorf("the nodes' process %d runs (state %s) after cluster down", pid, f[0])
+		}
+	}
+}

@@ -21,6 +21,8 @@ const clusterStateFile = "cluster.json"
 type clusterState struct {
 	Cluster string               `json:"cluster_name"`
 	Nodes   []*localcluster.Node `json:"nodes"`
+	// HostSocket: the nodes share a host process (--process shared).
+	HostSocket string `json:"host_socket,omitempty"`
 }
 
 func init() {
@@ -29,7 +31,7 @@ func init() {
 			Use:   "cluster",
 			Short: "Start or stop a local emulated cluster",
 			Long: `cluster up starts a detached local cluster of emulated nodes (one process per node on
-127.0.0.2, 127.0.0.3, ...; pids recorded in --dir), waits until every node is NORMAL and
+127.0.0.2, 127.0.0.3, ..., or all in one with --process shared; pids recorded in --dir), waits until every node is NORMAL and
 prints one JSON line with hosts, ports and each node's pid and host id. A node is NORMAL
 only when its own process holds the address that answered; a node that dies fails the
 start with its log. A taken --base-address fails, naming a free one; without
@@ -40,6 +42,7 @@ start with its log. A taken --base-address fails, naming a free one; without
 			nodes, racks           int
 			extra                  []string
 			timeout                time.Duration
+			process                string
 		)
 		up := &cobra.Command{
 			Use:   "up",
@@ -57,6 +60,9 @@ start with its log. A taken --base-address fails, naming a free one; without
 				if err != nil {
 					return withCode(ExitInvalid, err)
 				}
+				if process != "per-node" && process != "shared" {
+					return withCode(ExitInvalid, fmt.Errorf("cluster up: --process %q: want per-node or shared", process))
+				}
 				if _, err := os.Stat(filepath.Join(abs, clusterStateFile)); err == nil {
 					return withCode(ExitInvalid, fmt.Errorf("cluster up: %s already holds a cluster; run cluster down --dir %s first", abs, dir))
 				}
@@ -69,13 +75,14 @@ start with its log. A taken --base-address fails, naming a free one; without
 				}
 				opts := localcluster.Options{Binary: exe, BinaryArgs: []string{"node"}, Nodes: nodes, Racks: racks,
 					InstanceType: it.Name, VCPUs: it.VCPUs, MemoryGB: it.MemoryGB, DiskGB: it.StorageGB, Dir: abs,
-					BaseAddress: base, ClusterName: name, ExtraNodeArgs: extra, StartTimeout: timeout, Detached: true}
+					BaseAddress: base, ClusterName: name, ExtraNodeArgs: extra, StartTimeout: timeout, Detached: true,
+					SharedProcess: process == "shared"}
 				fmt.Fprintf(e.Stderr, "starting %d × %s nodes in %s\n", nodes, it.Name, abs)
 				cl, err := localcluster.Start(c.Context(), opts)
 				if err != nil {
 					return withCode(ExitRunError, fmt.Errorf("cluster up: %w", err))
 				}
-				st := clusterState{Cluster: name, Nodes: cl.Nodes()}
+				st := clusterState{Cluster: name, Nodes: cl.Nodes(), HostSocket: cl.HostSocket()}
 				b, _ := json.MarshalIndent(st, "", "  ")
 				if err := os.WriteFile(filepath.Join(abs, clusterStateFile), b, 0o644); err != nil {
 					cl.Close()
@@ -97,6 +104,7 @@ start with its log. A taken --base-address fails, naming a free one; without
 		up.Flags().StringVar(&name, "cluster-name", "elasticity-local", "cluster name")
 		up.Flags().StringSliceVar(&extra, "node-arg", nil, "extra flag passed to every node (repeatable), e.g. --node-arg=--ops-per-vcpu=5000")
 		up.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "how long to wait for each node to be NORMAL")
+		up.Flags().StringVar(&process, "process", "per-node", "per-node: a process per node; shared: every node in one process, internode messages in memory (each node keeps its own listeners, data and log)")
 
 		var downDir string
 		var grace time.Duration
@@ -118,10 +126,12 @@ start with its log. A taken --base-address fails, naming a free one; without
 					return withCode(ExitInvalid, fmt.Errorf("cluster down: parsing %s: %w", path, err))
 				}
 				var errs []error
+				stopped := map[int]bool{} // a shared process once
 				for _, n := range st.Nodes {
-					if !ourNode(n) {
+					if stopped[n.Pid] || !ourNode(n, st.HostSocket) {
 						continue
 					}
+					stopped[n.Pid] = true
 					if err := localcluster.StopPid(n.Pid, grace, nil); err != nil {
 						errs = append(errs, err)
 					}
@@ -157,14 +167,19 @@ func baseAddress(c *cobra.Command, base string, nodes int, e *env) (string, erro
 	return taken.Free, nil
 }
 
-// ourNode checks that pid still runs this node (not a recycled pid).
-func ourNode(n *localcluster.Node) bool {
+// ourNode checks that pid still runs this node (not a recycled pid): its
+// data directory, or the host socket of a shared process, is on its
+// command line.
+func ourNode(n *localcluster.Node, hostSocket string) bool {
 	if syscall.Kill(n.Pid, 0) != nil {
 		return false
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", n.Pid))
 	if err != nil {
 		return true // no /proc: trust the pid file
+	}
+	if hostSocket != "" {
+		return strings.Contains(string(b), localcluster.ControlSocketFlag+"\x00"+hostSocket)
 	}
 	return strings.Contains(string(b), n.DataDir)
 }

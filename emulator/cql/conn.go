@@ -255,6 +255,9 @@ const workerIdle = 10 * time.Second
 func (c *conn) read() bool {
 	for {
 		r, st := c.readRequest()
+		if h := c.s.opts.Hold; h != nil && st == frameRequest {
+			h()
+		}
 		switch st {
 		case frameAnswered:
 			continue

@@ -61,6 +61,10 @@ type Options struct {
 	// experimental_features udf (init.cc): CREATE FUNCTION/AGGREGATE are
 	// accepted, with Lua bodies.
 	UserDefinedFunctions bool
+	// Hold, when set, is called before each request frame is served: it
+	// waits while the node is paused (a node sharing its process with
+	// others, emulator.Host: a stopped process reads no frame).
+	Hold func()
 }
 
 const (
@@ -277,6 +281,23 @@ func (s *Server) Close() error {
 	s.closeConns()
 	s.wg.Wait()
 	return nil
+}
+
+// Abort closes all listeners and connections at once and waits for
+// nothing: a killed node's (emulator.Host), whose requests in progress
+// never finish.
+func (s *Server) Abort() {
+	s.mu.Lock()
+	s.closed = true
+	lns := make([]net.Listener, 0, len(s.listeners))
+	for ln := range s.listeners {
+		lns = append(lns, ln)
+	}
+	s.mu.Unlock()
+	for _, ln := range lns {
+		ln.Close()
+	}
+	s.closeConns()
 }
 
 // Stats are counters for the node's metrics.

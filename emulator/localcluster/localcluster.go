@@ -1,6 +1,8 @@
-// Package localcluster starts and stops a local multi-process cluster of
-// emulated nodes, one process per node on its own loopback address (the way
-// ccm does), each in its own process group.
+// Package localcluster starts and stops a local cluster of emulated nodes,
+// each on its own loopback address (the way ccm does): one process per
+// node, each in its own process group, or every node in one host process
+// (Options.SharedProcess, host.go) that starts, kills, pauses and stops
+// them one by one.
 //
 // It is the one launcher of emulated node processes (process.go: a node's
 // flags, NodeFlags, and StartNode): its own Cluster, the framework's local
@@ -72,11 +74,13 @@ type Options struct {
 	// Detached leaves processes running when this process exits (cluster up):
 	// nobody waits for them here.
 	Detached bool
-	// SharedProcess runs the nodes Start starts in one process
-	// (emulator.AndNode), their internode messages in memory: the cost of
-	// one process per node measured against this (BenchmarkNodeCost,
-	// issue 45). Those nodes cannot be signalled, killed, stopped or
-	// restarted one by one; nodes added later get processes of their own.
+	// SharedProcess runs every node of the cluster, those added later
+	// too, in one host process (host.go), their internode messages in
+	// memory: at a few thousand op/s a node of its own process cost about
+	// twice the CPU per operation (BenchmarkNodeCost, issue 45). Each node
+	// keeps its listeners, data, log and lifecycle: Kill, Stop, Restart
+	// and Signal (SIGKILL, SIGTERM, SIGSTOP, SIGCONT) act on it alone
+	// through the host's control socket.
 	SharedProcess bool
 }
 
@@ -93,8 +97,11 @@ type Node struct {
 	HostID string `json:"host_id,omitempty"`
 
 	proc *Process
-	// shared: the node's process runs other nodes too (Options.SharedProcess).
-	shared bool
+	// In a host process (Options.SharedProcess): the node's current start
+	// and its end (exited closed once exitErr is set).
+	gen     int
+	exited  chan struct{}
+	exitErr error
 }
 
 // Cluster is a running local cluster.
@@ -102,6 +109,8 @@ type Cluster struct {
 	opts  Options
 	mu    sync.Mutex
 	nodes []*Node
+	// host runs every node (Options.SharedProcess).
+	host *Host
 }
 
 func (o *Options) defaults() error {
@@ -172,19 +181,13 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	c := &Cluster{opts: opts}
 	var nodes []*Node
-	if opts.SharedProcess && opts.Nodes > 1 {
-		for i := range opts.Nodes {
-			n, err := c.newNode(i, fmt.Sprintf("rack%d", i%opts.Racks+1))
-			if err != nil {
-				return nil, err
-			}
-			n.shared = true
-			nodes = append(nodes, n)
+	if opts.SharedProcess {
+		h, err := StartHost(ctx, Launch{Binary: opts.Binary, Args: opts.BinaryArgs, Env: opts.Env,
+			Out: filepath.Join(opts.Dir, "host.out"), Detached: opts.Detached}, HostSocket(opts.Dir))
+		if err != nil {
+			return nil, fmt.Errorf("starting the node host: %w", err)
 		}
-		if err := c.launch(nodes...); err != nil {
-			return nil, err
-		}
-		c.nodes = nodes
+		c.host = h
 	}
 	for i := len(nodes); i < opts.Nodes; i++ {
 		n, err := c.spawn(i, fmt.Sprintf("rack%d", i%opts.Racks+1))
@@ -262,9 +265,13 @@ func (c *Cluster) newNode(i int, rack string) (*Node, error) {
 const andNode = "--and-node"
 
 // launch starts one process running nodes (several: andNode between their
-// flags; the process's output goes next to the first one's log).
+// flags; the process's output goes next to the first one's log), or, in a
+// host, the node.
 func (c *Cluster) launch(nodes ...*Node) error {
 	o := c.opts
+	if c.host != nil {
+		return c.launchHosted(nodes[0])
+	}
 	args := append([]string(nil), o.BinaryArgs...)
 	for i, n := range nodes {
 		if i > 0 {
@@ -283,6 +290,36 @@ func (c *Cluster) launch(nodes ...*Node) error {
 	}
 	c.mu.Unlock()
 	return nil
+}
+
+// launchHosted starts n in the cluster's host and follows its end.
+func (c *Cluster) launchHosted(n *Node) error {
+	gen, err := c.host.Start(context.Background(), hostedName(n), c.nodeFlags(n).Args())
+	if err != nil {
+		return fmt.Errorf("starting node %d (%s): %w", n.Index+1, n.Addr, err)
+	}
+	exited := make(chan struct{})
+	c.mu.Lock()
+	n.proc, n.Pid, n.gen, n.exited, n.exitErr = c.host.Proc, c.host.Proc.Pid, gen, exited, nil
+	c.mu.Unlock()
+	go func() {
+		err := c.host.Wait(hostedName(n), gen)
+		c.mu.Lock()
+		n.exitErr = err
+		c.mu.Unlock()
+		close(exited)
+	}()
+	return nil
+}
+
+// hostedName names node n in its host.
+func hostedName(n *Node) string { return fmt.Sprintf("node%d", n.Index+1) }
+
+// hostedEnd is n's current start's end channel (nil when not hosted).
+func (c *Cluster) hostedEnd(n *Node) chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return n.exited
 }
 
 // nodeFlags are n's flags.
@@ -323,11 +360,15 @@ func (c *Cluster) pidOf(n *Node) int {
 // Restart starts node i again (after Stop or Kill) on its data directory
 // and waits until it is NORMAL.
 func (c *Cluster) Restart(ctx context.Context, i int) error {
-	n, err := c.own(i)
+	n, err := c.node(i)
 	if err != nil {
 		return err
 	}
-	if syscall.Kill(c.pidOf(n), 0) == nil && !isZombie(c.pidOf(n)) {
+	if c.host != nil {
+		if !c.exited(n) {
+			return fmt.Errorf("node %d is still running (in its host, pid %d)", i+1, c.pidOf(n))
+		}
+	} else if syscall.Kill(c.pidOf(n), 0) == nil && !isZombie(c.pidOf(n)) {
 		return fmt.Errorf("node %d (pid %d) is still running", i+1, c.pidOf(n))
 	}
 	if err := c.launch(n); err != nil {
@@ -365,8 +406,36 @@ func (c *Cluster) waitNormal(ctx context.Context, nodes []*Node) error {
 	return errors.Join(all...)
 }
 
-// exited reports whether n's process has ended.
-func (c *Cluster) exited(n *Node) bool { return c.procOf(n).Exited() }
+// exited reports whether n's process (in a host: n) has ended.
+func (c *Cluster) exited(n *Node) bool {
+	if ch := c.hostedEnd(n); ch != nil {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	return c.procOf(n).Exited()
+}
+
+// ExitErr is how node i's last start ended (nil while it runs, or when
+// it ended with status 0): a host's node's *NodeExitError or its host's end.
+func (c *Cluster) ExitErr(i int) error {
+	n, err := c.node(i)
+	if err != nil {
+		return err
+	}
+	if !c.exited(n) {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n.exited != nil {
+		return n.exitErr
+	}
+	return n.proc.Err()
+}
 
 // checkOurs fails unless what answered NORMAL on n's address is n's own
 // process, holding n's REST and CQL listeners: a node that could not bind
@@ -496,6 +565,15 @@ func WaitNormal(ctx context.Context, addr string, restPort int, exited func() bo
 	}
 }
 
+// HostSocket is the control socket of the cluster's host process ("" when
+// each node has a process of its own).
+func (c *Cluster) HostSocket() string {
+	if c.host == nil {
+		return ""
+	}
+	return c.host.Socket
+}
+
 // Nodes returns the started nodes (including stopped ones).
 func (c *Cluster) Nodes() []*Node {
 	c.mu.Lock()
@@ -521,34 +599,50 @@ func (c *Cluster) node(i int) (*Node, error) {
 	return c.nodes[i], nil
 }
 
-// own is node i when it has a process of its own (signals, kill, stop and
-// restart act on one node's process).
-func (c *Cluster) own(i int) (*Node, error) {
-	n, err := c.node(i)
-	if err == nil && n.shared {
-		return nil, fmt.Errorf("node %d shares its process (pid %d) with other nodes (Options.SharedProcess): it cannot be signalled, stopped or restarted alone", i+1, n.Pid)
-	}
-	return n, err
-}
-
-// Signal sends sig to node i's process group.
+// Signal sends sig to node i's process group; to a node in a host, what
+// the signal does to a node process: SIGKILL kills it, SIGTERM stops it
+// (without waiting), SIGSTOP pauses and SIGCONT resumes it.
 func (c *Cluster) Signal(i int, sig syscall.Signal) error {
-	n, err := c.own(i)
+	n, err := c.node(i)
 	if err != nil {
 		return err
 	}
-	return syscall.Kill(-c.pidOf(n), sig)
+	if c.host == nil {
+		return syscall.Kill(-c.pidOf(n), sig)
+	}
+	ctx := context.Background()
+	switch sig {
+	case syscall.SIGKILL:
+		return c.host.Kill(ctx, hostedName(n))
+	case syscall.SIGTERM:
+		go c.host.Stop(ctx, hostedName(n), 15*time.Second)
+		return nil
+	case syscall.SIGSTOP:
+		return c.host.Pause(ctx, hostedName(n))
+	case syscall.SIGCONT:
+		return c.host.Resume(ctx, hostedName(n))
+	}
+	return fmt.Errorf("node %d runs in a host process (Options.SharedProcess): %v cannot be sent to it alone", i+1, sig)
 }
 
 // Kill SIGKILLs node i and waits for it to exit.
 func (c *Cluster) Kill(i int) error {
-	n, err := c.own(i)
+	n, err := c.node(i)
 	if err != nil {
 		return err
 	}
-	syscall.Kill(-c.pidOf(n), syscall.SIGKILL)
+	var done <-chan struct{}
+	if c.host != nil {
+		if err := c.host.Kill(context.Background(), hostedName(n)); err != nil {
+			return err
+		}
+		done = c.hostedEnd(n)
+	} else {
+		syscall.Kill(-c.pidOf(n), syscall.SIGKILL)
+		done = c.procOf(n).Done()
+	}
 	select {
-	case <-c.procOf(n).Done():
+	case <-done:
 		return nil
 	case <-time.After(10 * time.Second):
 		return fmt.Errorf("node %d (pid %d) did not exit after SIGKILL", n.Index+1, n.Pid)
@@ -557,9 +651,16 @@ func (c *Cluster) Kill(i int) error {
 
 // Stop SIGTERMs node i (SIGKILL after 15 s) and waits for it to exit.
 func (c *Cluster) Stop(i int) error {
-	n, err := c.own(i)
+	n, err := c.node(i)
 	if err != nil {
 		return err
+	}
+	if c.host != nil {
+		if err := c.host.Stop(context.Background(), hostedName(n), 15*time.Second); err != nil {
+			return err
+		}
+		<-c.hostedEnd(n)
+		return nil
 	}
 	return StopPid(c.pidOf(n), 15*time.Second, c.procOf(n).Done())
 }
@@ -613,6 +714,14 @@ func isZombie(pid int) bool {
 
 // Close stops every node (SIGTERM, then SIGKILL) and leaves no process.
 func (c *Cluster) Close() error {
+	if c.host != nil {
+		// The host's SIGTERM stops every node in it gracefully.
+		var done <-chan struct{}
+		if !c.opts.Detached {
+			done = c.host.Proc.Done()
+		}
+		return StopPid(c.host.Proc.Pid, 10*time.Second, done)
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(c.Nodes()))
 	stopping := map[int]bool{} // a shared process once

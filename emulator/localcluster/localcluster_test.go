@@ -55,8 +55,14 @@ func testOptions(t *testing.T, base string, nodes int) Options {
 		t.Fatal(err)
 	}
 	return Options{Binary: exe, Env: []string{nodeEnv + "=1"}, Nodes: nodes, Racks: 3, Dir: t.TempDir(), BaseAddress: base,
-		StartTimeout: 30 * time.Second, ExtraNodeArgs: []string{"--initial-tablets", "8", "--ops-per-vcpu", "20000"}}
+		StartTimeout: 30 * time.Second, ExtraNodeArgs: []string{"--initial-tablets", "8", "--ops-per-vcpu", "20000"},
+		SharedProcess: os.Getenv(sharedEnv) == "1"}
 }
+
+// sharedEnv=1 runs every test cluster's nodes in one host process
+// (Options.SharedProcess): the lifecycle tests then check that a node of a
+// host is killed, paused, stopped and restarted as a node process is.
+const sharedEnv = "LOCALCLUSTER_SHARED"
 
 func startCluster(t *testing.T, opts Options) *Cluster {
 	t.Helper()

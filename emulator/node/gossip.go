@@ -77,6 +77,7 @@ func (n *Node) gossipLoop() {
 			return
 		case <-t.C:
 		}
+		n.cfg.Life.Hold() // a paused node sends no heartbeat
 		v := n.view.Load()
 		hb := &heartbeat{HostID: n.hostID, Addr: n.cfg.ListenAddress, Epoch: v.m.Epoch, Load: n.disk.Used(), Generation: n.generation()}
 		for id, nm := range v.m.Nodes {

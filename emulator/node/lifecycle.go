@@ -68,7 +68,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("reading the data directory's filesystem: %w", err)
 		}
 	}
-	st, err := OpenStore(filepath.Join(cfg.DataDir, "data"), storeBytes)
+	st, err := openStore(filepath.Join(cfg.DataDir, "data"), storeBytes, cfg.Life)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		StallThreshold: cfg.StallThreshold, Detector: n.stalls, OnStall: func(_ int, d time.Duration) {
 			n.met.stalls.Observe(float64(d.Microseconds()))
 		},
-		CompactionShares: n.newCompactionBacklog().shares})
+		CompactionShares: n.newCompactionBacklog().shares, Hold: cfg.Life.Hold})
 	n.chargeCompactions()
 	n.criticalDiskMode = criticalDiskMode(cfg.Version)
 	if cfg.DiskFromFilesystem {
@@ -110,7 +110,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		n.cap.Close()
 		return fail(fmt.Errorf("listening for internode traffic: %w", err))
 	}
-	n.tr = newTransport(n.ctx, cfg.ListenAddress, n.handle, cfg.Peers)
+	n.tr = newTransport(n.ctx, cfg.ListenAddress, n.handle, cfg.Peers, cfg.Life)
 	n.tr.setServesAtOnce(n.servesAtOnce)
 	go n.tr.serve(n.ln)
 	cfg.Peers.add(n.internodeAddr(), n.tr)
@@ -358,6 +358,7 @@ func (n *Node) saveMeta(m *Meta) error {
 	// A file replaced atomically, not a Pebble key: with thousands of
 	// tablets every epoch is a large value, and the log would keep them all.
 	tmp := n.metaPath() + ".tmp"
+	n.cfg.Life.Hold() // nothing reaches the files of a paused or killed node
 	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("storing cluster metadata: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -121,6 +122,12 @@ type directServer struct {
 	// for writing, so it waits for them.
 	mu     sync.RWMutex
 	closed bool
+	// stop: the node was killed (Node.Kill); no call is served, and
+	// nobody waits for those in progress.
+	stop atomic.Bool
+	// life is the node's (life.go): a paused node serves no call, which
+	// then goes through the transport and waits there as on a socket.
+	life *Life
 }
 
 func newDirectServer(ctx context.Context, h rpcHandler) *directServer {
@@ -131,6 +138,9 @@ func newDirectServer(ctx context.Context, h rpcHandler) *directServer {
 // worker of the serving node's when the request must wait there); false
 // when the node is closing (done is not called).
 func (d *directServer) call(m *msg, done func(*msg, error)) bool {
+	if d.stop.Load() || d.life.Paused() {
+		return false
+	}
 	d.mu.RLock()
 	if d.closed || d.ctx.Err() != nil {
 		d.mu.RUnlock()

@@ -85,6 +85,9 @@ type Config struct {
 	// Peers, when set, is shared by the nodes of this process: internode
 	// connections between them are in memory (mempeers.go).
 	Peers *Peers
+	// Life, when set, is the node's process state in a process it shares
+	// with other nodes (life.go): paused, killed or dead one by one.
+	Life *Life
 }
 
 // Node is a running emulated node.

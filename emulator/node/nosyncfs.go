@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,6 +43,10 @@ type noSyncFS struct {
 	seq  int
 
 	created, reused atomic.Int64 // sstable files (tests)
+
+	// life is the node's (life.go): every change to its files waits while
+	// it is paused and never happens once it is killed.
+	life *Life
 }
 
 // maxRecycled bounds the pool. Compactions remove their inputs after
@@ -83,8 +88,9 @@ func removeLeftovers(dir string) error {
 }
 
 func (fs *noSyncFS) Create(name string) (vfs.File, error) {
+	fs.life.Hold()
 	if !isTableFile(name) {
-		return noSync(fs.FS.Create(name))
+		return fs.noSync(fs.FS.Create(name))
 	}
 	var f vfs.File
 	var err error
@@ -101,7 +107,7 @@ func (fs *noSyncFS) Create(name string) (vfs.File, error) {
 		}
 		fs.created.Add(1)
 	}
-	return &tableFile{File: noSyncFile{f}}, nil
+	return &tableFile{File: noSyncFile{f, fs.life}}, nil
 }
 
 // take pops a pooled file for Pebble's sstable name ("" if none).
@@ -123,6 +129,7 @@ func (fs *noSyncFS) take(name string) string {
 // Only a Pebble sstable with no other link is recycled: a streamed file
 // ingested by hard link shares its inode with the table it became.
 func (fs *noSyncFS) Remove(name string) error {
+	fs.life.Hold()
 	if !strings.HasSuffix(name, ".sst") || filepath.Dir(name) != filepath.Clean(fs.dir) {
 		return fs.FS.Remove(name)
 	}
@@ -150,23 +157,61 @@ func (fs *noSyncFS) Remove(name string) error {
 }
 
 func (fs *noSyncFS) OpenReadWrite(name string, opts ...vfs.OpenOption) (vfs.File, error) {
-	return noSync(fs.FS.OpenReadWrite(name, opts...))
+	return fs.noSync(fs.FS.OpenReadWrite(name, opts...))
 }
 
-func (fs *noSyncFS) OpenDir(name string) (vfs.File, error) { return noSync(fs.FS.OpenDir(name)) }
+func (fs *noSyncFS) OpenDir(name string) (vfs.File, error) { return fs.noSync(fs.FS.OpenDir(name)) }
 
 func (fs *noSyncFS) ReuseForWrite(oldname, newname string) (vfs.File, error) {
-	return noSync(fs.FS.ReuseForWrite(oldname, newname))
+	fs.life.Hold()
+	return fs.noSync(fs.FS.ReuseForWrite(oldname, newname))
 }
 
-func noSync(f vfs.File, err error) (vfs.File, error) {
+// The other changes to the node's files wait on its life too.
+
+func (fs *noSyncFS) Link(oldname, newname string) error {
+	fs.life.Hold()
+	return fs.FS.Link(oldname, newname)
+}
+
+func (fs *noSyncFS) RemoveAll(name string) error {
+	fs.life.Hold()
+	return fs.FS.RemoveAll(name)
+}
+
+func (fs *noSyncFS) Rename(oldname, newname string) error {
+	fs.life.Hold()
+	return fs.FS.Rename(oldname, newname)
+}
+
+func (fs *noSyncFS) MkdirAll(dir string, perm os.FileMode) error {
+	fs.life.Hold()
+	return fs.FS.MkdirAll(dir, perm)
+}
+
+func (fs *noSyncFS) noSync(f vfs.File, err error) (vfs.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return noSyncFile{f}, nil
+	return noSyncFile{f, fs.life}, nil
 }
 
-type noSyncFile struct{ vfs.File }
+// noSyncFile is a file of the node's without syncs, whose writes wait on
+// the node's life.
+type noSyncFile struct {
+	vfs.File
+	life *Life
+}
+
+func (f noSyncFile) Write(p []byte) (int, error) {
+	f.life.Hold()
+	return f.File.Write(p)
+}
+
+func (f noSyncFile) WriteAt(p []byte, off int64) (int, error) {
+	f.life.Hold()
+	return f.File.WriteAt(p, off)
+}
 
 func (noSyncFile) Sync() error                    { return nil }
 func (noSyncFile) SyncData() error                { return nil }
@@ -299,4 +344,60 @@ func (f *tableFile) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return f.File.Read(p)
+}
+
+// storeLocks are the stores' LOCK files that nodes with a life of their
+// own (life.go) hold in this process. Pebble's own lock (vfs.Default)
+// refuses a second lock of the file in one process until the first is
+// closed; a killed node's store is never closed, and the node started
+// again in its place must open it. Here a lock held by a killed node is
+// free, as the kernel frees a killed process's: the file stays locked
+// (fcntl) by the process against others.
+var storeLocks struct {
+	mu sync.Mutex
+	m  map[string]*storeLock
+}
+
+type storeLock struct {
+	name string
+	f    *os.File
+	life *Life
+}
+
+func (fs *noSyncFS) Lock(name string) (io.Closer, error) {
+	if fs.life == nil {
+		return fs.FS.Lock(name)
+	}
+	storeLocks.mu.Lock()
+	defer storeLocks.mu.Unlock()
+	if l := storeLocks.m[name]; l != nil && !l.life.Killed() {
+		return nil, fmt.Errorf("lock %s is held by a running node of this process", name)
+	}
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	spec := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: io.SeekStart}
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &spec); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", name, err)
+	}
+	if storeLocks.m == nil {
+		storeLocks.m = map[string]*storeLock{}
+	}
+	l := &storeLock{name: name, f: f, life: fs.life}
+	storeLocks.m[name] = l
+	return l, nil
+}
+
+// Close releases the lock unless a later node of this process holds it
+// (closing any descriptor of the file would release the process's lock).
+func (l *storeLock) Close() error {
+	storeLocks.mu.Lock()
+	defer storeLocks.mu.Unlock()
+	if storeLocks.m[l.name] != l {
+		return nil
+	}
+	delete(storeLocks.m, l.name)
+	return l.f.Close()
 }

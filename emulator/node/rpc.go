@@ -92,13 +92,15 @@ type rpcConn struct {
 	now  func(*msg) bool
 	ctx  context.Context
 	work chan *msg // requests for idle workers
+	// life holds the reader while the node is paused or killed (life.go).
+	life *Life
 }
 
 // rpcWorkerIdle is how long an idle request worker waits before exiting.
 const rpcWorkerIdle = 10 * time.Second
 
-func newRPCConn(ctx context.Context, nc net.Conn, h rpcHandler, now func(*msg) bool) *rpcConn {
-	c := &rpcConn{nc: nc, out: batchwriter.New(nc), fw: newFrameWriter(nil), pending: map[uint64]func(*msg){}, closed: make(chan struct{}), handler: h, now: now, ctx: ctx, work: make(chan *msg)}
+func newRPCConn(ctx context.Context, nc net.Conn, h rpcHandler, now func(*msg) bool, life *Life) *rpcConn {
+	c := &rpcConn{nc: nc, out: batchwriter.New(nc), fw: newFrameWriter(nil), pending: map[uint64]func(*msg){}, closed: make(chan struct{}), handler: h, now: now, ctx: ctx, work: make(chan *msg), life: life}
 	go c.readLoop()
 	return c
 }
@@ -142,6 +144,8 @@ func (c *rpcConn) readLoop() {
 			}
 			return
 		}
+		// A paused node's process reads nothing: the frame waits.
+		c.life.Hold()
 		if m.Resp {
 			c.mu.Lock()
 			cb := c.pending[m.ID]
@@ -297,12 +301,15 @@ type transport struct {
 	// now says whether the node serves a data path request at once
 	// (Node.servesAtOnce); set before the transport serves or dials.
 	now func(*msg) bool
+	// life is the node's (life.go; nil: its own process).
+	life *Life
 }
 
-func newTransport(ctx context.Context, localAddr string, h rpcHandler, peers *Peers) *transport {
-	t := &transport{ctx: ctx, handler: h, conns: map[string]*rpcConn{}, dialing: map[string]chan struct{}{}, laddr: localAddr, peers: peers}
+func newTransport(ctx context.Context, localAddr string, h rpcHandler, peers *Peers, life *Life) *transport {
+	t := &transport{ctx: ctx, handler: h, conns: map[string]*rpcConn{}, dialing: map[string]chan struct{}{}, laddr: localAddr, peers: peers, life: life}
 	if peers != nil {
 		t.direct = newDirectServer(ctx, h)
+		t.direct.life = life
 	}
 	return t
 }
@@ -331,7 +338,7 @@ func (t *transport) serve(ln net.Listener) {
 
 // accept serves an incoming connection until it or this node closes.
 func (t *transport) accept(nc net.Conn) {
-	c := newRPCConn(t.ctx, nc, t.handler, t.now)
+	c := newRPCConn(t.ctx, nc, t.handler, t.now, t.life)
 	go func() {
 		select {
 		case <-c.closed:
@@ -391,7 +398,7 @@ func (t *transport) get(ctx context.Context, addr string) (*rpcConn, error) {
 			t.mu.Unlock()
 			return nil, fmt.Errorf("connecting to %s: %w", addr, err)
 		}
-		c := newRPCConn(t.ctx, nc, t.handler, t.now)
+		c := newRPCConn(t.ctx, nc, t.handler, t.now, t.life)
 		t.conns[addr] = c
 		t.mu.Unlock()
 		return c, nil

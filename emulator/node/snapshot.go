@@ -53,6 +53,7 @@ func (n *Node) takeSnapshot(tag string, tables map[string][]*engine.Table) ([]st
 				return dirs, runtimeError("snapshot %s of %s.%s: %v", tag, ks, t.Name, err)
 			}
 			manifest, _ := json.Marshal(map[string]any{"files": files})
+			n.cfg.Life.Hold()
 			if err := os.WriteFile(filepath.Join(dir, "manifest.json"), manifest, 0o644); err != nil {
 				return dirs, runtimeError("snapshot %s of %s.%s: %v", tag, ks, t.Name, err)
 			}

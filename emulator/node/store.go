@@ -351,6 +351,8 @@ type Store struct {
 	// stalled: Pebble is holding writes back (its memtables wait for a
 	// flush), so a write would wait (Node.servesAtOnce).
 	stalled *atomic.Bool
+	// life is the node's (life.go): a paused or killed node writes nothing.
+	life *Life
 }
 
 func (s *Store) writesStalled() bool { return s.stalled.Load() }
@@ -362,6 +364,14 @@ func (s *Store) writesStalled() bool { return s.stalled.Load() }
 // dropping a moved tablet rewrote large files that still held other tablets,
 // so old nodes briefly ran out of space while they were shedding data.
 func OpenStore(dir string, capacityBytes int64) (*Store, error) {
+	return openStore(dir, capacityBytes, nil)
+}
+
+// openStore is OpenStore for a node with a life of its own (life.go): its
+// file system holds every write while the node is paused and parks it once
+// the node is killed, and a fatal error of Pebble's ends the node, not its
+// process.
+func openStore(dir string, capacityBytes int64, life *Life) (*Store, error) {
 	sz := storeSizes(capacityBytes)
 	// The block cache holds about an eighth of the emulated disk (8 to 64
 	// MiB): with Pebble's 8 MiB default, point reads of a filled node read
@@ -371,6 +381,7 @@ func OpenStore(dir string, capacityBytes int64) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the store's file system in %s: %w", dir, err)
 	}
+	fs.life = life
 	cache := pebble.NewCache(blockCacheSize(capacityBytes))
 	defer cache.Unref() // the DB holds its own reference
 	opts := &pebble.Options{
@@ -398,7 +409,7 @@ func OpenStore(dir string, capacityBytes int64) (*Store, error) {
 		MaxConcurrentCompactions: func() int { return 2 },
 		// Small upper-level files are many: keep them open.
 		MaxOpenFiles: 4096,
-		Logger:       quietLogger{},
+		Logger:       quietLogger{life: life},
 		FS:           fs,
 	}
 	opts.Experimental.LevelMultiplier = 25
@@ -436,7 +447,7 @@ func OpenStore(dir string, capacityBytes int64) (*Store, error) {
 		return nil, fmt.Errorf("opening pebble in %s: %w", dir, err)
 	}
 	bg.start(db)
-	return &Store{db: db, dir: dir, opts: opts, size: sz, bg: bg, stalled: stalled}, nil
+	return &Store{db: db, dir: dir, opts: opts, size: sz, bg: bg, stalled: stalled, life: life}, nil
 }
 
 // storeSizing is the Pebble shape for an emulated disk.
@@ -492,12 +503,24 @@ func clampInt64(v, lo, hi int64) int64 {
 	return max(lo, min(v, hi))
 }
 
-type quietLogger struct{}
+// quietLogger is Pebble's logger: nothing but its fatal errors, which end
+// the node's process (a panic) or, in a process shared with other nodes,
+// the node (Life.Die: its host reports the death and closes what its
+// peers see; the goroutine that met the error goes no further).
+type quietLogger struct{ life *Life }
 
 func (quietLogger) Infof(string, ...any)  {}
 func (quietLogger) Errorf(string, ...any) {}
-func (quietLogger) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf(format, args...))
+func (l quietLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if l.life == nil {
+		panic(msg)
+	}
+	if !strings.HasPrefix(msg, "pebble") {
+		msg = "pebble: " + msg
+	}
+	l.life.Die(msg)
+	l.life.Hold() // never returns: the node is dead
 }
 
 // Close flushes memtables and closes the database.

@@ -16,6 +16,7 @@ import (
 // live key links nothing. A file a compaction removes while it is being
 // linked makes the listing start over.
 func (s *Store) LinkFiles(dir string, start, end []byte) ([]string, error) {
+	s.life.Hold()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

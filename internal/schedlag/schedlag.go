@@ -36,6 +36,7 @@ const DefaultPeriod = 12500 * time.Microsecond
 type Meter struct {
 	lag      atomic.Int64 // ns
 	onLate   func(late time.Duration)
+	hold     func()
 	stop     chan struct{}
 	done     chan struct{}
 	stopOnce sync.Once
@@ -48,10 +49,18 @@ func Start(period time.Duration) *Meter { return StartWith(period, nil) }
 // lateness from the meter's goroutine (the emulated nodes' stall reports:
 // a runtime pause is a stall).
 func StartWith(period time.Duration, onLate func(late time.Duration)) *Meter {
+	return StartHeld(period, onLate, nil)
+}
+
+// StartHeld is StartWith for a meter whose timer, once due, waits in hold
+// (when set) before it reads the time: an emulated node paused in a
+// process it shares with others (node.Life) is late by its pause, as a
+// SIGSTOPped process's timer is.
+func StartHeld(period time.Duration, onLate func(late time.Duration), hold func()) *Meter {
 	if period <= 0 {
 		period = DefaultPeriod
 	}
-	m := &Meter{onLate: onLate, stop: make(chan struct{}), done: make(chan struct{})}
+	m := &Meter{onLate: onLate, hold: hold, stop: make(chan struct{}), done: make(chan struct{})}
 	go m.run(period)
 	return m
 }
@@ -66,6 +75,9 @@ func (m *Meter) run(period time.Duration) {
 		case <-m.stop:
 			return
 		case <-t.C:
+			if m.hold != nil {
+				m.hold()
+			}
 			now := time.Now()
 			late := now.Sub(expected)
 			m.lag.Add(int64(Excess(late)))

@@ -78,7 +78,7 @@ func TestEmulatorGrowCleansUpOldNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two emulated nodes")
 	}
-	p, dir := emulatedProvider(t, "127.0.4.180")
+	p, dir := emulatedProvider(t, "127.0.4.180", false)
 	c := cluster.New(p, cluster.Options{NodeReadyTimeout: 60 * time.Second, PollInterval: 200 * time.Millisecond, Logf: t.Logf})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -2,6 +2,8 @@ package local_test
 
 import (
 	"context"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +17,7 @@ import (
 	"github.com/gocql/gocql"
 
 	"github.com/elasticity-dev/elasticity/cluster"
+	"github.com/elasticity-dev/elasticity/cluster/scyllarest"
 	"github.com/elasticity-dev/elasticity/monitor"
 	"github.com/elasticity-dev/elasticity/provision"
 	. "github.com/elasticity-dev/elasticity/provision/local"
@@ -27,11 +30,16 @@ import (
 // Integration with the real emulated node: create 3 nodes, wait ready, grow
 // by one, read disk usage and logs, decommission the new node, destroy, and
 // leave no process behind.
-func TestEmulatorClusterLifecycle(t *testing.T) {
+func TestEmulatorClusterLifecycle(t *testing.T) { testClusterLifecycle(t, "127.0.4.160", false) }
+
+// The same with every node in one host process (local.process: shared).
+func TestEmulatorClusterLifecycleShared(t *testing.T) { testClusterLifecycle(t, "127.0.5.160", true) }
+
+func testClusterLifecycle(t *testing.T, base string, shared bool) {
 	if testing.Short() {
 		t.Skip("starts four emulated nodes")
 	}
-	p, dir := emulatedProvider(t, "127.0.4.160")
+	p, dir := emulatedProvider(t, base, shared)
 
 	var mu sync.Mutex
 	var events []results.Event
@@ -54,6 +62,51 @@ func TestEmulatorClusterLifecycle(t *testing.T) {
 	}
 
 	writeRows(t, c.Hosts(), 3000, 1024)
+
+	// A node is paused, resumed, killed and started again on its data as a
+	// user does it to a node process, in either mode.
+	n2 := c.Nodes()[1].Node
+	if err := p.PauseNode(ctx, n2); err != nil {
+		t.Fatal(err)
+	}
+	rc := scyllarest.New(n2.Address, n2.RESTPort)
+	rc.Timeout, rc.Attempts = 300*time.Millisecond, 1
+	if _, err := rc.OperationMode(ctx); err == nil {
+		t.Fatal("a paused node answered")
+	}
+	if err := p.ResumeNode(ctx, n2); err != nil {
+		t.Fatal(err)
+	}
+	waitNormal(t, ctx, n2)
+	size := fileSize(t, n2.LogPath)
+	if err := p.KillNode(ctx, n2); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case e := <-p.Exits():
+		if e.Node.Name != n2.Name || !e.Requested || e.Err == nil || !strings.Contains(e.Err.Error(), "killed") {
+			t.Fatalf("exit = %+v", e)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no exit reported")
+	}
+	if exited, _ := p.NodeExited(n2.Name); !exited {
+		t.Fatal("NodeExited = false after KillNode")
+	}
+	if _, err := rc.OperationMode(ctx); err == nil {
+		t.Fatal("a killed node answered")
+	}
+	time.Sleep(time.Second)
+	if got := fileSize(t, n2.LogPath); got != size {
+		t.Errorf("a killed node's log grew from %d to %d bytes", size, got)
+	}
+	if err := p.StartNode(ctx, n2); err != nil {
+		t.Fatal(err)
+	}
+	waitNormal(t, ctx, n2)
+	if err := p.CheckIdentity(ctx, n2); err != nil {
+		t.Fatal(err)
+	}
 
 	// Logs of a real node classify (no database errors at start).
 	wctx, wcancel := context.WithCancel(ctx)
@@ -152,6 +205,33 @@ func TestEmulatorClusterLifecycle(t *testing.T) {
 	}
 }
 
+// waitNormal waits until n's REST API says NORMAL.
+func waitNormal(t *testing.T, ctx context.Context, n provision.Node) {
+	t.Helper()
+	rc := scyllarest.New(n.Address, n.RESTPort)
+	rc.Timeout, rc.Attempts = time.Second, 1
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		mode, err := rc.OperationMode(ctx)
+		if err == nil && mode == "NORMAL" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not NORMAL: %q %v", n.Name, mode, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
+}
+
 // writeRows writes n rows of size bytes at QUORUM into ks.t (RF 3, tablets).
 func writeRows(t *testing.T, hosts []string, n, size int) {
 	t.Helper()
@@ -195,11 +275,19 @@ func writeRows(t *testing.T, hosts []string, n, size int) {
 // Deaths on real emulated nodes: a kill through the provider is expected, a
 // SIGKILL from outside is not (process exit), the others see the dead node
 // down (REST), and RemoveDead takes it out of the ring.
-func TestEmulatorDeathsAndRemoveDead(t *testing.T) {
+func TestEmulatorDeathsAndRemoveDead(t *testing.T) { testDeathsAndRemoveDead(t, "127.0.4.170", false) }
+
+// The same with every node in one host process: the death from outside is
+// a kill of one node through the host's control socket.
+func TestEmulatorDeathsAndRemoveDeadShared(t *testing.T) {
+	testDeathsAndRemoveDead(t, "127.0.5.170", true)
+}
+
+func testDeathsAndRemoveDead(t *testing.T, base string, shared bool) {
 	if testing.Short() {
 		t.Skip("starts four emulated nodes")
 	}
-	p, dir := emulatedProvider(t, "127.0.4.170")
+	p, dir := emulatedProvider(t, base, shared)
 	c := cluster.New(p, cluster.Options{NodeReadyTimeout: 60 * time.Second, PollInterval: 200 * time.Millisecond, Logf: t.Logf})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -217,8 +305,12 @@ func TestEmulatorDeathsAndRemoveDead(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.SetState(n4, cluster.StateDown)
-	pid3, _ := strconv.Atoi(n3.ID)
-	syscall.Kill(pid3, syscall.SIGKILL)
+	if shared {
+		killThroughSocket(t, p.HostSocket(), n3.Name)
+	} else {
+		pid3, _ := strconv.Atoi(n3.ID)
+		syscall.Kill(pid3, syscall.SIGKILL)
+	}
 	select {
 	case err := <-deaths.Unexpected():
 		if !strings.Contains(err.Error(), "node-3") {
@@ -260,7 +352,7 @@ func TestEmulatorDeathsAndRemoveDead(t *testing.T) {
 // emulatedProvider is a local provider whose nodes are this test binary
 // running the emulated node (TestMain), from base upwards; it is
 // destroyed and its node logs' tails shown (of a failed test) at the end.
-func emulatedProvider(t *testing.T, base string) (*Provider, string) {
+func emulatedProvider(t *testing.T, base string, shared bool) (*Provider, string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -268,9 +360,26 @@ func emulatedProvider(t *testing.T, base string) (*Provider, string) {
 	}
 	dir := t.TempDir()
 	t.Cleanup(func() { logTails(t, dir) })
-	p := New(Options{Binary: exe, Env: []string{"ELASTICITY_LOCAL_EMULATOR_NODE=1"}, BaseAddress: base, StopTimeout: 10 * time.Second, Logf: t.Logf})
+	p := New(Options{Binary: exe, Env: []string{"ELASTICITY_LOCAL_EMULATOR_NODE=1"}, BaseAddress: base, StopTimeout: 10 * time.Second, Logf: t.Logf, SharedProcess: shared})
 	t.Cleanup(func() { p.Destroy(context.Background()) })
 	return p, dir
+}
+
+// killThroughSocket kills one node of a host process as someone else
+// would: a request to its control socket (curl --unix-socket).
+func killThroughSocket(t *testing.T, socket, name string) {
+	t.Helper()
+	cl := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", socket)
+	}}}
+	resp, err := cl.Post("http://host/nodes/"+name+"/kill", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("killing %s through %s: %s", name, socket, resp.Status)
+	}
 }
 
 // logTails shows the end of every node log of a failed test.

@@ -1,5 +1,6 @@
 // Package local is the default backend: one emulated node process
-// (`elasticity node`) per node, each on its own loopback address
+// (`elasticity node`) per node (or, with local.process: shared, every node
+// in one host process: Options.SharedProcess), each on its own loopback address
 // (127.0.0.2, 127.0.0.3, ... as ccm does) with the same ports, its own data
 // directory below the run directory and its own process group, so that
 // stopping a node takes its children too.
@@ -92,6 +93,12 @@ type Options struct {
 	DataFallback bool
 	// Logf receives what the provider does.
 	Logf func(format string, args ...any)
+	// SharedProcess runs every node in one host process (local.process:
+	// shared; localcluster.Host), their internode messages in memory: each
+	// node keeps its listeners, data, log and lifecycle, and StopNode,
+	// KillNode, PauseNode, ResumeNode and StartNode act on it alone
+	// through the host's control socket as signals act on a node process.
+	SharedProcess bool
 }
 
 // proc is one node's process.
@@ -99,9 +106,11 @@ type proc struct {
 	node      provision.Node
 	index     int // N of node-N
 	dataDir   string
-	dataRoot  string // the directory dataDir must stay inside (deletion guard)
-	diskBytes int64  // the node's emulated disk
-	args      []string
+	dataRoot  string   // the directory dataDir must stay inside (deletion guard)
+	diskBytes int64    // the node's emulated disk
+	args      []string // the node process's command line after the binary
+	flags     []string // its node flags (a host's node is started with these)
+	gen       int      // its start in the host (SharedProcess)
 	proc      *localcluster.Process
 	done      chan struct{} // closed when the process has been reaped and its exit delivered
 	err       error         // exit error, valid after done
@@ -129,6 +138,10 @@ type Provider struct {
 	// skipFreeCheck starts nodes as if their address had been free when
 	// checked (tests of a start that races another for the address).
 	skipFreeCheck bool
+	// host runs the nodes (Options.SharedProcess), started with the first
+	// (under hostMu).
+	host   *localcluster.Host
+	hostMu sync.Mutex
 }
 
 var (
@@ -392,8 +405,7 @@ func (p *Provider) startNew(s provision.NodeSpec, initial bool) (provision.Node,
 	if err := p.checkFree(addr); err != nil {
 		return n, err
 	}
-	args := append(slices.Clone(p.opts.BinaryArgs), "node")
-	args = append(args, localcluster.NodeFlags{
+	flags := localcluster.NodeFlags{
 		Listen: addr, DataDir: dataDir, LogFile: n.LogPath,
 		ClusterName: spec.ClusterName, DC: spec.DC, Rack: rack,
 		InstanceType: it.Name, VCPUs: it.VCPUs, MemoryGB: it.MemoryGB, DiskGB: it.StorageGB,
@@ -407,11 +419,12 @@ func (p *Provider) startNew(s provision.NodeSpec, initial bool) (provision.Node,
 		OpsPerVCPU:             p.opts.OpsPerVCPU,
 		StreamMiBPerVCPU:       p.opts.StreamMiBPerVCPU,
 		Extra:                  append(slices.Clone(spec.ExtraArgs), p.opts.ExtraArgs...),
-	}.Args()...)
+	}.Args()
 	if p.opts.FaultArgs != nil {
-		args = append(args, p.opts.FaultArgs(n)...)
+		flags = append(flags, p.opts.FaultArgs(n)...)
 	}
-	pr := &proc{node: n, index: idx, dataDir: dataDir, dataRoot: dataRoot, diskBytes: diskBytes, args: args}
+	args := append(append(slices.Clone(p.opts.BinaryArgs), "node"), flags...)
+	pr := &proc{node: n, index: idx, dataDir: dataDir, dataRoot: dataRoot, diskBytes: diskBytes, args: args, flags: flags}
 	p.mu.Lock()
 	p.procs[name] = pr
 	p.mu.Unlock()
@@ -484,6 +497,9 @@ func (p *Provider) CheckIdentity(ctx context.Context, n provision.Node) error {
 // launch starts pr's process (localcluster.StartNode: its own process
 // group, dying with the runner) and delivers its exit.
 func (p *Provider) launch(pr *proc) error {
+	if p.opts.SharedProcess {
+		return p.launchHosted(pr)
+	}
 	outPath := strings.TrimSuffix(pr.node.LogPath, ".log") + ".out"
 	p.mu.Lock()
 	mark := p.markEnv(pr)
@@ -495,15 +511,61 @@ func (p *Provider) launch(pr *proc) error {
 	if err != nil {
 		return fmt.Errorf("local: starting %s (%s %s): %w", pr.node.Name, p.opts.Binary, strings.Join(pr.args, " "), err)
 	}
+	p.started(pr, proc, 0, outPath, func() error {
+		<-proc.Done()
+		return proc.Err()
+	})
+	return nil
+}
+
+// launchHosted starts pr in the run's host process (started with the
+// first node) and delivers its exit.
+func (p *Provider) launchHosted(pr *proc) error {
+	p.hostMu.Lock()
+	h := p.hostOf()
+	if h == nil || h.Proc.Exited() {
+		// The first node, or the first after the host itself ended (a
+		// panic ends every node in it): a new host.
+		p.mu.Lock()
+		mark := p.markEnv(&proc{node: provision.Node{Name: "host"}})
+		p.mu.Unlock()
+		var err error
+		h, err = localcluster.StartHost(context.Background(), localcluster.Launch{
+			Binary: p.opts.Binary, Args: append(slices.Clone(p.opts.BinaryArgs), "node"), Env: append(mark, p.opts.Env...),
+			Dir: filepath.Join(p.dir, "nodes"), Out: p.hostOut(), DieWithParent: true,
+		}, localcluster.HostSocket(filepath.Join(p.dir, "nodes")))
+		if err != nil {
+			p.hostMu.Unlock()
+			return fmt.Errorf("local: starting the nodes' host process: %w", err)
+		}
+		p.opts.Logf("started the nodes' host process (pid %d, control socket %s)", h.Proc.Pid, h.Socket)
+		p.mu.Lock()
+		p.host = h
+		p.mu.Unlock()
+	}
+	p.hostMu.Unlock()
+	gen, err := h.Start(context.Background(), pr.node.Name, pr.flags)
+	if err != nil {
+		return fmt.Errorf("local: starting %s in the host process: %w", pr.node.Name, err)
+	}
+	p.started(pr, h.Proc, gen, p.hostOut(), func() error { return h.Wait(pr.node.Name, gen) })
+	return nil
+}
+
+// hostOut is the host process's output (panics, what is not in a node's log).
+func (p *Provider) hostOut() string { return filepath.Join(p.dir, "logs", "host.out") }
+
+// started records pr's process (for a node of the host, the host's and
+// its start) and delivers its exit, which wait waits for.
+func (p *Provider) started(pr *proc, proc *localcluster.Process, gen int, outPath string, wait func() error) {
 	done := make(chan struct{})
 	p.mu.Lock()
-	pr.proc, pr.done, pr.err, pr.requested, pr.running = proc, done, nil, false, true
+	pr.proc, pr.gen, pr.done, pr.err, pr.requested, pr.running = proc, gen, done, nil, false, true
 	pr.node.ID = strconv.Itoa(proc.Pid)
 	p.mu.Unlock()
 	p.opts.Logf("started %s on %s (pid %d, rack %s, %s)", pr.node.Name, pr.node.Address, proc.Pid, pr.node.Rack, pr.node.InstanceType)
 	go func() {
-		<-proc.Done()
-		err := proc.Err()
+		err := wait()
 		p.mu.Lock()
 		pr.err, pr.running = err, false
 		exit := provision.NodeExit{Node: pr.node, Err: err, Time: time.Now().UTC(), Requested: pr.requested}
@@ -517,8 +579,15 @@ func (p *Provider) launch(pr *proc) error {
 		p.mu.Unlock()
 		// Log before done: once done is closed the caller may be gone.
 		p.opts.Logf("%s (pid %d) exited: %v (requested: %v)", pr.node.Name, proc.Pid, errOrOK(err), exit.Requested)
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() > 0 {
+		var ee interface{ ExitCode() int }
+		var pe *exec.ExitError
+		var he *localcluster.NodeExitError
+		if errors.As(err, &pe) {
+			ee = pe
+		} else if errors.As(err, &he) {
+			ee = he
+		}
+		if ee != nil && ee.ExitCode() > 0 {
 			// A failure of the node itself (not our signal): a Go panic or
 			// a fatal error lands in the output capture, not the log.
 			if tail := tailLines(outPath, 15); tail != "" {
@@ -527,7 +596,6 @@ func (p *Provider) launch(pr *proc) error {
 		}
 		close(done)
 	}()
-	return nil
 }
 
 // tailLines returns the last n lines of a file's last 16 KiB.
@@ -571,6 +639,21 @@ func (p *Provider) signal(pr *proc, sig syscall.Signal) error {
 	if !running || proc == nil {
 		return fmt.Errorf("local: %s is not running", pr.node.Name)
 	}
+	if h := p.hostOf(); h != nil {
+		var err error
+		switch sig {
+		case syscall.SIGSTOP:
+			err = h.Pause(context.Background(), pr.node.Name)
+		case syscall.SIGCONT:
+			err = h.Resume(context.Background(), pr.node.Name)
+		default:
+			err = fmt.Errorf("%v cannot be sent to one node of the host process", sig)
+		}
+		if err != nil {
+			return fmt.Errorf("local: %s: %w", pr.node.Name, err)
+		}
+		return nil
+	}
 	if err := proc.Signal(sig); err != nil {
 		return fmt.Errorf("local: %s: %w", pr.node.Name, err)
 	}
@@ -589,6 +672,9 @@ func (p *Provider) stop(ctx context.Context, pr *proc, hard bool) error {
 	p.mu.Unlock()
 	if !running || proc == nil {
 		return nil
+	}
+	if h := p.hostOf(); h != nil {
+		return p.stopHosted(ctx, h, pr, done, hard)
 	}
 	pid := proc.Pid
 	if !hard {
@@ -612,6 +698,36 @@ func (p *Provider) stop(ctx context.Context, pr *proc, hard bool) error {
 		return nil
 	case <-time.After(killWait):
 		return fmt.Errorf("local: %s (pid %d) did not exit %s after SIGKILL", pr.node.Name, pid, killWait)
+	}
+}
+
+// hostOf is the host process of the nodes (nil: a process each).
+func (p *Provider) hostOf() *localcluster.Host {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.host
+}
+
+// stopHosted is stop for a node of the host: SIGKILL (hard), else SIGTERM
+// and SIGKILL after StopTimeout, through the host's control socket.
+func (p *Provider) stopHosted(ctx context.Context, h *localcluster.Host, pr *proc, done chan struct{}, hard bool) error {
+	var err error
+	if hard {
+		err = h.Kill(ctx, pr.node.Name)
+	} else {
+		err = h.Stop(ctx, pr.node.Name, p.opts.StopTimeout)
+		if err != nil && ctx.Err() != nil {
+			err = h.Kill(context.Background(), pr.node.Name)
+		}
+	}
+	if err != nil && !h.Proc.Exited() {
+		return fmt.Errorf("local: stopping %s: %w", pr.node.Name, err)
+	}
+	select {
+	case <-done:
+		return nil
+	case <-time.After(killWait):
+		return fmt.Errorf("local: %s did not exit %s after being killed in the host process", pr.node.Name, killWait)
 	}
 }
 
@@ -641,6 +757,9 @@ func (p *Provider) PauseNode(ctx context.Context, n provision.Node) error {
 	}
 	if err := p.signal(pr, syscall.SIGSTOP); err != nil {
 		return err
+	}
+	if p.hostOf() != nil {
+		return nil // the host has paused it when it answers
 	}
 	// SIGSTOP lands asynchronously: return once every thread is stopped, so
 	// that "paused" holds when the caller goes on.
@@ -755,6 +874,10 @@ func (p *Provider) Destroy(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	if h := p.hostOf(); h != nil {
+		// Its nodes have stopped: the host process ends with its SIGTERM.
+		errs = append(errs, localcluster.StopPid(h.Proc.Pid, p.opts.StopTimeout, h.Proc.Done()))
+	}
 	p.mu.Lock()
 	if !p.closed {
 		p.closed = true
@@ -843,4 +966,13 @@ func copyFile(src, dst string) error {
 		return fmt.Errorf("local: copying %s to %s: %w", src, dst, err)
 	}
 	return out.Close()
+}
+
+// HostSocket is the control socket of the nodes' host process ("" when
+// each node has a process of its own, or none started yet).
+func (p *Provider) HostSocket() string {
+	if h := p.hostOf(); h != nil {
+		return h.Socket
+	}
+	return ""
 }

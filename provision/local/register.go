@@ -46,6 +46,7 @@ func init() {
 				DataRoot:               root,
 				DataFallback:           fallback,
 				Logf:                   o.Logf,
+				SharedProcess:          lo.Process == ProcessShared,
 			}), nil
 		},
 		Sweeper: func(ctx context.Context, o provision.SweepOptions) (provision.Sweeper, error) {

@@ -38,6 +38,12 @@ type Settings struct {
 	// processes whose records are merged, as aws.loader_count does with
 	// machines; 0 runs it inside the runner.
 	Loaders int `yaml:"loaders,omitempty"`
+	// Process is how the nodes run: "per-node" (the default), a process
+	// each; "shared", every node of the cluster in one process with its
+	// internode messages in memory (each node keeping its listeners, data,
+	// log and lifecycle), which costs about half the node CPU per
+	// operation (issue 45).
+	Process string `yaml:"process,omitempty"`
 }
 
 // DefaultSettings is the emulator's scale model (the same numbers as the
@@ -55,7 +61,14 @@ var DefaultSettings = Settings{
 	BaseAddress:            "127.0.0.2",
 	BlockedReactorNotifyMS: 25,
 	DataDir:                DataMemory,
+	Process:                ProcessPerNode,
 }
+
+// local.process's values.
+const (
+	ProcessPerNode = "per-node"
+	ProcessShared  = "shared"
+)
 
 // local.data_dir's named places.
 const (
@@ -85,6 +98,9 @@ func (o *Settings) Default(s *provision.Section) {
 	if o.DataDir == "" {
 		o.DataDir = d.DataDir
 	}
+	if o.Process == "" {
+		o.Process = d.Process
+	}
 	if !s.IsSet("blocked_reactor_notify_ms") {
 		o.BlockedReactorNotifyMS = d.BlockedReactorNotifyMS
 	}
@@ -113,6 +129,9 @@ func (o *Settings) Validate(s *provision.Section) {
 		if err := CheckDataDir(o.DataDir); err != nil {
 			s.Problem("data_dir", "%v", err)
 		}
+	}
+	if o.Process != ProcessPerNode && o.Process != ProcessShared {
+		s.Problem("process", "must be %q or %q, got %q", ProcessPerNode, ProcessShared, o.Process)
 	}
 	if o.Loaders < 0 || o.Loaders > 64 {
 		s.Problem("loaders", "must be within 0..64")
