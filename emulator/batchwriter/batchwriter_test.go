@@ -79,3 +79,50 @@ func TestErrorsStick(t *testing.T) {
 		t.Fatal("write after a failed write succeeded")
 	}
 }
+
+// countingWriter records each write(2)-like call.
+type countingWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(b)
+}
+
+// Queued frames wait for a flush or the next write, and then go out in
+// one write with it, in order; WriteNow writes at once.
+func TestQueuedFramesGoOutTogether(t *testing.T) {
+	var w countingWriter
+	bw := New(&w)
+	for _, f := range []string{"a", "b", "c"} {
+		if err := bw.Queue([]byte(f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w.writes != 0 {
+		t.Fatalf("%d writes before the flush, want none", w.writes)
+	}
+	if err := bw.Flush(); err != nil || w.writes != 1 || w.String() != "abc" {
+		t.Fatalf("after Flush: err %v, %d writes, wire %q; want 1 write of abc", err, w.writes, w.String())
+	}
+	if err := bw.Flush(); err != nil || w.writes != 1 {
+		t.Fatalf("an empty Flush wrote: err %v, %d writes", err, w.writes)
+	}
+	bw.Queue([]byte("d"))
+	if err := bw.WriteNow([]byte("e")); err != nil || w.writes != 2 || w.String() != "abcde" {
+		t.Fatalf("after WriteNow: err %v, %d writes, wire %q; want 2 writes of abcde", err, w.writes, w.String())
+	}
+	bw.Queue([]byte("f"))
+	if err := bw.Write([]byte("g"), true); err != nil || w.writes != 3 || w.String() != "abcdefg" {
+		t.Fatalf("after Write: err %v, %d writes, wire %q; want 3 writes of abcdefg", err, w.writes, w.String())
+	}
+	bw.Close()
+	if err := bw.Queue([]byte("h")); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Queue after Close: %v, want ErrClosed", err)
+	}
+	if err := bw.Flush(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Flush after Close: %v, want ErrClosed", err)
+	}
+}

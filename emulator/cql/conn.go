@@ -254,6 +254,10 @@ const workerIdle = 10 * time.Second
 // served waited (true: it is counted among the workers again).
 func (c *conn) read() bool {
 	for {
+		if !c.frameBuffered() {
+			// The read may wait: answers queued meanwhile go out first.
+			c.flush()
+		}
 		r, st := c.readRequest()
 		if h := c.s.opts.Hold; h != nil && st == frameRequest {
 			h()
@@ -266,7 +270,7 @@ func (c *conn) read() bool {
 			return false
 		}
 		if c.servesInline(r) {
-			if c.serveInline(r) {
+			if c.serveInline(r, c.frameBuffered()) {
 				return true
 			}
 			continue
@@ -275,6 +279,28 @@ func (c *conn) read() bool {
 			c.endReading()
 			return false
 		}
+	}
+}
+
+// frameBuffered: the reader holds a whole request frame already, so
+// reading it will not wait.
+func (c *conn) frameBuffered() bool {
+	n := c.br.Buffered()
+	if n < headerLen {
+		return false
+	}
+	h, err := c.br.Peek(headerLen)
+	if err != nil || h[0]&0x7f < 3 {
+		return false
+	}
+	return uint64(n) >= headerLen+uint64(binary.BigEndian.Uint32(h[5:9]))
+}
+
+// flush writes the answers queued (writeQueued), unless a write in
+// progress carries them.
+func (c *conn) flush() {
+	if err := c.out.Flush(); err != nil {
+		c.close()
 	}
 }
 
@@ -328,15 +354,34 @@ const (
 // (a replica read still queued after the answer) finds that request
 // served and does nothing, or the next one serving and passes the reading
 // early, which only costs the wake-up it saves otherwise.
-func (c *conn) serveInline(r request) bool {
+//
+// more says the reader holds another whole request already: the answer is
+// then queued, to be written with the answers to the requests after it in
+// one write(2) (the reader flushes before it reads a frame it does not
+// hold whole, or hands a request to a worker that may wait: read,
+// dispatchRequest). An answer the reader writes otherwise goes out at
+// once: it has nothing more at hand to wait for.
+func (c *conn) serveInline(r request, more bool) bool {
 	if c.inlineCtx == nil {
 		c.inlineCtx = engine.WithWaitHook(c.ctx, c.inlineWaits)
 	}
 	c.inlineSeq++
 	seq := c.inlineSeq // c.inlineSeq is the next reader's once the reading passes on
 	c.inlineState.Store(seq<<2 | inlineServing)
-	c.handle(c.inlineCtx, r.h, r.body)
-	return !c.inlineState.CompareAndSwap(seq<<2|inlineServing, seq<<2|inlineServed)
+	mode := writeNow
+	if more {
+		mode = writeQueued
+	}
+	c.sendAs(r.h.Version, r.h.StreamId, c.execute(c.inlineCtx, r.h, r.body), mode)
+	if c.inlineState.CompareAndSwap(seq<<2|inlineServing, seq<<2|inlineServed) {
+		return false
+	}
+	// The reading passed on while the request waited: the goroutine that
+	// reads now may have flushed before the answer was queued.
+	if more {
+		c.flush()
+	}
+	return true
 }
 
 // inlineWaits is the wait hook of the request served on the reading
@@ -376,7 +421,9 @@ func (c *conn) dispatchRequest(r request) bool {
 			go c.worker(r)
 			return true
 		}
-		// Saturated: wait for a worker, re-checking in case idle ones exited.
+		// Saturated: wait for a worker, re-checking in case idle ones
+		// exited; answers queued go out first.
+		c.flush()
 		t := time.NewTimer(50 * time.Millisecond)
 		select {
 		case c.work <- r:
@@ -450,9 +497,22 @@ func readBody(r io.Reader, n int) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// writeMode is how an answer goes out (batchwriter): after letting other
+// producers append theirs (a worker's), at once (the reader's, with no
+// other request at hand) or queued for the reader's next flush.
+type writeMode int
+
+const (
+	writeYield writeMode = iota
+	writeNow
+	writeQueued
+)
+
 // enqueue writes f, or queues it for the write in progress; a frame that
 // closes the connection is written before the close.
-func (c *conn) enqueue(f outFrame) {
+func (c *conn) enqueue(f outFrame) { c.enqueueAs(f, writeYield) }
+
+func (c *conn) enqueueAs(f outFrame, mode writeMode) {
 	if comp := c.comp.Load(); comp != nil {
 		b, err := compressFrame(*comp, f.b)
 		if err != nil {
@@ -462,7 +522,16 @@ func (c *conn) enqueue(f outFrame) {
 		}
 		f.b = b
 	}
-	if err := c.out.Write(f.b, f.closeAfter); err != nil || f.closeAfter {
+	var err error
+	switch {
+	case f.closeAfter || mode == writeYield:
+		err = c.out.Write(f.b, f.closeAfter)
+	case mode == writeNow:
+		err = c.out.WriteNow(f.b)
+	default:
+		err = c.out.Queue(f.b)
+	}
+	if err != nil || f.closeAfter {
 		c.close()
 	}
 }
@@ -491,6 +560,10 @@ func (c *conn) encode(version primitive.ProtocolVersion, stream int16, msg messa
 // send encodes and queues a response; an unencodable response becomes a
 // SERVER_ERROR so the client is never left waiting.
 func (c *conn) send(version primitive.ProtocolVersion, stream int16, msg message.Message) {
+	c.sendAs(version, stream, msg, writeYield)
+}
+
+func (c *conn) sendAs(version primitive.ProtocolVersion, stream int16, msg message.Message, mode writeMode) {
 	if stream != eventStream {
 		c.s.requests.Add(1)
 		if _, isErr := msg.(message.Error); isErr {
@@ -505,12 +578,12 @@ func (c *conn) send(version primitive.ProtocolVersion, stream int16, msg message
 	if _, ok := msg.(*message.VoidResult); ok && payload == nil {
 		// The most common answer (every write), built without the codec.
 		b := []byte{0x80 | byte(version), 0, byte(uint16(stream) >> 8), byte(stream), byte(primitive.OpCodeResult), 0, 0, 0, 4, 0, 0, 0, byte(primitive.ResultTypeVoid)}
-		c.enqueue(outFrame{b: b})
+		c.enqueueAs(outFrame{b: b}, mode)
 		return
 	}
 	if r, ok := msg.(*message.RowsResult); ok && payload == nil && !lwt {
 		if b, ok := encodeRows(version, stream, r); ok {
-			c.enqueue(outFrame{b: b})
+			c.enqueueAs(outFrame{b: b}, mode)
 			return
 		}
 	}
@@ -526,7 +599,7 @@ func (c *conn) send(version primitive.ProtocolVersion, stream int16, msg message
 			return
 		}
 	}
-	c.enqueue(outFrame{b: b})
+	c.enqueueAs(outFrame{b: b}, mode)
 }
 
 // encodeRows encodes the usual answer of a read, rows on one page whose

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
@@ -342,7 +343,71 @@ func (ec *execCtx) context(timeout time.Duration) (context.Context, context.Canc
 	if parent == nil {
 		parent = context.Background()
 	}
-	return context.WithTimeout(parent, d)
+	c := &reqCtx{parent: parent, deadline: time.Now().Add(d)}
+	return c, c.stop
+}
+
+// reqCtx is a request's context: its parent's, with the request timeout as
+// its deadline, and a timer only once something waits on Done. A request
+// of a client operation is mostly answered without that (its replicas'
+// answers there before it looks: the local replica, nodes of this process
+// served at once), and context.WithTimeout's timer and its registration
+// with the connection's context were a few % of a node's CPU (issue 45).
+// Err before Done tells the deadline from the clock.
+type reqCtx struct {
+	parent   context.Context
+	deadline time.Time
+	mu       sync.Mutex
+	armed    context.Context // the parent's with the deadline, or canceled once stopped
+	cancel   context.CancelFunc
+}
+
+// canceled is the context of a stopped request that never waited.
+var canceled = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+func (c *reqCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *reqCtx) Value(key any) any           { return c.parent.Value(key) }
+
+func (c *reqCtx) Done() <-chan struct{} {
+	c.mu.Lock()
+	if c.armed == nil {
+		c.armed, c.cancel = context.WithDeadline(c.parent, c.deadline)
+	}
+	armed := c.armed
+	c.mu.Unlock()
+	return armed.Done()
+}
+
+func (c *reqCtx) Err() error {
+	c.mu.Lock()
+	armed := c.armed
+	c.mu.Unlock()
+	if armed != nil {
+		return armed.Err()
+	}
+	if err := c.parent.Err(); err != nil {
+		return err
+	}
+	if !time.Now().Before(c.deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// stop is the request's cancel function: as context.WithTimeout's, its
+// context is canceled from then on.
+func (c *reqCtx) stop() {
+	c.mu.Lock()
+	if c.armed == nil {
+		c.armed = canceled
+	} else if c.cancel != nil {
+		c.cancel()
+	}
+	c.mu.Unlock()
 }
 
 // run executes one parsed statement.

@@ -1,12 +1,15 @@
 package cql_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
+	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/datastax/go-cassandra-native-protocol/frame"
 	"github.com/datastax/go-cassandra-native-protocol/message"
 	"github.com/datastax/go-cassandra-native-protocol/primitive"
 
@@ -132,4 +135,70 @@ type countDone struct {
 func (c countDone) Write(ctx context.Context, ms []engine.Mutation, cl engine.Consistency) error {
 	defer c.done()
 	return c.waitReporting.Write(ctx, ms, cl)
+}
+
+// countingListener's connections count their writes.
+type countingListener struct {
+	net.Listener
+	writes atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{c, &l.writes}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
+}
+
+// Requests that arrive together are answered together: the reader queues
+// the answers of those it serves while it holds more requests, and writes
+// them with one write (as Seastar's output_stream batches a connection's
+// answers until it is flushed), not one each.
+func TestAnswersToPipelinedRequestsShareAWrite(t *testing.T) {
+	b := waitReporting{Backend: enginetest.NewMemory("coalesce"), slowKey: -1}
+	ln, err := net.Listen("tcp", "127.0.1.17:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &countingListener{Listener: ln}
+	srv := cql.NewServer(b, cql.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ctx, cl) }()
+	t.Cleanup(func() { cancel(); srv.Close(); <-done })
+	rc := dialRaw(t, ln.Addr().String())
+	id := preparedInsert(t, rc)
+	before := cl.writes.Load()
+	// Five EXECUTEs in one write(2), so the server reads them at once.
+	var buf bytes.Buffer
+	codec := frame.NewCodec()
+	for k := int32(1); k <= 5; k++ {
+		v := binary.BigEndian.AppendUint32(nil, uint32(k))
+		f := frame.NewFrame(primitive.ProtocolVersion4, int16(20+k), &message.Execute{QueryId: id, Options: &message.QueryOptions{
+			Consistency: primitive.ConsistencyLevelOne, PositionalValues: []*primitive.Value{primitive.NewValue(v)}}})
+		if err := codec.EncodeFrame(f, &buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rc.sendRaw(buf.Bytes())
+	for k := int16(1); k <= 5; k++ {
+		f := rc.recv()
+		if _, ok := f.Body.Message.(*message.VoidResult); !ok || f.Header.StreamId != 20+k {
+			t.Fatalf("answer %d: stream %d %v, want stream %d VOID", k, f.Header.StreamId, f.Body.Message, 20+k)
+		}
+	}
+	if n := cl.writes.Load() - before; n != 1 {
+		t.Fatalf("the five answers took %d writes, want 1", n)
+	}
 }

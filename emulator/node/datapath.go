@@ -139,38 +139,43 @@ func (n *Node) replicate(ctx context.Context, m *engine.Mutation, cl engine.Cons
 	acks, fails := 0, 0
 	var lastErr error
 	for range targets {
-		if len(res) == 0 {
-			engine.WillWait(ctx)
-		}
+		// An answer there already is taken without looking at ctx.Done,
+		// which would arm the request's timer (cql's reqCtx).
+		var err error
 		select {
-		case err := <-res:
-			if err == nil {
-				acks++
-				if acks >= need {
-					return nil
-				}
-				continue
+		case err = <-res:
+		default:
+			engine.WillWait(ctx)
+			select {
+			case err = <-res:
+			case <-ctx.Done():
+				return n.writeTimeout(cl, need, acks)
 			}
-			fails++
-			lastErr = err
-			if len(targets)-fails < need {
-				var ee *engine.Error
-				if errors.As(err, &ee) && (ee.Code == engine.CodeOverloaded || ee.Code == engine.CodeWriteFailure) {
-					e := *ee
-					e.Consistency, e.Required, e.Alive, e.Failures = cl, need, acks, fails
-					if e.WriteType == "" {
-						e.WriteType = "SIMPLE"
-					}
-					return &e
-				}
-				if errors.Is(err, context.DeadlineExceeded) {
-					return n.writeTimeout(cl, need, acks)
-				}
-				return &engine.Error{Code: engine.CodeWriteFailure, Message: fmt.Sprintf("Operation failed for %s - received %d responses and %d failures: %v", cl, acks, fails, lastErr),
-					Consistency: cl, Required: need, Alive: acks, Failures: fails, WriteType: "SIMPLE"}
+		}
+		if err == nil {
+			acks++
+			if acks >= need {
+				return nil
 			}
-		case <-ctx.Done():
-			return n.writeTimeout(cl, need, acks)
+			continue
+		}
+		fails++
+		lastErr = err
+		if len(targets)-fails < need {
+			var ee *engine.Error
+			if errors.As(err, &ee) && (ee.Code == engine.CodeOverloaded || ee.Code == engine.CodeWriteFailure) {
+				e := *ee
+				e.Consistency, e.Required, e.Alive, e.Failures = cl, need, acks, fails
+				if e.WriteType == "" {
+					e.WriteType = "SIMPLE"
+				}
+				return &e
+			}
+			if errors.Is(err, context.DeadlineExceeded) {
+				return n.writeTimeout(cl, need, acks)
+			}
+			return &engine.Error{Code: engine.CodeWriteFailure, Message: fmt.Sprintf("Operation failed for %s - received %d responses and %d failures: %v", cl, acks, fails, lastErr),
+				Consistency: cl, Required: need, Alive: acks, Failures: fails, WriteType: "SIMPLE"}
 		}
 	}
 	return n.writeTimeout(cl, need, acks)
@@ -342,54 +347,60 @@ func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) (
 	fails := 0
 	var lastErr error
 	for len(got)+fails < sent {
-		if len(res) == 0 {
+		// An answer there already is taken without looking at ctx.Done,
+		// which would arm the request's timer (cql's reqCtx).
+		var rr result
+		select {
+		case rr = <-res:
+		default:
 			if spec == nil {
 				spec = time.NewTimer(max(0, speculativeRetry-time.Since(sentAt)))
 				specC = spec.C
 			}
 			engine.WillWait(ctx)
-		}
-		select {
-		case <-specC:
-			if sent < len(alive) {
-				send(alive[sent])
-				sent++
-			}
-		case rr := <-res:
-			if rr.err != nil {
-				fails++
-				lastErr = rr.err
+			select {
+			case <-specC:
 				if sent < len(alive) {
 					send(alive[sent])
 					sent++
-					continue
-				}
-				if len(alive)-fails < need {
-					var ee *engine.Error
-					if errors.As(rr.err, &ee) && ee.Code == engine.CodeOverloaded {
-						return nil, ee
-					}
-					return nil, &engine.Error{Code: engine.CodeReadFailure, Message: fmt.Sprintf("Operation failed for %s - received %d responses and %d failures: %v", cl, len(got), fails, lastErr),
-						Consistency: cl, Required: need, Alive: len(got), Failures: fails}
 				}
 				continue
+			case rr = <-res:
+			case <-ctx.Done():
+				n.met.readTimeouts.Inc()
+				return nil, &engine.Error{Code: engine.CodeReadTimeout, Message: fmt.Sprintf("Operation timed out for read - received only %d responses from %d CL=%s.", len(got), need, cl),
+					Consistency: cl, Required: need, Alive: len(got)}
 			}
-			got = append(got, rr.rows)
-			if len(got) >= need {
-				if isCounterTable(t) {
-					rows := mergeCounterRows(got)
-					if r.Limit > 0 && len(rows) > r.Limit {
-						rows = rows[:r.Limit]
-					}
-					finishCounterRows(rows)
-					return rows, nil
+		}
+		if rr.err != nil {
+			fails++
+			lastErr = rr.err
+			if sent < len(alive) {
+				send(alive[sent])
+				sent++
+				continue
+			}
+			if len(alive)-fails < need {
+				var ee *engine.Error
+				if errors.As(rr.err, &ee) && ee.Code == engine.CodeOverloaded {
+					return nil, ee
 				}
-				return mergeRows(got, r.Limit), nil
+				return nil, &engine.Error{Code: engine.CodeReadFailure, Message: fmt.Sprintf("Operation failed for %s - received %d responses and %d failures: %v", cl, len(got), fails, lastErr),
+					Consistency: cl, Required: need, Alive: len(got), Failures: fails}
 			}
-		case <-ctx.Done():
-			n.met.readTimeouts.Inc()
-			return nil, &engine.Error{Code: engine.CodeReadTimeout, Message: fmt.Sprintf("Operation timed out for read - received only %d responses from %d CL=%s.", len(got), need, cl),
-				Consistency: cl, Required: need, Alive: len(got)}
+			continue
+		}
+		got = append(got, rr.rows)
+		if len(got) >= need {
+			if isCounterTable(t) {
+				rows := mergeCounterRows(got)
+				if r.Limit > 0 && len(rows) > r.Limit {
+					rows = rows[:r.Limit]
+				}
+				finishCounterRows(rows)
+				return rows, nil
+			}
+			return mergeRows(got, r.Limit), nil
 		}
 	}
 	return nil, &engine.Error{Code: engine.CodeReadFailure, Message: fmt.Sprintf("read failed: %v", lastErr), Consistency: cl, Required: need, Alive: len(got), Failures: fails}
