@@ -30,8 +30,8 @@ func init() {
 		root := &cobra.Command{
 			Use:   "cluster",
 			Short: "Start or stop a local emulated cluster",
-			Long: `cluster up starts a detached local cluster of emulated nodes (one process per node on
-127.0.0.2, 127.0.0.3, ..., or all in one with --process shared; pids recorded in --dir), waits until every node is NORMAL and
+			Long: `cluster up starts a detached local cluster of emulated nodes (on 127.0.0.2, 127.0.0.3, ...,
+all in one process, or one process per node with --process per-node; pids recorded in --dir), waits until every node is NORMAL and
 prints one JSON line with hosts, ports and each node's pid and host id. A node is NORMAL
 only when its own process holds the address that answered; a node that dies fails the
 start with its log. A taken --base-address fails, naming a free one; without
@@ -104,7 +104,7 @@ start with its log. A taken --base-address fails, naming a free one; without
 		up.Flags().StringVar(&name, "cluster-name", "elasticity-local", "cluster name")
 		up.Flags().StringSliceVar(&extra, "node-arg", nil, "extra flag passed to every node (repeatable), e.g. --node-arg=--ops-per-vcpu=5000")
 		up.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "how long to wait for each node to be NORMAL")
-		up.Flags().StringVar(&process, "process", "per-node", "per-node: a process per node; shared: every node in one process, internode messages in memory (each node keeps its own listeners, data and log)")
+		up.Flags().StringVar(&process, "process", "shared", "shared: every node in one process, internode messages in memory (each node keeps its own listeners, data and log); per-node: a process per node")
 
 		var downDir string
 		var grace time.Duration

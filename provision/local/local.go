@@ -1,9 +1,9 @@
-// Package local is the default backend: one emulated node process
-// (`elasticity node`) per node (or, with local.process: shared, every node
-// in one host process: Options.SharedProcess), each on its own loopback address
-// (127.0.0.2, 127.0.0.3, ... as ccm does) with the same ports, its own data
-// directory below the run directory and its own process group, so that
-// stopping a node takes its children too.
+// Package local is the default backend: emulated nodes (`elasticity
+// node`), each on its own loopback address (127.0.0.2, 127.0.0.3, ... as
+// ccm does) with the same ports and its own data directory below the run
+// directory, all in one host process (local.process: shared, the default:
+// Options.SharedProcess) or a process each (per-node) in its own process
+// group, so that stopping a node takes its children too.
 //
 // Linux routes all of 127.0.0.0/8 to lo; on macOS the addresses need
 // aliases (sudo ifconfig lo0 alias 127.0.0.N up).
