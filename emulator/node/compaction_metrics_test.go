@@ -1,12 +1,16 @@
 package node
 
 import (
+	"encoding/binary"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/elasticity-dev/elasticity/emulator/engine"
 )
 
 // sumSeries sums a family's series over shards.
@@ -154,7 +158,7 @@ func TestStoreCompactionsTakeTheShards(t *testing.T) {
 	if err := n.store.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.store.CompactRange([]byte{0}, []byte{0xff}); err != nil {
+	if err := n.store.MajorCompact([]byte{0}, []byte{0xff}); err != nil {
 		t.Fatal(err)
 	}
 	backlog := n.cap.CompactionBacklog()
@@ -212,6 +216,87 @@ func TestCompactedBytes(t *testing.T) {
 	for reason, want := range map[string]int64{"default": 1150, "move": 0, "delete-only": 0} {
 		if got := compactedBytes(pebble.CompactionInfo{Reason: reason, Input: in}); got != want {
 			t.Errorf("%s compaction: %d bytes, want %d", reason, got, want)
+		}
+	}
+}
+
+// A flush is charged what ScyllaDB's size-tiered strategy compacts of it
+// over its life, log_4(store/flush) times its bytes (stcsCompacted), not
+// what Pebble's leveled tree rewrites; Pebble's own compactions are not
+// charged, a major compaction is, by its bytes.
+func TestFlushesAreChargedAtSizeTieredAmplification(t *testing.T) {
+	s, _ := openTestStore(t, 0)
+	var charged atomic.Int64
+	f := func(b int64) { charged.Add(b) }
+	s.bg.compacted.Store(&f)
+	writeRows(t, s, 32_000) // ~32 MiB
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.bg.live.Load() < 16<<20 || s.db.Metrics().Compact.NumInProgress > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("store's live bytes %d after writing ~32 MiB", s.bg.live.Load())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	live := s.bg.live.Load()
+	charged.Store(0)
+	ids := [][16]byte{{3}}
+	v := make([]byte, 1024)
+	for i := range 1000 { // ~1 MiB more, overwrites
+		k := binary.BigEndian.AppendUint64(nil, uint64(i*31))
+		if err := s.Apply([]engine.Mutation{{PartitionKey: k, Cells: map[string][]byte{"v": v}, Timestamp: 2}}, ids, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for s.db.Metrics().Compact.NumInProgress > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	got := charged.Load()
+	// ~1 MiB flushed into ~33 MiB: log_4(33) ≈ 2.5 tiers.
+	lo, hi := stcsCompacted(900<<10, live), stcsCompacted(1300<<10, live+(2<<20))
+	if got < lo || got > hi {
+		t.Errorf("a ~1 MiB flush into %d MiB charged %d bytes, want %d..%d (size-tiered, not Pebble's leveled rewrites)", live>>20, got, lo, hi)
+	}
+	charged.Store(0)
+	if err := s.MajorCompact([]byte{0}, []byte{0xff}); err != nil {
+		t.Fatal(err)
+	}
+	if got := charged.Load(); got < 1<<20 {
+		t.Errorf("a major compaction of %d MiB (1 MiB in L0) charged %d bytes, want the bytes it read", live>>20, got)
+	}
+	// More overwrites flushed, then the store's own compaction of the range.
+	for i := range 1000 {
+		k := binary.BigEndian.AppendUint64(nil, uint64(i*17))
+		if err := s.Apply([]engine.Mutation{{PartitionKey: k, Cells: map[string][]byte{"v": v}, Timestamp: 3}}, ids, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	charged.Store(0)
+	if err := s.CompactRange([]byte{0}, []byte{0xff}); err != nil {
+		t.Fatal(err)
+	}
+	if got := charged.Load(); got != 0 {
+		t.Errorf("the store's own compaction of a range charged %d bytes, want none", got)
+	}
+}
+
+func TestStcsCompacted(t *testing.T) {
+	for _, c := range []struct{ flushed, live, want int64 }{
+		{1 << 20, 64 << 20, 3 << 20}, // three tiers of 4×
+		{1 << 20, 4 << 20, 1 << 20},
+		{1 << 20, 1 << 20, 0}, // the store's only sstable
+		{0, 1 << 20, 0},
+	} {
+		if got := stcsCompacted(c.flushed, c.live); got < c.want-1 || got > c.want+1 {
+			t.Errorf("stcsCompacted(%d, %d) = %d, want %d", c.flushed, c.live, got, c.want)
 		}
 	}
 }

@@ -132,7 +132,7 @@ func (n *Node) compactTable(ks string, t *engine.Table) error {
 	end := keyUpperBound(start)
 	before := n.store.DiskUsage(start, end)
 	began := time.Now()
-	if err := n.store.CompactRange(start, end); err != nil {
+	if err := n.store.MajorCompact(start, end); err != nil {
 		return fmt.Errorf("major compaction of %s.%s: %w", ks, t.Name, err)
 	}
 	n.recordCompaction(ks, t.Name, "Major", began, before, n.store.DiskUsage(start, end))

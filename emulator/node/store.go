@@ -762,14 +762,27 @@ func (s *Store) DeleteRange(start, end []byte, compact bool) error {
 // Flush writes the memtable to sstables.
 func (s *Store) Flush() error { return s.db.Flush() }
 
-// CompactRange compacts [start, end) (after a Flush, to include recent deletes).
+// CompactRange compacts [start, end) (after a Flush, to include recent
+// deletes): the store's own housekeeping, which the capacity model does
+// not charge (a moved tablet's range: ScyllaDB deletes its sstables).
 func (s *Store) CompactRange(start, end []byte) error { return s.db.Compact(start, end, false) }
 
-// Compact flushes the memtable and compacts [start, end).
+// MajorCompact compacts [start, end) as nodetool compact does: ScyllaDB
+// rewrites the table's sstables, and the model charges the bytes read.
+func (s *Store) MajorCompact(start, end []byte) error {
+	s.bg.manual.Add(1)
+	defer s.bg.manual.Add(-1)
+	return s.db.Compact(start, end, false)
+}
+
+// Compact flushes the memtable and compacts [start, end) (cleanup: a
+// rewrite of the table's sstables in ScyllaDB, charged as a major one).
 func (s *Store) Compact(start, end []byte) error {
 	if err := s.db.Flush(); err != nil {
 		return err
 	}
+	s.bg.manual.Add(1)
+	defer s.bg.manual.Add(-1)
 	return s.db.Compact(start, end, true)
 }
 
