@@ -240,3 +240,24 @@ func establishedTCP(t *testing.T) [][2]string {
 	}
 	return out
 }
+
+// The host process's own death (a Go panic, a SIGKILL from outside) ends
+// every node in it, and each is reported with the process's end.
+func TestHostDeathEndsEveryNode(t *testing.T) {
+	opts := testOptions(t, "127.0.148.2", 2)
+	opts.SharedProcess = true
+	c := startCluster(t, opts)
+	syscall.Kill(c.host.Proc.Pid, syscall.SIGKILL)
+	deadline := time.Now().Add(15 * time.Second)
+	for i, n := range c.Nodes() {
+		for !c.exited(n) {
+			if time.Now().After(deadline) {
+				t.Fatalf("node %d not reported ended after its host's SIGKILL", i+1)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err := c.ExitErr(i); err == nil || !strings.Contains(err.Error(), "host process") || !strings.Contains(err.Error(), "killed") {
+			t.Errorf("node %d ended with %v, want its host process's SIGKILL", i+1, err)
+		}
+	}
+}
