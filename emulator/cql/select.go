@@ -412,7 +412,7 @@ scan:
 		if len(filters) == 0 && !p.count && !reversed && (ki != startPart || after == nil) {
 			readLimit = limit - len(out)
 			if pageSize > 0 && (readLimit <= 0 || pageSize-len(out) < readLimit) {
-				readLimit = pageSize - len(out) + 1
+				readLimit = pageSize - len(out)
 			}
 			if readLimit < 0 {
 				readLimit = 0
@@ -477,20 +477,19 @@ scan:
 			if done {
 				continue
 			}
-			if pageSize > 0 && len(out) == pageSize {
-				// One more row exists: end the page here.
-				nextState = binary.BigEndian.AppendUint32(nil, uint32(lastPart))
-				rem := 0
-				if limit > 0 {
-					rem = limit - len(out)
-				}
-				nextState = binary.BigEndian.AppendUint32(nextState, uint32(rem))
-				nextState = append(nextState, lastClustering...)
-				break scan
-			}
 			out = append(out, full)
 			lastPart, lastClustering = ki, r.Clustering
 			if limit > 0 && len(out) >= limit {
+				break scan
+			}
+			if pageSize > 0 && len(out) == pageSize {
+				// A full page ends with a paging state whether or not
+				// more rows follow (service/pager/query_pagers.cc: the
+				// pager is exhausted only by a short page or by LIMIT);
+				// a client's next request then gets the empty last page.
+				nextState = binary.BigEndian.AppendUint32(nil, uint32(lastPart))
+				nextState = binary.BigEndian.AppendUint32(nextState, uint32(max(limit-len(out), 0)))
+				nextState = append(nextState, lastClustering...)
 				break scan
 			}
 		}
@@ -835,7 +834,7 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 	for !empty {
 		want := 0
 		if pageSize > 0 {
-			want = pageSize + 1 - len(out)
+			want = pageSize - len(out)
 		}
 		if limit > 0 && (want == 0 || limit-len(out) < want) {
 			want = limit - len(out)
@@ -866,21 +865,18 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 			if !matches(filters, full) || !quota.take(r.PartitionKey) {
 				continue
 			}
-			if pageSize > 0 && len(out) == pageSize {
-				// One more row exists: end the page after the last one.
-				rem := 0
-				if limit > 0 {
-					rem = limit - len(out)
-				}
-				nextState = append([]byte{'R'}, binary.BigEndian.AppendUint32(nil, uint32(rem))...)
-				nextState = binary.BigEndian.AppendUint32(nextState, uint32(len(last.PartitionKey)))
-				nextState = append(append(nextState, last.PartitionKey...), last.Clustering...)
-				done = true
-				break
-			}
 			out = append(out, full)
 			last = r
 			if limit > 0 && len(out) >= limit {
+				done = true
+				break
+			}
+			if pageSize > 0 && len(out) == pageSize {
+				// A full page carries a paging state even when no row
+				// follows (service/pager/query_pagers.cc).
+				nextState = append([]byte{'R'}, binary.BigEndian.AppendUint32(nil, uint32(max(limit-len(out), 0)))...)
+				nextState = binary.BigEndian.AppendUint32(nextState, uint32(len(last.PartitionKey)))
+				nextState = append(append(nextState, last.PartitionKey...), last.Clustering...)
 				done = true
 				break
 			}
