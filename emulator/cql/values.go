@@ -444,6 +444,11 @@ func clusteringAppend(dst []byte, dt datatype.DataType, v []byte, desc bool) ([]
 		if dst, err = collectionAppend(dst, types, v); err != nil {
 			return nil, err
 		}
+	} else if types := tupleTypes(dt); types != nil {
+		var err error
+		if dst, err = tupleAppend(dst, types, v); err != nil {
+			return nil, err
+		}
 	} else if dt == datatype.Decimal {
 		unscaled, scale, err := decimalParts(v)
 		if err != nil {
@@ -512,6 +517,9 @@ func clusteringNext(src []byte, dt datatype.DataType, desc bool) (val, rest []by
 	get := getter(src, desc)
 	if types := collectionTypes(dt); types != nil {
 		return collectionNext(src, types, get, desc)
+	}
+	if types := tupleTypes(dt); types != nil {
+		return tupleNext(src, types, desc)
 	}
 	if dt == datatype.Decimal || dt == datatype.Varint {
 		unscaled, scale, used, err := numericNext(get, len(src))
