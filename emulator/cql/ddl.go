@@ -35,8 +35,8 @@ func (ec *execCtx) truncate(st *cqlparse.Truncate) (message.Message, error) {
 	if ti, err = ec.writableTable(st.Keyspace, st.Table); err != nil {
 		return nil, err
 	}
-	ctx, cancel := ec.context(0)
-	defer cancel()
+	ctx := ec.context(0)
+	defer ctx.stop()
 	if err := ec.s.b.Truncate(ctx, ti.keyspace, ti.name); err != nil {
 		return nil, err
 	}
@@ -56,8 +56,8 @@ func (ec *execCtx) ddl(st cqlparse.Statement) (message.Message, error) {
 	if ch == nil { // IF [NOT] EXISTS made it a no-op
 		return &message.VoidResult{}, nil
 	}
-	ctx, cancel := ec.context(0)
-	defer cancel()
+	ctx := ec.context(0)
+	defer ctx.stop()
 	if _, err := ec.s.b.ApplySchema(ctx, *ch); err != nil {
 		var ee *engine.Error
 		if errors.As(err, &ee) && ((ee.Code == engine.CodeAlreadyExists && ch.IfNotExists) || ch.IfExists) {

@@ -315,8 +315,8 @@ func (s *Server) batch(c *conn, m *message.Batch) message.Message {
 		return &message.VoidResult{}
 	}
 	ec := &execCtx{s: s, c: c}
-	ctx, cancel := ec.context(timeout)
-	defer cancel()
+	ctx := ec.context(timeout)
+	defer ctx.stop()
 	if err := s.b.Write(ctx, muts, cl); err != nil {
 		return errorMessage(err, cl, writeType)
 	}
@@ -331,7 +331,8 @@ func serialOf(sc *primitive.ConsistencyLevel) engine.Consistency {
 	return engine.Consistency(*sc)
 }
 
-func (ec *execCtx) context(timeout time.Duration) (context.Context, context.CancelFunc) {
+// context is the request's context (reqCtx); stop it when it is done.
+func (ec *execCtx) context(timeout time.Duration) *reqCtx {
 	d := ec.s.opts.RequestTimeout
 	if timeout > 0 && timeout < d {
 		d = timeout
@@ -343,8 +344,7 @@ func (ec *execCtx) context(timeout time.Duration) (context.Context, context.Canc
 	if parent == nil {
 		parent = context.Background()
 	}
-	c := &reqCtx{parent: parent, deadline: time.Now().Add(d)}
-	return c, c.stop
+	return &reqCtx{parent: parent, deadline: time.Now().Add(d)}
 }
 
 // reqCtx is a request's context: its parent's, with the request timeout as

@@ -212,8 +212,8 @@ func (ec *execCtx) runCAS(us []*casUpdate, batch bool, timeout time.Duration) (m
 	if err := ec.s.checkLWTTable(ti); err != nil {
 		return nil, err
 	}
-	ctx, cancel := ec.context(timeout)
-	defer cancel()
+	ctx := ec.context(timeout)
+	defer ctx.stop()
 	unlock, err := ec.s.lockPartition(ctx, ti.keyspace, ti.name, first.pk)
 	if err != nil {
 		return nil, withWriteType(err, "CAS")

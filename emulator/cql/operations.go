@@ -217,8 +217,8 @@ func applyOps(m *engine.Mutation, ops []*cellOp, old map[string][]byte) error {
 // (modification_statement.cc read_required_rows): its cells with the
 // partition's static cells.
 func (ec *execCtx) readOldCells(ti *tableInfo, pk, ck []byte) (map[string][]byte, error) {
-	ctx, cancel := ec.context(0)
-	defer cancel()
+	ctx := ec.context(0)
+	defer ctx.stop()
 	rows, err := ec.s.b.Read(ctx, engine.Read{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: pk}, ec.cl)
 	if err != nil {
 		return nil, err

@@ -89,8 +89,8 @@ func (ec *execCtx) rangeDelete(ti *tableInfo, st *cqlparse.Delete) ([]engine.Mut
 // deleteMatching is one row tombstone per row of partition pk that passes
 // the clustering filters.
 func (ec *execCtx) deleteMatching(ti *tableInfo, pk []byte, filters []rowFilter, using cqlparse.Using) ([]engine.Mutation, error) {
-	ctx, cancel := ec.context(0)
-	defer cancel()
+	ctx := ec.context(0)
+	defer ctx.stop()
 	rows, err := ec.s.b.Read(ctx, engine.Read{Keyspace: ti.keyspace, Table: ti.name, PartitionKey: pk}, ec.cl)
 	if err != nil {
 		return nil, err

@@ -13,7 +13,8 @@ import (
 func TestRequestContextIsWithTimeouts(t *testing.T) {
 	ec := &execCtx{s: &Server{opts: Options{RequestTimeout: 20 * time.Millisecond}}, parent: context.Background()}
 
-	ctx, stop := ec.context(0)
+	ctx := ec.context(0)
+	stop := ctx.stop
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) > 20*time.Millisecond {
 		t.Fatalf("deadline %v %v, want within the request timeout", d, ok)
 	}
@@ -31,7 +32,8 @@ func TestRequestContextIsWithTimeouts(t *testing.T) {
 	}
 	stop()
 
-	ctx, stop = ec.context(time.Hour) // the request timeout is the shorter
+	ctx = ec.context(time.Hour)
+	stop = ctx.stop // the request timeout is the shorter
 	select {
 	case <-ctx.Done():
 	case <-time.After(time.Second):
@@ -44,7 +46,8 @@ func TestRequestContextIsWithTimeouts(t *testing.T) {
 
 	parent, cancel := context.WithCancel(context.Background())
 	ec.parent = parent
-	ctx, stop = ec.context(0)
+	ctx = ec.context(0)
+	stop = ctx.stop
 	cancel()
 	if err := ctx.Err(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Err once the parent is canceled: %v", err)
@@ -53,7 +56,8 @@ func TestRequestContextIsWithTimeouts(t *testing.T) {
 	stop()
 
 	ec.parent = context.WithValue(context.Background(), ec, "v")
-	ctx, stop = ec.context(0)
+	ctx = ec.context(0)
+	stop = ctx.stop
 	if ctx.Value(ec) != "v" {
 		t.Fatal("the parent's values are not the request's")
 	}

@@ -394,8 +394,8 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (udfRes message.Message, err 
 		after = ec.paging[8:]
 	}
 
-	ctx, cancel := ec.context(st.Using.Timeout)
-	defer cancel()
+	ctx := ec.context(st.Using.Timeout)
+	defer ctx.stop()
 	if isSerial(ec.cl) {
 		unlock, err := ec.serialRead(ctx, ti, keys)
 		if err != nil {
@@ -817,8 +817,8 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 		n := int(binary.BigEndian.Uint32(ps[5:]))
 		after = &engine.RangeRow{PartitionKey: ps[9 : 9+n], Row: engine.Row{Clustering: ps[9+n:]}}
 	}
-	ctx, cancel := ec.context(st.Using.Timeout)
-	defer cancel()
+	ctx := ec.context(st.Using.Timeout)
+	defer ctx.stop()
 	var out [][][]byte
 	var nextState []byte
 	var last *engine.RangeRow

@@ -25,8 +25,8 @@ func (ec *execCtx) write(st cqlparse.Statement, writeType string) (message.Messa
 	if len(ms) == 0 {
 		return &message.VoidResult{}, nil
 	}
-	ctx, cancel := ec.context(u.Timeout)
-	defer cancel()
+	ctx := ec.context(u.Timeout)
+	defer ctx.stop()
 	if err := ec.s.b.Write(ctx, ms, ec.cl); err != nil {
 		return nil, withWriteType(err, writeType)
 	}
