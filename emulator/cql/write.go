@@ -1,6 +1,7 @@
 package cql
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"time"
@@ -76,6 +77,14 @@ func (ec *execCtx) mutations(st cqlparse.Statement) ([]engine.Mutation, cqlparse
 		if err := checkBatchCounters(kind, x.Using.Timestamp != nil, kinds); err != nil {
 			return nil, x.Using, err
 		}
+		if ec.ts == nil {
+			// One timestamp for the batch's statements that give none
+			// (cql3/statements/batch_statement.cc: the batch's
+			// timestamp is each statement's default).
+			now := time.Now().UnixMicro()
+			ec.ts = &now
+			defer func() { ec.ts = nil }()
+		}
 		var all []engine.Mutation
 		for _, child := range x.Statements {
 			ms, _, err := ec.mutations(child)
@@ -98,9 +107,55 @@ func (ec *execCtx) mutations(st cqlparse.Statement) ([]engine.Mutation, cqlparse
 			}
 			all = append(all, ms...)
 		}
-		return all, x.Using, nil
+		return batchOrder(all), x.Using, nil
 	}
 	return nil, cqlparse.Using{}, engine.Errorf(engine.CodeInvalid, "%s is not allowed in a batch", st.Name())
+}
+
+// batchOrder orders a batch's mutations as ScyllaDB merges those of one
+// partition into one mutation (batch_statement.cc get_mutations): a write
+// that a deletion of the batch covers (its partition, or its row) with a
+// timestamp at least the write's is dropped (a tombstone wins a tie,
+// mutation_partition.cc apply), and deletions come before the writes of
+// their partition, which the emulator then applies in order. A batch of
+// DELETE ... USING TIMESTAMP t and UPDATE ... USING TIMESTAMP t+1 on one
+// partition kept either, at random (test/cqlpy
+// test_static_and_regular_index_operations).
+func batchOrder(ms []engine.Mutation) []engine.Mutation {
+	var dels []int
+	for i := range ms {
+		if ms[i].Delete {
+			dels = append(dels, i)
+		}
+	}
+	if len(dels) == 0 {
+		return ms
+	}
+	samePartition := func(a, b *engine.Mutation) bool {
+		return a.Keyspace == b.Keyspace && a.Table == b.Table && bytes.Equal(a.PartitionKey, b.PartitionKey)
+	}
+	out := make([]engine.Mutation, 0, len(ms))
+	for _, i := range dels {
+		out = append(out, ms[i])
+	}
+	for i := range ms {
+		w := &ms[i]
+		if w.Delete {
+			continue
+		}
+		covered := false
+		for _, d := range dels {
+			dm := &ms[d]
+			if samePartition(dm, w) && (len(dm.Clustering) == 0 || bytes.Equal(dm.Clustering, w.Clustering)) && dm.Timestamp >= w.Timestamp && w.Counters == nil {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			out = append(out, *w)
+		}
+	}
+	return out
 }
 
 type batchKind int

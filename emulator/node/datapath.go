@@ -65,13 +65,49 @@ func (n *Node) Write(ctx context.Context, ms []engine.Mutation, cl engine.Consis
 	if len(ms) == 1 {
 		return n.writeOne(ctx, &ms[0], cl)
 	}
-	errs := make(chan error, len(ms))
-	engine.WillWait(ctx)
+	// The mutations of a partition that one of them deletes (a row or the
+	// whole partition) are applied in order, one after the other: the CQL
+	// layer puts a batch's deletions before the writes they do not cover,
+	// as ScyllaDB applies one merged mutation per partition
+	// (batch_statement.cc). Everything else in parallel, as before.
+	type pkey struct{ ks, table, pk string }
+	deleted := map[pkey]bool{}
 	for i := range ms {
-		go func() { errs <- n.writeOne(ctx, &ms[i], cl) }()
+		if ms[i].Delete {
+			deleted[pkey{ms[i].Keyspace, ms[i].Table, string(ms[i].PartitionKey)}] = true
+		}
+	}
+	var groups [][]int
+	seq := map[pkey]int{}
+	for i := range ms {
+		k := pkey{ms[i].Keyspace, ms[i].Table, string(ms[i].PartitionKey)}
+		if !deleted[k] {
+			groups = append(groups, []int{i})
+			continue
+		}
+		g, ok := seq[k]
+		if !ok {
+			g = len(groups)
+			seq[k] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	errs := make(chan error, len(groups))
+	engine.WillWait(ctx)
+	for _, g := range groups {
+		go func() {
+			for _, i := range g {
+				if err := n.writeOne(ctx, &ms[i], cl); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
 	}
 	var first error
-	for range ms {
+	for range groups {
 		if err := <-errs; err != nil && first == nil {
 			first = err
 		}
