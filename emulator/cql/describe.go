@@ -167,6 +167,11 @@ func (d *describer) modification(st cqlparse.Statement) ([]uint16, error) {
 // tupleMarkers types the bind markers inside a tuple literal by the
 // tuple's element types.
 func (d *describer) tupleMarkers(ti *tableInfo, name string, dt datatype.DataType, t cqlparse.Term) {
+	// fromJson(?): a text argument, named as functions.cc make_arg_spec
+	// names a function's arguments.
+	if t.Kind == cqlparse.TermFunc && t.Text == "fromjson" && len(t.Values) == 1 && t.Values[0].Kind == cqlparse.TermBind {
+		d.set(t.Values[0].Bind, &message.ColumnMetadata{Keyspace: ti.keyspace, Table: ti.name, Name: "arg0(system.fromjson)", Type: datatype.Varchar})
+	}
 	tt, ok := dt.(*datatype.Tuple)
 	if t.Kind != cqlparse.TermTuple || !ok {
 		return

@@ -844,6 +844,8 @@ func errorMessage(err error, cl engine.Consistency, writeType string) message.Me
 		return &message.ReadFailure{ErrorMessage: ee.Message, Consistency: pc, Received: int32(ee.Alive), BlockFor: int32(ee.Required), NumFailures: int32(ee.Failures), DataPresent: ee.DataPresent}
 	case engine.CodeWriteFailure:
 		return &message.WriteFailure{ErrorMessage: ee.Message, Consistency: pc, Received: int32(ee.Alive), BlockFor: int32(ee.Required), NumFailures: int32(ee.Failures), WriteType: primitive.WriteType(wt)}
+	case engine.CodeFunctionFailure:
+		return &message.FunctionFailure{ErrorMessage: ee.Message, Keyspace: ee.Keyspace, Function: ee.Function, Arguments: ee.ArgTypes}
 	case engine.CodeSyntaxError:
 		return &message.SyntaxError{ErrorMessage: ee.Message}
 	case engine.CodeUnauthorized:

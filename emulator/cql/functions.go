@@ -39,6 +39,9 @@ func funcType(name string) datatype.DataType {
 
 // funcValue evaluates a function call for a receiver of type dt.
 func (ec *execCtx) funcValue(t cqlparse.Term, col string, dt datatype.DataType) ([]byte, error) {
+	if t.Text == "fromjson" {
+		return ec.fromJSON(t, col, dt)
+	}
 	if b, ok, err := ec.bytesConversion(t, col, dt); ok {
 		return b, err
 	}

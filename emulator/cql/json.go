@@ -208,3 +208,49 @@ func jsonScalar(dt datatype.DataType, v any) (cqlparse.Term, error) {
 	}
 	return cqlparse.Term{Kind: kind, Text: str}, nil
 }
+
+// fromJSON evaluates fromJson(text) for a receiver of type dt
+// (cql3/functions/functions.cc make_from_json_function: the text parsed as
+// JSON, null for JSON null or a null argument, else from_json_object of the
+// receiver's type); a text that does not parse or does not fit the type
+// fails the function (FunctionFailure).
+func (ec *execCtx) fromJSON(t cqlparse.Term, col string, dt datatype.DataType) ([]byte, error) {
+	if len(t.Values) != 1 {
+		return nil, engine.Errorf(engine.CodeInvalid, "fromJson() accepts 1 argument only")
+	}
+	if dt == nil {
+		return nil, engine.Errorf(engine.CodeInvalid, "fromJson() can only be called if receiver type is known")
+	}
+	arg, _, err := ec.value(t.Values[0], col, datatype.Varchar)
+	if err != nil || arg == nil {
+		return nil, err
+	}
+	fail := func(format string, args ...any) error {
+		return &engine.Error{Code: engine.CodeFunctionFailure, Message: fmt.Sprintf(format, args...),
+			Keyspace: ec.keyspace, Function: "fromjson", ArgTypes: []string{typeName(dt)}}
+	}
+	d := json.NewDecoder(bytes.NewReader(arg))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil || d.More() {
+		if err == nil {
+			err = fmt.Errorf("trailing data")
+		}
+		return nil, fail("Failed parsing fromJson parameter: %v", err)
+	}
+	if v == nil {
+		return nil, nil
+	}
+	term, err := jsonTerm(dt, v)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	b, _, err := ec.value(term, col, dt)
+	if err != nil {
+		if ee, ok := err.(*engine.Error); ok {
+			return nil, fail("%s", ee.Message)
+		}
+		return nil, fail("%v", err)
+	}
+	return b, nil
+}

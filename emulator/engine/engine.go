@@ -467,6 +467,7 @@ const (
 	CodeWriteTimeout    ErrorCode = 0x1100
 	CodeReadTimeout     ErrorCode = 0x1200
 	CodeReadFailure     ErrorCode = 0x1300
+	CodeFunctionFailure ErrorCode = 0x1400
 	CodeWriteFailure    ErrorCode = 0x1500
 	CodeSyntaxError     ErrorCode = 0x2000
 	CodeUnauthorized    ErrorCode = 0x2100
@@ -487,8 +488,11 @@ type Error struct {
 	Failures    int    // failures
 	WriteType   string // WriteTimeout/WriteFailure: SIMPLE, BATCH, UNLOGGED_BATCH ...
 	DataPresent bool   // ReadTimeout/ReadFailure
-	// AlreadyExists
+	// AlreadyExists (and FunctionFailure's keyspace)
 	Keyspace, Table string
+	// FunctionFailure: the function and its argument types
+	Function string
+	ArgTypes []string
 }
 
 func (e *Error) Error() string { return e.Message }
