@@ -3,6 +3,7 @@ package cql_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/gocql/gocql"
 )
@@ -46,5 +47,32 @@ func TestFromJSON(t *testing.T) {
 		if !errors.As(err, &ff) || ff.Function != "fromjson" {
 			t.Errorf("%s %v: %v (%T), want a FunctionFailure", q.stmt, q.args, err, err)
 		}
+	}
+}
+
+// A map's JSON keys are strings a native key type reads as strings; only
+// collection, tuple and user-type keys are JSON inside the string
+// (types/json_utils.cc from_json_object_aux(map_type_impl)).
+func TestJSONMapKeys(t *testing.T) {
+	_, s, exec := memorySession(t, "jsonkeys", "127.0.1.246:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TABLE ks.t (p int PRIMARY KEY, d map<date, int>, ts map<timestamp, int>, b map<blob, int>, i map<int, int>)`)
+	exec(`INSERT INTO ks.t (p, d, ts, b, i) VALUES (1, fromJson('{"2011-02-03": 3}'), fromJson('{"2014-01-01 12:15:45+0000": 4}'),
+		fromJson('{"0x01ff": 5}'), fromJson('{"17": 6}'))`)
+	var d map[time.Time]int
+	var ts map[time.Time]int
+	var b map[string]int
+	var i map[int]int
+	if err := s.Query(`SELECT d, ts, b, i FROM ks.t WHERE p = 1`).Scan(&d, &ts, &b, &i); err != nil {
+		t.Fatal(err)
+	}
+	if d[time.Date(2011, 2, 3, 0, 0, 0, 0, time.UTC)] != 3 || len(d) != 1 {
+		t.Errorf("date key: %v", d)
+	}
+	if ts[time.Date(2014, 1, 1, 12, 15, 45, 0, time.UTC)] != 4 || len(ts) != 1 {
+		t.Errorf("timestamp key: %v", ts)
+	}
+	if b["\x01\xff"] != 5 || i[17] != 6 {
+		t.Errorf("blob key %v, int key %v", b, i)
 	}
 }
