@@ -373,6 +373,7 @@ func (ec *execCtx) selectRows(st *cqlparse.Select) (udfRes message.Message, err 
 		if err != nil {
 			return nil, err
 		}
+		f.exact = c.Name == indexed
 		filters = append(filters, f)
 	}
 
@@ -799,6 +800,7 @@ func (ec *execCtx) selectRange(ti *tableInfo, p *projection, st *cqlparse.Select
 		if err != nil {
 			return nil, err
 		}
+		f.exact = c.Name == indexed
 		filters = append(filters, f)
 	}
 	pageSize := ec.pageSize
@@ -996,6 +998,12 @@ type rowFilter struct {
 	op   string
 	val  []byte
 	vals [][]byte // NOT IN
+	// exact: = matches the same bytes only, as a lookup in a secondary
+	// index's table does (its key is the value's bytes); filtering
+	// compares values by their type (expr equal → abstract_type compare),
+	// so 1230 and 1.23E+3 are equal decimals (test/cqlpy
+	// test_decimal_si_and_mv_representation).
+	exact bool
 }
 
 func matches(fs []rowFilter, row [][]byte) bool {
@@ -1006,7 +1014,13 @@ func matches(fs []rowFilter, row [][]byte) bool {
 		}
 		switch f.op {
 		case "=":
-			if !bytes.Equal(v, f.val) {
+			if bytes.Equal(v, f.val) {
+				continue
+			}
+			if f.exact {
+				return false
+			}
+			if cmp, ok := compareEncoded(f.col.dt, v, f.val); !ok || cmp != 0 {
 				return false
 			}
 			continue
