@@ -76,3 +76,25 @@ func TestJSONMapKeys(t *testing.T) {
 		t.Errorf("blob key %v, int key %v", b, i)
 	}
 }
+
+// An integer column takes a JSON number in scientific notation or with a
+// zero fraction, not one with a fractional part (types/json_utils.cc
+// to_int; test/cqlpy test_fromjson_int_scientific_notation_*).
+func TestJSONIntegerInScientificNotation(t *testing.T) {
+	_, s, exec := memorySession(t, "jsonint", "127.0.1.248:0")
+	exec(`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1}`)
+	exec(`CREATE TABLE ks.t (p int PRIMARY KEY, v int, b bigint)`)
+	exec(`INSERT INTO ks.t (p, v, b) VALUES (1, fromJson('1e6'), fromJson('1.23456789E+9'))`)
+	exec(`INSERT INTO ks.t JSON '{"p": 2, "v": 12.0, "b": 3e2}'`)
+	var v, v2 int
+	var b, b2 int64
+	if err := s.Query(`SELECT v, b FROM ks.t WHERE p = 1`).Scan(&v, &b); err != nil || v != 1000000 || b != 1234567890 {
+		t.Errorf("fromJson: %d %d %v", v, b, err)
+	}
+	if err := s.Query(`SELECT v, b FROM ks.t WHERE p = 2`).Scan(&v2, &b2); err != nil || v2 != 12 || b2 != 300 {
+		t.Errorf("INSERT JSON: %d %d %v", v2, b2, err)
+	}
+	if err := s.Query(`INSERT INTO ks.t (p, v) VALUES (3, fromJson('12.34'))`).Exec(); err == nil {
+		t.Error("12.34 into an int column: no error")
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"strings"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
@@ -173,6 +174,12 @@ func jsonScalar(dt datatype.DataType, v any) (cqlparse.Term, error) {
 		kind := cqlparse.TermInt
 		if strings.ContainsAny(v.String(), ".eE") {
 			kind = cqlparse.TermFloat
+			// An integer type takes a number in scientific notation or
+			// with a zero fraction (1e6, 12.0), not 12.34
+			// (types/json_utils.cc to_int).
+			if r, ok := new(big.Rat).SetString(v.String()); ok && r.IsInt() && isIntegerType(dt) {
+				return cqlparse.Term{Kind: cqlparse.TermInt, Text: r.Num().String()}, nil
+			}
 		}
 		return cqlparse.Term{Kind: kind, Text: v.String()}, nil
 	case bool:
@@ -257,4 +264,10 @@ func (ec *execCtx) fromJSON(t cqlparse.Term, col string, dt datatype.DataType) (
 		return nil, fail("%v", err)
 	}
 	return b, nil
+}
+
+// isIntegerType: the integer_type_impl types (tinyint, smallint, int,
+// bigint).
+func isIntegerType(dt datatype.DataType) bool {
+	return dt == datatype.Tinyint || dt == datatype.Smallint || dt == datatype.Int || dt == datatype.Bigint
 }
