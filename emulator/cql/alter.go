@@ -58,6 +58,9 @@ func (ec *execCtx) alterTable(sch *engine.Schema, x *cqlparse.AlterTable) (*engi
 			if err != nil {
 				return nil, engine.Errorf(engine.CodeSyntaxError, "option %s: %v", name, err)
 			}
+			if s, err = tableOption(name, s); err != nil {
+				return nil, err
+			}
 			t.Options[name] = s
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -532,6 +534,9 @@ func tableDef(ks string, x *cqlparse.CreateTable, udts userTypes) (*engine.Table
 		if err != nil {
 			return nil, engine.Errorf(engine.CodeSyntaxError, "option %s: %v", name, err)
 		}
+		if s, err = tableOption(name, s); err != nil {
+			return nil, err
+		}
 		t.Options[name] = s
 	}
 	if x.CompactStorage {
@@ -718,4 +723,52 @@ func keyComponentType(name, typ string) error {
 		return engine.Errorf(engine.CodeInvalid, "Invalid non-frozen collection type for PRIMARY KEY component %s", name)
 	}
 	return engine.Errorf(engine.CodeInvalid, "Invalid non-frozen user-defined type for PRIMARY KEY component %s", name)
+}
+
+// tableOption checks and normalises a table option's value as ScyllaDB
+// stores it; options without a rule are kept as given.
+func tableOption(name, v string) (string, error) {
+	if name == "speculative_retry" {
+		return speculativeRetry(v)
+	}
+	return v, nil
+}
+
+// speculativeRetry is schema/schema.cc speculative_retry::from_sstring
+// and to_sstring: NONE, ALWAYS, <ms>ms (non-negative, finite) or
+// <p>PERCENTILE (0 to 100), case-insensitive, stored as NONE, ALWAYS,
+// 200.00ms, 99.0PERCENTILE.
+func speculativeRetry(s string) (string, error) {
+	str := strings.ToUpper(s)
+	convert := func(suffix string) (float64, error) {
+		v, err := strconv.ParseFloat(str[:len(str)-len(suffix)], 64)
+		if err != nil {
+			return 0, engine.Errorf(engine.CodeConfigError, "cannot convert %s to speculative_retry\n", str)
+		}
+		return v, nil
+	}
+	switch {
+	case str == "NONE", str == "ALWAYS":
+		return str, nil
+	case strings.HasSuffix(str, "MS"):
+		v, err := convert("MS")
+		if err != nil {
+			return "", err
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return "", engine.Errorf(engine.CodeConfigError, "Invalid value %s for option 'speculative_retry': the number of milliseconds must be non-negative and finite", str)
+		}
+		return fmt.Sprintf("%.2fms", v), nil
+	case strings.HasSuffix(str, "PERCENTILE"):
+		v, err := convert("PERCENTILE")
+		if err != nil {
+			return "", err
+		}
+		v /= 100
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1 {
+			return "", engine.Errorf(engine.CodeConfigError, "Invalid value %s for PERCENTILE option 'speculative_retry': must be between [0.0 and 100.0]", str)
+		}
+		return fmt.Sprintf("%.1fPERCENTILE", 100*v), nil
+	}
+	return "", engine.Errorf(engine.CodeConfigError, "cannot convert %s to speculative_retry\n", str)
 }
