@@ -61,50 +61,6 @@ func (bw *Writer) Write(b []byte, wait bool) error {
 // lock, so frames are on the wire in the order they were encoded (a
 // stateful encoder such as gob's relies on that).
 func (bw *Writer) Encode(enc func(w io.Writer) error, wait bool) error {
-	return bw.encode(enc, wait, true)
-}
-
-// WriteNow is Write (not waiting) for a producer that knows no other is
-// about to append a frame: the batch is written at once, without first
-// letting other producers run (Write's runtime.Gosched, which cost a
-// scheduler round and often the wake-up of an idle thread per frame).
-func (bw *Writer) WriteNow(b []byte) error {
-	return bw.encode(func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	}, false, false)
-}
-
-// Queue appends b without writing it: the write in progress, the next
-// Write or WriteNow, or Flush carries it. A producer that has more frames
-// at hand (a connection's reader with more requests read) queues its
-// answers and flushes them together, one write(2) for all (as Seastar's
-// output_stream batches a connection's answers until it is flushed); it
-// must Flush before it waits for anything.
-func (bw *Writer) Queue(b []byte) error {
-	bw.mu.Lock()
-	defer bw.mu.Unlock()
-	if bw.err != nil {
-		return bw.err
-	}
-	bw.pend.Write(b)
-	bw.frames++
-	return nil
-}
-
-// Flush writes what is queued, unless a write in progress carries it.
-func (bw *Writer) Flush() error {
-	bw.mu.Lock()
-	if bw.err != nil || bw.flushing || bw.pend.Len() == 0 {
-		err := bw.err
-		bw.mu.Unlock()
-		return err
-	}
-	bw.flushing = true
-	return bw.writePending()
-}
-
-func (bw *Writer) encode(enc func(w io.Writer) error, wait, yield bool) error {
 	bw.mu.Lock()
 	if bw.err != nil {
 		err := bw.err
@@ -132,7 +88,7 @@ func (bw *Writer) encode(enc func(w io.Writer) error, wait, yield bool) error {
 		return err
 	}
 	bw.flushing = true
-	if yield && bw.together {
+	if bw.together {
 		// Let runnable producers append theirs first: at high rates one
 		// write(2) then carries many frames (without this, a producer's
 		// frame went out alone and throughput at 10,000 op/s fell by a
@@ -145,6 +101,36 @@ func (bw *Writer) encode(enc func(w io.Writer) error, wait, yield bool) error {
 		runtime.Gosched()
 		bw.mu.Lock()
 	}
+	return bw.writePending()
+}
+
+// Queue appends b without writing it: the write in progress, the next
+// Write, or Flush carries it. A producer that has more frames
+// at hand (a connection's reader with more requests read) queues its
+// answers and flushes them together, one write(2) for all (as Seastar's
+// output_stream batches a connection's answers until it is flushed); it
+// must Flush before it waits for anything. It returns how many frames
+// are queued.
+func (bw *Writer) Queue(b []byte) (int, error) {
+	bw.mu.Lock()
+	defer bw.mu.Unlock()
+	if bw.err != nil {
+		return 0, bw.err
+	}
+	bw.pend.Write(b)
+	bw.frames++
+	return bw.frames, nil
+}
+
+// Flush writes what is queued, unless a write in progress carries it.
+func (bw *Writer) Flush() error {
+	bw.mu.Lock()
+	if bw.err != nil || bw.flushing || bw.pend.Len() == 0 {
+		err := bw.err
+		bw.mu.Unlock()
+		return err
+	}
+	bw.flushing = true
 	return bw.writePending()
 }
 

@@ -92,12 +92,12 @@ func (w *countingWriter) Write(b []byte) (int, error) {
 }
 
 // Queued frames wait for a flush or the next write, and then go out in
-// one write with it, in order; WriteNow writes at once.
+// one write with it, in order.
 func TestQueuedFramesGoOutTogether(t *testing.T) {
 	var w countingWriter
 	bw := New(&w)
 	for _, f := range []string{"a", "b", "c"} {
-		if err := bw.Queue([]byte(f)); err != nil {
+		if _, err := bw.Queue([]byte(f)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -111,15 +111,14 @@ func TestQueuedFramesGoOutTogether(t *testing.T) {
 		t.Fatalf("an empty Flush wrote: err %v, %d writes", err, w.writes)
 	}
 	bw.Queue([]byte("d"))
-	if err := bw.WriteNow([]byte("e")); err != nil || w.writes != 2 || w.String() != "abcde" {
-		t.Fatalf("after WriteNow: err %v, %d writes, wire %q; want 2 writes of abcde", err, w.writes, w.String())
+	if n, _ := bw.Queue([]byte("e")); n != 2 {
+		t.Fatalf("Queue says %d frames queued, want 2", n)
 	}
-	bw.Queue([]byte("f"))
-	if err := bw.Write([]byte("g"), true); err != nil || w.writes != 3 || w.String() != "abcdefg" {
-		t.Fatalf("after Write: err %v, %d writes, wire %q; want 3 writes of abcdefg", err, w.writes, w.String())
+	if err := bw.Write([]byte("f"), false); err != nil || w.writes != 2 || w.String() != "abcdef" {
+		t.Fatalf("after Write: err %v, %d writes, wire %q; want 2 writes of abcdef", err, w.writes, w.String())
 	}
 	bw.Close()
-	if err := bw.Queue([]byte("h")); !errors.Is(err, ErrClosed) {
+	if _, err := bw.Queue([]byte("h")); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Queue after Close: %v, want ErrClosed", err)
 	}
 	if err := bw.Flush(); !errors.Is(err, ErrClosed) {

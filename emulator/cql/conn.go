@@ -364,8 +364,8 @@ const (
 // then queued, to be written with the answers to the requests after it in
 // one write(2) (the reader flushes before it reads a frame it does not
 // hold whole, or hands a request to a worker that may wait: read,
-// dispatchRequest). An answer the reader writes otherwise goes out at
-// once: it has nothing more at hand to wait for.
+// dispatchRequest, or once maxQueued answers wait). Its other answers
+// are written as a worker's.
 func (c *conn) serveInline(r request, more bool) bool {
 	if c.inlineCtx == nil {
 		c.inlineCtx = engine.WithWaitHook(c.ctx, c.inlineWaits)
@@ -373,7 +373,7 @@ func (c *conn) serveInline(r request, more bool) bool {
 	c.inlineSeq++
 	seq := c.inlineSeq // c.inlineSeq is the next reader's once the reading passes on
 	c.inlineState.Store(seq<<2 | inlineServing)
-	mode := writeNow
+	mode := writeYield
 	if more {
 		mode = writeQueued
 	}
@@ -502,16 +502,18 @@ func readBody(r io.Reader, n int) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// writeMode is how an answer goes out (batchwriter): after letting other
-// producers append theirs (a worker's), at once (the reader's, with no
-// other request at hand) or queued for the reader's next flush.
+// writeMode is how an answer goes out (batchwriter): written (after
+// letting concurrent producers append theirs), or queued for the reader's
+// next flush, which it forces once maxQueued answers wait: an answer waits
+// at most for that many requests to be served.
 type writeMode int
 
 const (
 	writeYield writeMode = iota
-	writeNow
 	writeQueued
 )
+
+const maxQueued = 8
 
 // enqueue writes f, or queues it for the write in progress; a frame that
 // closes the connection is written before the close.
@@ -531,10 +533,11 @@ func (c *conn) enqueueAs(f outFrame, mode writeMode) {
 	switch {
 	case f.closeAfter || mode == writeYield:
 		err = c.out.Write(f.b, f.closeAfter)
-	case mode == writeNow:
-		err = c.out.WriteNow(f.b)
 	default:
-		err = c.out.Queue(f.b)
+		var n int
+		if n, err = c.out.Queue(f.b); err == nil && n >= maxQueued {
+			err = c.out.Flush()
+		}
 	}
 	if err != nil || f.closeAfter {
 		c.close()

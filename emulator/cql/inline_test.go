@@ -179,26 +179,29 @@ func TestAnswersToPipelinedRequestsShareAWrite(t *testing.T) {
 	t.Cleanup(func() { cancel(); srv.Close(); <-done })
 	rc := dialRaw(t, ln.Addr().String())
 	id := preparedInsert(t, rc)
-	before := cl.writes.Load()
-	// Five EXECUTEs in one write(2), so the server reads them at once.
-	var buf bytes.Buffer
 	codec := frame.NewCodec()
-	for k := int32(1); k <= 5; k++ {
-		v := binary.BigEndian.AppendUint32(nil, uint32(k))
-		f := frame.NewFrame(primitive.ProtocolVersion4, int16(20+k), &message.Execute{QueryId: id, Options: &message.QueryOptions{
-			Consistency: primitive.ConsistencyLevelOne, PositionalValues: []*primitive.Value{primitive.NewValue(v)}}})
-		if err := codec.EncodeFrame(f, &buf); err != nil {
-			t.Fatal(err)
+	// n EXECUTEs in one write(2), so the server reads them at once; an
+	// answer waits for at most 8 (maxQueued) to be served.
+	for _, c := range []struct{ n, writes int64 }{{5, 1}, {20, 3}} {
+		before := cl.writes.Load()
+		var buf bytes.Buffer
+		for k := range c.n {
+			v := binary.BigEndian.AppendUint32(nil, uint32(k))
+			f := frame.NewFrame(primitive.ProtocolVersion4, int16(20+k), &message.Execute{QueryId: id, Options: &message.QueryOptions{
+				Consistency: primitive.ConsistencyLevelOne, PositionalValues: []*primitive.Value{primitive.NewValue(v)}}})
+			if err := codec.EncodeFrame(f, &buf); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	rc.sendRaw(buf.Bytes())
-	for k := int16(1); k <= 5; k++ {
-		f := rc.recv()
-		if _, ok := f.Body.Message.(*message.VoidResult); !ok || f.Header.StreamId != 20+k {
-			t.Fatalf("answer %d: stream %d %v, want stream %d VOID", k, f.Header.StreamId, f.Body.Message, 20+k)
+		rc.sendRaw(buf.Bytes())
+		for k := range c.n {
+			f := rc.recv()
+			if _, ok := f.Body.Message.(*message.VoidResult); !ok || f.Header.StreamId != int16(20+k) {
+				t.Fatalf("answer %d: stream %d %v, want stream %d VOID", k, f.Header.StreamId, f.Body.Message, 20+k)
+			}
 		}
-	}
-	if n := cl.writes.Load() - before; n != 1 {
-		t.Fatalf("the five answers took %d writes, want 1", n)
+		if n := cl.writes.Load() - before; n != c.writes {
+			t.Fatalf("%d answers took %d writes, want %d", c.n, n, c.writes)
+		}
 	}
 }
