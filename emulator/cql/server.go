@@ -268,17 +268,7 @@ func (s *Server) closeConns() {
 // Close closes all listeners and connections and waits for the connection
 // goroutines to finish.
 func (s *Server) Close() error {
-	s.mu.Lock()
-	s.closed = true
-	lns := make([]net.Listener, 0, len(s.listeners))
-	for ln := range s.listeners {
-		lns = append(lns, ln)
-	}
-	s.mu.Unlock()
-	for _, ln := range lns {
-		ln.Close()
-	}
-	s.closeConns()
+	s.Abort()
 	s.wg.Wait()
 	return nil
 }
