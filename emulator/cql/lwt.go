@@ -3,11 +3,14 @@ package cql
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/datastax/go-cassandra-native-protocol/datatype"
 	"github.com/datastax/go-cassandra-native-protocol/message"
+	"github.com/datastax/go-cassandra-native-protocol/primitive"
 	"github.com/elasticity-dev/elasticity/emulator/cql/cqlparse"
 	"github.com/elasticity-dev/elasticity/emulator/engine"
 )
@@ -144,6 +147,11 @@ func (ec *execCtx) casStatement(st cqlparse.Statement) (*casUpdate, error) {
 
 // conditionList is the value list of an IN condition (nulls allowed).
 func (ec *execCtx) conditionList(t cqlparse.Term, c *colInfo) ([][]byte, error) {
+	if t.Kind == cqlparse.TermBind && t.Bind < len(ec.values) {
+		if v := ec.values[t.Bind]; v != nil && v.Type == primitive.ValueTypeRegular {
+			return conditionBoundList(v.Contents, c)
+		}
+	}
 	if t.Kind != cqlparse.TermList {
 		return ec.inValues(t, c)
 	}
@@ -154,6 +162,42 @@ func (ec *execCtx) conditionList(t cqlparse.Term, c *colInfo) ([][]byte, error) 
 			return nil, err
 		}
 		out = append(out, b)
+	}
+	return out, nil
+}
+
+// conditionBoundList decodes the bound list of "IF col IN ?": unlike a
+// WHERE IN list its elements may be null (nil here), and a null element
+// matches a null column (cql3/expr/expression.cc is_one_of with
+// null_handling_style::lwt_nulls, list_contains_null).
+func conditionBoundList(b []byte, c *colInfo) ([][]byte, error) {
+	bad := func(err error) ([][]byte, error) {
+		return nil, engine.Errorf(engine.CodeInvalid, "Exception while binding column %s: %v", c.Name, err)
+	}
+	if len(b) < 4 {
+		return bad(fmt.Errorf("invalid %d-byte collection", len(b)))
+	}
+	n := int(binary.BigEndian.Uint32(b))
+	b = b[4:]
+	var out [][]byte
+	for i := 0; i < n; i++ {
+		if len(b) < 4 {
+			return bad(fmt.Errorf("truncated collection"))
+		}
+		l := int(int32(binary.BigEndian.Uint32(b)))
+		b = b[4:]
+		if l < 0 {
+			out = append(out, nil)
+			continue
+		}
+		if l > len(b) {
+			return bad(fmt.Errorf("invalid collection element"))
+		}
+		if err := validateBytes(c.dt, b[:l]); err != nil {
+			return bad(err)
+		}
+		out = append(out, b[:l:l])
+		b = b[l:]
 	}
 	return out, nil
 }

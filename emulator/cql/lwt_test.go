@@ -172,3 +172,39 @@ func TestLWTConditions(t *testing.T) {
 		t.Errorf("conditional update with USING TIMESTAMP: %v", err)
 	}
 }
+
+// A bound IN list of an LWT condition may hold nulls, and a null element
+// matches a null column (cql3/expr/expression.cc is_one_of,
+// null_handling_style::lwt_nulls); cqlpy test_lwt_prepared.py
+// test_lwt_update_prepared binds (None,) to "IF v IN :v".
+func TestLWTInBoundListNull(t *testing.T) {
+	mem := enginetest.NewMemory("lwtnull")
+	hp := enginetest.StartServer(t, "127.0.1.45:0", mem)
+	s := newSession(t, hp, "")
+	for _, q := range []string{
+		`CREATE KEYSPACE ks WITH replication = {'class': 'NetworkTopologyStrategy', 'datacenter1': 1} AND tablets = {'enabled': false}`,
+		`CREATE TABLE ks.kv (k int PRIMARY KEY, v int, w text)`,
+		`INSERT INTO ks.kv (k, w) VALUES (1, 'a')`,
+	} {
+		if err := s.Query(q).Exec(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	null := []*int{nil}
+	row := map[string]any{}
+	applied, err := s.Query(`UPDATE ks.kv SET v = 5 WHERE k = 1 IF v IN ?`, null).MapScanCAS(row)
+	if err != nil || !applied {
+		t.Fatalf("IF v IN [null] on a null v: applied %v, %v (want applied)", applied, err)
+	}
+	row = map[string]any{}
+	applied, err = s.Query(`UPDATE ks.kv SET v = 6 WHERE k = 1 IF v IN ?`, null).MapScanCAS(row)
+	if err != nil || applied || row["v"] != 5 {
+		t.Errorf("IF v IN [null] on v = 5: applied %v, row %v, %v (want not applied, v = 5)", applied, row, err)
+	}
+	two := 5
+	row = map[string]any{}
+	applied, err = s.Query(`UPDATE ks.kv SET v = 7 WHERE k = 1 IF v IN ?`, []*int{nil, &two}).MapScanCAS(row)
+	if err != nil || !applied {
+		t.Errorf("IF v IN [null, 5] on v = 5: applied %v, %v (want applied)", applied, err)
+	}
+}
