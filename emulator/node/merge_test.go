@@ -27,6 +27,9 @@ func TestRowMergerMatchesMergeCells(t *testing.T) {
 				c.Null, c.Value = true, nil
 			case 1:
 				c.Expiry = int64(rng.IntN(3))
+				if c.Expiry != 0 {
+					c.TTL = int64(rng.IntN(3))
+				}
 			}
 			cs = append(cs, c)
 		}
@@ -103,6 +106,9 @@ func TestCompareCellsAsScylla(t *testing.T) {
 		{"a tombstone over a live cell", cell{Name: "v", TS: 1, Null: true}, live(1, "z")},
 		{"an expiring cell over a non-expiring one", cell{Name: "v", TS: 1, Expiry: 5, Value: []byte("a")}, live(1, "z")},
 		{"the later expiry", cell{Name: "v", TS: 1, Expiry: 6, Value: []byte("a")}, cell{Name: "v", TS: 1, Expiry: 5, Value: []byte("z")}},
+		// cqlpy test_using_timestamp.py
+		// test_rewrite_different_values_using_same_timestamp_and_expiration.
+		{"the lower TTL on equal expiries", cell{Name: "v", TS: 1, Expiry: 5, TTL: 2, Value: []byte("a")}, cell{Name: "v", TS: 1, Expiry: 5, TTL: 3, Value: []byte("z")}},
 		{"the larger value", live(1, "b"), live(1, "a")},
 		{"the later deletion", cell{Name: "v", TS: 1, Null: true, Expiry: 9}, cell{Name: "v", TS: 1, Null: true, Expiry: 8}},
 	} {
@@ -113,6 +119,31 @@ func TestCompareCellsAsScylla(t *testing.T) {
 			if got := mergeCells([]cell{order[0]}, []cell{order[1]}); compareCells(got[0], c.winner) != 0 {
 				t.Errorf("%s: merging %+v gave %+v", c.what, order, got)
 			}
+		}
+	}
+}
+
+// TestRowMergerKeepsTTL: a cell's TTL survives the row encoding and decides
+// a merge of two cells with equal timestamps and expiries, as
+// compare_atomic_cell_for_merge (mutation/atomic_cell.cc) decides it.
+func TestRowMergerKeepsTTL(t *testing.T) {
+	older := encodeRow(nil, []cell{{Name: "v", TS: 1000, Expiry: 100, TTL: 3, Value: []byte{2}}})
+	newer := encodeRow(nil, []cell{{Name: "v", TS: 1000, Expiry: 100, TTL: 2, Value: []byte{1}}})
+	for _, ops := range [][2][]byte{{newer, older}, {older, newer}} {
+		m := &rowMerger{only: slices.Clone(ops[0])}
+		if err := m.MergeOlder(slices.Clone(ops[1])); err != nil {
+			t.Fatal(err)
+		}
+		b, _, err := m.Finish(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := decodeRow(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cs) != 1 || cs[0].TTL != 2 || string(cs[0].Value) != "\x01" {
+			t.Errorf("merged %+v, want the TTL 2 cell with value 1", cs)
 		}
 	}
 }

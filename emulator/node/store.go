@@ -39,6 +39,7 @@ type cell struct {
 	Name    string
 	TS      int64 // microseconds
 	Expiry  int64 // unix seconds; 0 = none
+	TTL     int64 // seconds, of a live expiring cell (0 in rows written before it was kept)
 	Null    bool
 	Counter bool // Value holds counter shards (see counter.go)
 	Value   []byte
@@ -50,6 +51,8 @@ const (
 	tagValue   = 0
 	tagNull    = 1
 	tagCounter = 2
+	// tagTTL is or'ed into tagValue when a uvarint TTL follows the tag.
+	tagTTL = 0x80
 )
 
 func tokenBytes(t int64) [8]byte {
@@ -137,9 +140,13 @@ func encodeRow(dst []byte, cells []cell) []byte {
 			dst = append(dst, tagNull)
 			continue
 		}
-		if c.Counter {
+		switch {
+		case c.Counter:
 			dst = append(dst, tagCounter)
-		} else {
+		case c.TTL != 0:
+			dst = append(dst, tagValue|tagTTL)
+			dst = binary.AppendUvarint(dst, uint64(c.TTL))
+		default:
 			dst = append(dst, tagValue)
 		}
 		dst = binary.AppendUvarint(dst, uint64(len(c.Value)))
@@ -176,8 +183,17 @@ func decodeRow(b []byte) ([]cell, error) {
 		if len(b) < 1 {
 			return nil, errCorrupt
 		}
-		switch b[0] {
+		tag := b[0]
+		b = b[1:]
+		switch tag {
 		case tagValue:
+		case tagValue | tagTTL:
+			ttl, k := binary.Uvarint(b)
+			if k <= 0 {
+				return nil, errCorrupt
+			}
+			c.TTL = int64(ttl)
+			b = b[k:]
 		case tagNull:
 			c.Null = true
 		case tagCounter:
@@ -185,7 +201,6 @@ func decodeRow(b []byte) ([]cell, error) {
 		default:
 			return nil, errCorrupt
 		}
-		b = b[1:]
 		if !c.Null {
 			l, k := binary.Uvarint(b)
 			if k <= 0 || uint64(len(b)-k) < l {
@@ -202,9 +217,11 @@ func decodeRow(b []byte) ([]cell, error) {
 // compareCells orders two versions of a cell for a merge as ScyllaDB's
 // compare_atomic_cell_for_merge (mutation/atomic_cell.cc): the newer write
 // timestamp wins; on a tie a tombstone beats a live cell, an expiring cell
-// a non-expiring one and the later expiry the earlier; then the larger
-// value (two tombstones: the later deletion). The result does not depend
-// on the order in which versions meet.
+// a non-expiring one, the later expiry the earlier and, on equal expiries,
+// the lower TTL (the later derived write time, expiry - ttl: ScyllaDB's
+// extension to Cassandra's order); then the larger value (two tombstones:
+// the later deletion). The result does not depend on the order in which
+// versions meet.
 func compareCells(a, b cell) int {
 	if a.TS != b.TS {
 		return cmp.Compare(a.TS, b.TS)
@@ -226,6 +243,9 @@ func compareCells(a, b cell) int {
 	}
 	if a.Expiry != b.Expiry {
 		return cmp.Compare(a.Expiry, b.Expiry)
+	}
+	if a.Expiry != 0 && a.TTL != b.TTL {
+		return cmp.Compare(b.TTL, a.TTL)
 	}
 	return bytes.Compare(a.Value, b.Value)
 }
@@ -558,12 +578,18 @@ func (s *Store) Apply(ms []engine.Mutation, tableIDs [][16]byte, counter bool) e
 		key := rowKey(id, tok, m.PartitionKey, m.Clustering)
 		if !m.Delete {
 			cells := make([]cell, 0, len(m.Cells))
-			var exp int64
+			var exp, ttl int64
 			if m.TTL > 0 {
 				exp = now.Add(m.TTL).Unix()
+				ttl = int64(m.TTL / time.Second)
 			}
 			for name, v := range m.Cells {
-				cells = append(cells, cell{Name: name, TS: m.Timestamp, Expiry: exp, Null: v == nil && !counter, Counter: counter, Value: v})
+				null := v == nil && !counter
+				c := cell{Name: name, TS: m.Timestamp, Expiry: exp, Null: null, Counter: counter, Value: v}
+				if !null && !counter {
+					c.TTL = ttl
+				}
+				cells = append(cells, c)
 			}
 			slices.SortFunc(cells, func(a, b cell) int { return strings.Compare(a.Name, b.Name) })
 			buf = encodeRow(buf[:0], cells)
