@@ -16,7 +16,6 @@ import (
 	"io"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -579,15 +578,10 @@ func (p *Provider) started(pr *proc, proc *localcluster.Process, gen int, outPat
 		p.mu.Unlock()
 		// Log before done: once done is closed the caller may be gone.
 		p.opts.Logf("%s (pid %d) exited: %v (requested: %v)", pr.node.Name, proc.Pid, errOrOK(err), exit.Requested)
+		// A process's exit (*exec.ExitError) or a host node's
+		// (*localcluster.NodeExitError): both say their exit code.
 		var ee interface{ ExitCode() int }
-		var pe *exec.ExitError
-		var he *localcluster.NodeExitError
-		if errors.As(err, &pe) {
-			ee = pe
-		} else if errors.As(err, &he) {
-			ee = he
-		}
-		if ee != nil && ee.ExitCode() > 0 {
+		if errors.As(err, &ee) && ee.ExitCode() > 0 {
 			// A failure of the node itself (not our signal): a Go panic or
 			// a fatal error lands in the output capture, not the log.
 			if tail := tailLines(outPath, 15); tail != "" {
