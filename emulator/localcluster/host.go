@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -173,6 +174,24 @@ func (h *Host) Pause(ctx context.Context, name string) error {
 // Resume thaws a paused node (SIGCONT).
 func (h *Host) Resume(ctx context.Context, name string) error {
 	return h.do(ctx, http.MethodPost, "/nodes/"+url.PathEscape(name)+"/resume", nil, nil)
+}
+
+// Signal does to one node what sig does to a node process: SIGKILL kills
+// it, SIGTERM stops it (without waiting: grace, then killed), SIGSTOP
+// pauses and SIGCONT resumes it; other signals cannot reach one node.
+func (h *Host) Signal(ctx context.Context, name string, sig syscall.Signal, grace time.Duration) error {
+	switch sig {
+	case syscall.SIGKILL:
+		return h.Kill(ctx, name)
+	case syscall.SIGTERM:
+		go h.Stop(ctx, name, grace)
+		return nil
+	case syscall.SIGSTOP:
+		return h.Pause(ctx, name)
+	case syscall.SIGCONT:
+		return h.Resume(ctx, name)
+	}
+	return fmt.Errorf("%v cannot be sent to one node of the host process", sig)
 }
 
 // Wait waits until start gen of the node ends and returns how it ended as

@@ -610,19 +610,10 @@ func (c *Cluster) Signal(i int, sig syscall.Signal) error {
 	if c.host == nil {
 		return syscall.Kill(-c.pidOf(n), sig)
 	}
-	ctx := context.Background()
-	switch sig {
-	case syscall.SIGKILL:
-		return c.host.Kill(ctx, hostedName(n))
-	case syscall.SIGTERM:
-		go c.host.Stop(ctx, hostedName(n), 15*time.Second)
-		return nil
-	case syscall.SIGSTOP:
-		return c.host.Pause(ctx, hostedName(n))
-	case syscall.SIGCONT:
-		return c.host.Resume(ctx, hostedName(n))
+	if err := c.host.Signal(context.Background(), hostedName(n), sig, 15*time.Second); err != nil {
+		return fmt.Errorf("node %d (Options.SharedProcess): %w", i+1, err)
 	}
-	return fmt.Errorf("node %d runs in a host process (Options.SharedProcess): %v cannot be sent to it alone", i+1, sig)
+	return nil
 }
 
 // Kill SIGKILLs node i and waits for it to exit.

@@ -634,16 +634,7 @@ func (p *Provider) signal(pr *proc, sig syscall.Signal) error {
 		return fmt.Errorf("local: %s is not running", pr.node.Name)
 	}
 	if h := p.hostOf(); h != nil {
-		var err error
-		switch sig {
-		case syscall.SIGSTOP:
-			err = h.Pause(context.Background(), pr.node.Name)
-		case syscall.SIGCONT:
-			err = h.Resume(context.Background(), pr.node.Name)
-		default:
-			err = fmt.Errorf("%v cannot be sent to one node of the host process", sig)
-		}
-		if err != nil {
+		if err := h.Signal(context.Background(), pr.node.Name, sig, p.opts.StopTimeout); err != nil {
 			return fmt.Errorf("local: %s: %w", pr.node.Name, err)
 		}
 		return nil
