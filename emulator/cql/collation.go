@@ -106,22 +106,39 @@ func varintValue(b []byte) *big.Int {
 // collectionElems splits a serialized list or set (count, then each
 // element's int32 length and bytes) or map (keys and values alternating).
 func collectionElems(v []byte, perEntry int) ([][]byte, error) {
+	out, err := collectionElemsOrNull(v, perEntry)
+	for _, e := range out {
+		if e == nil {
+			return nil, fmt.Errorf("invalid collection element")
+		}
+	}
+	return out, err
+}
+
+// collectionElemsOrNull is collectionElems where an element may be null
+// (a negative length: nil here), as a bound IN list's may be.
+func collectionElemsOrNull(v []byte, perEntry int) ([][]byte, error) {
 	if len(v) < 4 {
 		return nil, fmt.Errorf("invalid %d-byte collection", len(v))
 	}
 	n := int(binary.BigEndian.Uint32(v)) * perEntry
 	v = v[4:]
-	out := make([][]byte, 0, n)
+	out := make([][]byte, 0, min(n, len(v)/4))
 	for i := 0; i < n; i++ {
 		if len(v) < 4 {
 			return nil, fmt.Errorf("truncated collection")
 		}
 		l := int(int32(binary.BigEndian.Uint32(v)))
-		if l < 0 || len(v) < 4+l {
+		v = v[4:]
+		if l < 0 {
+			out = append(out, nil)
+			continue
+		}
+		if len(v) < l {
 			return nil, fmt.Errorf("invalid collection element")
 		}
-		out = append(out, v[4:4+l])
-		v = v[4+l:]
+		out = append(out, v[:l:l])
+		v = v[l:]
 	}
 	return out, nil
 }

@@ -650,24 +650,11 @@ func (ec *execCtx) inValues(t cqlparse.Term, c *colInfo) ([][]byte, error) {
 		if unset || b == nil {
 			return nil, engine.Errorf(engine.CodeInvalid, "Invalid null value for IN restriction on %s", c.Name)
 		}
-		if len(b) < 4 {
+		elems, err := collectionElems(b, 1)
+		if err != nil {
 			return nil, engine.Errorf(engine.CodeInvalid, "Invalid list value for IN restriction on %s", c.Name)
 		}
-		n := int(binary.BigEndian.Uint32(b))
-		b = b[4:]
-		for i := 0; i < n; i++ {
-			if len(b) < 4 {
-				return nil, engine.Errorf(engine.CodeInvalid, "Invalid list value for IN restriction on %s", c.Name)
-			}
-			l := int(int32(binary.BigEndian.Uint32(b)))
-			b = b[4:]
-			if l < 0 || l > len(b) {
-				return nil, engine.Errorf(engine.CodeInvalid, "Invalid list value for IN restriction on %s", c.Name)
-			}
-			out = append(out, b[:l])
-			b = b[l:]
-		}
-		return out, nil
+		return elems, nil
 	}
 	if t.Kind != cqlparse.TermList {
 		return nil, engine.Errorf(engine.CodeInvalid, "Invalid IN value for %s", c.Name)

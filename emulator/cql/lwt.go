@@ -3,8 +3,6 @@ package cql
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
-	"fmt"
 	"sync"
 	"time"
 
@@ -171,33 +169,14 @@ func (ec *execCtx) conditionList(t cqlparse.Term, c *colInfo) ([][]byte, error) 
 // matches a null column (cql3/expr/expression.cc is_one_of with
 // null_handling_style::lwt_nulls, list_contains_null).
 func conditionBoundList(b []byte, c *colInfo) ([][]byte, error) {
-	bad := func(err error) ([][]byte, error) {
+	out, err := collectionElemsOrNull(b, 1)
+	for _, e := range out {
+		if err == nil && e != nil {
+			err = validateBytes(c.dt, e)
+		}
+	}
+	if err != nil {
 		return nil, engine.Errorf(engine.CodeInvalid, "Exception while binding column %s: %v", c.Name, err)
-	}
-	if len(b) < 4 {
-		return bad(fmt.Errorf("invalid %d-byte collection", len(b)))
-	}
-	n := int(binary.BigEndian.Uint32(b))
-	b = b[4:]
-	var out [][]byte
-	for i := 0; i < n; i++ {
-		if len(b) < 4 {
-			return bad(fmt.Errorf("truncated collection"))
-		}
-		l := int(int32(binary.BigEndian.Uint32(b)))
-		b = b[4:]
-		if l < 0 {
-			out = append(out, nil)
-			continue
-		}
-		if l > len(b) {
-			return bad(fmt.Errorf("invalid collection element"))
-		}
-		if err := validateBytes(c.dt, b[:l]); err != nil {
-			return bad(err)
-		}
-		out = append(out, b[:l:l])
-		b = b[l:]
 	}
 	return out, nil
 }
