@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -130,6 +131,14 @@ func BenchmarkNodeCost(b *testing.B) {
 	}
 	b.ResetTimer()
 	fmt.Printf("load average before: %s\n", loadAvg())
+	// What the nodes cost with no load at all (heartbeats, timers,
+	// background work left over): part of every operation's figure below,
+	// in proportion to 1/rate.
+	idle0 := nodesCPU(b, c)
+	time.Sleep(5 * time.Second)
+	idleCPU := (nodesCPU(b, c) - idle0) / 5
+	fmt.Printf("idle: the nodes use %.1f ms of CPU per second with no load\n", idleCPU.Seconds()*1e3)
+	b.ReportMetric(idleCPU.Seconds()*1e3, "ms-cpu-idle/s")
 	for _, rate := range rates {
 		// A short warm-up at the rate, then the measured interval.
 		driveMixed(ctx, s, value, keys, rate, time.Second)
@@ -158,7 +167,37 @@ func BenchmarkNodeCost(b *testing.B) {
 		if failed > ops/100 {
 			b.Errorf("rate %d: %d of %d operations failed", rate, failed, ops)
 		}
+		exchange := exchangeCPU(ctx, b, c, s, rate, time.Duration(secs)*time.Second)
+		fmt.Printf("rate %6d op/s: the CQL exchange alone (a request the coordinator refuses before the data path) costs %.1f µs CPU/op: the rest, %.1f µs, is the data path\n",
+			rate, exchange, perOp-exchange)
+		b.ReportMetric(exchange, fmt.Sprintf("µs-cpu-exchange/op@%d", rate))
 	}
+}
+
+// exchangeCPU is the node CPU per request, at rate for d, of a request
+// that costs the nodes one CQL exchange and nothing of the data path: a
+// prepared read whose bound LIMIT 0 the coordinator refuses before it reads
+// (select_statement.cc get_limit). With the same client, connections and
+// arrivals as the mixed load, it is what answering a request costs the
+// nodes before any replica does any work: waking for it, reading, parsing
+// and binding it, and writing the answer.
+func exchangeCPU(ctx context.Context, b *testing.B, c *Cluster, s *gocql.Session, rate int, d time.Duration) float64 {
+	refused := func(k int64) error {
+		var v []byte
+		err := s.Query(`SELECT v FROM ks.t WHERE k = ? LIMIT ?`, k, 0).Consistency(gocql.Quorum).Scan(&v)
+		if err != nil && strings.Contains(err.Error(), "strictly positive") {
+			return nil
+		}
+		return fmt.Errorf("LIMIT 0 not refused: %v", err)
+	}
+	drive(ctx, rate, time.Second, refused)
+	cpu0 := nodesCPU(b, c)
+	lat, failed := drive(ctx, rate, d, refused)
+	cpu := nodesCPU(b, c) - cpu0
+	if failed > 0 {
+		b.Fatalf("rate %d: %d of %d refused reads were not refused as LIMIT 0", rate, failed, len(lat)+failed)
+	}
+	return cpu.Seconds() * 1e6 / float64(len(lat))
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
@@ -242,6 +281,26 @@ func writeKeys(ctx context.Context, s *gocql.Session, value []byte, n int) error
 // driveMixed issues rate op/s for d, alternating writes and reads of random
 // keys, from a pool of workers; latencies count from the scheduled start.
 func driveMixed(ctx context.Context, s *gocql.Session, value []byte, keys, rate int, d time.Duration) ([]time.Duration, int) {
+	var n atomic.Int64
+	return drive(ctx, rate, d, func(k int64) error {
+		k %= int64(keys)
+		if n.Add(1)%2 == 1 {
+			return s.Query(`INSERT INTO ks.t (k, v) VALUES (?, ?)`, k, value).Consistency(gocql.Quorum).Exec()
+		}
+		var v []byte
+		err := s.Query(`SELECT v FROM ks.t WHERE k = ?`, k).Consistency(gocql.Quorum).Scan(&v)
+		if err == gocql.ErrNotFound {
+			err = nil
+		}
+		return err
+	})
+}
+
+// drive calls op with a random key rate times a second for d (an open
+// model: each call is due at its own time), from a pool of workers; the
+// latencies of the calls that succeeded, counted from when each was due,
+// and how many failed.
+func drive(ctx context.Context, rate int, d time.Duration, op func(k int64) error) ([]time.Duration, int) {
 	total := int(float64(rate) * d.Seconds())
 	start := time.Now()
 	interval := time.Second / time.Duration(rate)
@@ -265,18 +324,7 @@ func driveMixed(ctx context.Context, s *gocql.Session, value []byte, keys, rate 
 				if w := time.Until(due); w > 0 {
 					time.Sleep(w)
 				}
-				k := rand.Int64N(int64(keys))
-				var err error
-				if i%2 == 0 {
-					err = s.Query(`INSERT INTO ks.t (k, v) VALUES (?, ?)`, k, value).Consistency(gocql.Quorum).Exec()
-				} else {
-					var v []byte
-					err = s.Query(`SELECT v FROM ks.t WHERE k = ?`, k).Consistency(gocql.Quorum).Scan(&v)
-					if err == gocql.ErrNotFound {
-						err = nil
-					}
-				}
-				if err != nil {
+				if err := op(rand.Int64N(math.MaxInt64)); err != nil {
 					failed.Add(1)
 					continue
 				}
