@@ -189,7 +189,10 @@ func BenchmarkNodeCost(b *testing.B) {
 func exchangeCPU(ctx context.Context, b *testing.B, c *Cluster, s *gocql.Session, rate int, d time.Duration) float64 {
 	refused := func(k int64) error {
 		var v []byte
-		err := s.Query(`SELECT v FROM ks.t WHERE k = ? LIMIT ?`, k, 0).Consistency(gocql.Quorum).Scan(&v)
+		// No retry: the driver's default policy sends a refused request
+		// to the next host three more times.
+		err := s.Query(`SELECT v FROM ks.t WHERE k = ? LIMIT ?`, k, 0).Consistency(gocql.Quorum).
+			RetryPolicy(&gocql.SimpleRetryPolicy{NumRetries: 0}).Scan(&v)
 		if err != nil && strings.Contains(err.Error(), "strictly positive") {
 			return nil
 		}
