@@ -87,10 +87,10 @@ type Config struct {
 	WatchdogPeriod time.Duration
 	// NoWatchdog disables the runtime-pause watchdog (batch stalls remain).
 	NoWatchdog bool
-	// Hold, when set, is where the watchdog's due timer waits before it
-	// reads the time (a node paused in a shared process, node.Life: its
-	// pause is its lag, as a SIGSTOPped process's is).
-	Hold func()
+	// Held, when set, says the watchdog skips its ticks (a node paused or
+	// killed in a shared process, node.Life): after a pause its first tick
+	// is late by the pause, as a SIGSTOPped process's timer is.
+	Held func() bool
 }
 
 // Model is the capacity model of one node. Safe for concurrent use.
@@ -162,7 +162,7 @@ func New(cfg Config) *Model {
 		m.shards[i] = &shard{}
 	}
 	if cfg.StallThreshold > 0 && !cfg.NoWatchdog {
-		m.meter = schedlag.StartHeld(cfg.WatchdogPeriod, m.late, cfg.Hold)
+		m.meter = schedlag.StartHeld(cfg.WatchdogPeriod, m.late, cfg.Held)
 	}
 	return m
 }

@@ -58,6 +58,10 @@ func (l *Life) Hold() {
 	}
 }
 
+// Held reports whether the node is paused or killed: what it would do now
+// waits (for good once killed).
+func (l *Life) Held() bool { return l != nil && (l.paused.Load() || l.killed.Load()) }
+
 // Paused reports whether the node is paused (and not killed).
 func (l *Life) Paused() bool { return l != nil && l.paused.Load() && !l.killed.Load() }
 

@@ -89,7 +89,7 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 		StallThreshold: cfg.StallThreshold, Detector: n.stalls, OnStall: func(_ int, d time.Duration) {
 			n.met.stalls.Observe(float64(d.Microseconds()))
 		},
-		CompactionShares: n.newCompactionBacklog().shares, Hold: cfg.Life.Hold})
+		CompactionShares: n.newCompactionBacklog().shares, Held: cfg.Life.Held})
 	n.chargeCompactions()
 	n.criticalDiskMode = criticalDiskMode(cfg.Version)
 	if cfg.DiskFromFilesystem {

@@ -32,70 +32,131 @@ func Excess(late time.Duration) time.Duration {
 // DefaultPeriod is a Meter's tick when Start is given none.
 const DefaultPeriod = 12500 * time.Microsecond
 
-// Meter sums the lag of its own timer until stopped.
+// Meter sums the lag of its timer until stopped.
 type Meter struct {
-	lag      atomic.Int64 // ns
-	onLate   func(late time.Duration)
-	hold     func()
-	stop     chan struct{}
-	done     chan struct{}
-	stopOnce sync.Once
+	lag    atomic.Int64 // ns
+	onLate func(late time.Duration)
+	held   func() bool
+	last   time.Time // its last tick (or its start); the ticker's goroutine only
+	// leave takes the meter off its ticker; mu is held by a tick in
+	// progress, so that Stop waits for it.
+	leave   func()
+	mu      sync.Mutex
+	stopped bool
 }
 
 // Start starts a meter ticking every period (DefaultPeriod when <= 0).
 func Start(period time.Duration) *Meter { return StartWith(period, nil) }
 
 // StartWith is Start with onLate, when set, told every tick's whole
-// lateness from the meter's goroutine (the emulated nodes' stall reports:
+// lateness from its timer's goroutine (the emulated nodes' stall reports:
 // a runtime pause is a stall).
 func StartWith(period time.Duration, onLate func(late time.Duration)) *Meter {
 	return StartHeld(period, onLate, nil)
 }
 
-// StartHeld is StartWith for a meter whose timer, once due, waits in hold
-// (when set) before it reads the time: an emulated node paused in a
-// process it shares with others (node.Life) is late by its pause, as a
-// SIGSTOPped process's timer is.
-func StartHeld(period time.Duration, onLate func(late time.Duration), hold func()) *Meter {
+// StartHeld is StartWith for a meter that is held while held (when set)
+// says so: an emulated node paused in a process it shares with others
+// (node.Life). A held meter skips ticks; its first tick after is late by
+// the hold, as a SIGSTOPped process's timer is.
+//
+// Meters of one period share one timer: the nodes of a host process measure
+// one Go runtime, and a timer each was a wake-up each (three nodes at
+// 12.5 ms: 240 a second, the largest share of an idle host's wake-ups,
+// issue 45). Each meter keeps its own lag, lateness and holds.
+func StartHeld(period time.Duration, onLate func(late time.Duration), held func() bool) *Meter {
 	if period <= 0 {
 		period = DefaultPeriod
 	}
-	m := &Meter{onLate: onLate, hold: hold, stop: make(chan struct{}), done: make(chan struct{})}
-	go m.run(period)
+	m := &Meter{onLate: onLate, held: held, last: time.Now()}
+	tickers.join(period, m)
 	return m
 }
 
-func (m *Meter) run(period time.Duration) {
-	defer close(m.done)
-	t := time.NewTimer(period)
-	defer t.Stop()
-	expected := time.Now().Add(period)
-	for {
-		select {
-		case <-m.stop:
+// tickers are the shared timers, one per period.
+var tickers = tickerSet{byPeriod: map[time.Duration]*ticker{}}
+
+type tickerSet struct {
+	mu       sync.Mutex
+	byPeriod map[time.Duration]*ticker
+}
+
+// ticker is one timer and the meters it serves; its goroutine ends when
+// its last meter stops.
+type ticker struct {
+	period time.Duration
+	meters map[*Meter]struct{}
+}
+
+func (s *tickerSet) join(period time.Duration, m *Meter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.byPeriod[period]
+	if t == nil {
+		t = &ticker{period: period, meters: map[*Meter]struct{}{}}
+		s.byPeriod[period] = t
+		go s.run(t)
+	}
+	t.meters[m] = struct{}{}
+	m.leave = func() {
+		s.mu.Lock()
+		delete(t.meters, m)
+		s.mu.Unlock()
+	}
+}
+
+// run ticks every period, restarting from the actual wake time so that
+// one pause counts once, until no meter is left.
+func (s *tickerSet) run(t *ticker) {
+	tm := time.NewTimer(t.period)
+	defer tm.Stop()
+	var due []*Meter
+	for range tm.C {
+		now := time.Now()
+		s.mu.Lock()
+		if len(t.meters) == 0 {
+			delete(s.byPeriod, t.period)
+			s.mu.Unlock()
 			return
-		case <-t.C:
-			if m.hold != nil {
-				m.hold()
-			}
-			now := time.Now()
-			late := now.Sub(expected)
-			m.lag.Add(int64(Excess(late)))
-			if m.onLate != nil {
-				m.onLate(late)
-			}
-			// Restart from the actual wake time, so one pause counts once.
-			expected = now.Add(period)
-			t.Reset(period)
 		}
+		due = due[:0]
+		for m := range t.meters {
+			due = append(due, m)
+		}
+		s.mu.Unlock()
+		for _, m := range due {
+			m.tick(now, t.period)
+		}
+		tm.Reset(t.period)
+	}
+}
+
+// tick is one tick of the shared timer at now for m: late by how long
+// after its own last tick plus the period it comes (a meter held over
+// ticks is late by the hold; one that joined since the last tick is not
+// late).
+func (m *Meter) tick(now time.Time, period time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopped || m.held != nil && m.held() {
+		return
+	}
+	late := max(now.Sub(m.last.Add(period)), 0)
+	m.last = now
+	m.lag.Add(int64(Excess(late)))
+	if m.onLate != nil {
+		m.onLate(late)
 	}
 }
 
 // Lag is the total lag measured so far.
 func (m *Meter) Lag() time.Duration { return time.Duration(m.lag.Load()) }
 
-// Stop stops the meter; Lag keeps its total.
+// Stop stops the meter; Lag keeps its total. Its onLate is not called
+// once Stop has returned.
 func (m *Meter) Stop() {
-	m.stopOnce.Do(func() { close(m.stop) })
-	<-m.done
+	m.leave()
+	m.mu.Lock()
+	m.stopped = true
+	m.mu.Unlock()
 }

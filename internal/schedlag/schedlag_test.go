@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -43,5 +44,51 @@ func TestExcess(t *testing.T) {
 		if got := Excess(c.late); got != c.want {
 			t.Errorf("Excess(%v) = %v, want %v", c.late, got, c.want)
 		}
+	}
+}
+
+// Meters of one period share one timer (one goroutine for all, not one
+// each), and each keeps its own holds: a meter held for 300 ms is late by
+// the hold on its first tick after it, the others are not.
+func TestMetersShareATimerAndKeepTheirHolds(t *testing.T) {
+	const period = 7 * time.Millisecond // a period no other test uses
+	before := runtime.NumGoroutine()
+	var held atomic.Bool
+	var heldLate, freeLate atomic.Int64
+	record := func(to *atomic.Int64) func(time.Duration) {
+		return func(late time.Duration) {
+			if int64(late) > to.Load() {
+				to.Store(int64(late))
+			}
+		}
+	}
+	var meters []*Meter
+	meters = append(meters, StartHeld(period, record(&heldLate), held.Load))
+	for range 9 {
+		meters = append(meters, StartHeld(period, record(&freeLate), nil))
+	}
+	if n := runtime.NumGoroutine() - before; n > 1 {
+		t.Errorf("10 meters of one period started %d goroutines, want 1", n)
+	}
+	time.Sleep(50 * time.Millisecond)
+	held.Store(true)
+	time.Sleep(300 * time.Millisecond)
+	held.Store(false)
+	time.Sleep(50 * time.Millisecond)
+	for _, m := range meters {
+		m.Stop()
+	}
+	if got := time.Duration(heldLate.Load()); got < 250*time.Millisecond || got > 600*time.Millisecond {
+		t.Errorf("a meter held for 300 ms was at most %v late, want about 300 ms", got)
+	}
+	if got := time.Duration(freeLate.Load()); got > 100*time.Millisecond {
+		t.Errorf("meters not held were up to %v late while another was held", got)
+	}
+	if lag := meters[0].Lag(); lag < 250*time.Millisecond {
+		t.Errorf("the held meter's lag is %v, want the hold's 300 ms", lag)
+	}
+	time.Sleep(3 * period)
+	if n := runtime.NumGoroutine() - before; n > 0 {
+		t.Errorf("%d goroutines left once every meter stopped", n)
 	}
 }
