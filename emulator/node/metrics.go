@@ -146,6 +146,7 @@ func newMetrics(n *Node) *metrics {
 			}))
 	}
 	registerCompactionMetrics(reg, n)
+	registerCacheMetrics(reg, n)
 	for _, op := range []string{"bootstrap", "decommission", "removenode"} {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "scylla_streaming_finished_percentage", Help: "progress of the node operation's streaming (percent)", ConstLabels: prometheus.Labels{"ops": op, "shard": "0"}},
 			func() float64 { return n.finishedPercentage(op) }))
@@ -204,6 +205,46 @@ func shareOf(count int64, s, n int) float64 {
 		return 0
 	}
 	return float64((count-int64(s)-1)/int64(n) + 1)
+}
+
+// registerCacheMetrics exports the row cache's metrics per shard with
+// ScyllaDB's names (db/row_cache.cc, cache_tracker::setup_metrics: group
+// "cache"; bytes_used and partitions gauges, the rest counters). One cache
+// serves every shard here: its figures are split across the shards.
+func registerCacheMetrics(reg *prometheus.Registry, n *Node) {
+	shards := max(1, n.cfg.VCPUs)
+	cache := func() *rowCache {
+		if n.store == nil {
+			return nil
+		}
+		return n.store.cache
+	}
+	for s := 0; s < shards; s++ {
+		lab := prometheus.Labels{"shard": strconv.Itoa(s)}
+		share := func(f func(*rowCache) int64) func() float64 {
+			return func() float64 {
+				if c := cache(); c != nil {
+					return shareOf(f(c), s, shards)
+				}
+				return 0
+			}
+		}
+		gauge := func(name, help string, f func(*rowCache) int64) {
+			reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "scylla_cache_" + name, Help: help, ConstLabels: lab}, share(f)))
+		}
+		counter := func(name, help string, v func(*rowCache) *atomic.Uint64) {
+			reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "scylla_cache_" + name, Help: help, ConstLabels: lab},
+				share(func(c *rowCache) int64 { return int64(v(c).Load()) })))
+		}
+		gauge("bytes_used", "current bytes used by the cache out of the total size of memory", (*rowCache).bytesUsed)
+		gauge("partitions", "total number of cached partitions", (*rowCache).partitions)
+		counter("partition_hits", "number of partitions needed by reads and found in cache", func(c *rowCache) *atomic.Uint64 { return &c.hits })
+		counter("partition_misses", "number of partitions needed by reads and missing in cache", func(c *rowCache) *atomic.Uint64 { return &c.misses })
+		counter("partition_insertions", "total number of partitions added to cache", func(c *rowCache) *atomic.Uint64 { return &c.insertions })
+		counter("partition_evictions", "total number of evicted partitions", func(c *rowCache) *atomic.Uint64 { return &c.evictions })
+		counter("partition_removals", "total number of invalidated partitions", func(c *rowCache) *atomic.Uint64 { return &c.removals })
+		counter("mispopulations", "number of entries not inserted by reads", func(c *rowCache) *atomic.Uint64 { return &c.mispopulations })
+	}
 }
 
 // registerCompactionMetrics exports the compaction manager's metrics per

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -225,7 +226,16 @@ func (s *Store) MergeKVs(kvs []KV) error {
 			return err
 		}
 	}
-	return b.Commit(pebble.NoSync)
+	if err := b.Commit(pebble.NoSync); err != nil {
+		s.cache.invalidate()
+		return err
+	}
+	for _, kv := range kvs {
+		if err := s.cache.merged(kv.K, bytes.Clone(kv.V)); err != nil {
+			return fmt.Errorf("merging a repaired row into the row cache: %w", err)
+		}
+	}
+	return nil
 }
 
 // startRepair plans and starts a repair_async request in the background

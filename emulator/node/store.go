@@ -366,6 +366,8 @@ type Store struct {
 
 	closed atomic.Bool // metrics read nothing from a closed store
 
+	cache *rowCache // what ReadRow reads, as ScyllaDB's row cache (rowcache.go)
+
 	bg *backgroundPriority // flushes' and compactions' thread priority
 
 	// stalled: Pebble is holding writes back (its memtables wait for a
@@ -466,8 +468,25 @@ func openStore(dir string, capacityBytes int64, life *Life) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening pebble in %s: %w", dir, err)
 	}
+	empty, err := holdsNoRows(db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening pebble in %s: %w", dir, err)
+	}
 	bg.start(db)
-	return &Store{db: db, dir: dir, opts: opts, size: sz, bg: bg, stalled: stalled, life: life}, nil
+	return &Store{db: db, dir: dir, opts: opts, size: sz, bg: bg, stalled: stalled, life: life,
+		cache: newRowCache(rowCacheSize(capacityBytes), empty)}, nil
+}
+
+// holdsNoRows: the store holds no data key (a new node's), so an empty
+// row cache knows all of it.
+func holdsNoRows(db *pebble.DB) (bool, error) {
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixData}, UpperBound: []byte{prefixData + 1}})
+	if err != nil {
+		return false, err
+	}
+	empty := !it.First()
+	return empty, errors.Join(it.Error(), it.Close())
 }
 
 // storeSizing is the Pebble shape for an emulated disk.
@@ -571,6 +590,10 @@ func (s *Store) Apply(ms []engine.Mutation, tableIDs [][16]byte, counter bool) e
 	defer b.Close()
 	var buf []byte
 	now := time.Now()
+	// What the row cache learns once the batch is committed: a key and its
+	// merge operand (nil: the row is deleted).
+	type cached struct{ key, operand []byte }
+	updates := make([]cached, 0, len(ms))
 	for i := range ms {
 		m := &ms[i]
 		id := tableIDs[i]
@@ -613,9 +636,26 @@ func (s *Store) Apply(ms []engine.Mutation, tableIDs [][16]byte, counter bool) e
 			if err := put(b); err != nil {
 				return err
 			}
+			switch {
+			case !m.Delete:
+				updates = append(updates, cached{key, bytes.Clone(buf)})
+			case len(m.Clustering) == 0:
+				updates = append(updates, cached{key, nil})
+			}
 		}
 	}
-	return b.Commit(pebble.NoSync)
+	if err := b.Commit(pebble.NoSync); err != nil {
+		s.cache.invalidate()
+		return err
+	}
+	for _, u := range updates {
+		if u.operand == nil {
+			s.cache.deleted(u.key)
+		} else if err := s.cache.merged(u.key, u.operand); err != nil {
+			return fmt.Errorf("merging a written row into the row cache: %w", err)
+		}
+	}
+	return nil
 }
 
 // Read returns the rows of one partition (clustering order = byte order).
@@ -650,14 +690,24 @@ func (s *Store) Read(id [16]byte, r engine.Read) ([]engine.Row, error) {
 // is one row at one key, so a point lookup (bloom filters, no iterator)
 // finds it; that was most of a replica read's CPU.
 func (s *Store) ReadRow(id [16]byte, r engine.Read) ([]engine.Row, error) {
-	v, closer, err := s.db.Get(partitionPrefix(id, Token(r.PartitionKey), r.PartitionKey))
-	if errors.Is(err, pebble.ErrNotFound) {
+	key := partitionPrefix(id, Token(r.PartitionKey), r.PartitionKey)
+	v, cached, stamp := s.cache.get(key)
+	if !cached {
+		stored, closer, err := s.db.Get(key)
+		switch {
+		case errors.Is(err, pebble.ErrNotFound):
+			s.cache.populate(key, nil, stamp)
+		case err != nil:
+			return nil, err
+		default:
+			defer closer.Close()
+			s.cache.populate(key, stored, stamp)
+			v = stored
+		}
+	}
+	if v == nil {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer closer.Close()
 	row, live, err := liveRow(v, []byte{}, time.Now().Unix(), r.CellMeta)
 	if err != nil || !live {
 		return nil, err
@@ -776,6 +826,7 @@ func (s *Store) DeleteRange(start, end []byte, compact bool) error {
 	if err := s.db.DeleteRange(start, end, pebble.NoSync); err != nil {
 		return err
 	}
+	s.cache.removedRange(start, end)
 	if compact {
 		if err := s.db.Flush(); err != nil {
 			return err

@@ -109,6 +109,7 @@ func (t *StreamedTablet) release() error {
 	if b == nil {
 		return nil
 	}
+	t.s.cache.invalidate() // the held writes did not update it
 	s := t.s
 	s.streamMu.Lock()
 	s.streams = slices.DeleteFunc(s.streams, func(x *StreamedTablet) bool { return x == t })
@@ -188,6 +189,9 @@ func (t *StreamedTablet) ingest() error {
 	} else if err = t.s.db.Ingest([]string{path}); err != nil {
 		err = fmt.Errorf("ingesting streamed sstable %s: %w", path, err)
 	}
+	// The file's rows are not in the row cache (table.cc invalidates the
+	// cache for sstables it loads).
+	t.s.cache.invalidate()
 	// Pebble links (or copies) an ingested file into the DB and removes the
 	// original, but not when the ingest fails. A leftover link would count
 	// twice in the disk model's walk.
