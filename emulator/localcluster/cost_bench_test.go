@@ -36,7 +36,11 @@ import (
 // (measured from each operation's scheduled start, so a stalled client or
 // node shows). Before the rates it measures the machine: a 1 KiB loopback
 // round trip between busy goroutines (the system calls' floor) and between
-// idle ones (the difference is the cost of waking them). Run it with
+// idle ones (the difference is the cost of waking them). Each rate's figure
+// is then split: what the nodes cost idle, the CQL exchange alone
+// (exchangeCPU), the stores alone (storeAloneCPU: the replica writes and
+// reads on three stores in this process) and the node code around them,
+// the rest. Run it with
 // `make bench-emulator`;
 // BENCH_EMU_RATES (default "2000,10000") and BENCH_EMU_SECONDS (default 10)
 // change the rates and the time per rate; BENCH_NODE_PROFILE writes a CPU
@@ -176,6 +180,11 @@ func BenchmarkNodeCost(b *testing.B) {
 		fmt.Printf("rate %6d op/s: the CQL exchange alone (a request the coordinator refuses before the data path) costs %.1f µs CPU/op: the rest, %.1f µs, is the data path\n",
 			rate, exchange, perOp-exchange)
 		b.ReportMetric(exchange, fmt.Sprintf("µs-cpu-exchange/op@%d", rate))
+		diskBytes := int64(opts.DiskGB * nodeStorageScaleMiBPerGB * (1 << 20))
+		store := storeAloneCPU(ctx, b, diskBytes, value, keys, rate, time.Duration(secs)*time.Second)
+		fmt.Printf("rate %6d op/s: the stores alone (the same replica writes and reads called straight on three node stores in one process, no CQL, internode or node code) cost %.1f µs CPU/op: the node code around them, %.1f µs\n",
+			rate, store, perOp-exchange-store)
+		b.ReportMetric(store, fmt.Sprintf("µs-cpu-store/op@%d", rate))
 	}
 }
 
