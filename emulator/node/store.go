@@ -615,7 +615,9 @@ func (s *Store) Apply(ms []engine.Mutation, tableIDs [][16]byte, counter bool) e
 				cells = append(cells, c)
 			}
 			slices.SortFunc(cells, func(a, b cell) int { return strings.Compare(a.Name, b.Name) })
-			buf = encodeRow(buf[:0], cells)
+			// A buffer of its own (encodeRow sizes it once): the batch
+			// copies it and the row cache keeps it.
+			buf = encodeRow(nil, cells)
 		}
 		put := func(w pebble.Writer) error {
 			switch {
@@ -638,7 +640,7 @@ func (s *Store) Apply(ms []engine.Mutation, tableIDs [][16]byte, counter bool) e
 			}
 			switch {
 			case !m.Delete:
-				updates = append(updates, cached{key, bytes.Clone(buf)})
+				updates = append(updates, cached{key, buf})
 			case len(m.Clustering) == 0:
 				updates = append(updates, cached{key, nil})
 			}
