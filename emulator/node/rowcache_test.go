@@ -168,6 +168,7 @@ func TestRowCacheAnswersWhatTheStoreHolds(t *testing.T) {
 					}
 				}
 				checkCacheMatchesStore(t, s, id, keys, fmt.Sprintf("step %d (%s)", step, what))
+				checkKeyIndex(t, s.cache)
 			}
 			c := s.cache
 			if c.hits.Load() == 0 {
@@ -309,4 +310,52 @@ func TestRowCacheReadThatMissedAWriteDoesNotPopulate(t *testing.T) {
 	if v, cached, _ := c.get(key); !cached || !bytes.Equal(v, newer) {
 		t.Fatalf("a read with no write in between: cached %v, %q", cached, v)
 	}
+}
+
+// checkKeyIndex: the ordered index holds exactly the cached keys.
+func checkKeyIndex(t *testing.T, c *rowCache) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cached := c.rows.Keys()
+	slices.Sort(cached)
+	var indexed []string
+	c.keys.Ascend(func(k string) bool { indexed = append(indexed, k); return true })
+	if !slices.Equal(cached, indexed) {
+		t.Fatalf("the key index holds %d keys, the cache %d", len(indexed), len(cached))
+	}
+}
+
+// TestRowCacheRemovedRangeKeepsTheRest: dropping one table's range leaves
+// the other table's entries cached.
+func TestRowCacheRemovedRangeKeepsTheRest(t *testing.T) {
+	c := newRowCache(1<<20, false)
+	row := encodeRow(nil, []cell{{Name: "v", TS: 1, Value: []byte("x")}})
+	var dropped, kept [][]byte
+	for i := range 50 {
+		pk := binary.BigEndian.AppendUint32(nil, uint32(i))
+		for _, id := range [][16]byte{{1}, {2}} {
+			key := partitionPrefix(id, Token(pk), pk)
+			_, _, stamp := c.get(key)
+			c.populate(key, row, stamp)
+			if id[0] == 1 {
+				dropped = append(dropped, key)
+			} else {
+				kept = append(kept, key)
+			}
+		}
+	}
+	start := tableStart([16]byte{1})
+	c.removedRange(start, keyUpperBound(start))
+	for _, k := range dropped {
+		if _, cached, _ := c.get(k); cached {
+			t.Fatalf("key %x of the dropped range is still cached", k)
+		}
+	}
+	for _, k := range kept {
+		if v, cached, _ := c.get(k); !cached || !bytes.Equal(v, row) {
+			t.Fatalf("key %x outside the dropped range: cached %v", k, cached)
+		}
+	}
+	checkKeyIndex(t, c)
 }
