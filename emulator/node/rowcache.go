@@ -41,7 +41,7 @@ type rowCache struct {
 	// hundreds of times as a join moved tablets away, and the main job's
 	// P99 at each step doubled.
 	keys *btree.BTreeG[string]
-	used int64                          // bytes, with rowCacheOverhead per entry
+	used int64 // bytes, with rowCacheOverhead per entry
 	max  int64
 	// complete: every row the store holds is in rows (continuity).
 	complete bool
