@@ -231,9 +231,7 @@ func (s *Store) MergeKVs(kvs []KV) error {
 		return err
 	}
 	for _, kv := range kvs {
-		if err := s.cache.merged(kv.K, bytes.Clone(kv.V)); err != nil {
-			return fmt.Errorf("merging a repaired row into the row cache: %w", err)
-		}
+		s.cache.merged(kv.K, bytes.Clone(kv.V))
 	}
 	return nil
 }

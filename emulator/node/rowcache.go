@@ -139,30 +139,30 @@ func (c *rowCache) put(key string, v []byte) {
 
 // merged applies a committed merge operand of key, as the store's merge
 // operator merges it. The cache keeps operand: the caller must not change
-// it.
-func (c *rowCache) merged(key, operand []byte) error {
+// it. A row the operator cannot merge (a corrupt one) leaves the cache,
+// which stops being continuous: the write itself is committed.
+func (c *rowCache) merged(key, operand []byte) {
 	if !cacheable(key) {
-		return nil
+		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stripes[stripeOf(key)]++
 	old, ok := c.rows.Peek(string(key))
 	if !ok && !c.complete {
-		return nil
+		return
 	}
 	if old == nil || supersedes(operand, old) {
 		c.put(string(key), operand)
-		return nil
+		return
 	}
 	v, err := mergeStored(key, old, operand)
 	if err != nil {
 		c.removeLocked(key)
 		c.complete = false
-		return err
+		return
 	}
 	c.put(string(key), v)
-	return nil
 }
 
 // deleted records that key's row is gone (committed).

@@ -653,8 +653,8 @@ func (s *Store) Apply(ms []engine.Mutation, tableIDs [][16]byte, counter bool) e
 	for _, u := range updates {
 		if u.operand == nil {
 			s.cache.deleted(u.key)
-		} else if err := s.cache.merged(u.key, u.operand); err != nil {
-			return fmt.Errorf("merging a written row into the row cache: %w", err)
+		} else {
+			s.cache.merged(u.key, u.operand)
 		}
 	}
 	return nil
@@ -694,6 +694,7 @@ func (s *Store) Read(id [16]byte, r engine.Read) ([]engine.Row, error) {
 func (s *Store) ReadRow(id [16]byte, r engine.Read) ([]engine.Row, error) {
 	key := partitionPrefix(id, Token(r.PartitionKey), r.PartitionKey)
 	v, cached, stamp := s.cache.get(key)
+	found := v != nil // the cache holds no nil row
 	if !cached {
 		stored, closer, err := s.db.Get(key)
 		switch {
@@ -704,10 +705,10 @@ func (s *Store) ReadRow(id [16]byte, r engine.Read) ([]engine.Row, error) {
 		default:
 			defer closer.Close()
 			s.cache.populate(key, stored, stamp)
-			v = stored
+			v, found = stored, true
 		}
 	}
-	if v == nil {
+	if !found {
 		return nil, nil
 	}
 	row, live, err := liveRow(v, []byte{}, time.Now().Unix(), r.CellMeta)
