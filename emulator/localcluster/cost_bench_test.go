@@ -18,10 +18,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/emulator"
 	"github.com/elasticity-dev/elasticity/emulator/cpustat"
 	"github.com/gocql/gocql"
 )
@@ -180,7 +180,7 @@ func BenchmarkNodeCost(b *testing.B) {
 		fmt.Printf("rate %6d op/s: the CQL exchange alone (a request the coordinator refuses before the data path) costs %.1f µs CPU/op: the rest, %.1f µs, is the data path\n",
 			rate, exchange, perOp-exchange)
 		b.ReportMetric(exchange, fmt.Sprintf("µs-cpu-exchange/op@%d", rate))
-		diskBytes := int64(opts.DiskGB * nodeStorageScaleMiBPerGB * (1 << 20))
+		diskBytes := int64(opts.DiskGB * emulator.DefaultStorageScaleMiBPerGB * (1 << 20))
 		store := storeAloneCPU(ctx, b, diskBytes, value, keys, rate, time.Duration(secs)*time.Second)
 		fmt.Printf("rate %6d op/s: the stores alone (the same replica writes and reads called straight on three node stores in one process, no CQL, internode or node code) cost %.1f µs CPU/op: the node code around them, %.1f µs\n",
 			rate, store, perOp-exchange-store)
@@ -253,12 +253,7 @@ func loopbackRoundTripCPU(n int, pause time.Duration) (time.Duration, error) {
 	}
 	defer c.Close()
 	buf := make([]byte, 1024)
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	c0 := cpu()
+	c0 := selfCPU()
 	for range n {
 		if _, err := c.Write(buf); err != nil {
 			return 0, err
@@ -270,7 +265,7 @@ func loopbackRoundTripCPU(n int, pause time.Duration) (time.Duration, error) {
 			time.Sleep(pause)
 		}
 	}
-	return (cpu() - c0) / time.Duration(n), nil
+	return (selfCPU() - c0) / time.Duration(n), nil
 }
 
 // writeKeys writes keys 0..n-1 at QUORUM, closed loop with 64 workers.

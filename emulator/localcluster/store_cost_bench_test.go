@@ -73,11 +73,6 @@ func storeAloneCPU(ctx context.Context, b *testing.B, diskBytes int64, value []b
 	return us(cpu)/float64(len(lat)) - us(driver)/float64(len(idle))
 }
 
-// nodeStorageScaleMiBPerGB is the nodes' emulated disk per GB of their
-// instance's (emulator.DefaultStorageScaleMiBPerGB, which this package
-// cannot import: emulator imports it).
-const nodeStorageScaleMiBPerGB = 0.2
-
 // selfCPU is this process's CPU time (user and system).
 func selfCPU() time.Duration {
 	var ru syscall.Rusage

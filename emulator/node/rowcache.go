@@ -105,13 +105,14 @@ func (c *rowCache) get(key []byte) (v []byte, cached bool, stamp uint64) {
 // row), unless a write to the key's stripe came in between: the read may
 // have missed it.
 func (c *rowCache) populate(key, v []byte, stamp uint64) {
+	k := string(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stripes[stripeOf(key)] != stamp || c.rows.Contains(string(key)) {
+	if c.stripes[stripeOf(key)] != stamp || c.rows.Contains(k) {
 		c.mispopulations.Add(1)
 		return
 	}
-	c.put(string(key), bytes.Clone(v))
+	c.put(k, bytes.Clone(v))
 }
 
 // put sets key's value and evicts the least recently used entries beyond
@@ -145,24 +146,25 @@ func (c *rowCache) merged(key, operand []byte) {
 	if !cacheable(key) {
 		return
 	}
+	k := string(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stripes[stripeOf(key)]++
-	old, ok := c.rows.Peek(string(key))
+	old, ok := c.rows.Peek(k)
 	if !ok && !c.complete {
 		return
 	}
 	if old == nil || supersedes(operand, old) {
-		c.put(string(key), operand)
+		c.put(k, operand)
 		return
 	}
 	v, err := mergeStored(key, old, operand)
 	if err != nil {
-		c.removeLocked(key)
+		c.removeLocked(k)
 		c.complete = false
 		return
 	}
-	c.put(string(key), v)
+	c.put(k, v)
 }
 
 // deleted records that key's row is gone (committed).
@@ -170,21 +172,22 @@ func (c *rowCache) deleted(key []byte) {
 	if !cacheable(key) {
 		return
 	}
+	k := string(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stripes[stripeOf(key)]++
 	if c.complete {
-		c.removeLocked(key)
-	} else if c.rows.Contains(string(key)) {
-		c.put(string(key), nil)
+		c.removeLocked(k)
+	} else if c.rows.Contains(k) {
+		c.put(k, nil)
 	}
 }
 
-func (c *rowCache) removeLocked(key []byte) {
-	if old, ok := c.rows.Peek(string(key)); ok {
-		c.rows.Remove(string(key))
-		c.keys.Delete(string(key))
-		c.used -= entrySize(string(key), old)
+func (c *rowCache) removeLocked(key string) {
+	if old, ok := c.rows.Peek(key); ok {
+		c.rows.Remove(key)
+		c.keys.Delete(key)
+		c.used -= entrySize(key, old)
 		c.removals.Add(1)
 	}
 }
@@ -204,7 +207,7 @@ func (c *rowCache) removedRange(start, end []byte) {
 		return true
 	})
 	for _, k := range in {
-		c.removeLocked([]byte(k))
+		c.removeLocked(k)
 	}
 }
 
