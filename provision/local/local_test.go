@@ -3,6 +3,7 @@ package local
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -83,17 +84,41 @@ func waitMode(t *testing.T, n provision.Node) {
 	t.Helper()
 	c := scyllarest.New(n.Address, n.RESTPort)
 	c.Timeout, c.Attempts = time.Second, 1
-	deadline := time.Now().Add(10 * time.Second)
+	// Generous: CI runs this beside docker builds and emulated clusters on
+	// two cores, where one exec of the test binary once took over 10 s. A
+	// node that never comes up still fails, with what it was doing.
+	const wait = 45 * time.Second
+	deadline := time.Now().Add(wait)
 	for {
 		m, err := c.OperationMode(context.Background())
 		if err == nil && m == "NORMAL" {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s not NORMAL after 10s: %q %v", n.Name, m, err)
+			t.Fatalf("%s not NORMAL after %s: %q %v\n%s", n.Name, wait, m, err, nodeState(n))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// nodeState says what a node that did not come up was doing: its
+// process's state and kernel wait channel, and its log's last lines.
+func nodeState(n provision.Node) string {
+	var b strings.Builder
+	if stat, err := os.ReadFile("/proc/" + n.ID + "/stat"); err == nil {
+		wchan, _ := os.ReadFile("/proc/" + n.ID + "/wchan")
+		fmt.Fprintf(&b, "process %s: stat %s wchan %s\n", n.ID, strings.TrimSpace(string(stat)), wchan)
+	} else {
+		fmt.Fprintf(&b, "process %s: %v\n", n.ID, err)
+	}
+	log, err := os.ReadFile(n.LogPath)
+	if err != nil {
+		fmt.Fprintf(&b, "log: %v", err)
+		return b.String()
+	}
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	fmt.Fprintf(&b, "log %s (last lines):\n%s", n.LogPath, strings.Join(lines[max(0, len(lines)-20):], "\n"))
+	return b.String()
 }
 
 func alive(pid int) bool {
