@@ -324,6 +324,7 @@ func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) (
 	if err != nil {
 		return nil, err
 	}
+	n.hwlbOrder(t.ID, alive, need)
 	type result struct {
 		rows []engine.Row
 		err  error
@@ -347,6 +348,7 @@ func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) (
 				res <- result{nil, err}
 				return
 			}
+			n.peerHeat.set(t.ID, h, m.Temp, time.Now())
 			res <- result{m.Rows, nil}
 		})
 	}

@@ -51,7 +51,16 @@ func (n *Node) handle(ctx context.Context, m *msg) (*msg, error) {
 		}
 		n.met.remoteReads.Add(1)
 		rows, err := n.localRead(ctx, *m.Read)
-		return &msg{Rows: rows}, err
+		if err != nil {
+			return nil, err
+		}
+		// The answer carries the table's cache hit rate here, as
+		// storage_proxy's read answers carry its cache_temperature.
+		var temp float32
+		if _, t, lerr := n.lookup(n.view.Load(), m.Read.Keyspace, m.Read.Table); lerr == nil {
+			temp = n.cacheTemperature(t.ID)
+		}
+		return &msg{Rows: rows, Temp: temp}, nil
 	case opCoord:
 		if m.Coord == nil {
 			return nil, errors.New("coord without an operation")

@@ -160,6 +160,8 @@ type Node struct {
 	subs  map[chan engine.Event]struct{}
 
 	// Tablet balancer (tablet_balancer.go).
+	// peerHeat: the replicas' cache hit rates per table (hitrate.go).
+	peerHeat   peerHeat
 	migMu      sync.Mutex
 	migrations map[string]bool // "table/index" in flight
 	finished   []*move         // streamed, waiting for the switch of ownership

@@ -109,3 +109,43 @@ func TestQuorumReadsSpreadOverTheOtherReplicas(t *testing.T) {
 		t.Errorf("%v remote data reads for %d QUORUM reads with a local replica", rb+rc, reads)
 	}
 }
+
+// TestQuorumReadsFavourTheHotReplica: with heat-weighted load balancing
+// (hwlb.go, hitrate.go) a coordinator whose replicas' caches differ sends
+// its QUORUM reads' remote data requests to the replica whose cache
+// answers them, learning each replica's hit rate from its answers; the
+// cold replica gets few. Without it each got about half
+// (TestQuorumReadsSpreadOverTheOtherReplicas), and without the answers'
+// hit rates the hot one would count as cold as the other.
+func TestQuorumReadsFavourTheHotReplica(t *testing.T) {
+	var log syncBuf
+	a := startMemberIn(t, "127.0.9.1", "rack1", &log, nil)
+	b := startMemberIn(t, "127.0.9.2", "rack2", &log, nil)
+	// c's cache holds nothing: every read of it misses.
+	c := startMemberIn(t, "127.0.9.3", "rack3", &log, func(n *Node) { n.store.cache = newRowCache(1, false) })
+	createTableRF(t, a, 10, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	read := func(i int) {
+		if _, err := a.Read(ctx, engine.Read{Keyspace: "ks", Table: "t", PartitionKey: []byte(fmt.Sprintf("key-%d", i%10))}, engine.Quorum); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Until the replicas' rates are recalculated (every 100 ms at the
+	// members' time scale) and answered, the coordinator knows none.
+	for i, end := 0, time.Now().Add(1500*time.Millisecond); time.Now().Before(end); i++ {
+		read(i)
+		time.Sleep(2 * time.Millisecond)
+	}
+	remote := func(n *Node) float64 { return float64(n.met.remoteReads.get()) }
+	b0, c0 := remote(b), remote(c)
+	const reads = 400
+	for i := range reads {
+		read(i)
+	}
+	rb, rc := remote(b)-b0, remote(c)-c0
+	t.Logf("remote data reads: hot rack2 %v, cold rack3 %v of %d QUORUM reads at rack1", rb, rc, reads)
+	if rb < reads*0.8 || rc > reads/10 {
+		t.Errorf("remote data reads: hot replica %v, cold replica %v of %d: the reads do not follow the hit rates", rb, rc, reads)
+	}
+}

@@ -72,6 +72,8 @@ type msg struct {
 	CL        engine.Consistency
 	Range     *rangeReq
 	RangeRows []engine.RangeRow
+	// Temp is a read answer's cache hit rate of the table (hitrate.go).
+	Temp float32
 }
 
 type rpcHandler func(ctx context.Context, m *msg) (*msg, error)

@@ -154,6 +154,7 @@ const (
 	hasRead
 	hasRows
 	isResp
+	hasTemp
 )
 
 func appendFast(b []byte, m *msg) []byte {
@@ -169,6 +170,9 @@ func appendFast(b []byte, m *msg) []byte {
 	}
 	if m.Resp {
 		flags |= isResp
+	}
+	if m.Temp != 0 {
+		flags |= hasTemp
 	}
 	b = append(b, flags)
 	b = binary.AppendUvarint(b, m.ID)
@@ -208,6 +212,9 @@ func appendFast(b []byte, m *msg) []byte {
 				b = binary.AppendVarint(b, cm.Expiry)
 			}
 		}
+	}
+	if m.Temp != 0 {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(m.Temp))
 	}
 	return b
 }
@@ -319,6 +326,14 @@ func (d *fastDecoder) raw(n uint64) []byte {
 	return v
 }
 
+func (d *fastDecoder) uint32() uint32 {
+	b := d.raw(4)
+	if b == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
 func (d *fastDecoder) str() string { return string(d.raw(d.uvarint())) }
 
 func (d *fastDecoder) bytes() []byte {
@@ -420,6 +435,9 @@ func decodeFast(b []byte, m *msg) error {
 				}
 			}
 		}
+	}
+	if flags&hasTemp != 0 {
+		m.Temp = math.Float32frombits(d.uint32())
 	}
 	if d.err != nil {
 		return d.err

@@ -19,7 +19,7 @@ func TestFrameRoundTrip(t *testing.T) {
 		{ID: 2, Op: opCounterApply, CL: engine.Quorum, Muts: []engine.Mutation{{Keyspace: "ks", Table: "c", PartitionKey: []byte{9},
 			Counters: map[string]int64{"c": -5}}, {Keyspace: "ks", Table: "c", PartitionKey: []byte{8}, Delete: true}}},
 		{ID: 3, Op: opRead, Read: &engine.Read{Keyspace: "ks", Table: "t", PartitionKey: []byte{1}, ClusteringPrefix: []byte{7}, Limit: 10}},
-		{ID: 3, Resp: true, Op: opRead, Rows: []engine.Row{{Clustering: []byte{7, 1}, Cells: map[string][]byte{"v": {}}, Timestamp: -4}}},
+		{ID: 3, Resp: true, Op: opRead, Rows: []engine.Row{{Clustering: []byte{7, 1}, Cells: map[string][]byte{"v": {}}, Timestamp: -4}}, Temp: 0.625},
 		{ID: 4, Resp: true, Op: opWrite, Err: "Overloaded", ErrCode: int(engine.CodeOverloaded)},
 		{ID: 5, Op: opHeartbeat, Heartbeat: &heartbeat{HostID: "h", Addr: "127.0.0.2", Epoch: 3}},
 		{ID: 6, Op: opTruncate, Table: [16]byte{1}},

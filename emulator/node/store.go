@@ -367,6 +367,7 @@ type Store struct {
 	closed atomic.Bool // metrics read nothing from a closed store
 
 	cache *rowCache // what ReadRow reads, as ScyllaDB's row cache (rowcache.go)
+	heat  sync.Map  // [16]byte table ID -> *tableHeat: its reads' cache hits (hitrate.go)
 
 	bg *backgroundPriority // flushes' and compactions' thread priority
 
@@ -694,6 +695,7 @@ func (s *Store) Read(id [16]byte, r engine.Read) ([]engine.Row, error) {
 func (s *Store) ReadRow(id [16]byte, r engine.Read) ([]engine.Row, error) {
 	key := partitionPrefix(id, Token(r.PartitionKey), r.PartitionKey)
 	v, cached, stamp := s.cache.get(key)
+	s.heatOf(id).count(cached)
 	found := v != nil // the cache holds no nil row
 	if !cached {
 		stored, closer, err := s.db.Get(key)
