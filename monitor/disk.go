@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"sort"
@@ -165,6 +166,7 @@ func (m *DiskMonitor) Sample(ctx context.Context, n *cluster.Node) results.NodeS
 	defer cancel()
 	if fams, err := m.scrape(ctx, n.Address, n.MetricsPort); err == nil {
 		s.Metrics = pick(fams)
+		s.CoordinatorLatency = coordinatorLatency(fams)
 	}
 	port := n.NodeExporterPort
 	if port == 0 {
@@ -334,6 +336,53 @@ func pick(fams map[string]*dto.MetricFamily) map[string]float64 {
 		return nil
 	}
 	return out
+}
+
+// coordinatorLatency sums the node's coordinator latency histograms over
+// their series (shards, scheduling groups); nil when it exports neither.
+func coordinatorLatency(fams map[string]*dto.MetricFamily) *results.CoordinatorLatency {
+	w, okw := histogram(fams["scylla_storage_proxy_coordinator_write_latency"])
+	r, okr := histogram(fams["scylla_storage_proxy_coordinator_read_latency"])
+	if !okw && !okr {
+		return nil
+	}
+	return &results.CoordinatorLatency{Write: w, Read: r}
+}
+
+// histogram sums a histogram family's series by bucket bound, leaving out
+// the +Inf bucket (the count) and the bounds above the last that grew,
+// which say nothing more.
+func histogram(f *dto.MetricFamily) (results.Histogram, bool) {
+	var h results.Histogram
+	if f == nil {
+		return h, false
+	}
+	byLE := map[float64]float64{}
+	found := false
+	for _, m := range f.Metric {
+		hm := m.GetHistogram()
+		if hm == nil {
+			continue
+		}
+		found = true
+		h.Count += float64(hm.GetSampleCount())
+		for _, b := range hm.GetBucket() {
+			if le := b.GetUpperBound(); !math.IsInf(le, 0) {
+				byLE[le] += float64(b.GetCumulativeCount())
+			}
+		}
+	}
+	for le, n := range byLE {
+		h.Buckets = append(h.Buckets, results.Bucket{LE: le, N: n})
+	}
+	sort.Slice(h.Buckets, func(i, j int) bool { return h.Buckets[i].LE < h.Buckets[j].LE })
+	for i, b := range h.Buckets {
+		if b.N >= h.Count {
+			h.Buckets = h.Buckets[:i+1]
+			break
+		}
+	}
+	return h, found
 }
 
 // busiest is the highest value of a per-shard gauge: a node whose load

@@ -156,6 +156,7 @@ type reducer struct {
 	cpu        map[string][]counterSample // their machines' steal seconds of all CPU seconds
 	backlog    map[string][]counterSample // the nodes' normalized compaction backlog (a gauge)
 	reactor    map[string][]counterSample // the nodes' busiest shard's reactor utilization (a gauge)
+	lat        map[string][]latencySample // the nodes' coordinator latency histograms
 	// compactionNotes are the warnings of the compactions phase (not
 	// settled, not exported): limitations of the steady state.
 	compactionNotes []string
@@ -660,6 +661,12 @@ func (r *reducer) sample(s *NodeSample) {
 	if s.CPUSeconds > 0 {
 		addSample(&r.cpu, s.Node, counterSample{t: s.Time, v: s.CPUStealSeconds, of: s.CPUSeconds})
 	}
+	if s.CoordinatorLatency != nil {
+		if r.lat == nil {
+			r.lat = map[string][]latencySample{}
+		}
+		r.lat[s.Node] = append(r.lat[s.Node], latencySample{s.Time, s.CoordinatorLatency})
+	}
 	if s.DiskTotalBytes <= 0 {
 		return
 	}
@@ -813,12 +820,16 @@ func (r *reducer) finishCycles() {
 		c.c.LoaderLagMSPerS = loaderLagRate(c.loaderLag, d)
 		c.c.CPUStealPct = cpuSteal(r.cpu, c.c.Start, c.c.End)
 		c.c.HostBound = hostBound(c.c.HostLagMSPerS, c.c.LoaderLagMSPerS, c.c.CPUStealPct)
+		c.c.NodeWriteP99MS, c.c.NodeReadP99MS = nodeP99(r.lat, c.c.Start, c.c.End)
 		c.c.CompactionBacklog = backlogGrowth(r.backlog, c.c.Start, c.c.End)
 		c.c.CompactionBehind = c.c.CompactionBacklog != nil && c.c.CompactionBacklog.behind()
 		res.Cycles = append(res.Cycles, c.c)
 	}
 	sort.SliceStable(res.Cycles, func(i, j int) bool { return res.Cycles[i].Start.Before(res.Cycles[j].Start) })
 	if l := hostLagNote(res.Cycles); l != "" {
+		res.Setup.Limitations = append(res.Setup.Limitations, l)
+	}
+	if l := nodeLatencyNote(res.Cycles); l != "" {
 		res.Setup.Limitations = append(res.Setup.Limitations, l)
 	}
 	all := make([]float64, len(r.stalls))

@@ -117,8 +117,11 @@ type NodeSample struct {
 	// hypervisor ran something else while a vCPU had work) and in all modes.
 	CPUStealSeconds float64 `json:"cpu_steal_seconds,omitempty"`
 	CPUSeconds      float64 `json:"cpu_seconds,omitempty"`
-	Source          string  `json:"source,omitempty"` // "node_exporter" | "container_df" | "container_df_host_fs" | "rest_load_fallback"
-	Error           string  `json:"error,omitempty"`  // set when the node could not be read
+	// CoordinatorLatency is the node's coordinator latency histograms
+	// (scylla_storage_proxy_coordinator_{write,read}_latency), cumulative.
+	CoordinatorLatency *CoordinatorLatency `json:"coordinator_latency_us,omitempty"`
+	Source             string              `json:"source,omitempty"` // "node_exporter" | "container_df" | "container_df_host_fs" | "rest_load_fallback"
+	Error              string              `json:"error,omitempty"`  // set when the node could not be read
 }
 
 // Disk sample sources (NodeSample.Source; monitor reads the disks).
@@ -426,6 +429,10 @@ type Cycle struct {
 	// 10 ms/s) together were at least HostBoundLagMSPerS, enough delayed
 	// operations to set the cycle's P99 (see Limitations).
 	HostBound bool `json:"host_bound,omitempty"`
+	// NodeWriteP99MS and NodeReadP99MS are the P99 the nodes' coordinators
+	// measured during the cycle (nodelatency.go); 0 when they export none.
+	NodeWriteP99MS float64 `json:"node_write_p99_ms,omitempty"`
+	NodeReadP99MS  float64 `json:"node_read_p99_ms,omitempty"`
 	// CompactionBacklog is the compaction backlog of the node whose backlog
 	// grew the most during the cycle (scylla_compaction_manager_normalized_backlog,
 	// averaged over its shards); nil when the nodes do not export it.
