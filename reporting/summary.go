@@ -203,6 +203,9 @@ func Answers(res *results.Result) []string {
 	if d.CapacityPerVCPUBefore > 0 {
 		out = append(out, capacityAnswer(res))
 	}
+	if a := latencyAnswer(res.Cycles); a != "" {
+		out = append(out, a)
+	}
 	if a := compactionAnswer(res.Cycles); a != "" {
 		out = append(out, a)
 	}
@@ -214,6 +217,36 @@ func Answers(res *results.Result) []string {
 		out = append(out, "Disk balance per rack at the last snapshot (max − min usage, percentage points): "+strings.Join(p, ", ")+".")
 	}
 	return out
+}
+
+// latencyAnswer is every cycle's P99 (write/read) with its ratio to the
+// first cycle's, the steady state's; and the same of the nodes' own P99
+// where they export it, so that a rise the load generator or the host
+// added shows as one the nodes did not see. "" with fewer than two cycles.
+func latencyAnswer(cycles []results.Cycle) string {
+	if len(cycles) < 2 {
+		return ""
+	}
+	line := func(p99 func(c results.Cycle) (float64, float64)) string {
+		w0, r0 := p99(cycles[0])
+		parts := []string{fmt.Sprintf("%s %.2f/%.2f ms", cycles[0].Name, w0, r0)}
+		for _, c := range cycles[1:] {
+			w, r := p99(c)
+			parts = append(parts, fmt.Sprintf("%s %.2f/%.2f ms (%s/%s)", c.Name, w, r, orDash(ratioText(w, w0)), orDash(ratioText(r, r0))))
+		}
+		return strings.Join(parts, ", ")
+	}
+	s := "P99 write/read per cycle, and against " + cycles[0].Name + ": " +
+		line(func(c results.Cycle) (float64, float64) { return c.WriteP99MS, c.ReadP99MS })
+	node := false
+	for _, c := range cycles {
+		node = node || c.NodeWriteP99MS > 0 || c.NodeReadP99MS > 0
+	}
+	if node {
+		s += "; the nodes' own (their coordinators' latency): " +
+			line(func(c results.Cycle) (float64, float64) { return c.NodeWriteP99MS, c.NodeReadP99MS })
+	}
+	return s + "."
 }
 
 // capacityAnswer is the capacity per vCPU before and after. A probe the
