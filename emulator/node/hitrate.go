@@ -136,13 +136,12 @@ func (p *peerHeat) set(table [16]byte, host string, rate float32, now time.Time)
 	t[host] = peerRate{rate, now}
 }
 
-// hitRates are the rates filter_for_query weighs the replicas by
-// (consistency_level.cc get_hit_rate: capped at maxHitRate, and a replica
+// hitRates sets rates[i] to hosts[i]'s hit rate as filter_for_query weighs
+// it (consistency_level.cc get_hit_rate: capped at maxHitRate, and a replica
 // not heard of for hitRateStale tried as hot, its time renewed).
-func (p *peerHeat) hitRates(table [16]byte, hosts []string, me string, mine float32, now time.Time) []float32 {
+func (p *peerHeat) hitRates(rates []float32, table [16]byte, hosts []string, me string, mine float32, now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	rates := make([]float32, len(hosts))
 	t := p.m[table]
 	for i, h := range hosts {
 		if h == me {
@@ -160,7 +159,6 @@ func (p *peerHeat) hitRates(table [16]byte, hosts []string, me string, mine floa
 			rates[i] = min(r.rate, maxHitRate)
 		}
 	}
-	return rates
 }
 
 // hwlbOrder orders a read's live replicas (nearest first) as
@@ -176,7 +174,13 @@ func (n *Node) hwlbOrder(table [16]byte, alive []string, bf int) {
 	if slices.Contains(alive, n.hostID) {
 		mine = n.cacheTemperature(table)
 	}
-	rates := n.peerHeat.hitRates(table, alive, n.hostID, mine, time.Now())
+	var buf [8]float32 // a read's replicas: no allocation for up to RF 8
+	rates := buf[:0]
+	if len(alive) > len(buf) {
+		rates = make([]float32, 0, len(alive))
+	}
+	rates = rates[:len(alive)]
+	n.peerHeat.hitRates(rates, table, alive, n.hostID, mine, time.Now())
 	if slices.Max(rates)-slices.Min(rates) <= 0.01 {
 		return
 	}
