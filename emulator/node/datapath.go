@@ -276,12 +276,9 @@ func (n *Node) localWrite(ctx context.Context, ms []engine.Mutation, counter boo
 	return nil
 }
 
-func (n *Node) localRead(ctx context.Context, r engine.Read) ([]engine.Row, error) {
-	v := n.view.Load()
-	_, t, err := n.lookup(v, r.Keyspace, r.Table)
-	if err != nil {
-		return nil, err
-	}
+// readTable reads r from this replica's store once the caller has looked
+// its table up in view v.
+func (n *Node) readTable(ctx context.Context, v *view, t *engine.Table, r engine.Read) ([]engine.Row, error) {
 	if err := n.cap.Do(ctx, n.shardOf(v, t, Token(r.PartitionKey)), 1); err != nil {
 		return nil, err
 	}
@@ -290,6 +287,7 @@ func (n *Node) localRead(ctx context.Context, r engine.Read) ([]engine.Row, erro
 	wantMeta := r.CellMeta
 	r.CellMeta = r.CellMeta || hidden != nil
 	var rows []engine.Row
+	var err error
 	if len(r.ClusteringPrefix) == 0 && !hasClustering(t) {
 		rows, err = n.store.ReadRow(t.ID, r)
 	} else {
@@ -336,7 +334,7 @@ func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) (
 	send := func(h string) {
 		if h == n.hostID {
 			n.pool.run(func() {
-				rows, err := n.localRead(ctx, r)
+				rows, err := n.readTable(ctx, v, t, r)
 				res <- result{rows, err}
 			})
 			return
@@ -368,7 +366,7 @@ func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) (
 		send(alive[sent])
 	}
 	if inline {
-		rows, err := n.localRead(ctx, r)
+		rows, err := n.readTable(ctx, v, t, r)
 		res <- result{rows, err}
 	}
 	// The speculative retry's timer starts when the read first waits: one

@@ -50,16 +50,18 @@ func (n *Node) handle(ctx context.Context, m *msg) (*msg, error) {
 			return nil, errors.New("read without a request")
 		}
 		n.met.remoteReads.Add(1)
-		rows, err := n.localRead(ctx, *m.Read)
+		v := n.view.Load()
+		_, t, err := n.lookup(v, m.Read.Keyspace, m.Read.Table)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := n.readTable(ctx, v, t, *m.Read)
 		if err != nil {
 			return nil, err
 		}
 		// The answer carries the table's cache hit rate here, as
 		// storage_proxy's read answers carry its cache_temperature.
-		var temp float32
-		if _, t, lerr := n.lookup(n.view.Load(), m.Read.Keyspace, m.Read.Table); lerr == nil {
-			temp = n.cacheTemperature(t.ID)
-		}
+		temp := n.cacheTemperature(t.ID)
 		return &msg{Rows: rows, Temp: temp}, nil
 	case opCoord:
 		if m.Coord == nil {
