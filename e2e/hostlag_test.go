@@ -138,18 +138,14 @@ final_hold: 20m
 // the capacity per vCPU after says "at least", why, and that a smaller
 // figure is not a drop. The model is far beyond this host, so the nodes'
 // busiest shards stay well under saturation, which marks the probe on a
-// quiet machine too (there it stopped with the machine ~85% busy and
-// little lag, which the host-bound rule alone does not catch); under a CPU
-// hog the host-bound rule marks it as well.
+// quiet machine (there it stopped with the machine ~85% busy and little
+// lag, which the host-bound rule alone does not catch). The host-bound
+// rule itself, on lags a CPU hog really caused, is TestHostBoundUnderCPUHog's
+// (cycles); on a probe's figures results' compute tests cover it, and the
+// Answers' wording for a host-bound probe reporting's
+// TestCapacityPerVCPUBeforeAndAfter. A second full run of this scenario
+// under a hog cost CI about a minute for those.
 func TestCapacityProbeBeyondTheHostIsALowerBound(t *testing.T) {
-	t.Run("quiet", func(t *testing.T) { probeBeyondTheHost(t, false, "127.0.5.160") })
-	t.Run("cpu hog", func(t *testing.T) { probeBeyondTheHost(t, true, "127.0.5.150") })
-}
-
-func probeBeyondTheHost(t *testing.T, hog bool, base string) {
-	if hog {
-		startCPUHog(t)
-	}
 	dir := t.TempDir()
 	scenario := filepath.Join(dir, "probe.yaml")
 	if err := os.WriteFile(scenario, []byte(probeBeyondHost), 0o644); err != nil {
@@ -158,7 +154,7 @@ func probeBeyondTheHost(t *testing.T, hog bool, base string) {
 	out := filepath.Join(dir, "run")
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Second)
 	defer cancel()
-	log := runScenarioExpect(t, ctx, scenario, out, []int{0}, "--set", "local.base_address="+base)
+	log := runScenarioExpect(t, ctx, scenario, out, []int{0}, "--set", "local.base_address=127.0.5.160")
 	res := readResult(t, out)
 	after := res.Probe(results.ProbeAfter)
 	if after == nil || res.Derived == nil || after.ReactorUtilizationPct == nil {
@@ -169,8 +165,8 @@ func probeBeyondTheHost(t *testing.T, hog bool, base string) {
 	if after.CapacityOps <= 0 || *after.ReactorUtilizationPct >= results.ProbeReactorSaturatedPct {
 		t.Fatalf("probe after measured %.0f op/s with a shard %.0f%% busy: this host drives the model too close to its limit for the test", after.CapacityOps, *after.ReactorUtilizationPct)
 	}
-	if !after.ReactorsUnsaturated || !after.LowerBound || !res.Derived.CapacityAfterLowerBound || (hog && !after.HostBound) {
-		t.Fatalf("a probe of %.0f op/s against a model far beyond it not marked a lower bound (host-bound wanted: %v): %+v, derived %+v\n%s", after.CapacityOps, hog, after, res.Derived, log)
+	if !after.ReactorsUnsaturated || !after.LowerBound || !res.Derived.CapacityAfterLowerBound {
+		t.Fatalf("a probe of %.0f op/s against a model far beyond it not marked a lower bound: %+v, derived %+v\n%s", after.CapacityOps, after, res.Derived, log)
 	}
 	b, err := os.ReadFile(filepath.Join(out, results.FileReportMD))
 	if err != nil {
@@ -183,9 +179,6 @@ func probeBeyondTheHost(t *testing.T, hog bool, base string) {
 		}
 	}
 	want := []string{" at least ", " after (probed after the last step: ", ", a lower bound as ", "the nodes' reactors were at most "}
-	if hog {
-		want = append(want, "the host bounded the probe: ")
-	}
 	for _, w := range want {
 		if !strings.Contains(line, w) {
 			t.Errorf("the Answers' capacity line does not say %q: %q", w, line)
