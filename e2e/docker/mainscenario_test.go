@@ -123,8 +123,11 @@ func mainScenarioOnDocker(t *testing.T, version string, full bool) {
 	code, log, took := runElasticity(t, 12*time.Minute, args...)
 	res := readResult(t, out)
 	defer checkGone(t, res.Setup.RunID)
-	// 1 = thresholds failed: a loaded machine may miss the 10 ms P99; the pipeline still ran.
-	if code != 0 && code != 1 {
+	// 1 with thresholds alone failed: a loaded machine may miss the 10 ms
+	// P99; the pipeline still ran. Any other reason (a database error
+	// event, lost data) fails the test: accepting every exit 1 hid four
+	// NO_SPACE_ERROR events at 95-96% disk here for several stops.
+	if code != 0 && !(code == 1 && res.Reason == "thresholds failed") {
 		t.Fatalf("exit %d after %s\n%s", code, took.Round(time.Second), log)
 	}
 	t.Logf("%s: 90pct-scaleout (full %v) on docker took %s (exit %d, status %s: %.300s)", version, full, took.Round(time.Second), code, res.Status, res.Reason)

@@ -223,6 +223,38 @@ func TestDiskOnFilesystem(t *testing.T) {
 	}
 }
 
+// On a filesystem whose store reserve is more than the critical level
+// leaves, a user write that would eat into the reserve is refused as above
+// the level (a write failure with its message, no ERROR line), below the
+// level; a streamed write at the same point still fails with ENOSPC.
+func TestUserWritesRefusedAtTheStoreReserve(t *testing.T) {
+	size, avail := int64(100<<20), int64(3<<20) // 97% used, 3 MiB left
+	fakeFS(t, &size, &avail)
+	var log logRec
+	d, err := NewFilesystem(t.TempDir(), 3<<20-(200<<10), log.logf) // reserve: 3 MiB less 200 KiB
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := d.Utilization(); u >= d.CriticalLevelOf() {
+		t.Fatalf("utilization %.3f: the test wants it below the level", u)
+	}
+	if err := d.CheckMutation(100 << 10); err != nil {
+		t.Fatalf("a user write that fits above the reserve: %v", err)
+	}
+	err = d.CheckMutation(200 << 10) // 300 KiB admitted: into the reserve
+	var ee *engine.Error
+	if !errors.As(err, &ee) || ee.Code != engine.CodeWriteFailure || ee.Message != CriticalMessage {
+		t.Fatalf("a user write into the reserve: %v, want a write failure %q", err, CriticalMessage)
+	}
+	if d.Rejected() != 1 || d.Failed() != 0 || log.count("No space left") != 0 {
+		t.Errorf("rejected %d, failed %d, log %q", d.Rejected(), d.Failed(), log.lines)
+	}
+	err = d.CheckWrite(200 << 10)
+	if !errors.As(err, &ee) || !strings.Contains(ee.Message, "No space left on device") || d.Failed() != 1 {
+		t.Errorf("a streamed write into the reserve: %v (failed %d), want ENOSPC", err, d.Failed())
+	}
+}
+
 // The filesystem's size of a real directory is its statfs's.
 func TestFilesystemSizeIsStatfs(t *testing.T) {
 	dir := t.TempDir()
