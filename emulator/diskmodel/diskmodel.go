@@ -237,13 +237,13 @@ func (d *Disk) Rejected() uint64 { return d.rejected.Load() }
 // CheckWrite alone.
 //
 // On a filesystem a user write that would eat into the store's reserve is
-// refused the same way. The reserve is room the image double's store needs
-// to flush and compact, and on a small disk it is more than the level
-// leaves (an i4i.large's: four memtables, 3.1% of its 93 MiB tmpfs, against
-// 2%), so such writes failed with ENOSPC and its ERROR line before the
-// level was reached: 4 NO_SPACE_ERROR events at 95-96% failed the main
-// scenario on docker, where ScyllaDB's out-of-space prevention refuses user
-// writes quietly.
+// refused the same way. A node on a disk so small that the level leaves
+// less than the reserve lowers the level to where the reserve starts
+// (node.setCriticalLevel), and the disk then hovers there under load: a
+// write of n bytes admitted below the level with less than n left above
+// the reserve failed with ENOSPC and its ERROR line (4 NO_SPACE_ERROR
+// events failed the main scenario on docker), where ScyllaDB's
+// out-of-space prevention refuses user writes quietly.
 func (d *Disk) CheckMutation(n int64) error {
 	if u := d.Utilization(); u > d.CriticalLevelOf() || d.onFS && n > d.Avail()-d.reserve {
 		d.checkLevels(u)
