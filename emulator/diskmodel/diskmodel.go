@@ -245,7 +245,7 @@ func (d *Disk) Rejected() uint64 { return d.rejected.Load() }
 // events failed the main scenario on docker), where ScyllaDB's
 // out-of-space prevention refuses user writes quietly.
 func (d *Disk) CheckMutation(n int64) error {
-	if u := d.Utilization(); u > d.CriticalLevelOf() || d.onFS && n > d.Avail()-d.reserve {
+	if u := d.Utilization(); u > d.CriticalLevelOf() || d.intoReserve(n) {
 		d.checkLevels(u)
 		d.rejected.Add(1)
 		return &engine.Error{Code: engine.CodeWriteFailure, Message: CriticalMessage, Failures: 1, WriteType: "SIMPLE"}
@@ -260,7 +260,7 @@ func (d *Disk) Failed() uint64 { return d.failedTotal.Load() }
 // CodeWriteFailure and "No space left on device" when it does not fit.
 func (d *Disk) CheckWrite(n int64) error {
 	if d.onFS {
-		if n > d.Avail()-d.reserve {
+		if d.intoReserve(n) {
 			d.failedTotal.Add(1)
 			d.logENOSPC()
 			return &engine.Error{Code: engine.CodeWriteFailure, Message: ENOSPCMessage, Failures: 1, WriteType: "SIMPLE"}
@@ -282,6 +282,12 @@ func (d *Disk) CheckWrite(n int64) error {
 	d.pending.Add(n)
 	d.checkLevels(float64(used+n) / float64(d.capacity))
 	return nil
+}
+
+// intoReserve: on a filesystem, a write of n bytes would leave less free
+// than the store's reserve.
+func (d *Disk) intoReserve(n int64) bool {
+	return d.onFS && n > d.Avail()-d.reserve
 }
 
 func (d *Disk) logENOSPC() {

@@ -175,9 +175,9 @@ func (n *Node) hwlbOrder(table [16]byte, alive []string, bf int) {
 		mine = n.cacheTemperature(table)
 	}
 	var buf [8]float32 // a read's replicas: no allocation for up to RF 8
-	rates := buf[:0]
+	rates := buf[:]
 	if len(alive) > len(buf) {
-		rates = make([]float32, 0, len(alive))
+		rates = make([]float32, len(alive))
 	}
 	rates = rates[:len(alive)]
 	n.peerHeat.hitRates(rates, table, alive, n.hostID, mine, time.Now())
