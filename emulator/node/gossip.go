@@ -146,7 +146,7 @@ func (n *Node) pullMeta(ctx context.Context, addr string) {
 	defer n.pulling.Store(false)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	r, err := n.tr.call(ctx, addr, &msg{Op: opGetMeta})
+	r, err := n.metaCall(ctx, addr, &msg{Op: opGetMeta})
 	if err != nil || r.Meta == nil {
 		return
 	}

@@ -33,6 +33,8 @@ func TestNodesOfOneProcessTalkInMemory(t *testing.T) {
 		defer n.tr.mu.Unlock()
 		return n.tr.conns[addr]
 	}
+	// Heartbeats (gossip.go) connect a to b.
+	waitFor(t, "a connects to b", func() bool { return connOf(a, "127.0.9.2:17931") != nil })
 	if c := connOf(a, "127.0.9.2:17931"); c == nil {
 		t.Fatal("a has no connection to b")
 	} else if _, ok := c.nc.(*memConn); !ok {
@@ -42,6 +44,12 @@ func TestNodesOfOneProcessTalkInMemory(t *testing.T) {
 		t.Fatal("a has no connection to c")
 	} else if _, ok := c.nc.(*memConn); ok {
 		t.Fatal("a's connection to c, a node of no shared process, is in memory")
+	}
+	// The table's epoch reached b as the very Meta a published (metaCall),
+	// not a decoded copy.
+	waitFor(t, "b has a's epoch", func() bool { return b.view.Load().m.Epoch == a.view.Load().m.Epoch })
+	if b.view.Load().m != a.view.Load().m {
+		t.Error("b holds a copy of a's cluster metadata: it was encoded between nodes of one process")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

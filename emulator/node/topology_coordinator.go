@@ -284,7 +284,7 @@ func (n *Node) publish(ctx context.Context, old, m *Meta) error {
 			defer wg.Done()
 			cctx, cancel := context.WithTimeout(ctx, publishTimeout)
 			defer cancel()
-			if _, err := n.tr.call(cctx, nm.internode(), &msg{Op: opPushMeta, Meta: m}); err != nil {
+			if _, err := n.metaCall(cctx, nm.internode(), &msg{Op: opPushMeta, Meta: m}); err != nil {
 				n.log.Logf(scyllalog.Warn, "raft_topology", "Publishing metadata epoch %d to %s: %v", m.Epoch, nm.Addr, err)
 			}
 		}()
