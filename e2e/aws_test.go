@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/elasticity-dev/elasticity/awssim"
+	"github.com/elasticity-dev/elasticity/emulator/localcluster"
 	"github.com/elasticity-dev/elasticity/results"
 )
 
@@ -30,7 +32,11 @@ func simRegion(t *testing.T, net int) *awssim.Region {
 	}
 	r, err := awssim.Start(context.Background(), awssim.Options{Binary: binary, Dir: t.TempDir(),
 		PrivateNet: fmt.Sprintf("127.0.%d.", net), PublicNet: fmt.Sprintf("127.0.%d.", net+1), LoopbackNet: fmt.Sprintf("127.0.%d.", net+2),
-		NodeArgs: []string{"--storage-scale-mib-per-gb", "0.5", "--ops-per-vcpu", "2000", "--stream-mib-per-vcpu", "4"}, Logf: t.Logf})
+		// The nodes' timers run at the local backend's time scale, as
+		// `elasticity aws-sim` starts them (cmd_awssim.go): at 1 a grown
+		// node waited a whole 60 s load-stats refresh for its first tablet.
+		NodeArgs: []string{"--storage-scale-mib-per-gb", "0.5", "--ops-per-vcpu", "2000", "--stream-mib-per-vcpu", "4",
+			"--time-scale", strconv.FormatFloat(localcluster.DefaultTimeScale, 'f', -1, 64)}, Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
