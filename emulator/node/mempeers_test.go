@@ -45,12 +45,9 @@ func TestNodesOfOneProcessTalkInMemory(t *testing.T) {
 	} else if _, ok := c.nc.(*memConn); ok {
 		t.Fatal("a's connection to c, a node of no shared process, is in memory")
 	}
-	// The table's epoch reached b as the very Meta a published (metaCall),
-	// not a decoded copy.
-	waitFor(t, "b has a's epoch", func() bool { return b.view.Load().m.Epoch == a.view.Load().m.Epoch })
-	if b.view.Load().m != a.view.Load().m {
-		t.Error("b holds a copy of a's cluster metadata: it was encoded between nodes of one process")
-	}
+	// The table's epoch reaches b as the very Meta a published (metaCall):
+	// a decoded copy, as over the wire, would never be the same.
+	waitFor(t, "b holding a's cluster metadata itself, not a copy", func() bool { return b.view.Load().m == a.view.Load().m })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	write := func(i int, cl engine.Consistency) error {
