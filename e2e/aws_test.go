@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,7 +18,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
 	"github.com/elasticity-dev/elasticity/awssim"
+	"github.com/elasticity-dev/elasticity/emulator"
 	"github.com/elasticity-dev/elasticity/emulator/localcluster"
+	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
 )
 
@@ -32,11 +33,12 @@ func simRegion(t *testing.T, net int) *awssim.Region {
 	}
 	r, err := awssim.Start(context.Background(), awssim.Options{Binary: binary, Dir: t.TempDir(),
 		PrivateNet: fmt.Sprintf("127.0.%d.", net), PublicNet: fmt.Sprintf("127.0.%d.", net+1), LoopbackNet: fmt.Sprintf("127.0.%d.", net+2),
-		// The nodes' timers run at the local backend's time scale, as
-		// `elasticity aws-sim` starts them (cmd_awssim.go): at 1 a grown
-		// node waited a whole 60 s load-stats refresh for its first tablet.
-		NodeArgs: []string{"--storage-scale-mib-per-gb", "0.5", "--ops-per-vcpu", "2000", "--stream-mib-per-vcpu", "4",
-			"--time-scale", strconv.FormatFloat(localcluster.DefaultTimeScale, 'f', -1, 64)}, Logf: t.Logf})
+		// The nodes' flags come from the scale model as `elasticity aws-sim`
+		// gives them (cmd_awssim.go), at the local backend's time scale: at
+		// 1 a grown node waited a whole 60 s load-stats refresh for its
+		// first tablet.
+		NodeArgs: provision.EmulatorScale{StorageScaleMiBPerGB: 0.5, OpsPerVCPU: 2000, StreamMiBPerVCPU: 4,
+			BlockedReactorNotifyMS: emulator.DefaultConfig().BlockedReactorNotifyMS, TimeScale: localcluster.DefaultTimeScale}.NodeArgs(), Logf: t.Logf})
 	if err != nil {
 		t.Fatal(err)
 	}
