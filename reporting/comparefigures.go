@@ -66,7 +66,7 @@ var figureGroups = []figureGroup{
 		return cycleMetricIn(results.MetricWriteOps, results.MetricReadOps, results.MetricTotalOps)(f)
 	}},
 	{"fig-host", "Host, compaction, stalls and errors per variant", cycleMetricIn(results.FigCycleHostLag, results.FigCycleLoadLag, results.FigCycleSteal,
-		results.FigCycleBacklog, results.FigCycleStalls, results.FigCycleErrors, results.FigCycleDropped)},
+		results.FigCycleBacklog, results.FigCycleSaturated, results.FigCycleStalls, results.FigCycleErrors, results.FigCycleDropped)},
 	{"fig-ops", "Per operation per variant", func(f string) bool { _, ok := opOfFigure(f); return ok }},
 	{"fig-durations", "Durations per variant [s]", func(string) bool { return true }},
 }

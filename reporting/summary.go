@@ -206,6 +206,9 @@ func Answers(res *results.Result) []string {
 	if a := latencyAnswer(res.Cycles); a != "" {
 		out = append(out, a)
 	}
+	if a := reactorAnswer(res.Cycles); a != "" {
+		out = append(out, a)
+	}
 	if a := compactionAnswer(res.Cycles); a != "" {
 		out = append(out, a)
 	}
@@ -247,6 +250,33 @@ func latencyAnswer(cycles []results.Cycle) string {
 			line(func(c results.Cycle) (float64, float64) { return c.NodeWriteP99MS, c.NodeReadP99MS })
 	}
 	return s + "."
+}
+
+// reactorAnswer names, per cycle, the node whose busiest shard was the
+// most utilized, and how long it was saturated: a P99 that rose with a
+// saturated shard is the cluster's own queueing, where a host-bound
+// cycle's is the machine's. "" when no cycle has the reading.
+func reactorAnswer(cycles []results.Cycle) string {
+	var parts []string
+	for _, c := range cycles {
+		b := c.BusiestReactor
+		if b == nil {
+			continue
+		}
+		p := fmt.Sprintf("%s %s %.0f%%", c.Name, b.Node, b.PeakPct)
+		if s := math.Round(b.SaturatedS); s > 0 {
+			p += fmt.Sprintf(" (saturated %s s)", Thousands(s))
+		}
+		if c.HostBound {
+			p += " (host-bound)"
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Busiest reactor per cycle (the node whose busiest shard was the most utilized, scylla_reactor_utilization; "+
+		"a shard at %d%% or more is saturated and queues its requests): %s.", results.ReactorSaturatedPct, strings.Join(parts, ", "))
 }
 
 // capacityAnswer is the capacity per vCPU before and after. A probe the

@@ -391,6 +391,59 @@ func peakGauge(g map[string][]counterSample, start, end time.Time) *float64 {
 	return &v
 }
 
+// busiestReactor is the node whose busiest shard read the highest
+// utilization during [start, end] (on a tie, the one saturated longer, then
+// the first by name), with how long it read ReactorSaturatedPct or more;
+// nil without readings. A reading stands for the time since the node's
+// reading before it (the gauge averages the time before it): it counts
+// for the time of that interval inside [start, end], and for the peak when
+// at least half the interval is, so that the first readings of a cycle
+// that follows a busier phase (a calibration, the previous step) do not
+// carry that phase into it.
+func busiestReactor(g map[string][]counterSample, start, end time.Time) *ReactorPeak {
+	var best *ReactorPeak
+	for node, ss := range g {
+		p := ReactorPeak{Node: node, PeakPct: -1}
+		for i := range ss {
+			from := prev(ss, i)
+			if from.After(end) {
+				break
+			}
+			to := ss[i].t
+			if to.After(end) {
+				to = end
+			}
+			if from.Before(start) {
+				from = start
+			}
+			in := to.Sub(from)
+			if in < 0 || 2*in < ss[i].t.Sub(prev(ss, i)) {
+				continue
+			}
+			p.PeakPct = max(p.PeakPct, ss[i].v)
+			if ss[i].v >= ReactorSaturatedPct {
+				p.SaturatedS += in.Seconds()
+			}
+		}
+		if p.PeakPct < 0 {
+			continue
+		}
+		if best == nil || p.PeakPct > best.PeakPct ||
+			p.PeakPct == best.PeakPct && (p.SaturatedS > best.SaturatedS || p.SaturatedS == best.SaturatedS && node < best.Node) {
+			best = &p
+		}
+	}
+	return best
+}
+
+// prev is the time of the reading before ss[i], or its own for the first.
+func prev(ss []counterSample, i int) time.Time {
+	if i == 0 {
+		return ss[i].t
+	}
+	return ss[i-1].t
+}
+
 func (r *reducer) runEnd(ev *Event) {
 	r.sawRunEnd = true
 	r.res.Status, r.res.Reason, r.res.EndedAt = ev.Status, ev.Message, ev.Time
@@ -823,6 +876,7 @@ func (r *reducer) finishCycles() {
 		c.c.NodeWriteP99MS, c.c.NodeReadP99MS = nodeP99(r.lat, c.c.Start, c.c.End)
 		c.c.CompactionBacklog = backlogGrowth(r.backlog, c.c.Start, c.c.End)
 		c.c.CompactionBehind = c.c.CompactionBacklog != nil && c.c.CompactionBacklog.behind()
+		c.c.BusiestReactor = busiestReactor(r.reactor, c.c.Start, c.c.End)
 		res.Cycles = append(res.Cycles, c.c)
 	}
 	sort.SliceStable(res.Cycles, func(i, j int) bool { return res.Cycles[i].Start.Before(res.Cycles[j].Start) })

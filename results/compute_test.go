@@ -296,6 +296,62 @@ func TestCompactionBehindPerCycle(t *testing.T) {
 	}
 }
 
+// TestBusiestReactorPerCycle: a cycle's busiest reactor is the node whose
+// busiest shard read the highest utilization in it. A reading stands for
+// the time since the node's reading before it: it counts that time's part
+// inside the cycle as saturated when it is ReactorSaturatedPct or more,
+// and for the peak when at least half of that time is inside, so a high
+// reading just after a cycle starts belongs to the phase before it. On a
+// tie the node saturated longer wins; samples with only the mean over
+// shards say nothing, and a cycle without readings has none.
+func TestBusiestReactorPerCycle(t *testing.T) {
+	at, events := tenSecondCycles(4)
+	var lat []LatencyRecord
+	for i := range 4 {
+		lat = append(lat, latRec(t, OpWrite, at(10*i+1), 1000))
+	}
+	s := func(sec int, node string, busiest float64) NodeSample {
+		m := map[string]float64{SampleReactorUtilization: 50}
+		if busiest >= 0 {
+			m[SampleReactorUtilizationBusiest] = busiest
+		}
+		return NodeSample{Time: at(sec), Node: node, DiskTotalBytes: 1e9, Metrics: m}
+	}
+	met := []NodeSample{
+		s(0, "n1", 50), s(0, "n2", 60),
+		s(4, "n1", 60), s(4, "n2", 70),
+		s(8, "n1", 70), s(8, "n2", 80),
+		s(11, "n2", 100), // 8 → 11: two thirds in Cycle #0
+		s(12, "n1", 96),  // 8 → 12: half in Cycle #1
+		s(14, "n2", 80), s(15, "n1", 100),
+		s(17, "n2", 80), s(18, "n1", 94),
+		s(20, "n2", 80),
+		s(22, "n1", 98), s(23, "n2", 98),
+		s(25, "n1", 98), s(26, "n2", 97),
+		s(28, "n1", 40), s(29, "n2", 98), // Cycle #2: a tie at 98
+		s(35, "n1", -1), s(35, "n2", -1), // Cycle #3: the mean only
+	}
+	res, err := Compute(runDir(t, events, lat, met))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*ReactorPeak{
+		{Node: "n2", PeakPct: 100, SaturatedS: 2}, // 8 → 10
+		{Node: "n1", PeakPct: 100, SaturatedS: 7}, // 10 → 12 → 15, and 18 → 20 of the 98 at 22
+		{Node: "n2", PeakPct: 98, SaturatedS: 9},  // 20 → 23 → 26 → 29; n1 5
+		nil,
+	}
+	if len(res.Cycles) != len(want) {
+		t.Fatalf("cycles %+v", res.Cycles)
+	}
+	for i, w := range want {
+		got := res.Cycles[i].BusiestReactor
+		if (got == nil) != (w == nil) || got != nil && *got != *w {
+			t.Errorf("%s: busiest reactor %+v, want %+v", res.Cycles[i].Name, got, w)
+		}
+	}
+}
+
 // TestLoaderLagPerCycle: the load generator's own lag (each record's
 // loader_lag_ms, one figure per loader and interval whatever the number of
 // operation types) is a cycle's too: the most-lagged loader's rate over the

@@ -45,15 +45,19 @@ const (
 	// end of the node whose backlog grew the most (Cycle.CompactionBacklog);
 	// absent when the nodes do not export it.
 	FigCycleBacklog = "compaction_backlog"
+	// FigCycleSaturated is how long the cycle's busiest reactor was
+	// saturated, in seconds (Cycle.BusiestReactor); absent when the nodes
+	// do not export their busiest shard's utilization.
+	FigCycleSaturated = "reactor_saturated_s"
 )
 
 // CycleFigures are the metrics a "Cycle #N.<metric>" figure may name.
 func CycleFigures() []string {
-	out := make([]string, 0, len(CycleMetrics)+8)
+	out := make([]string, 0, len(CycleMetrics)+9)
 	for _, m := range CycleMetrics {
 		out = append(out, m.Name)
 	}
-	return append(out, FigCycleDuration, FigCycleErrors, FigCycleDropped, FigCycleStalls, FigCycleHostLag, FigCycleLoadLag, FigCycleSteal, FigCycleBacklog)
+	return append(out, FigCycleDuration, FigCycleErrors, FigCycleDropped, FigCycleStalls, FigCycleHostLag, FigCycleLoadLag, FigCycleSteal, FigCycleBacklog, FigCycleSaturated)
 }
 
 // OpFigurePrefix starts a cycle's per-operation figure: "Cycle #N.op.<operation>.<metric>".
@@ -162,6 +166,11 @@ func cycleFigure(c *Cycle, name string) (float64, bool) {
 			return 0, false
 		}
 		return c.CompactionBacklog.End, true
+	case FigCycleSaturated:
+		if c.BusiestReactor == nil {
+			return 0, false
+		}
+		return c.BusiestReactor.SaturatedS, true
 	}
 	return 0, false
 }

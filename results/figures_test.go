@@ -31,6 +31,13 @@ func TestFiguresFlattenResult(t *testing.T) {
 	if v := Figures(res)["Cycle #0."+FigCycleBacklog]; v != 24 {
 		t.Errorf("Cycle #0.compaction_backlog = %g, want the backlog at the cycle's end (24)", v)
 	}
+	if _, ok := f["Cycle #0."+FigCycleSaturated]; ok {
+		t.Error("a reactor utilization the nodes did not export is a figure")
+	}
+	res.Cycles[0].BusiestReactor = &ReactorPeak{Node: "node-1", PeakPct: 100, SaturatedS: 3.5}
+	if v := Figures(res)["Cycle #0."+FigCycleSaturated]; v != 3.5 {
+		t.Errorf("Cycle #0.%s = %g, want the busiest reactor's saturated time (3.5)", FigCycleSaturated, v)
+	}
 	// Every flattened name passes the syntax check.
 	for name := range f {
 		if err := CheckFigureSyntax(name, []string{DurAddNodes, "Soft Limit"}, nil); err != nil {

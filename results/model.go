@@ -444,6 +444,12 @@ type Cycle struct {
 	// grows, up to as much as the requests get, so latency rises with it,
 	// and the offered load is more than the cluster sustains.
 	CompactionBehind bool `json:"compaction_behind,omitempty"`
+	// BusiestReactor is the node whose busiest shard was the most utilized
+	// during the cycle, and how long it was saturated: a saturated shard
+	// queues its requests, so a P99 that rose with one is the cluster's own
+	// (where a host-bound cycle's is the machine's). nil when the nodes'
+	// samples carry no busiest-shard reading.
+	BusiestReactor *ReactorPeak `json:"busiest_reactor,omitempty"`
 }
 
 // OpFigures are one operation's figures in a cycle.
@@ -575,6 +581,24 @@ const (
 	SampleReactorUtilization        = "reactor_utilization"
 	SampleReactorUtilizationBusiest = "reactor_utilization_busiest_shard"
 )
+
+// ReactorPeak is the reactor utilization of a node's busiest shard over an
+// interval (SampleReactorUtilizationBusiest: Seastar's 5 s average).
+type ReactorPeak struct {
+	Node string `json:"node"`
+	// PeakPct is its highest reading.
+	PeakPct float64 `json:"peak_pct"`
+	// SaturatedS is the time its readings were ReactorSaturatedPct or
+	// more: each such reading counts the time since the one before it.
+	SaturatedS float64 `json:"saturated_s,omitempty"`
+}
+
+// ReactorSaturatedPct: a shard reading this or more had next to no idle
+// polls for most of Seastar's 5 s average (reactor.cc, the load timer), so
+// its requests queued behind one another; the emulator's reading is its
+// capacity model's busy share, which reads 100% exactly when requests
+// queue on the shard.
+const ReactorSaturatedPct = 95
 
 // ProbeReactorSaturatedPct: a capacity probe's P99 rises to its ceiling
 // (or its throughput stops growing) when something saturates. When it is
