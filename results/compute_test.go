@@ -215,6 +215,15 @@ func tenSecondCycles(n int) (at func(sec int) time.Time, events []Event) {
 	return at, append(events, Event{Time: at(10 * n), Type: EventRunEnd})
 }
 
+// writePerCycle is a write record in each of tenSecondCycles' n cycles.
+func writePerCycle(t *testing.T, at func(sec int) time.Time, n int) []LatencyRecord {
+	var lat []LatencyRecord
+	for i := range n {
+		lat = append(lat, latRec(t, OpWrite, at(10*i+1), 1000))
+	}
+	return lat
+}
+
 // TestHostLagPerCycle: each cycle's host lag is the most-lagged node's
 // steal-time rate over the cycle; a cycle lagging 1% of the time or more is
 // host-bound and the limitations say so, with every cycle's figure.
@@ -257,10 +266,7 @@ func TestHostLagPerCycle(t *testing.T) {
 // compaction's sawtooth) are not behind; a high one that keeps growing is.
 func TestCompactionBehindPerCycle(t *testing.T) {
 	at, events := tenSecondCycles(5)
-	var lat []LatencyRecord
-	for i := range 5 {
-		lat = append(lat, latRec(t, OpWrite, at(10*i+1), 1000))
-	}
+	lat := writePerCycle(t, at, 5)
 	s := func(sec int, node string, backlog float64) NodeSample {
 		return NodeSample{Time: at(sec), Node: node, DiskTotalBytes: 1e9, Metrics: map[string]float64{"compaction_manager_normalized_backlog": backlog}}
 	}
@@ -306,10 +312,7 @@ func TestCompactionBehindPerCycle(t *testing.T) {
 // shards say nothing, and a cycle without readings has none.
 func TestBusiestReactorPerCycle(t *testing.T) {
 	at, events := tenSecondCycles(4)
-	var lat []LatencyRecord
-	for i := range 4 {
-		lat = append(lat, latRec(t, OpWrite, at(10*i+1), 1000))
-	}
+	lat := writePerCycle(t, at, 4)
 	s := func(sec int, node string, busiest float64) NodeSample {
 		m := map[string]float64{SampleReactorUtilization: 50}
 		if busiest >= 0 {
