@@ -1,6 +1,7 @@
 package reporting
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/elasticity-dev/elasticity/results"
@@ -43,5 +44,34 @@ func TestReactorAnswer(t *testing.T) {
 	}
 	if got := reactorAnswer(cycles[2:3]); got != "" {
 		t.Fatalf("no readings: %q", got)
+	}
+}
+
+// TestHostBoundNote: the latency table's note names each host-bound cycle
+// with its lags, and for one whose P99 the load generator's lagged seconds
+// set, those seconds and the P99 without them (or that every second
+// lagged); other cycles are left out, and with none there is no note.
+func TestHostBoundNote(t *testing.T) {
+	cycles := []results.Cycle{
+		{Name: "Cycle #0", HostBound: true, HostLagMSPerS: 12, LoaderLagMSPerS: 3},
+		{Name: "Cycle #1", HostBound: true, LoaderLagMSPerS: 2, LoaderLagged: &results.LoaderLagged{Seconds: 1, WriteP99MS: 7.77, ReadP99MS: 6.89, SetP99: true}},
+		{Name: "Cycle #2", HostBound: true, HostLagMSPerS: 30, LoaderLagMSPerS: 40, LoaderLagged: &results.LoaderLagged{Seconds: 4, SetP99: true}},
+		{Name: "Cycle #3", LoaderLagged: &results.LoaderLagged{Seconds: 1, WriteP99MS: 9, ReadP99MS: 9}},
+	}
+	got := hostBoundNote(cycles)
+	for _, want := range []string{
+		"Cycle #0 (host lag 12 ms/s, load generator lag 3 ms/s)",
+		"Cycle #1 (host lag 0 ms/s, load generator lag 2 ms/s; the load generator lagged 10 ms/s or more in 1 s of it, without which its P99 write/read is 7.77/6.89 ms)",
+		"Cycle #2 (host lag 30 ms/s, load generator lag 40 ms/s; the load generator lagged 10 ms/s or more in every second of it)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("note %q\nlacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "Cycle #3") {
+		t.Errorf("a cycle that was not host-bound is in the note: %q", got)
+	}
+	if n := hostBoundNote(cycles[3:]); n != "" {
+		t.Errorf("no host-bound cycle: %q", n)
 	}
 }

@@ -326,12 +326,20 @@ func hostBoundNote(cycles []results.Cycle) string {
 		if c.CPUStealPct > 0 {
 			lag += fmt.Sprintf(", CPU steal %.0f%%", c.CPUStealPct)
 		}
+		switch l := c.LoaderLagged; {
+		case l == nil || !l.SetP99:
+		case l.WriteP99MS == 0 && l.ReadP99MS == 0:
+			lag += fmt.Sprintf("; the load generator lagged %d ms/s or more in every second of it", results.HostBoundLagMSPerS)
+		default:
+			lag += fmt.Sprintf("; the load generator lagged %d ms/s or more in %.0f s of it, without which its P99 write/read is %.2f/%.2f ms",
+				results.HostBoundLagMSPerS, l.Seconds, l.WriteP99MS, l.ReadP99MS)
+		}
 		bound = append(bound, fmt.Sprintf("%s (%s)", c.Name, lag))
 	}
 	if len(bound) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Host-bound: %s — these latencies are this machine's, not the model's (nodes and load generator together runnable but not running, or their CPUs stolen by the hypervisor, at least %d ms per second).",
+	return fmt.Sprintf("Host-bound: %s — these latencies are this machine's, not the model's (nodes and load generator together runnable but not running, or their CPUs stolen by the hypervisor, at least %d ms per second over the cycle, or in the seconds that set its P99).",
 		strings.Join(bound, ", "), results.HostBoundLagMSPerS)
 }
 

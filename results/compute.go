@@ -171,6 +171,11 @@ type cycleAcc struct {
 	ops         map[string]*opAcc          // per operation name
 	opOrder     []string                   // in the order the records first name them
 	loaderLag   map[loaderInterval]float64 // ms per loader interval
+	// quietW, quietR are the write and read records of the intervals in
+	// which no loader lagged HostBoundLagMSPerS per second (made when one
+	// did); lagged are the intervals that did.
+	quietW, quietR *Counts
+	lagged         map[loaderInterval]float64 // seconds per lagged loader interval
 	// from, to span the intervals counted in the cycle: its throughput is
 	// per second of them, since a cycle holds the whole intervals whose
 	// midpoint it holds (four or five in a 4.5 s cycle), not its wall time.
@@ -645,6 +650,7 @@ func (r *reducer) latency(iv *Interval) {
 		default:
 			continue
 		}
+		c.addQuiet(iv)
 		c.addOp(iv)
 		c.c.Errors += iv.ErrorCount()
 		c.c.Dropped += iv.Dropped
@@ -664,6 +670,43 @@ func (r *reducer) latency(iv *Interval) {
 		}
 		break
 	}
+}
+
+// addQuiet keeps iv apart when its loader lagged HostBoundLagMSPerS per
+// second or more in it, and with the cycle's quiet records otherwise.
+func (c *cycleAcc) addQuiet(iv *Interval) {
+	secs := iv.End.Sub(iv.Start).Seconds()
+	if secs > 0 && iv.LoaderLag >= HostBoundLagMSPerS*secs {
+		if c.lagged == nil {
+			c.lagged = map[loaderInterval]float64{}
+			c.quietW, c.quietR = NewCounts(), NewCounts()
+		}
+		c.lagged[loaderInterval{iv.Source, iv.Start.UnixNano()}] = secs
+		return
+	}
+	if c.quietW == nil {
+		c.quietW, c.quietR = NewCounts(), NewCounts()
+	}
+	if iv.Class == OpWrite {
+		iv.AddTo(c.quietW)
+	} else {
+		iv.AddTo(c.quietR)
+	}
+}
+
+// loaderLagged is the cycle's P99 without its lagged intervals, and
+// whether they set it; nil when none lagged.
+func (c *cycleAcc) loaderLagged() *LoaderLagged {
+	if len(c.lagged) == 0 {
+		return nil
+	}
+	l := &LoaderLagged{WriteP99MS: c.quietW.MS(99), ReadP99MS: c.quietR.MS(99)}
+	for _, s := range c.lagged {
+		l.Seconds += s
+	}
+	set := func(without, with float64) bool { return with > 0 && without <= LaggedSetP99Share*with }
+	l.SetP99 = set(l.WriteP99MS, c.c.WriteP99MS) || set(l.ReadP99MS, c.c.ReadP99MS)
+	return l
 }
 
 // loaderInterval is one loader's interval (LatencyRecord.LoaderLagMS).
@@ -872,7 +915,8 @@ func (r *reducer) finishCycles() {
 		c.c.HostLagMSPerS = hostLag(r.steal, c.c.Start, c.c.End)
 		c.c.LoaderLagMSPerS = loaderLagRate(c.loaderLag, d)
 		c.c.CPUStealPct = cpuSteal(r.cpu, c.c.Start, c.c.End)
-		c.c.HostBound = hostBound(c.c.HostLagMSPerS, c.c.LoaderLagMSPerS, c.c.CPUStealPct)
+		c.c.LoaderLagged = c.loaderLagged()
+		c.c.HostBound = hostBound(c.c.HostLagMSPerS, c.c.LoaderLagMSPerS, c.c.CPUStealPct) || c.c.LoaderLagged != nil && c.c.LoaderLagged.SetP99
 		c.c.NodeWriteP99MS, c.c.NodeReadP99MS = nodeP99(r.lat, c.c.Start, c.c.End)
 		c.c.CompactionBacklog = backlogGrowth(r.backlog, c.c.Start, c.c.End)
 		c.c.CompactionBehind = c.c.CompactionBacklog != nil && c.c.CompactionBacklog.behind()
@@ -1205,7 +1249,7 @@ func hostLagNote(cycles []Cycle) string {
 		return ""
 	}
 	if len(bound) > 0 {
-		parts = append(parts, fmt.Sprintf("Host-bound (the nodes' and the load generator's lag and the CPU steal, 1%% = 10 ms/s, together ≥ %d ms/s, 1%% of the time: an operation waits while its loader or its coordinator does not run, and 1%% of them delayed sets P99): %s — these latencies are this machine's, not the model's.", HostBoundLagMSPerS, strings.Join(bound, ", ")))
+		parts = append(parts, fmt.Sprintf("Host-bound (the nodes' and the load generator's lag and the CPU steal, 1%% = 10 ms/s, together ≥ %d ms/s, 1%% of the time: an operation waits while its loader or its coordinator does not run, and 1%% of them delayed sets P99; or the seconds in which the load generator lagged ≥ %d ms/s set the P99: without them it is at most %.0f%% of itself): %s — these latencies are this machine's, not the model's.", HostBoundLagMSPerS, HostBoundLagMSPerS, 100*LaggedSetP99Share, strings.Join(bound, ", ")))
 	}
 	return strings.Join(parts, " ")
 }

@@ -406,6 +406,57 @@ func TestLoaderLagPerCycle(t *testing.T) {
 	}
 }
 
+// TestLoaderLagBurstSetsP99: a loader that lagged 10 ms/s or more in one
+// second of a cycle whose mean lag stays low delayed that second's
+// operations. When they set the cycle's P99 (without that second it is at
+// most LaggedSetP99Share of itself) the cycle is host-bound, with its P99
+// without them; a lagged second whose operations were no slower leaves the
+// cycle alone, and a cycle with no lagged second has no figure.
+func TestLoaderLagBurstSetsP99(t *testing.T) {
+	at, events := tenSecondCycles(3)
+	second := func(sec int, lag float64, us int64) []LatencyRecord {
+		var out []LatencyRecord
+		for _, op := range []string{OpWrite, OpRead} {
+			v := make([]int64, 50)
+			for i := range v {
+				v[i] = us
+			}
+			r := latRec(t, op, at(sec), v...)
+			r.Source, r.LoaderLagMS = "loader-1", lag
+			out = append(out, r)
+		}
+		return out
+	}
+	var lat []LatencyRecord
+	for sec := 0; sec < 30; sec++ {
+		lag, us := 1.0, int64(2000)
+		switch sec {
+		case 5: // Cycle #0: 16 ms late in one second, its operations 25 ms
+			lag, us = 16, 25000
+		case 15: // Cycle #1: as late, its operations no slower
+			lag = 16
+		}
+		lat = append(lat, second(sec, lag, us)...)
+	}
+	res, err := Compute(runDir(t, events, lat, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c0, c1, c2 := res.Cycles[0], res.Cycles[1], res.Cycles[2]
+	if c0.LoaderLagMSPerS >= HostBoundLagMSPerS {
+		t.Fatalf("Cycle #0's mean loader lag %v ms/s: the test wants it under the bound", c0.LoaderLagMSPerS)
+	}
+	if l := c0.LoaderLagged; !c0.HostBound || l == nil || !l.SetP99 || l.Seconds != 1 || math.Abs(l.WriteP99MS-2) > 0.01 || math.Abs(l.ReadP99MS-2) > 0.01 {
+		t.Errorf("Cycle #0: host-bound %v, lagged %+v (P99 %v/%v ms), want host-bound, 1 s, 2/2 ms without it", c0.HostBound, l, c0.WriteP99MS, c0.ReadP99MS)
+	}
+	if l := c1.LoaderLagged; c1.HostBound || l == nil || l.SetP99 || l.Seconds != 1 {
+		t.Errorf("Cycle #1: host-bound %v, lagged %+v, want a lagged second that did not set P99", c1.HostBound, l)
+	}
+	if c2.LoaderLagged != nil || c2.HostBound {
+		t.Errorf("Cycle #2: lagged %+v, host-bound %v, want neither", c2.LoaderLagged, c2.HostBound)
+	}
+}
+
 // TestCPUStealPerCycle: a cycle's CPU steal is the most-stolen node
 // machine's share of its CPU time that was steal (node_exporter's
 // node_cpu_seconds_total), which no process sees as lag; 1% of it counts as

@@ -427,8 +427,15 @@ type Cycle struct {
 	CPUStealPct float64 `json:"cpu_steal_pct,omitempty"`
 	// HostBound: the nodes' and the loader's lag and the CPU steal (1% is
 	// 10 ms/s) together were at least HostBoundLagMSPerS, enough delayed
-	// operations to set the cycle's P99 (see Limitations).
+	// operations to set the cycle's P99 (see Limitations); or the seconds in
+	// which the load generator lagged set it (LoaderLagged.SetP99).
 	HostBound bool `json:"host_bound,omitempty"`
+	// LoaderLagged is the cycle's P99 without the intervals in which a
+	// loader lagged HostBoundLagMSPerS per second or more: a lag that comes
+	// in a burst (a node starting, a collection) delays every operation of
+	// its second, which in a short cycle is more than the 1% that sets P99,
+	// where the cycle's mean lag stays low. nil when no interval lagged so.
+	LoaderLagged *LoaderLagged `json:"loader_lagged,omitempty"`
 	// NodeWriteP99MS and NodeReadP99MS are the P99 the nodes' coordinators
 	// measured during the cycle (nodelatency.go); 0 when they export none.
 	NodeWriteP99MS float64 `json:"node_write_p99_ms,omitempty"`
@@ -581,6 +588,26 @@ const (
 	SampleReactorUtilization        = "reactor_utilization"
 	SampleReactorUtilizationBusiest = "reactor_utilization_busiest_shard"
 )
+
+// LoaderLagged is a cycle's intervals in which a loader lagged, and its
+// P99 without them.
+type LoaderLagged struct {
+	// Seconds are the lagged intervals' (each loader's interval once).
+	Seconds float64 `json:"seconds"`
+	// WriteP99MS and ReadP99MS are the cycle's P99 over its other
+	// intervals; 0 when every interval lagged.
+	WriteP99MS float64 `json:"write_p99_ms"`
+	ReadP99MS  float64 `json:"read_p99_ms"`
+	// SetP99: without them the cycle's write or read P99 is at most
+	// LaggedSetP99Share of itself, so those seconds set it.
+	SetP99 bool `json:"set_p99,omitempty"`
+}
+
+// LaggedSetP99Share: a cycle whose P99 falls to this share of itself or
+// below without the load generator's lagged seconds had its P99 set by
+// them. Leaving a few of a cycle's seconds out moves a P99 the model set
+// by far less: its slow operations are spread over the cycle.
+const LaggedSetP99Share = 0.8
 
 // ReactorPeak is the reactor utilization of a node's busiest shard over an
 // interval (SampleReactorUtilizationBusiest: Seastar's 5 s average).
