@@ -679,7 +679,6 @@ func (c *cycleAcc) addQuiet(iv *Interval) {
 	if secs > 0 && iv.LoaderLag >= HostBoundLagMSPerS*secs {
 		if c.lagged == nil {
 			c.lagged = map[loaderInterval]float64{}
-			c.quietW, c.quietR = NewCounts(), NewCounts()
 		}
 		c.lagged[loaderInterval{iv.Source, iv.Start.UnixNano()}] = secs
 		return
@@ -700,7 +699,10 @@ func (c *cycleAcc) loaderLagged() *LoaderLagged {
 	if len(c.lagged) == 0 {
 		return nil
 	}
-	l := &LoaderLagged{WriteP99MS: c.quietW.MS(99), ReadP99MS: c.quietR.MS(99)}
+	l := &LoaderLagged{}
+	if c.quietW != nil {
+		l.WriteP99MS, l.ReadP99MS = c.quietW.MS(99), c.quietR.MS(99)
+	}
 	for _, s := range c.lagged {
 		l.Seconds += s
 	}
