@@ -171,11 +171,11 @@ type cycleAcc struct {
 	ops         map[string]*opAcc          // per operation name
 	opOrder     []string                   // in the order the records first name them
 	loaderLag   map[loaderInterval]float64 // ms per loader interval
-	// quietW, quietR are the write and read records of the intervals in
-	// which no loader lagged HostBoundLagMSPerS per second (made when one
-	// did); lagged are the intervals that did.
-	quietW, quietR *Counts
-	lagged         map[loaderInterval]float64 // seconds per lagged loader interval
+	// lagged are the intervals in which a loader lagged HostBoundLagMSPerS
+	// per second or more (seconds per loader interval), laggedW and laggedR
+	// their write and read records (made with the first).
+	lagged           map[loaderInterval]float64
+	laggedW, laggedR *Counts
 	// from, to span the intervals counted in the cycle: its throughput is
 	// per second of them, since a cycle holds the whole intervals whose
 	// midpoint it holds (four or five in a 4.5 s cycle), not its wall time.
@@ -410,19 +410,13 @@ func busiestReactor(g map[string][]counterSample, start, end time.Time) *Reactor
 	for node, ss := range g {
 		p := ReactorPeak{Node: node, PeakPct: -1}
 		for i := range ss {
-			from := prev(ss, i)
+			from := ss[max(i-1, 0)].t // the first reading stands for an instant
 			if from.After(end) {
 				break
 			}
-			to := ss[i].t
-			if to.After(end) {
-				to = end
-			}
-			if from.Before(start) {
-				from = start
-			}
-			in := to.Sub(from)
-			if in < 0 || 2*in < ss[i].t.Sub(prev(ss, i)) {
+			span := ss[i].t.Sub(from)
+			in := timeMin(ss[i].t, end).Sub(timeMax(from, start))
+			if in < 0 || 2*in < span {
 				continue
 			}
 			p.PeakPct = max(p.PeakPct, ss[i].v)
@@ -441,12 +435,18 @@ func busiestReactor(g map[string][]counterSample, start, end time.Time) *Reactor
 	return best
 }
 
-// prev is the time of the reading before ss[i], or its own for the first.
-func prev(ss []counterSample, i int) time.Time {
-	if i == 0 {
-		return ss[i].t
+func timeMin(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
 	}
-	return ss[i-1].t
+	return b
+}
+
+func timeMax(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func (r *reducer) runEnd(ev *Event) {
@@ -650,7 +650,7 @@ func (r *reducer) latency(iv *Interval) {
 		default:
 			continue
 		}
-		c.addQuiet(iv)
+		c.addLagged(iv)
 		c.addOp(iv)
 		c.c.Errors += iv.ErrorCount()
 		c.c.Dropped += iv.Dropped
@@ -672,24 +672,22 @@ func (r *reducer) latency(iv *Interval) {
 	}
 }
 
-// addQuiet keeps iv apart when its loader lagged HostBoundLagMSPerS per
-// second or more in it, and with the cycle's quiet records otherwise.
-func (c *cycleAcc) addQuiet(iv *Interval) {
+// addLagged keeps iv apart too when its loader lagged HostBoundLagMSPerS
+// per second or more in it.
+func (c *cycleAcc) addLagged(iv *Interval) {
 	secs := iv.End.Sub(iv.Start).Seconds()
-	if secs > 0 && iv.LoaderLag >= HostBoundLagMSPerS*secs {
-		if c.lagged == nil {
-			c.lagged = map[loaderInterval]float64{}
-		}
-		c.lagged[loaderInterval{iv.Source, iv.Start.UnixNano()}] = secs
+	if secs <= 0 || iv.LoaderLag < HostBoundLagMSPerS*secs {
 		return
 	}
-	if c.quietW == nil {
-		c.quietW, c.quietR = NewCounts(), NewCounts()
+	if c.lagged == nil {
+		c.lagged = map[loaderInterval]float64{}
+		c.laggedW, c.laggedR = NewCounts(), NewCounts()
 	}
+	c.lagged[loaderInterval{iv.Source, iv.Start.UnixNano()}] = secs
 	if iv.Class == OpWrite {
-		iv.AddTo(c.quietW)
+		iv.AddTo(c.laggedW)
 	} else {
-		iv.AddTo(c.quietR)
+		iv.AddTo(c.laggedR)
 	}
 }
 
@@ -699,10 +697,7 @@ func (c *cycleAcc) loaderLagged() *LoaderLagged {
 	if len(c.lagged) == 0 {
 		return nil
 	}
-	l := &LoaderLagged{}
-	if c.quietW != nil {
-		l.WriteP99MS, l.ReadP99MS = c.quietW.MS(99), c.quietR.MS(99)
-	}
+	l := &LoaderLagged{WriteP99MS: c.write.Less(c.laggedW).MS(99), ReadP99MS: c.read.Less(c.laggedR).MS(99)}
 	for _, s := range c.lagged {
 		l.Seconds += s
 	}

@@ -77,6 +77,18 @@ func (c *Counts) Add(o *Counts) {
 	}
 }
 
+// Less is a new accumulator of c's counts without o's, which were added
+// to c too.
+func (c *Counts) Less(o *Counts) *Counts {
+	d := NewCounts()
+	d.Add(c)
+	for i := o.lo; i <= o.hi; i++ {
+		d.c[i] -= o.c[i]
+		d.total -= o.c[i]
+	}
+	return d
+}
+
 // RecordValues records n occurrences of v microseconds.
 func (c *Counts) RecordValues(v, n int64) {
 	if v < 0 {
