@@ -117,7 +117,7 @@ type Dataset struct {
 	Table    string `yaml:"table"`
 	// ValueSize is fixed ("1KiB") or a range ({min: 512B, max: 2KiB}).
 	ValueSize ValueSize `yaml:"value_size"`
-	// KeyDistribution is how fill picks keys: sequential (default), uniform, gaussian or zipf.
+	// KeyDistribution is how fill picks keys: sequential, the only one (the fill writes new keys in order).
 	KeyDistribution string `yaml:"key_distribution"`
 	// Fill phases run in order; each writes until the cluster's disk usage reaches its target.
 	Fill []FillPhase `yaml:"fill"`
@@ -172,7 +172,8 @@ type Workload struct {
 	Concurrency int `yaml:"concurrency"`
 	// Consistency levels per operation.
 	Consistency Consistency `yaml:"consistency"`
-	// Distribution is how keys are picked: uniform (default), gaussian, zipf or sequential.
+	// Distribution is how keys are picked: uniform (default), sequential,
+	// gaussian, gaussian(S) or gaussian(M%,S%) (keygen.Parse).
 	Distribution string `yaml:"distribution"`
 	// CapacityAfter probes the capacity again after the last topology step,
 	// as the calibration did before the steady state (with load_percent

@@ -9,6 +9,7 @@ import (
 
 	"github.com/elasticity-dev/elasticity/provision"
 	"github.com/elasticity-dev/elasticity/results"
+	"github.com/elasticity-dev/elasticity/stress/keygen"
 )
 
 var (
@@ -16,11 +17,12 @@ var (
 	reCycle      = regexp.MustCompile(`^Cycle #[0-9]+$`)
 	reIdentifier = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,47}$`)
 
-	flavours       = []string{FlavourScylla, FlavourCassandra}
-	distributions  = []string{"sequential", "uniform", "gaussian", "zipf"}
-	modes          = []string{ModeSerial, ModeParallel}
-	reportFormats  = []string{"md", "html", "json"}
-	consistencyCLs = []string{"ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"}
+	flavours = []string{FlavourScylla, FlavourCassandra}
+	// fillDistributions: the fill writes new keys in order (stress.Fill).
+	fillDistributions = []string{"sequential"}
+	modes             = []string{ModeSerial, ModeParallel}
+	reportFormats     = []string{"md", "html", "json"}
+	consistencyCLs    = []string{"ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"}
 	// validateCLs are the read levels (ANY and EACH_QUORUM are for writes).
 	validateCLs = []string{"ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "LOCAL_ONE"}
 )
@@ -129,7 +131,7 @@ func (ds Dataset) Validate(initialNodes int, given Given) []error {
 	case vs.Max > 16<<20:
 		errs.add(vsPath(given, "max"), "%s is more than 16MiB", vs.Max)
 	}
-	errs.oneOf("dataset.key_distribution", ds.KeyDistribution, distributions)
+	errs.oneOf("dataset.key_distribution", ds.KeyDistribution, fillDistributions)
 	seenFill := map[string]bool{}
 	var prev Percent
 	for i, f := range ds.Fill {
@@ -180,7 +182,9 @@ func (w Workload) Validate(given Given) []error {
 	}
 	errs.oneOf("workload.consistency.write", strings.ToUpper(w.Consistency.Write), consistencyCLs)
 	errs.oneOf("workload.consistency.read", strings.ToUpper(w.Consistency.Read), consistencyCLs)
-	errs.oneOf("workload.distribution", w.Distribution, distributions)
+	if _, err := keygen.Parse(w.Distribution); err != nil {
+		errs.add("workload.distribution", "%v", err)
+	}
 	errs = append(errs, w.validateModel(given)...)
 	return errs
 }

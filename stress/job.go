@@ -94,7 +94,7 @@ func (j *Job) Bind(fs *pflag.FlagSet) {
 	fs.Var(&sizeValue{&j.ValueMin, &j.ValueMax}, "value-size", "value size, fixed (1KiB) or ranged (512..4KiB)")
 	fs.StringVar(&j.WriteCL, "cl-write", j.WriteCL, "consistency level of writes")
 	fs.StringVar(&j.ReadCL, "cl-read", j.ReadCL, "consistency level of reads")
-	fs.StringVar(&j.Distribution, "distribution", j.Distribution, "key distribution: uniform, sequential, gaussian, gaussian(S)")
+	fs.StringVar(&j.Distribution, "distribution", j.Distribution, "key distribution: uniform, sequential, gaussian, gaussian(S), gaussian(M%,S%)")
 	fs.Int64Var(&j.Keys, "keys", j.Keys, "number of keys 0..N-1 that reads and writes use (0 = writes add new keys, reads read those)")
 	fs.DurationVar(&j.Interval, "interval", j.Interval, "measurement and print interval")
 	fs.DurationVar(&j.Timeout, "timeout", j.Timeout, "client request timeout")

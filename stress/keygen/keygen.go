@@ -33,6 +33,9 @@ const (
 //	gaussian          normal around a centre that moves one key per operation through the
 //	                  key space, stddev n/10 (cassandra-stress gaussian(1..n,5), made to sweep)
 //	gaussian(S)       the same with stddev n/(2*S)
+//	gaussian(M%,S%)   normal with a fixed centre at M% of the keys and stddev S% of them,
+//	                  clamped to the keys: cassandra-stress gauss(1..n,mean,stdev), as
+//	                  SCT's elasticity tests read a hot set with gauss(1..N,N/2,N/100)
 func Parse(spec string) (Distribution, error) {
 	s := strings.ToLower(strings.TrimSpace(spec))
 	switch {
@@ -42,6 +45,8 @@ func Parse(spec string) (Distribution, error) {
 		return &sequential{}, nil
 	case s == Gaussian:
 		return gaussian{stdvrng: 5}, nil
+	case strings.HasPrefix(s, Gaussian+"(") && strings.HasSuffix(s, ")") && strings.Contains(s, ","):
+		return parseFixedGaussian(spec, s[len(Gaussian)+1:len(s)-1])
 	case strings.HasPrefix(s, Gaussian+"(") && strings.HasSuffix(s, ")"):
 		v, err := strconv.ParseFloat(s[len(Gaussian)+1:len(s)-1], 64)
 		if err != nil || v <= 0 || math.IsInf(v, 0) {
@@ -49,7 +54,33 @@ func Parse(spec string) (Distribution, error) {
 		}
 		return gaussian{stdvrng: v}, nil
 	}
-	return nil, fmt.Errorf("unknown key distribution %q (want sequential, uniform, gaussian or gaussian(S))", spec)
+	return nil, fmt.Errorf("unknown key distribution %q (want sequential, uniform, gaussian, gaussian(S) or gaussian(M%%,S%%))", spec)
+}
+
+// parseFixedGaussian reads gaussian(M%,S%)'s arguments: a centre in [0%, 100%]
+// and a stddev in (0%, 100%] of the keys.
+func parseFixedGaussian(spec, args string) (Distribution, error) {
+	m, sd, _ := strings.Cut(args, ",")
+	mean, errM := percentArg(m)
+	std, errS := percentArg(sd)
+	if errM != nil || errS != nil || mean < 0 || mean > 1 || std <= 0 || std > 1 {
+		return nil, fmt.Errorf("key distribution %q: want gaussian(M%%,S%%), a centre M in [0%%, 100%%] and a standard deviation S in (0%%, 100%%] of the keys, e.g. gaussian(50%%,1%%)", spec)
+	}
+	return fixedGaussian{mean: mean, std: std}, nil
+}
+
+// percentArg reads "12.5%" as 0.125; the % is required so that a fraction
+// cannot be mistaken for gaussian(S)'s standard deviations.
+func percentArg(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	if !strings.HasSuffix(s, "%") {
+		return 0, fmt.Errorf("%q is not a percentage", s)
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(s, "%")), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is not a percentage", s)
+	}
+	return v / 100, nil
 }
 
 // Mix64 is splitmix64's finaliser: a well-mixed 64-bit hash of x.
@@ -84,14 +115,19 @@ func (s *sequential) String() string { return Sequential }
 
 type gaussian struct{ stdvrng float64 }
 
-func (g gaussian) Key(seq uint64, n int64) int64 {
-	// Box-Muller from two independent hashes of seq.
+// normal is a standard normal draw for seq: Box-Muller from two independent
+// hashes of it.
+func normal(seq uint64) float64 {
 	u1 := unit(Mix64(seq ^ 0xa5a5a5a5a5a5a5a5))
 	u2 := unit(Mix64(seq + 0x1234567))
 	if u1 < 1e-300 {
 		u1 = 1e-300
 	}
-	z := math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
+	return math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
+}
+
+func (g gaussian) Key(seq uint64, n int64) int64 {
+	z := normal(seq)
 	std := float64(n) / (2 * g.stdvrng)
 	centre := int64(seq % uint64(n))
 	k := (centre + int64(math.Round(z*std))) % n
@@ -99,6 +135,21 @@ func (g gaussian) Key(seq uint64, n int64) int64 {
 		k += n
 	}
 	return k
+}
+
+// fixedGaussian is cassandra-stress's GAUSSIAN(min..max,mean,stdev) over the
+// n keys (generate/DistributionBoundApache: a draw outside the bounds is
+// clamped to them), with mean and stdev as shares of n so that the scaled
+// fill of an emulated node keeps the real one's hot set.
+type fixedGaussian struct{ mean, std float64 }
+
+func (g fixedGaussian) Key(seq uint64, n int64) int64 {
+	k := int64(math.Round(float64(n)*g.mean + normal(seq)*float64(n)*g.std))
+	return min(max(k, 0), n-1)
+}
+
+func (g fixedGaussian) String() string {
+	return fmt.Sprintf("gaussian(%g%%,%g%%)", 100*g.mean, 100*g.std)
 }
 
 func (g gaussian) String() string {

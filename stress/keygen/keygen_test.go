@@ -134,3 +134,45 @@ func TestLoaderParts(t *testing.T) {
 		t.Fatal("random distributions take the job's global seq, unchanged")
 	}
 }
+
+// gaussian(M%,S%) is cassandra-stress gauss(1..n,mean,stdev): a fixed hot
+// set, clamped to the keys, the same whatever the sequence number.
+func TestFixedGaussianIsAHotSet(t *testing.T) {
+	d, err := Parse("gaussian(50%,1%)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, draws = 100000, 20000
+	var sum, sq float64
+	for seq := uint64(0); seq < draws; seq++ {
+		k := float64(d.Key(seq*7919, n))
+		sum += k
+		sq += k * k
+	}
+	mean, std := sum/draws, math.Sqrt(sq/draws-(sum/draws)*(sum/draws))
+	if math.Abs(mean-50000) > 50 || std < 950 || std > 1050 {
+		t.Fatalf("keys: mean %.0f stddev %.0f, want ~50000 and ~1000", mean, std)
+	}
+	edge, _ := Parse("gaussian(0%,10%)")
+	low := 0
+	for seq := uint64(0); seq < draws; seq++ {
+		k := edge.Key(seq, n)
+		if k < 0 || k >= n {
+			t.Fatalf("%s: key %d out of [0,%d)", edge, k, n)
+		}
+		if k == 0 {
+			low++
+		}
+	}
+	if low < draws/3 { // half the draws fall below the centre and are clamped to it
+		t.Fatalf("%s: %d of %d draws clamped to key 0, want about half", edge, low, draws)
+	}
+	if s := d.String(); s != "gaussian(50%,1%)" {
+		t.Fatalf("String() = %q", s)
+	}
+	for _, bad := range []string{"gaussian(50,1)", "gaussian(50%,0%)", "gaussian(150%,1%)", "gaussian(50%,x%)", "gaussian(50%)"} {
+		if _, err := Parse(bad); err == nil {
+			t.Fatalf("%q accepted", bad)
+		}
+	}
+}
