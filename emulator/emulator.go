@@ -155,7 +155,7 @@ func Flags(c *Config) *pflag.FlagSet {
 	fs.StringVar(&c.InstanceType, "instance-type", c.InstanceType, "instance type name (informational; sizes come from --vcpus/--memory-gb/--disk-gb)")
 	fs.IntVar(&c.VCPUs, "vcpus", c.VCPUs, "vCPUs = shards of the capacity model")
 	fs.StringVar(&c.Authenticator, "authenticator", c.Authenticator, "AllowAllAuthenticator (default) or PasswordAuthenticator (clients log in; superuser cassandra/cassandra)")
-	fs.Float64Var(&c.MemoryGB, "memory-gb", c.MemoryGB, "memory in GB (informational)")
+	fs.Float64Var(&c.MemoryGB, "memory-gb", c.MemoryGB, "memory in GB of the instance type: scaled like the disk, it sizes the row cache")
 	fs.Float64Var(&c.DiskGB, "disk-gb", c.DiskGB, "disk size in GB of the instance type")
 	fs.StringSliceVar(&c.Seeds, "seeds", c.Seeds, "seed addresses (the first seed creates the cluster)")
 	fs.StringVar(&c.LogFile, "log-file", c.LogFile, "log file (default stderr)")
@@ -354,6 +354,7 @@ func Run(ctx context.Context, c Config) error {
 		VCPUs: c.VCPUs, CQLPort: c.CQLPort, InternodePort: c.InternodePort, RESTPort: c.RESTPort,
 		DiskBytes:             int64(c.DiskGB * c.StorageScaleMiBPerGB * (1 << 20)),
 		DiskFromFilesystem:    c.DiskFromFilesystem,
+		RowCacheBytes:         c.rowCacheBytes(),
 		CriticalDiskLevel:     c.CriticalDiskUtilizationLevel,
 		OpsPerVCPU:            c.OpsPerVCPU,
 		StreamBytesPerSec:     c.StreamMiBPerVCPU * float64(c.VCPUs) * (1 << 20),
@@ -463,6 +464,16 @@ func metricsMux(n *node.Node) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", n.MetricsHandler())
 	return mux
+}
+
+// rowCacheBytes is the node's row cache: its memory scaled like its disk
+// (node.RowCacheBytes). A disk read from the file system (the image
+// double's) has no scale: the cache is then sized from it.
+func (c Config) rowCacheBytes() int64 {
+	if c.DiskFromFilesystem {
+		return 0
+	}
+	return node.RowCacheBytes(c.MemoryGB, c.StorageScaleMiBPerGB)
 }
 
 func validate(c *Config) error {

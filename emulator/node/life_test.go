@@ -16,7 +16,7 @@ import (
 func TestKilledStoreKeepsItsWritesAndReopens(t *testing.T) {
 	dir := t.TempDir()
 	life := NewLife()
-	st, err := openStore(dir, 64<<20, life)
+	st, err := openStore(dir, 64<<20, rowCacheSize(64<<20), life)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestKilledStoreKeepsItsWritesAndReopens(t *testing.T) {
 	if err := st.PutMeta("buffered", []byte("lost")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := openStore(dir, 64<<20, NewLife()); err == nil {
+	if _, err := openStore(dir, 64<<20, rowCacheSize(64<<20), NewLife()); err == nil {
 		t.Fatal("a second node opened the store of a running one")
 	}
 	life.Kill()
@@ -38,7 +38,7 @@ func TestKilledStoreKeepsItsWritesAndReopens(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 
-	again, err := openStore(dir, 64<<20, NewLife())
+	again, err := openStore(dir, 64<<20, rowCacheSize(64<<20), NewLife())
 	if err != nil {
 		t.Fatalf("the node started again cannot open its store: %v", err)
 	}
@@ -55,7 +55,7 @@ func TestKilledStoreKeepsItsWritesAndReopens(t *testing.T) {
 // Paused, a node's writes wait; resumed, they go on.
 func TestPausedStoreWaits(t *testing.T) {
 	life := NewLife()
-	st, err := openStore(t.TempDir(), 64<<20, life)
+	st, err := openStore(t.TempDir(), 64<<20, rowCacheSize(64<<20), life)
 	if err != nil {
 		t.Fatal(err)
 	}

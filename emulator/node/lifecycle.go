@@ -68,7 +68,11 @@ func New(ctx context.Context, cfg Config) (*Node, error) {
 			return nil, fmt.Errorf("reading the data directory's filesystem: %w", err)
 		}
 	}
-	st, err := openStore(filepath.Join(cfg.DataDir, "data"), storeBytes, cfg.Life)
+	cacheBytes := cfg.RowCacheBytes
+	if cacheBytes <= 0 {
+		cacheBytes = rowCacheSize(storeBytes)
+	}
+	st, err := openStore(filepath.Join(cfg.DataDir, "data"), storeBytes, cacheBytes, cfg.Life)
 	if err != nil {
 		return nil, err
 	}

@@ -65,6 +65,9 @@ type Config struct {
 	// (its size and space left from statfs), as a real node's is; the
 	// image double's nodes have it. DiskBytes is then not used.
 	DiskFromFilesystem bool
+	// RowCacheBytes is the row cache's memory (RowCacheBytes); 0: sized
+	// from the disk (rowCacheSize), for a node whose memory is not scaled.
+	RowCacheBytes int64
 	// CriticalDiskLevel is critical_disk_utilization_level (0: 0.98).
 	CriticalDiskLevel float64
 	// OpsPerVCPU is the modelled request capacity of one shard per second.

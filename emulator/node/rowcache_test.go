@@ -357,3 +357,30 @@ func TestRowCacheRemovedRangeKeepsTheRest(t *testing.T) {
 	}
 	checkKeyIndex(t, c)
 }
+
+// An emulated node's row cache holds the share of its disk a real one's
+// memory does (about 2% across the i4i family), not an eighth of it: with
+// an eighth, a small node held a whole hot set of reads that a real
+// i4i.large cannot, and its hit rate matched the large nodes'.
+func TestRowCacheHoldsARealNodesShareOfItsDisk(t *testing.T) {
+	const mibPerGB = 0.2
+	for _, it := range []struct {
+		name          string
+		memGB, diskGB float64
+	}{{"i4i.large", 16, 468}, {"i4i.xlarge", 32, 937}, {"i4i.4xlarge", 128, 3750}, {"i4i.16xlarge", 512, 15000}} {
+		got := RowCacheBytes(it.memGB, mibPerGB)
+		share := float64(got) / (it.diskGB * mibPerGB * (1 << 20))
+		if share < 0.015 || share > 0.025 {
+			t.Errorf("%s: row cache %d B is %.2f%% of its %g GB disk, want about 2%%", it.name, got, 100*share, it.diskGB)
+		}
+		if old := rowCacheSize(int64(it.diskGB * mibPerGB * (1 << 20))); got >= old {
+			t.Errorf("%s: row cache %d B is not below the disk-sized %d B", it.name, got, old)
+		}
+	}
+	if RowCacheBytes(0, mibPerGB) != 0 || RowCacheBytes(16, 0) != 0 {
+		t.Error("an unknown memory or scale must leave the cache to the disk's size (0)")
+	}
+	if got := RowCacheBytes(2, 0.01); got != minRowCacheBytes {
+		t.Errorf("a tiny node's cache is %d B, want the floor %d B", got, minRowCacheBytes)
+	}
+}

@@ -387,14 +387,14 @@ func (s *Store) writesStalled() bool { return s.stalled.Load() }
 // dropping a moved tablet rewrote large files that still held other tablets,
 // so old nodes briefly ran out of space while they were shedding data.
 func OpenStore(dir string, capacityBytes int64) (*Store, error) {
-	return openStore(dir, capacityBytes, nil)
+	return openStore(dir, capacityBytes, rowCacheSize(capacityBytes), nil)
 }
 
 // openStore is OpenStore for a node with a life of its own (life.go): its
 // file system holds every write while the node is paused and parks it once
 // the node is killed, and a fatal error of Pebble's ends the node, not its
 // process.
-func openStore(dir string, capacityBytes int64, life *Life) (*Store, error) {
+func openStore(dir string, capacityBytes, rowCacheBytes int64, life *Life) (*Store, error) {
 	sz := storeSizes(capacityBytes)
 	// The block cache holds about an eighth of the emulated disk (8 to 64
 	// MiB): with Pebble's 8 MiB default, point reads of a filled node read
@@ -476,7 +476,7 @@ func openStore(dir string, capacityBytes int64, life *Life) (*Store, error) {
 	}
 	bg.start(db)
 	return &Store{db: db, dir: dir, opts: opts, size: sz, bg: bg, stalled: stalled, life: life,
-		cache: newRowCache(rowCacheSize(capacityBytes), empty)}, nil
+		cache: newRowCache(rowCacheBytes, empty)}, nil
 }
 
 // holdsNoRows: the store holds no data key (a new node's), so an empty
