@@ -295,7 +295,7 @@ func rowCacheSize(capacityBytes int64) int64 { return blockCacheSize(capacityByt
 // Where a real node's memory goes, for RowCacheBytes.
 const (
 	// seastarReserveMinGB and seastarReserveShare: Seastar leaves the OS
-	// max(1.5 GiB, 7%) of the machine's memory (core/resource.cc
+	// max(1.5 GiB, 7%) of the machine's memory (src/core/resource.cc
 	// calculate_memory, default_reserve_memory).
 	seastarReserveMinGB = 1.5
 	seastarReserveShare = 0.07
