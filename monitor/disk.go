@@ -58,6 +58,11 @@ var ScrapedMetrics = []struct {
 	// averaged, the node's: a backlog that keeps growing says compaction
 	// is not keeping up with the writes.
 	{CompactionBacklogMetric, true},
+	// The row cache's partition hits and misses (row_cache.cc, group
+	// "cache"): per cycle, how warm the replicas' caches were
+	// (results.CacheHits).
+	{"scylla_" + results.SampleCacheHits, false},
+	{"scylla_" + results.SampleCacheMisses, false},
 }
 
 // DiskMonitor samples disk usage and a few metrics of every node.

@@ -209,6 +209,9 @@ func Answers(res *results.Result) []string {
 	if a := reactorAnswer(res.Cycles); a != "" {
 		out = append(out, a)
 	}
+	if a := cacheAnswer(res.Cycles); a != "" {
+		out = append(out, a)
+	}
 	if a := compactionAnswer(res.Cycles); a != "" {
 		out = append(out, a)
 	}
@@ -250,6 +253,31 @@ func latencyAnswer(cycles []results.Cycle) string {
 			line(func(c results.Cycle) (float64, float64) { return c.NodeWriteP99MS, c.NodeReadP99MS })
 	}
 	return s + "."
+}
+
+// cacheAnswer gives, per cycle, the row cache's hit rate over the nodes and
+// the coldest node's: a node that joined with a cold cache gets few reads
+// from the coordinators until it warms, and the old replicas serve its
+// share. "" when no cycle has the counters.
+func cacheAnswer(cycles []results.Cycle) string {
+	var parts []string
+	for _, c := range cycles {
+		h := c.Cache
+		if h == nil {
+			continue
+		}
+		p := fmt.Sprintf("%s %.0f%%", c.Name, h.HitPct)
+		if h.ColdestNode != "" {
+			p += fmt.Sprintf(" (coldest %s %.0f%%)", h.ColdestNode, h.ColdestHitPct)
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Row cache hits per cycle (partitions reads found in cache, scylla_cache_partition_hits and _misses; " +
+		"coordinators send a replica with a cold cache fewer reads, so the others serve its share until it warms): " +
+		strings.Join(parts, ", ") + "."
 }
 
 // reactorAnswer names, per cycle, the node whose busiest shard was the

@@ -47,6 +47,27 @@ func TestReactorAnswer(t *testing.T) {
 	}
 }
 
+// TestCacheAnswer: per cycle, the hit rate over the nodes and the coldest
+// node's when one looked up enough partitions; cycles without the
+// counters are left out, and a run with none has no answer.
+func TestCacheAnswer(t *testing.T) {
+	cycles := []results.Cycle{
+		{Name: "Cycle #0", Cache: &results.CacheHits{HitPct: 91.4, ColdestNode: "node-2", ColdestHitPct: 90.6}},
+		{Name: "Cycle #1", Cache: &results.CacheHits{HitPct: 62.4, ColdestNode: "node-4", ColdestHitPct: 3.2}},
+		{Name: "Cycle #2"},
+		{Name: "Cycle #3", Cache: &results.CacheHits{HitPct: 97}},
+	}
+	want := "Row cache hits per cycle (partitions reads found in cache, scylla_cache_partition_hits and _misses; " +
+		"coordinators send a replica with a cold cache fewer reads, so the others serve its share until it warms): " +
+		"Cycle #0 91% (coldest node-2 91%), Cycle #1 62% (coldest node-4 3%), Cycle #3 97%."
+	if got := cacheAnswer(cycles); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if got := cacheAnswer(cycles[2:3]); got != "" {
+		t.Fatalf("no counters: %q", got)
+	}
+}
+
 // TestHostBoundNote: the latency table's note names each host-bound cycle
 // with its lags, and for one whose P99 the load generator's lagged seconds
 // set, those seconds and the P99 without them (or that every second

@@ -156,6 +156,7 @@ type reducer struct {
 	cpu        map[string][]counterSample // their machines' steal seconds of all CPU seconds
 	backlog    map[string][]counterSample // the nodes' normalized compaction backlog (a gauge)
 	reactor    map[string][]counterSample // the nodes' busiest shard's reactor utilization (a gauge)
+	cache      map[string][]counterSample // the nodes' row cache hits (v) and look-ups (of), counters
 	lat        map[string][]latencySample // the nodes' coordinator latency histograms
 	// compactionNotes are the warnings of the compactions phase (not
 	// settled, not exported): limitations of the steady state.
@@ -751,6 +752,11 @@ func (r *reducer) sample(s *NodeSample) {
 	if v, ok := s.Metrics[SampleReactorUtilizationBusiest]; ok {
 		addSample(&r.reactor, s.Node, counterSample{t: s.Time, v: v})
 	}
+	if h, ok := s.Metrics[SampleCacheHits]; ok {
+		if m, ok := s.Metrics[SampleCacheMisses]; ok {
+			addSample(&r.cache, s.Node, counterSample{t: s.Time, v: h, of: h + m})
+		}
+	}
 	if s.CPUSeconds > 0 {
 		addSample(&r.cpu, s.Node, counterSample{t: s.Time, v: s.CPUStealSeconds, of: s.CPUSeconds})
 	}
@@ -918,6 +924,7 @@ func (r *reducer) finishCycles() {
 		c.c.CompactionBacklog = backlogGrowth(r.backlog, c.c.Start, c.c.End)
 		c.c.CompactionBehind = c.c.CompactionBacklog != nil && c.c.CompactionBacklog.behind()
 		c.c.BusiestReactor = busiestReactor(r.reactor, c.c.Start, c.c.End)
+		c.c.Cache = cacheHits(r.cache, c.c.Start, c.c.End)
 		res.Cycles = append(res.Cycles, c.c)
 	}
 	sort.SliceStable(res.Cycles, func(i, j int) bool { return res.Cycles[i].Start.Before(res.Cycles[j].Start) })
@@ -1201,6 +1208,38 @@ func backlogGrowth(backlog map[string][]counterSample, start, end time.Time) *Ba
 		}
 	}
 	return best
+}
+
+// cacheHits is the row cache's hit rate during [start, end] over the
+// nodes, and the coldest node's: each node's hits over its look-ups
+// (counterSample.of) between its readings around the window; nil when no
+// node has two readings with look-ups between them.
+func cacheHits(cache map[string][]counterSample, start, end time.Time) *CacheHits {
+	var hits, lookups float64
+	var c *CacheHits
+	nodes := make([]string, 0, len(cache))
+	for node := range cache {
+		nodes = append(nodes, node)
+	}
+	sort.Slice(nodes, func(i, j int) bool { return nodeLess(nodes[i], nodes[j]) })
+	for _, node := range nodes {
+		from, to, ok := window(cache[node], start, end)
+		if !ok || to.of <= from.of {
+			continue
+		}
+		h, n := to.v-from.v, to.of-from.of
+		hits, lookups = hits+h, lookups+n
+		if c == nil {
+			c = &CacheHits{}
+		}
+		if pct := 100 * h / n; n >= MinCacheLookups && (c.ColdestNode == "" || pct < c.ColdestHitPct) {
+			c.ColdestNode, c.ColdestHitPct, c.ColdestLookupsPerS = node, pct, n/to.t.Sub(from.t).Seconds()
+		}
+	}
+	if c != nil {
+		c.HitPct = 100 * hits / lookups
+	}
+	return c
 }
 
 // cpuSteal is the highest share over the node machines of their CPU time

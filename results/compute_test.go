@@ -355,6 +355,50 @@ func TestBusiestReactorPerCycle(t *testing.T) {
 	}
 }
 
+// TestCacheHitsPerCycle: a cycle's row cache hit rate is the nodes' hits
+// over their look-ups between their readings around it, and the coldest
+// node is the one with the lowest rate among those that looked up at least
+// MinCacheLookups partitions (a node that gave its data away reads little
+// and is not named); a cycle without the counters has none.
+func TestCacheHitsPerCycle(t *testing.T) {
+	at, events := tenSecondCycles(3)
+	lat := writePerCycle(t, at, 3)
+	s := func(sec int, node string, hits, misses float64) NodeSample {
+		m := map[string]float64{}
+		if hits >= 0 {
+			m[SampleCacheHits], m[SampleCacheMisses] = hits, misses
+		}
+		return NodeSample{Time: at(sec), Node: node, DiskTotalBytes: 1e9, Metrics: m}
+	}
+	met := []NodeSample{
+		s(0, "n1", 0, 0), s(0, "n2", 0, 0),
+		s(10, "n1", 900, 100), s(10, "n2", 1800, 200), // Cycle #0: 90% on both
+		s(11, "n3", 0, 0), // joins cold
+		s(20, "n1", 950, 140), s(20, "n2", 3600, 400), s(20, "n3", 20, 380),
+		// Cycle #1: n1 50 hits of 90 look-ups (too few to be named), n2 90%, n3 5%
+		s(30, "n1", -1, 0), s(30, "n2", -1, 0), s(30, "n3", -1, 0), // Cycle #2: no counters
+	}
+	res, err := Compute(runDir(t, events, lat, met))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*CacheHits{
+		{HitPct: 90, ColdestNode: "n1", ColdestHitPct: 90, ColdestLookupsPerS: 100},
+		{HitPct: 100 * (50 + 1800 + 20) / (90.0 + 2000 + 400), ColdestNode: "n3", ColdestHitPct: 5, ColdestLookupsPerS: 400.0 / 9},
+		nil,
+	}
+	if len(res.Cycles) != len(want) {
+		t.Fatalf("cycles %+v", res.Cycles)
+	}
+	for i, w := range want {
+		got := res.Cycles[i].Cache
+		if (got == nil) != (w == nil) || got != nil && (math.Abs(got.HitPct-w.HitPct) > 1e-9 || got.ColdestNode != w.ColdestNode ||
+			math.Abs(got.ColdestHitPct-w.ColdestHitPct) > 1e-9 || math.Abs(got.ColdestLookupsPerS-w.ColdestLookupsPerS) > 1e-9) {
+			t.Errorf("%s: cache %+v, want %+v", res.Cycles[i].Name, got, w)
+		}
+	}
+}
+
 // TestLoaderLagPerCycle: the load generator's own lag (each record's
 // loader_lag_ms, one figure per loader and interval whatever the number of
 // operation types) is a cycle's too: the most-lagged loader's rate over the

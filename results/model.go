@@ -457,7 +457,38 @@ type Cycle struct {
 	// (where a host-bound cycle's is the machine's). nil when the nodes'
 	// samples carry no busiest-shard reading.
 	BusiestReactor *ReactorPeak `json:"busiest_reactor,omitempty"`
+	// Cache is the replicas' row cache during the cycle: the share of the
+	// partitions reads looked up that were in cache, over all nodes and on
+	// the coldest node. nil when the nodes do not export the counters.
+	Cache *CacheHits `json:"cache,omitempty"`
 }
+
+// CacheHits are a cycle's row cache hits (scylla_cache_partition_hits over
+// hits and scylla_cache_partition_misses, row_cache.cc's "cache" group). A
+// replica whose cache is cold reads its partitions from sstables, and
+// coordinators send it fewer reads (heat-weighted load balancing,
+// consistency_level.cc): its reads go to the other replicas, so a node that
+// joined cold loads the old ones until it warms.
+type CacheHits struct {
+	HitPct float64 `json:"hit_pct"`
+	// ColdestNode is the node with the lowest hit rate among those that
+	// looked up at least MinCacheLookups partitions in the cycle.
+	ColdestNode   string  `json:"coldest_node,omitempty"`
+	ColdestHitPct float64 `json:"coldest_hit_pct,omitempty"`
+	// ColdestLookupsPerS is how many partitions it looked up per second.
+	ColdestLookupsPerS float64 `json:"coldest_lookups_per_sec,omitempty"`
+}
+
+// MinCacheLookups: a node with fewer partition look-ups in a cycle (one that
+// gave its data away, or is idle) is not named the coldest: its rate says
+// little.
+const MinCacheLookups = 100
+
+// The row cache counters a NodeSample carries (monitor.ScrapedMetrics).
+const (
+	SampleCacheHits   = "cache_partition_hits"
+	SampleCacheMisses = "cache_partition_misses"
+)
 
 // OpFigures are one operation's figures in a cycle.
 type OpFigures struct {
