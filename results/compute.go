@@ -1217,13 +1217,8 @@ func backlogGrowth(backlog map[string][]counterSample, start, end time.Time) *Ba
 func cacheHits(cache map[string][]counterSample, start, end time.Time) *CacheHits {
 	var hits, lookups float64
 	var c *CacheHits
-	nodes := make([]string, 0, len(cache))
-	for node := range cache {
-		nodes = append(nodes, node)
-	}
-	sort.Slice(nodes, func(i, j int) bool { return nodeLess(nodes[i], nodes[j]) })
-	for _, node := range nodes {
-		from, to, ok := window(cache[node], start, end)
+	for node, ss := range cache {
+		from, to, ok := window(ss, start, end)
 		if !ok || to.of <= from.of {
 			continue
 		}
@@ -1232,7 +1227,8 @@ func cacheHits(cache map[string][]counterSample, start, end time.Time) *CacheHit
 		if c == nil {
 			c = &CacheHits{}
 		}
-		if pct := 100 * h / n; n >= MinCacheLookups && (c.ColdestNode == "" || pct < c.ColdestHitPct) {
+		pct := 100 * h / n
+		if n >= MinCacheLookups && (c.ColdestNode == "" || pct < c.ColdestHitPct || pct == c.ColdestHitPct && nodeLess(node, c.ColdestNode)) {
 			c.ColdestNode, c.ColdestHitPct, c.ColdestLookupsPerS = node, pct, n/to.t.Sub(from.t).Seconds()
 		}
 	}

@@ -46,10 +46,12 @@ func Parse(spec string) (Distribution, error) {
 		return &sequential{}, nil
 	case s == Gaussian:
 		return gaussian{stdvrng: 5}, nil
-	case strings.HasPrefix(s, Gaussian+"(") && strings.HasSuffix(s, ")") && strings.Contains(s, ","):
-		return parseFixedGaussian(spec, s[len(Gaussian)+1:len(s)-1])
 	case strings.HasPrefix(s, Gaussian+"(") && strings.HasSuffix(s, ")"):
-		v, err := strconv.ParseFloat(s[len(Gaussian)+1:len(s)-1], 64)
+		args := s[len(Gaussian)+1 : len(s)-1]
+		if strings.Contains(args, ",") {
+			return parseFixedGaussian(spec, args)
+		}
+		v, err := strconv.ParseFloat(args, 64)
 		if err != nil || v <= 0 || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("key distribution %q: the argument must be a positive number of standard deviations per half range", spec)
 		}
