@@ -5,13 +5,16 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io/fs"
+	"maps"
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -174,34 +177,34 @@ func TestWALFilesAreACommitlogShareOfTheDisk(t *testing.T) {
 // TestOverwritesOfAFullNodeAreReclaimed: a node filled to ~80% and then
 // overwritten uniformly (the mixed workload at 90% disk) stays within a few
 // points of where it started, as a ScyllaDB node does, whose compaction
-// groups reclaim overwritten rows per tablet (replica/compaction_group.hh).
-// With Pebble's level multiplier 10 and a base level of 1/32 of the disk
-// the same overwrites took a node from 82% to 99%.
+// groups reclaim overwritten rows per tablet (replica/compaction_group.hh),
+// and its compactions need little room beside their inputs (a tablet's
+// worth there). With Pebble's level multiplier 10 and a base level of 1/32
+// of the disk the same overwrites took a node from 82% to 99%.
 //
 // Disk usage is read only once the store has caught up with its writes
 // (storeCaughtUp), and the writes wait for that every 1,000 rows (about a
 // memtable), so that what is measured is the store's shape, not how much
-// CPU the host gave its compactions (issue 45 item 3). Read at fixed
-// moments, the readings depended on the host (it failed twice at load
-// 9-17): the wait for compactions ended at the first moment none ran
-// (before a flush's compaction had started, or between two) or after 10 s,
-// with obsolete files not yet deleted, so on an idle machine the fill read
-// 84.2% where the settled store holds 80.7%; and at load the compactions,
-// at a low nice value (bgsched.go), fell behind the wall-clock writes
-// (Pebble's debt up to 39% of the disk at a peak reading). Read this
-// way, with a busy loop on each of 2 cores beside other work (load 5-28),
-// four runs gave 80.7-80.8% filled, 85.3-85.5% after (4.6-4.8 points) and a peak of
-// 87.4-88.2%; with Pebble's multiplier 10 and a base level of 1/32 the
-// same run went from 80.7% to 92.8% (peak 94.4%) and failed both checks.
-// The peak is read as often as the waits poll, so a slower host sees more
-// of a compaction's transient room, but never more than there is: the
-// writes wait, so no compaction debt adds to it.
+// CPU the host gave its compactions (issue 45 item 3): read at fixed
+// moments, the readings depended on the host. Read this way, idle or with
+// busy loops beside it, 12 runs went from 80.5-80.8% to 85.2-85.6%.
+//
+// The transient room is what the compactions wrote while their inputs
+// were still there (endedCompactions.room, from Pebble's compaction
+// events), 1.4-1.9% of the disk in those runs, never the highest disk
+// reading: polled every 20 ms, that peaked at 85.8-88.2% in 16 runs here
+// and at 97.3% once in CI, a reading shows as much of the WAL's and the
+// compactions' room as the moment it falls on does. The readings' peak is
+// logged with what held the disk then.
 func TestOverwritesOfAFullNodeAreReclaimed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a store")
 	}
 	const capacity = 117 << 20 // an emulated i4i.large
 	s, dir := openTestStore(t, capacity)
+	var compactions endedCompactions
+	seen := compactions.add
+	s.bg.compactionEnd.Store(&seen)
 	ids := [][16]byte{{3}}
 	v := make([]byte, 1024)
 	put := func(i int) {
@@ -212,18 +215,21 @@ func TestOverwritesOfAFullNodeAreReclaimed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	used := func() float64 { n, _ := dirBytes(t, dir); return 100 * float64(n) / capacity }
 	// caughtUp waits until the store has caught up and returns its usage
 	// then; peak gets every reading on the way (compactions' transient
 	// room).
 	var peak float64
+	var peakHeld string
 	caughtUp := func() float64 {
 		deadline := time.Now().Add(3 * time.Minute)
 		last := -1.0
 		for {
 			m := s.db.Metrics()
-			u := used()
-			peak = max(peak, u)
+			n, files := dirBytes(t, dir)
+			u := 100 * float64(n) / capacity
+			if u > peak {
+				peak, peakHeld = u, roomHeld(files, m)
+			}
 			if storeCaughtUp(m) && u == last {
 				return u
 			}
@@ -241,6 +247,7 @@ func TestOverwritesOfAFullNodeAreReclaimed(t *testing.T) {
 	}
 	filled := caughtUp()
 	peak = filled
+	compactions.reset()
 	// A quarter of the keys overwritten at 1,000 writes/s at most (a node's
 	// share of the workload is a few hundred; faster would measure Pebble's
 	// compaction debt instead).
@@ -259,13 +266,110 @@ func TestOverwritesOfAFullNodeAreReclaimed(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := caughtUp()
-	t.Logf("filled %.1f%%, after %d overwrites %.1f%% (peak %.1f%%) in %v", filled, overwrites, after, peak, time.Since(start).Round(time.Millisecond))
+	room, held := compactions.room()
+	roomPct := 100 * float64(room) / capacity
+	t.Logf("filled %.1f%%, after %d overwrites %.1f%% in %v; compactions held at most %.1f%% of the disk at once (%s); the readings peaked at %.1f%% (%s)",
+		filled, overwrites, after, time.Since(start).Round(time.Millisecond), roomPct, held, peak, peakHeld)
 	if after > filled+6 {
 		t.Errorf("overwrites grew the node from %.1f%% to %.1f%%: overwritten rows are not reclaimed", filled, after)
 	}
-	if peak > filled+9 {
-		t.Errorf("usage peaked at %.1f%% from %.1f%%: compactions need too much transient room", peak, filled)
+	if roomPct > 6 {
+		t.Errorf("compactions held %.1f%% of the disk at once: they need too much transient room (%s)", roomPct, held)
 	}
+}
+
+// endedCompactions records the compactions a store ends (its
+// backgroundPriority's compactionEnd), with when they ended.
+type endedCompactions struct {
+	mu    sync.Mutex
+	ended []endedCompaction
+}
+
+type endedCompaction struct {
+	end  time.Time
+	info pebble.CompactionInfo
+}
+
+func (e *endedCompactions) add(i pebble.CompactionInfo) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ended = append(e.ended, endedCompaction{time.Now(), i})
+}
+
+func (e *endedCompactions) reset() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ended = nil
+}
+
+// room is the most that compactions wrote while their inputs were still
+// on disk: at the end of each compaction, its output and that of every
+// compaction running then, counted whole (an upper bound: theirs were
+// still being written). Moves and delete-only compactions write nothing.
+// It also says which compactions those were.
+func (e *endedCompactions) room() (int64, string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var most int64
+	var what []string
+	for _, c := range e.ended {
+		var sum int64
+		var parts []string
+		for _, o := range e.ended {
+			if o.end.Add(-o.info.TotalDuration).After(c.end) || o.end.Before(c.end) {
+				continue // not running when c ended
+			}
+			n := compactionOutput(o.info)
+			sum += n
+			parts = append(parts, fmt.Sprintf("%s %v → L%d wrote %.1f MiB", o.info.Reason, inputLevels(o.info), o.info.Output.Level, float64(n)/(1<<20)))
+		}
+		if sum > most {
+			most, what = sum, parts
+		}
+	}
+	return most, fmt.Sprintf("%d compactions; at the most: %s", len(e.ended), strings.Join(what, ", "))
+}
+
+func compactionOutput(i pebble.CompactionInfo) int64 {
+	if i.Reason == "move" || i.Reason == "delete-only" || i.Err != nil {
+		return 0
+	}
+	var n int64
+	for _, t := range i.Output.Tables {
+		n += int64(t.Size)
+	}
+	return n
+}
+
+func inputLevels(i pebble.CompactionInfo) []string {
+	var ls []string
+	for _, l := range i.Input {
+		ls = append(ls, fmt.Sprintf("L%d", l.Level))
+	}
+	return ls
+}
+
+// roomHeld says what a store's files hold, by kind, and what Pebble was
+// doing: what a failed check on its disk usage needs to be understood.
+func roomHeld(files map[string]int64, m *pebble.Metrics) string {
+	kinds := map[string]int64{}
+	for name, n := range files {
+		kind := filepath.Ext(name)
+		if strings.HasPrefix(name, "MANIFEST") {
+			kind = "MANIFEST"
+		}
+		kinds[kind] += n
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		fmt.Fprintf(&b, "%s %.1f MiB, ", k, float64(kinds[k])/(1<<20))
+	}
+	fmt.Fprintf(&b, "Pebble's disk usage %.1f MiB (%d obsolete and %d zombie tables), %d flushes and %d compactions running, levels' MiB",
+		float64(m.DiskSpaceUsage())/(1<<20), m.Table.ObsoleteCount, m.Table.ZombieCount, m.Flush.NumInProgress, m.Compact.NumInProgress)
+	for i, l := range m.Levels {
+		fmt.Fprintf(&b, " L%d %.1f", i, float64(l.Size)/(1<<20))
+	}
+	return b.String()
 }
 
 // storeCaughtUp: no flush or compaction running or due (every level's
