@@ -3,6 +3,11 @@
 GO       ?= go
 FUZZTIME ?= 60s
 export TESTCONTAINERS_RYUK_DISABLED = true
+# One build configuration for everything: the image doubles need a static
+# binary (CGO_ENABLED=0, provision/docker/dockertest), nothing here needs
+# cgo, and a test run that also built with cgo compiled every package twice
+# (the second, static build took 67 s on a cold cache here).
+export CGO_ENABLED ?= 0
 
 .PHONY: all build test acceptance lint bench bench-client bench-emulator e2e e2e-docker fuzz emulator-image clean
 
