@@ -374,12 +374,13 @@ func (h *host) start(w http.ResponseWriter, r *http.Request) {
 }
 
 // sizeProcs gives the Go runtime as many Ps as the nodes would have had as
-// processes of their own (each process gets one P per CPU), unless the
-// user set GOMAXPROCS. With one P per CPU for the whole host, a node's
-// request waited behind other nodes' goroutines for up to the runtime's
-// 10 ms preemption slice, where the kernel time-slices separate processes
-// finely: on 2 CPUs the main job's Cycle #0 P99 was 14-16 ms shared and
-// 3.8 ms per process; with GOMAXPROCS=6 shared, 3.7 ms (issue 45).
+// processes of their own (each process gets one P per CPU), up to three
+// nodes' worth (hostProcs), unless the user set GOMAXPROCS. With one P per
+// CPU for the whole host, a node's request waited behind other nodes'
+// goroutines for up to the runtime's 10 ms preemption slice, where the
+// kernel time-slices separate processes finely: on 2 CPUs the main job's
+// Cycle #0 P99 was 14-16 ms shared and 3.8 ms per process; with
+// GOMAXPROCS=6 shared, 3.7 ms (issue 45).
 func (h *host) sizeProcs() {
 	if os.Getenv("GOMAXPROCS") != "" {
 		return
@@ -396,10 +397,20 @@ func (h *host) sizeProcs() {
 }
 
 // hostProcs is the Ps of a host running nodes on cpus CPUs: one per CPU
-// per node, as many as separate node processes would have.
+// per node, as many as separate node processes would have, for up to
+// maxProcNodes nodes. More Ps than that only add threads for the kernel to
+// time-slice on the same CPUs: in the main job on 2 CPUs, with 12 Ps once
+// 6 nodes ran, the last cycle's client P99 was 7.0-8.9 ms against the
+// nodes' own 2.6-2.8 ms; with 6, 4.5-4.7 ms against 1.9-2.0 (two runs
+// each, alternately; Cycles #0-#2 alike).
 func hostProcs(nodes, cpus int) int {
-	return max(1, nodes) * max(1, cpus)
+	return max(1, min(nodes, maxProcNodes)) * max(1, cpus)
 }
+
+// maxProcNodes is how many nodes' worth of Ps a host gives the runtime:
+// the three of a starting cluster, the fewest that measured as well as a
+// process per node (above).
+const maxProcNodes = 3
 
 // runNode runs one node of a host with its flags: its exit status, and
 // why when it failed.

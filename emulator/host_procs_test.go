@@ -6,7 +6,8 @@ import (
 )
 
 // A host gives the runtime one P per CPU per running node, as separate
-// node processes would have, and counts only nodes that have not ended.
+// node processes would have, up to three nodes' worth, and counts only
+// nodes that have not ended.
 func TestHostSizesProcsByRunningNodes(t *testing.T) {
 	t.Setenv("GOMAXPROCS", "") // sizeProcs leaves a user's setting alone
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
@@ -30,6 +31,12 @@ func TestHostSizesProcsByRunningNodes(t *testing.T) {
 	h.sizeProcs()
 	if got, want := runtime.GOMAXPROCS(0), 3*cpus; got != want {
 		t.Fatalf("three running nodes: GOMAXPROCS %d, want %d", got, want)
+	}
+	add("node-5", false)
+	add("node-6", false)
+	h.sizeProcs()
+	if got, want := runtime.GOMAXPROCS(0), 3*cpus; got != want {
+		t.Fatalf("five running nodes: GOMAXPROCS %d, want %d (three nodes' worth)", got, want)
 	}
 	t.Setenv("GOMAXPROCS", "1")
 	runtime.GOMAXPROCS(1)
