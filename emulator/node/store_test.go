@@ -187,13 +187,13 @@ func TestWALFilesAreACommitlogShareOfTheDisk(t *testing.T) {
 // memtable), so that what is measured is the store's shape, not how much
 // CPU the host gave its compactions (issue 45 item 3): read at fixed
 // moments, the readings depended on the host. Read this way, idle or with
-// busy loops beside it, 12 runs went from 80.5-80.8% to 85.2-85.6%.
+// busy loops beside it, 21 runs went from 79.8-80.8% to 84.5-85.6%.
 //
 // The transient room is what the compactions wrote while their inputs
 // were still there (endedCompactions.room, from Pebble's compaction
-// events), 1.4-1.9% of the disk in those runs, never the highest disk
-// reading: polled every 20 ms, that peaked at 85.8-88.2% in 16 runs here
-// and at 97.3% once in CI, a reading shows as much of the WAL's and the
+// events), 1.4-1.9% of the disk in 8 of them, not the highest disk
+// reading, which, polled every 20 ms, peaked at 85.2-88.2% in the 21 runs
+// and at 97.3% once in CI: a reading shows as much of the WAL's and the
 // compactions' room as the moment it falls on does. The readings' peak is
 // logged with what held the disk then.
 func TestOverwritesOfAFullNodeAreReclaimed(t *testing.T) {
