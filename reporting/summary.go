@@ -260,24 +260,35 @@ func latencyAnswer(cycles []results.Cycle) string {
 // from the coordinators until it warms, and the old replicas serve its
 // share. "" when no cycle has the counters.
 func cacheAnswer(cycles []results.Cycle) string {
-	var parts []string
-	for _, c := range cycles {
+	parts := perCycle(cycles, func(c results.Cycle) string {
 		h := c.Cache
 		if h == nil {
-			continue
+			return ""
 		}
 		p := fmt.Sprintf("%s %.0f%%", c.Name, h.HitPct)
 		if h.ColdestNode != "" {
 			p += fmt.Sprintf(" (coldest %s %.0f%%)", h.ColdestNode, h.ColdestHitPct)
 		}
-		parts = append(parts, p)
-	}
-	if len(parts) == 0 {
+		return p
+	})
+	if parts == "" {
 		return ""
 	}
 	return "Row cache hits per cycle (partitions reads found in cache, scylla_cache_partition_hits and _misses; " +
 		"coordinators send a replica with a cold cache fewer reads, so the others serve its share until it warms): " +
-		strings.Join(parts, ", ") + "."
+		parts + "."
+}
+
+// perCycle joins what part says of each cycle, leaving out the cycles it
+// says nothing of ("").
+func perCycle(cycles []results.Cycle, part func(results.Cycle) string) string {
+	var parts []string
+	for _, c := range cycles {
+		if p := part(c); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // reactorAnswer names, per cycle, the node whose busiest shard was the
@@ -285,11 +296,10 @@ func cacheAnswer(cycles []results.Cycle) string {
 // saturated shard is the cluster's own queueing, where a host-bound
 // cycle's is the machine's. "" when no cycle has the reading.
 func reactorAnswer(cycles []results.Cycle) string {
-	var parts []string
-	for _, c := range cycles {
+	parts := perCycle(cycles, func(c results.Cycle) string {
 		b := c.BusiestReactor
 		if b == nil {
-			continue
+			return ""
 		}
 		p := fmt.Sprintf("%s %s %.0f%%", c.Name, b.Node, b.PeakPct)
 		if s := math.Round(b.SaturatedS); s > 0 {
@@ -298,13 +308,13 @@ func reactorAnswer(cycles []results.Cycle) string {
 		if c.HostBound {
 			p += " (host-bound)"
 		}
-		parts = append(parts, p)
-	}
-	if len(parts) == 0 {
+		return p
+	})
+	if parts == "" {
 		return ""
 	}
 	return fmt.Sprintf("Busiest reactor per cycle (the node whose busiest shard was the most utilized, scylla_reactor_utilization; "+
-		"a shard at %d%% or more is saturated and queues its requests): %s.", results.ReactorSaturatedPct, strings.Join(parts, ", "))
+		"a shard at %d%% or more is saturated and queues its requests): %s.", results.ReactorSaturatedPct, parts)
 }
 
 // capacityAnswer is the capacity per vCPU before and after. A probe the
