@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/elasticity-dev/elasticity/emulator/capacity"
 	"github.com/elasticity-dev/elasticity/emulator/cql"
 	"github.com/elasticity-dev/elasticity/emulator/node"
 	"github.com/elasticity-dev/elasticity/emulator/scyllalog"
@@ -81,8 +82,11 @@ type Config struct {
 	// it user writes are rejected.
 	CriticalDiskUtilizationLevel float64
 	OpsPerVCPU                   float64
-	StreamMiBPerVCPU             float64
-	BlockedReactorNotifyMS       int
+	// CoordinatorUnits: what coordinating a request costs its shard
+	// (capacity.CoordinatorUnits).
+	CoordinatorUnits       float64
+	StreamMiBPerVCPU       float64
+	BlockedReactorNotifyMS int
 	// BlockedReactorReportsPerMinute is Seastar's rate limit of stall
 	// reports (src/core/reactor.cc, default 5).
 	BlockedReactorReportsPerMinute int
@@ -139,7 +143,7 @@ func DefaultConfig() Config {
 	return Config{ListenAddress: "127.0.0.2", ClusterName: "elasticity", DC: "dc1", Rack: "rack1", InstanceType: "i4i.large",
 		VCPUs: 2, MemoryGB: 16, DiskGB: 468, CQLPort: 9042, ShardAwareCQLPort: 19042, RESTPort: 10000, MetricsPort: 9180, NodeExporterPort: 9100, InternodePort: 7000,
 		StorageScaleMiBPerGB: DefaultStorageScaleMiBPerGB, OpsPerVCPU: DefaultOpsPerVCPU, StreamMiBPerVCPU: DefaultStreamMiBPerVCPU,
-		BlockedReactorNotifyMS: 25, BlockedReactorReportsPerMinute: 5, SlowFactor: 1, TimeScale: 1, Version: DefaultVersion, InitialTablets: 16,
+		CoordinatorUnits: capacity.CoordinatorUnits, BlockedReactorNotifyMS: 25, BlockedReactorReportsPerMinute: 5, SlowFactor: 1, TimeScale: 1, Version: DefaultVersion, InitialTablets: 16,
 		TTLPeriodSeconds: cql.DefaultTTLPeriod.Seconds()}
 }
 
@@ -167,6 +171,7 @@ func Flags(c *Config) *pflag.FlagSet {
 	fs.IntVar(&c.InternodePort, "internode-port", c.InternodePort, "internode RPC port")
 	fs.Float64Var(&c.StorageScaleMiBPerGB, "storage-scale-mib-per-gb", c.StorageScaleMiBPerGB, "emulated disk capacity in MiB per GB of --disk-gb (0.2: i4i.large 468 GB → 93.6 MiB)")
 	fs.Float64Var(&c.OpsPerVCPU, "ops-per-vcpu", c.OpsPerVCPU, "modelled replica operations per second per vCPU")
+	fs.Float64Var(&c.CoordinatorUnits, "coordinator-units", c.CoordinatorUnits, "what coordinating a request costs its coordinator's shard, in replica operations")
 	fs.Float64Var(&c.StreamMiBPerVCPU, "stream-mib-per-vcpu", c.StreamMiBPerVCPU, "modelled streaming bandwidth in MiB/s per vCPU (a migration runs at the slower end's)")
 	fs.Float64Var(&c.CriticalDiskUtilizationLevel, "critical-disk-utilization-level", c.CriticalDiskUtilizationLevel, "disk utilization above which user writes are rejected (ScyllaDB's critical_disk_utilization_level; 0 = 0.98)")
 	fs.IntVar(&c.BlockedReactorNotifyMS, "blocked-reactor-notify-ms", c.BlockedReactorNotifyMS, "stall threshold in milliseconds")
@@ -357,6 +362,7 @@ func Run(ctx context.Context, c Config) error {
 		RowCacheBytes:         c.rowCacheBytes(),
 		CriticalDiskLevel:     c.CriticalDiskUtilizationLevel,
 		OpsPerVCPU:            c.OpsPerVCPU,
+		CoordinatorUnits:      c.CoordinatorUnits,
 		StreamBytesPerSec:     c.StreamMiBPerVCPU * float64(c.VCPUs) * (1 << 20),
 		StallThreshold:        time.Duration(c.BlockedReactorNotifyMS) * time.Millisecond,
 		StallReportsPerMinute: c.BlockedReactorReportsPerMinute,
@@ -508,6 +514,9 @@ func validate(c *Config) error {
 	}
 	if c.OpsPerVCPU <= 0 || c.StreamMiBPerVCPU <= 0 {
 		errs = append(errs, "--ops-per-vcpu and --stream-mib-per-vcpu must be positive")
+	}
+	if c.CoordinatorUnits < 0 {
+		errs = append(errs, "--coordinator-units must not be negative")
 	}
 	if c.SlowFactor <= 0 {
 		errs = append(errs, "--slow-factor must be positive")

@@ -10,9 +10,10 @@ import (
 	"github.com/elasticity-dev/elasticity/scenarios"
 )
 
-// replicaOpsPerOp is what one workload operation costs the cluster in
-// replica operations (the unit of ops_per_vcpu): RF for a write, the
-// replicas the read consistency level contacts for a read.
+// replicaOpsPerOp is what one workload operation costs the cluster's
+// replicas in replica operations (the unit of ops_per_vcpu): RF for a
+// write, the replicas the read consistency level contacts for a read. Its
+// coordinator's work comes on top (Model.CoordinatorOps).
 func replicaOpsPerOp(s *scenarios.Scenario) float64 {
 	rf := max(1, s.Dataset.RF)
 	reads := rf/2 + 1
@@ -78,7 +79,7 @@ func estimate(p *Plan, s *scenarios.Scenario, m provision.Model) {
 	}
 	capBytes, vcpus := e.capacity()
 	p.InitialCapacityBytes = capBytes
-	p.Workload.EstimatedCapacityOps = m.OpsPerVCPU * float64(vcpus) / replicaOpsPerOp(s)
+	p.Workload.EstimatedCapacityOps = m.OpsPerVCPU * float64(vcpus) / (replicaOpsPerOp(s) + m.CoordinatorOps)
 	p.Workload.EstimatedRateOpsPerS = p.Load.LoadPercent / 100 * p.Workload.EstimatedCapacityOps
 	if p.Load.Rate > 0 { // the scenario's, or a workload model's own
 		p.Workload.EstimatedRateOpsPerS = p.Load.Rate
@@ -154,11 +155,12 @@ func (e *estimator) keySize() (bytes, writes float64) {
 
 // fillKeysPerSec is the fill's estimated rate in keys a second. The
 // workload is not running yet, so a fill gets the cluster's capacity (or
-// fill_rate, keys a second); each write request lands on RF replicas.
+// fill_rate, keys a second); each write request lands on RF replicas and
+// costs its coordinator CoordinatorOps more.
 func (e *estimator) fillKeysPerSec(vcpus int, keyBytes, keyWrites float64) float64 {
 	s, m := e.s, e.m
 	rf := float64(s.Dataset.RF)
-	fillOps := m.OpsPerVCPU * float64(vcpus) / float64(max(1, s.Dataset.RF)) / keyWrites
+	fillOps := m.OpsPerVCPU * float64(vcpus) / (float64(max(1, s.Dataset.RF)) + m.CoordinatorOps) / keyWrites
 	if m.FillMiBPerVCPU > 0 && keyBytes > 0 {
 		// Real nodes take bulk writes far more cheaply than the mixed workload:
 		// estimate from on-disk bandwidth instead.

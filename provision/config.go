@@ -48,8 +48,11 @@ func (e Env) Get(key string) string {
 
 // EmulatorScale is how an emulated node scales the catalog down.
 type EmulatorScale struct {
-	StorageScaleMiBPerGB   float64
-	OpsPerVCPU             float64
+	StorageScaleMiBPerGB float64
+	OpsPerVCPU           float64
+	// CoordinatorOps is what the nodes charge for coordinating a request,
+	// in replica operations (the nodes' --coordinator-units default).
+	CoordinatorOps         float64
 	StreamMiBPerVCPU       float64
 	TimeScale              float64
 	BlockedReactorNotifyMS int

@@ -147,6 +147,9 @@ type Model struct {
 	StorageScaleMiBPerGB float64
 	// OpsPerVCPU is replica operations per second one vCPU serves.
 	OpsPerVCPU float64
+	// CoordinatorOps is what coordinating one request costs, in replica
+	// operations (0: not counted).
+	CoordinatorOps float64
 	// StreamMiBPerVCPU is the streaming bandwidth per vCPU of the slower end of a migration.
 	StreamMiBPerVCPU float64
 	// FillMiBPerVCPU is the on-disk bulk write bandwidth per vCPU; 0 means
@@ -213,6 +216,7 @@ func EmulatedModel(e EmulatorScale) Model {
 		Emulated:             true,
 		StorageScaleMiBPerGB: e.StorageScaleMiBPerGB,
 		OpsPerVCPU:           e.OpsPerVCPU,
+		CoordinatorOps:       e.CoordinatorOps,
 		StreamMiBPerVCPU:     e.StreamMiBPerVCPU,
 		TimeScale:            e.TimeScale,
 		SetupSeconds:         5,

@@ -20,7 +20,7 @@ func init() {
 		// The instances' nodes run the emulator's default scale model at the
 		// local backend's time scale (tests keep both equal to local's defaults).
 		ec := emulator.DefaultConfig()
-		l := provision.EmulatorScale{StorageScaleMiBPerGB: ec.StorageScaleMiBPerGB, OpsPerVCPU: ec.OpsPerVCPU,
+		l := provision.EmulatorScale{StorageScaleMiBPerGB: ec.StorageScaleMiBPerGB, OpsPerVCPU: ec.OpsPerVCPU, CoordinatorOps: ec.CoordinatorUnits,
 			StreamMiBPerVCPU: ec.StreamMiBPerVCPU, BlockedReactorNotifyMS: ec.BlockedReactorNotifyMS, TimeScale: localcluster.DefaultTimeScale}
 		cmd := &cobra.Command{
 			Use:   "aws-sim",

@@ -59,7 +59,7 @@ var scyllaOptions = func() map[string]scyllaOption {
 // --disk-gb and --storage-scale-mib-per-gb are accepted but do not size the
 // disk (ScyllaConfig: DiskFromFilesystem).
 var EmulatorFlags = []string{"instance-type", "vcpus", "memory-gb", "disk-gb", "storage-scale-mib-per-gb",
-	"ops-per-vcpu", "stream-mib-per-vcpu", "fail-startup", "slow-factor", "initial-tablets", "time-scale"}
+	"ops-per-vcpu", "coordinator-units", "stream-mib-per-vcpu", "fail-startup", "slow-factor", "initial-tablets", "time-scale"}
 
 // OptionError is a boost::program_options error as Seastar's
 // app_template::run reports it (src/core/app-template.cc):
@@ -199,6 +199,7 @@ func ScyllaConfig(vals map[string][]string, version string, readFile func(string
 	num("disk-gb", func(f float64) { c.DiskGB = f })
 	num("storage-scale-mib-per-gb", func(f float64) { c.StorageScaleMiBPerGB = f })
 	num("ops-per-vcpu", func(f float64) { c.OpsPerVCPU = f })
+	num("coordinator-units", func(f float64) { c.CoordinatorUnits = f })
 	num("stream-mib-per-vcpu", func(f float64) { c.StreamMiBPerVCPU = f })
 	num("slow-factor", func(f float64) { c.SlowFactor = f })
 	num("time-scale", func(f float64) { c.TimeScale = f })

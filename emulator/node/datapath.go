@@ -116,6 +116,16 @@ func (n *Node) Write(ctx context.Context, ms []engine.Mutation, cl engine.Consis
 }
 
 func (n *Node) writeOne(ctx context.Context, m *engine.Mutation, cl engine.Consistency) error {
+	if n.cfg.CoordinatorUnits > 0 {
+		v := n.view.Load()
+		_, t, err := n.lookup(v, m.Keyspace, m.Table)
+		if err != nil {
+			return err
+		}
+		if err := n.coordinate(ctx, v, t, m.PartitionKey); err != nil {
+			return err
+		}
+	}
 	if m.Counters != nil {
 		return n.writeCounter(ctx, m, cl)
 	}
@@ -239,6 +249,19 @@ func (n *Node) shardOf(v *view, t *engine.Table, token int64) int {
 	return int(uint64(token) % uint64(n.cfg.VCPUs))
 }
 
+// coordinate charges the coordinator's own work on a request for the
+// partition pk of t (the CQL layer and storage_proxy: parsing,
+// executing, sending to the replicas and collecting their answers) to the
+// shard that owns the key here, where a shard-aware driver sends it.
+// Without it every cycle of a scale-out moved replica work only, and the
+// small nodes kept coordinating a third of each tablet they gave away.
+func (n *Node) coordinate(ctx context.Context, v *view, t *engine.Table, pk []byte) error {
+	if n.cfg.CoordinatorUnits <= 0 {
+		return nil
+	}
+	return n.cap.Do(ctx, n.shardOf(v, t, Token(pk)), n.cfg.CoordinatorUnits)
+}
+
 // localWrite applies mutations as a replica; counter says they hold
 // counter shards.
 func (n *Node) localWrite(ctx context.Context, ms []engine.Mutation, counter bool) error {
@@ -320,6 +343,9 @@ func (n *Node) Read(ctx context.Context, r engine.Read, cl engine.Consistency) (
 	reps, _ := v.replicasOf(ks, t, Token(r.PartitionKey))
 	alive, need, err := n.liveReplicas(v, reps, cl)
 	if err != nil {
+		return nil, err
+	}
+	if err := n.coordinate(ctx, v, t, r.PartitionKey); err != nil {
 		return nil, err
 	}
 	n.hwlbOrder(t.ID, alive, need)

@@ -72,6 +72,10 @@ type Config struct {
 	CriticalDiskLevel float64
 	// OpsPerVCPU is the modelled request capacity of one shard per second.
 	OpsPerVCPU float64
+	// CoordinatorUnits is what coordinating one request costs the
+	// coordinator's shard, in replica operations (capacity.CoordinatorUnits;
+	// 0: nothing, as before the coordinator was charged).
+	CoordinatorUnits float64
 	// StreamBytesPerSec is the node's streaming bandwidth (all shards).
 	StreamBytesPerSec float64
 	StallThreshold    time.Duration

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 
+	"github.com/elasticity-dev/elasticity/emulator/capacity"
 	"github.com/elasticity-dev/elasticity/provision"
 )
 
@@ -154,7 +155,7 @@ func (o *Settings) Configure(c *provision.Config, selected bool) {
 // Scale is the emulator's scale model of the section.
 func (o *Settings) Scale() provision.EmulatorScale {
 	return provision.EmulatorScale{StorageScaleMiBPerGB: o.StorageScaleMiBPerGB, OpsPerVCPU: o.OpsPerVCPU,
-		StreamMiBPerVCPU: o.StreamMiBPerVCPU, TimeScale: o.TimeScale, BlockedReactorNotifyMS: o.BlockedReactorNotifyMS}
+		CoordinatorOps: capacity.CoordinatorUnits, StreamMiBPerVCPU: o.StreamMiBPerVCPU, TimeScale: o.TimeScale, BlockedReactorNotifyMS: o.BlockedReactorNotifyMS}
 }
 
 // ScenarioTimeScale: a local run's scenario time is scaled by local.time_scale.
