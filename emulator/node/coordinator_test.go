@@ -14,30 +14,22 @@ import (
 // replica's own unit: on one shard of 100 units a second (10 ms each),
 // ten writes and ten reads of RF=1 keep the shard busy 20 × (1 + units) ×
 // 10 ms, whatever the machine does, since the model accounts in virtual
-// time.
+// time. The keyspace has one tablet.
 func TestCoordinatingARequestCostsItsShard(t *testing.T) {
 	for i, units := range []float64{0, 1, 0.5} {
 		t.Run(fmt.Sprintf("units=%g", units), func(t *testing.T) {
-			n := startTestNode(t, Config{VCPUs: 1, InternodePort: 17916 + i, OpsPerVCPU: 100, CoordinatorUnits: units})
+			n := startTestNode(t, Config{DC: "dc1", Rack: "rack1", VCPUs: 1, InternodePort: 17916 + i, OpsPerVCPU: 100, CoordinatorUnits: units})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			k := &engine.Keyspace{Name: "co", Replication: map[string]string{"class": "org.apache.cassandra.locator.SimpleStrategy", "replication_factor": "1"}, DurableWrites: true}
-			if _, err := n.ApplySchema(ctx, engine.SchemaChange{Kind: engine.CreateKeyspace, Keyspace: k}); err != nil {
-				t.Fatal(err)
-			}
-			tb := &engine.Table{Keyspace: "co", Name: "t", Columns: []engine.Column{
-				{Name: "k", Type: "text", Kind: engine.PartitionKey}, {Name: "v", Type: "blob", Kind: engine.Regular, Position: -1}}}
-			if _, err := n.ApplySchema(ctx, engine.SchemaChange{Kind: engine.CreateTable, KeyspaceName: "co", Table: tb}); err != nil {
-				t.Fatal(err)
-			}
+			createTableTablets(t, n, 0, 1, 1)
 			time.Sleep(1100 * time.Millisecond) // the schema's own work leaves the utilization window
 			for j := range 10 {
 				key := []byte(fmt.Sprintf("key-%d", j))
-				m := engine.Mutation{Keyspace: "co", Table: "t", PartitionKey: key, Cells: map[string][]byte{"v": []byte("x")}, Timestamp: time.Now().UnixMicro()}
+				m := engine.Mutation{Keyspace: "ks", Table: "t", PartitionKey: key, Cells: map[string][]byte{"v": []byte("x")}, Timestamp: time.Now().UnixMicro()}
 				if err := n.Write(ctx, []engine.Mutation{m}, engine.One); err != nil {
 					t.Fatal(err)
 				}
-				if _, err := n.Read(ctx, engine.Read{Keyspace: "co", Table: "t", PartitionKey: key}, engine.One); err != nil {
+				if _, err := n.Read(ctx, engine.Read{Keyspace: "ks", Table: "t", PartitionKey: key}, engine.One); err != nil {
 					t.Fatal(err)
 				}
 			}
