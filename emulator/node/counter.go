@@ -165,6 +165,9 @@ func (n *Node) writeCounter(ctx context.Context, m *engine.Mutation, cl engine.C
 	if err != nil {
 		return err
 	}
+	if err := n.coordinate(ctx, v, t, m.PartitionKey); err != nil {
+		return err
+	}
 	reps, _ := v.replicasOf(ks, t, Token(m.PartitionKey))
 	leader := ""
 	for _, r := range reps {

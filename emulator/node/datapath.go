@@ -116,16 +116,6 @@ func (n *Node) Write(ctx context.Context, ms []engine.Mutation, cl engine.Consis
 }
 
 func (n *Node) writeOne(ctx context.Context, m *engine.Mutation, cl engine.Consistency) error {
-	if n.cfg.CoordinatorUnits > 0 {
-		v := n.view.Load()
-		_, t, err := n.lookup(v, m.Keyspace, m.Table)
-		if err != nil {
-			return err
-		}
-		if err := n.coordinate(ctx, v, t, m.PartitionKey); err != nil {
-			return err
-		}
-	}
 	if m.Counters != nil {
 		return n.writeCounter(ctx, m, cl)
 	}
@@ -140,6 +130,11 @@ func (n *Node) replicate(ctx context.Context, m *engine.Mutation, cl engine.Cons
 	ks, t, err := n.lookup(v, m.Keyspace, m.Table)
 	if err != nil {
 		return err
+	}
+	if !counter { // a counter's coordinator was charged in writeCounter
+		if err := n.coordinate(ctx, v, t, m.PartitionKey); err != nil {
+			return err
+		}
 	}
 	reps, pending := v.replicasOf(ks, t, Token(m.PartitionKey))
 	need := blockFor(cl, len(reps))
