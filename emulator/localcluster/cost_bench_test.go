@@ -40,7 +40,8 @@ import (
 // is then split: what the nodes cost idle, the CQL exchange alone
 // (exchangeCPU), the stores alone (storeAloneCPU: the replica writes and
 // reads on three stores in this process) and the node code around them,
-// the rest. Run it with
+// the rest; and beside it the floor at that rate (answerFloorCPU: a
+// process that only answers requests arriving at the rate). Run it with
 // `make bench-emulator`;
 // BENCH_EMU_RATES (default "2000,10000") and BENCH_EMU_SECONDS (default 10)
 // change the rates and the time per rate; BENCH_NODE_PROFILE writes a CPU
@@ -97,7 +98,8 @@ func BenchmarkNodeCost(b *testing.B) {
 	b.ReportMetric(us(busy), "µs-busy-rtt")
 	b.ReportMetric(us(idle-busy), "µs-wakeup-rtt")
 	exe, _ := os.Executable()
-	opts := Options{Binary: exe, Env: append([]string{nodeEnv + "=1"}, strings.Fields(os.Getenv("BENCH_EMU_NODE_ENV"))...), Nodes: 3, Racks: 3, Dir: b.TempDir(), BaseAddress: "127.0.144.25",
+	nodeExtraEnv := strings.Fields(os.Getenv("BENCH_EMU_NODE_ENV"))
+	opts := Options{Binary: exe, Env: append([]string{nodeEnv + "=1"}, nodeExtraEnv...), Nodes: 3, Racks: 3, Dir: b.TempDir(), BaseAddress: "127.0.144.25",
 		InstanceType: "i4i.4xlarge", VCPUs: 16, MemoryGB: 128, DiskGB: 3750,
 		StartTimeout: 60 * time.Second, ExtraNodeArgs: []string{"--initial-tablets", "16", "--pprof"}}
 	// One process for the three nodes, as the local backend runs them by
@@ -185,8 +187,16 @@ func BenchmarkNodeCost(b *testing.B) {
 		fmt.Printf("rate %6d op/s: the stores alone (the same replica writes and reads called straight on three node stores in one process, no CQL, internode or node code) cost %.1f µs CPU/op: the node code around them, %.1f µs\n",
 			rate, store, perOp-exchange-store)
 		b.ReportMetric(store, fmt.Sprintf("µs-cpu-store/op@%d", rate))
+		floor := answerFloorCPU(ctx, b, nodeExtraEnv, rate, time.Duration(secs)*time.Second)
+		fmt.Printf("rate %6d op/s: a process that only answers 1 KiB requests arriving at this rate costs %.1f µs CPU/request, the floor under the CQL exchange's %.1f µs; with the stores alone added, %.1f µs of the %d µs target is left for the rest of the node\n",
+			rate, floor, exchange, targetCPUPerOp-floor-store, targetCPUPerOp)
+		b.ReportMetric(floor, fmt.Sprintf("µs-cpu-answer-floor/op@%d", rate))
 	}
 }
+
+// targetCPUPerOp is issue 45's target for the nodes' CPU per client
+// operation, in µs.
+const targetCPUPerOp = 60
 
 // exchangeCPU is the node CPU per request, at rate for d, of a request
 // that costs the nodes one CQL exchange and nothing of the data path: a
@@ -359,22 +369,27 @@ func nodePids(c *Cluster) []int {
 	return pids
 }
 
-// nodesCPU sums utime+stime (/proc/PID/stat fields 14 and 15, in clock
-// ticks of 1/100 s on Linux) of the node processes.
+// nodesCPU sums the CPU time of the node processes.
 func nodesCPU(b *testing.B, c *Cluster) time.Duration {
-	var ticks int64
+	var cpu time.Duration
 	for _, pid := range nodePids(c) {
-		raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-		if err != nil {
-			b.Fatalf("reading CPU time of node process %d: %v", pid, err)
-		}
-		// The command name (field 2) may hold spaces: fields count after ')'.
-		f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
-		u, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		ticks += u + st
+		cpu += processCPU(b, pid)
 	}
-	return time.Duration(ticks) * 10 * time.Millisecond
+	return cpu
+}
+
+// processCPU is a process's utime+stime (/proc/PID/stat fields 14 and 15,
+// in clock ticks of 1/100 s on Linux).
+func processCPU(b *testing.B, pid int) time.Duration {
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		b.Fatalf("reading CPU time of process %d: %v", pid, err)
+	}
+	// The command name (field 2) may hold spaces: fields count after ')'.
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * 10 * time.Millisecond
 }
 
 // nodesMallocs sums the heap objects the node processes have allocated

@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(wrapperEnv) == "1" {
 		os.Exit(runWrapped(os.Args[1:]))
 	}
+	if addr := os.Getenv(answerEnv); addr != "" {
+		os.Exit(serveAnswers(addr))
+	}
 	if os.Getenv(nodeEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		code := emulator.Main(ctx, os.Args[1:], os.Stderr)
