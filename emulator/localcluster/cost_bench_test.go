@@ -242,19 +242,8 @@ func loopbackRoundTripCPU(n int, pause time.Duration) (time.Duration, error) {
 	}
 	defer ln.Close()
 	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		buf := make([]byte, 1024)
-		for {
-			if _, err := io.ReadFull(c, buf); err != nil {
-				return
-			}
-			if _, err := c.Write(buf); err != nil {
-				return
-			}
+		if c, err := ln.Accept(); err == nil {
+			answerEach(c)
 		}
 	}()
 	c, err := net.Dial("tcp", ln.Addr().String())

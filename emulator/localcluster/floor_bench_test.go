@@ -42,18 +42,22 @@ func serveAnswers(addr string) int {
 		if err != nil {
 			return 0
 		}
-		go func() {
-			defer c.Close()
-			buf := make([]byte, 1024)
-			for {
-				if _, err := io.ReadFull(c, buf); err != nil {
-					return
-				}
-				if _, err := c.Write(buf); err != nil {
-					return
-				}
-			}
-		}()
+		go answerEach(c)
+	}
+}
+
+// answerEach answers each 1 KiB request on c with 1 KiB until c fails,
+// then closes it.
+func answerEach(c net.Conn) {
+	defer c.Close()
+	buf := make([]byte, 1024)
+	for {
+		if _, err := io.ReadFull(c, buf); err != nil {
+			return
+		}
+		if _, err := c.Write(buf); err != nil {
+			return
+		}
 	}
 }
 
