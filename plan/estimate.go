@@ -130,17 +130,6 @@ func (e *estimator) capacity() (bytes float64, vcpus int) {
 	return
 }
 
-// minVCPUs is the smallest node's vCPU count.
-func (e *estimator) minVCPUs() int {
-	m := 0
-	for i, n := range e.nodes {
-		if i == 0 || n.it.VCPUs < m {
-			m = n.it.VCPUs
-		}
-	}
-	return m
-}
-
 // keySize is what one key of the fill stores and costs: the mean bytes of
 // its rows and the write requests the fill makes for it. The built-in's key
 // is a value of dataset.value_size in one write; a workload model's is its
@@ -226,10 +215,11 @@ func (e *estimator) nemesis(si int, st scenarios.Step) Phase {
 	return ph
 }
 
-// grow adds the step's nodes. Tablets are balanced by count, so each new
-// node ends up with about 1/N of the data; it streams from the old nodes,
-// whose smaller vCPU count bounds each migration. Batches (one node
-// serially, all in parallel) also wait for balance and latency recovery.
+// grow adds the step's nodes. Each new node takes its shards' share of its
+// rack's data from the rack's old nodes, and the side with fewer shards
+// bounds the streaming (placement.go); racks stream in parallel. Batches
+// (one node serially, all in parallel) also wait for balance and latency
+// recovery.
 func (e *estimator) grow(si int, st scenarios.Step, ph *Phase) {
 	g, m := st.Grow, e.m
 	it, _ := provision.LookupInstanceType(g.InstanceType)
@@ -247,13 +237,14 @@ func (e *estimator) grow(si int, st scenarios.Step, ph *Phase) {
 	}
 	var moved float64
 	for added := 0; added < n; added += batch {
+		old := rackShards(e.nodes)
+		var joining []node
 		for i := 0; i < batch; i++ {
-			e.nodes = append(e.nodes, node{racks[(added+i)%len(racks)], it})
+			joining = append(joining, node{racks[(added+i)%len(racks)], it})
 		}
-		mv := e.onDisk * float64(batch) / float64(len(e.nodes))
+		e.nodes = append(e.nodes, joining...)
+		stream, mv := batchSeconds(joinMoves(old, joining, e.rackData()), e.streamBytesPerVCPU)
 		moved += mv
-		slow := float64(max(1, e.minVCPUs()))
-		stream := mv / (e.streamBytesPerVCPU * slow * float64(batch))
 		ph.Seconds += m.SetupSeconds + m.RecoverySeconds + stream
 		ph.Cycles++
 		e.p.Steps[si].Estimates = append(e.p.Steps[si].Estimates, map[string]float64{
@@ -265,61 +256,88 @@ func (e *estimator) grow(si int, st scenarios.Step, ph *Phase) {
 	ph.Detail = fmt.Sprintf("add %d × %s (%d per rack, %s); ≈%s to move", n, it.Name, g.CountPerRack, g.Mode, scenarios.HumanBytes(moved))
 }
 
-// removal is what a shrink or drain step asks for: how many nodes, in
-// which mode, and how the plan names it.
-func (e *estimator) removal(st scenarios.Step) (mode string, count int, detail string) {
+// removal is what a shrink or drain step asks for: its mode, the rack of
+// each node it removes, in order ("": a named node, planned as the newest
+// of the cluster), and how the plan names it.
+func (e *estimator) removal(st scenarios.Step) (mode string, from []string, detail string) {
 	racks, nodes, perRack := []string(nil), []string(nil), 0
 	if st.Shrink != nil {
 		mode, racks, nodes, perRack = st.Shrink.Mode, st.Shrink.Racks, st.Shrink.Nodes, st.Shrink.CountPerRack
 	} else {
 		mode, racks, nodes, perRack = st.Drain.Mode, st.Drain.Racks, st.Drain.Nodes, st.Drain.CountPerRack
 	}
-	count = len(nodes)
-	if count == 0 {
+	from = make([]string, len(nodes))
+	if len(nodes) == 0 {
 		if len(racks) == 0 {
 			racks = e.s.Cluster.Racks
 		}
-		count = perRack * len(racks)
+		for i := 0; i < perRack*len(racks); i++ {
+			from = append(from, racks[i%len(racks)])
+		}
 	}
 	if st.Shrink != nil {
-		return mode, count, fmt.Sprintf("decommission %d node(s), newest first", count)
+		return mode, from, fmt.Sprintf("decommission %d node(s), newest first", len(from))
 	}
-	return mode, count, fmt.Sprintf("drain %d node(s), %s", count, mode)
+	return mode, from, fmt.Sprintf("drain %d node(s), %s", len(from), mode)
 }
 
-// remove takes the newest nodes off (best effort for named nodes); each
-// holds about 1/N of the data (tablets balanced by count), which it
-// streams out at its own bandwidth. Serially, one node per cycle.
+// takeNewest removes the newest node of rack ("" or none there: of the
+// cluster) from the inventory and returns it.
+func (e *estimator) takeNewest(rack string) node {
+	i := len(e.nodes) - 1
+	for j := i; j >= 0 && rack != ""; j-- {
+		if e.nodes[j].rack == rack {
+			i = j
+			break
+		}
+	}
+	n := e.nodes[i]
+	e.nodes = append(e.nodes[:i], e.nodes[i+1:]...)
+	return n
+}
+
+// remove takes the newest node of each rack the step names off (of the
+// cluster for named nodes: best effort); each holds its shards' share of
+// its rack's data, which goes to the rest of the rack, the side with fewer
+// shards bounding the streaming (placement.go). Serially, one node per
+// cycle.
 // Requested together, the coordinator drains them one after another
 // before 2026.1 and all at once from 2026.1 (results.ScaleIn; an unknown
 // version is planned as the longer, queued way).
 func (e *estimator) remove(si int, st scenarios.Step, ph *Phase) {
 	m, version := e.m, e.s.Cluster.Version
-	var count int
+	var from []string
 	var detail string
-	ph.Mode, count, detail = e.removal(st)
-	share := 0.0
-	if len(e.nodes) > 0 {
-		share = e.onDisk / float64(len(e.nodes))
+	ph.Mode, from, detail = e.removal(st)
+	from = from[:min(len(from), len(e.nodes))]
+	count := len(from)
+	// Each removal's streaming time: one per node removed in turn, one for
+	// the whole batch when the coordinator drains them all at once.
+	var perNode []float64
+	var moved float64
+	drain := func(racks []string) {
+		all, data := rackShards(e.nodes), e.rackData()
+		var leaving []node
+		for _, r := range racks {
+			leaving = append(leaving, e.takeNewest(r))
+		}
+		t, b := batchSeconds(leaveMoves(all, leaving, data), e.streamBytesPerVCPU)
+		perNode, moved = append(perNode, t), moved+b
 	}
-	var perNode []float64 // each removed node's streaming time
-	for i := 0; i < count && len(e.nodes) > 0; i++ {
-		perNode = append(perNode, share/(e.streamBytesPerVCPU*float64(max(1, e.nodes[len(e.nodes)-1].it.VCPUs))))
-		e.nodes = e.nodes[:len(e.nodes)-1]
+	if ph.Mode == scenarios.ModeParallel && results.ScaleIn(version) == results.ScaleInParallel {
+		drain(from)
+	} else {
+		for _, r := range from {
+			drain([]string{r})
+		}
 	}
-	moved := share * float64(len(perNode))
 	ph.Cycles = 1
 	if ph.Mode == scenarios.ModeSerial && count > 1 {
 		ph.Cycles = count
 	}
-	parallel := ph.Mode == scenarios.ModeParallel && results.ScaleIn(version) == results.ScaleInParallel
 	stream := 0.0
 	for _, t := range perNode {
-		if parallel {
-			stream = max(stream, t)
-		} else {
-			stream += t
-		}
+		stream += t
 	}
 	ph.Seconds = float64(ph.Cycles)*m.RecoverySeconds + stream
 	leave := results.DurRemoveNodes
