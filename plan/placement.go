@@ -21,6 +21,15 @@ func rackShards(nodes []node) map[string]int {
 	return s
 }
 
+// allShards is the shards of every rack.
+func allShards(racks map[string]int) int {
+	t := 0
+	for _, s := range racks {
+		t += s
+	}
+	return t
+}
+
 // rackData is what one rack holds: the data on disk split evenly over the
 // racks that have nodes.
 func (e *estimator) rackData() float64 {
@@ -53,10 +62,7 @@ func (mv rackMove) seconds(bytesPerShard float64) float64 {
 // its rack's data from the rack's old nodes. A rack that had no node gets
 // its copy from every shard of the old cluster.
 func joinMoves(old map[string]int, joining []node, rackData float64) []rackMove {
-	total := 0
-	for _, s := range old {
-		total += s
-	}
+	total := allShards(old)
 	var moves []rackMove
 	for rack, s := range rackShards(joining) {
 		o := old[rack]
@@ -74,10 +80,7 @@ func joinMoves(old map[string]int, joining []node, rackData float64) []rackMove 
 // goes to the rest of its rack, or, if none is left there, to the rest of
 // the cluster.
 func leaveMoves(all map[string]int, leaving []node, rackData float64) []rackMove {
-	total := 0
-	for _, s := range all {
-		total += s
-	}
+	total := allShards(all)
 	var moves []rackMove
 	for rack, s := range rackShards(leaving) {
 		a := all[rack]
