@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,7 +74,10 @@ func estimate(p *Plan, s *scenarios.Scenario, m provision.Model) {
 	it0, _ := provision.LookupInstanceType(s.Cluster.InstanceType)
 	for _, r := range s.Cluster.Racks {
 		p.Nodes = append(p.Nodes, Nodes{Rack: r, InstanceType: it0.Name, Count: s.Cluster.NodesPerRack, VCPUs: it0.VCPUs, DiskBytes: m.NodeDiskBytes(it0)})
-		for i := 0; i < s.Cluster.NodesPerRack; i++ {
+	}
+	// In the order the backends start them: interleaved over the racks.
+	for range s.Cluster.NodesPerRack {
+		for _, r := range s.Cluster.Racks {
 			e.nodes = append(e.nodes, node{r, it0})
 		}
 	}
@@ -257,8 +261,8 @@ func (e *estimator) grow(si int, st scenarios.Step, ph *Phase) {
 }
 
 // removal is what a shrink or drain step asks for: its mode, the rack of
-// each node it removes, in order ("": a named node, planned as the newest
-// of the cluster), and how the plan names it.
+// each node it removes, rack by rack ("": a named node, planned as the
+// newest of the cluster), and how the plan names it.
 func (e *estimator) removal(st scenarios.Step) (mode string, from []string, detail string) {
 	racks, nodes, perRack := []string(nil), []string(nil), 0
 	if st.Shrink != nil {
@@ -271,8 +275,10 @@ func (e *estimator) removal(st scenarios.Step) (mode string, from []string, deta
 		if len(racks) == 0 {
 			racks = e.s.Cluster.Racks
 		}
-		for i := 0; i < perRack*len(racks); i++ {
-			from = append(from, racks[i%len(racks)])
+		for _, r := range racks {
+			for range perRack {
+				from = append(from, r)
+			}
 		}
 	}
 	if st.Shrink != nil {
@@ -281,19 +287,34 @@ func (e *estimator) removal(st scenarios.Step) (mode string, from []string, deta
 	return mode, from, fmt.Sprintf("drain %d node(s), %s", len(from), mode)
 }
 
-// takeNewest removes the newest node of rack ("" or none there: of the
-// cluster) from the inventory and returns it.
-func (e *estimator) takeNewest(rack string) node {
-	i := len(e.nodes) - 1
-	for j := i; j >= 0 && rack != ""; j-- {
-		if e.nodes[j].rack == rack {
-			i = j
+// pick is the inventory positions of the nodes a removal takes, newest
+// first as the nemesis removes them (nemesis.ShrinkTargets): for each rack
+// in from, the newest node of that rack not yet picked ("" or none left
+// there: of the cluster).
+func (e *estimator) pick(from []string) []int {
+	taken := map[int]bool{}
+	newest := func(rack string) int {
+		for i := len(e.nodes) - 1; i >= 0; i-- {
+			if !taken[i] && (rack == "" || e.nodes[i].rack == rack) {
+				return i
+			}
+		}
+		return -1
+	}
+	var picked []int
+	for _, r := range from {
+		i := newest(r)
+		if i < 0 {
+			i = newest("")
+		}
+		if i < 0 {
 			break
 		}
+		taken[i] = true
+		picked = append(picked, i)
 	}
-	n := e.nodes[i]
-	e.nodes = append(e.nodes[:i], e.nodes[i+1:]...)
-	return n
+	slices.SortFunc(picked, func(a, b int) int { return b - a })
+	return picked
 }
 
 // remove takes the newest node of each rack the step names off (of the
@@ -309,26 +330,27 @@ func (e *estimator) remove(si int, st scenarios.Step, ph *Phase) {
 	var from []string
 	var detail string
 	ph.Mode, from, detail = e.removal(st)
-	from = from[:min(len(from), len(e.nodes))]
-	count := len(from)
+	picked := e.pick(from)
+	count := len(picked)
 	// Each removal's streaming time: one per node removed in turn, one for
 	// the whole batch when the coordinator drains them all at once.
 	var perNode []float64
 	var moved float64
-	drain := func(racks []string) {
+	drain := func(idx []int) { // positions, descending
 		all, data := rackShards(e.nodes), e.rackData()
 		var leaving []node
-		for _, r := range racks {
-			leaving = append(leaving, e.takeNewest(r))
+		for _, i := range idx {
+			leaving = append(leaving, e.nodes[i])
+			e.nodes = slices.Delete(e.nodes, i, i+1)
 		}
 		t, b := batchSeconds(leaveMoves(all, leaving, data), e.streamBytesPerVCPU)
 		perNode, moved = append(perNode, t), moved+b
 	}
 	if ph.Mode == scenarios.ModeParallel && results.ScaleIn(version) == results.ScaleInParallel {
-		drain(from)
+		drain(picked)
 	} else {
-		for _, r := range from {
-			drain([]string{r})
+		for _, i := range picked {
+			drain([]int{i})
 		}
 	}
 	ph.Cycles = 1
