@@ -106,7 +106,12 @@ func TestHostBoundUnderCPUHog(t *testing.T) {
 // fewer tablets than shards it would not be so: 8 tablets (4 a node after
 // the grow) put all the load on 8 of 128 shards, which saturate at about
 // 15,000 op/s, the model's own limit (measured: busiest shard 100%, mean
-// over shards 5-11%).
+// over shards 5-11%). The model's vCPUs also serve ten times the default
+// operations (local.ops_per_vcpu): each request costs its coordinator's
+// shard as well as its replica's (capacity.CoordinatorUnits), and at the
+// default an idle fast host (2026-12-07) probed 31,068 op/s with the
+// busiest shard 62% busy, too close to the model's limit to be sure the
+// host ended the probe.
 const probeBeyondHost = `name: probe-beyond-host
 description: capacity probes far beyond what this host can do
 backend: local
@@ -132,6 +137,8 @@ nemesis:
       count_per_rack: 1
       mode: serial
 final_hold: 20m
+local:
+  ops_per_vcpu: 20000
 `
 
 // A capacity probe the host bounded is a lower bound (issue 45): in
