@@ -2,6 +2,7 @@ package plan
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/elasticity-dev/elasticity/provision"
@@ -81,3 +82,25 @@ func TestRackMoves(t *testing.T) {
 }
 
 func instance(vcpus int) provision.InstanceType { return provision.InstanceType{VCPUs: vcpus} }
+
+// A fixed duration ceiling that the plan's own estimate passes is warned
+// of, at its line: the parallel add's "New node(s) ready: 1h" against the
+// estimate of balancing three racks at the emulated pace (about 1h2m); a
+// ceiling above the estimate is not.
+func TestWarnsOfADurationCeilingUnderTheEstimate(t *testing.T) {
+	warnings := func(set ...string) string {
+		t.Helper()
+		s, err := scenarios.Load("../configs/90pct-scaleout-parallel.yaml", set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return (&scenarios.ValidationError{Problems: Warnings(s, nil)}).Error()
+	}
+	want := `90pct-scaleout-parallel.yaml:50: thresholds.durations.New node(s) ready: 1h is below the plan's estimate for the slowest batch, 1h2m24s on the local backend`
+	if w := warnings(); !strings.Contains(w, want) {
+		t.Errorf("warnings %q, want %q", w, want)
+	}
+	if w := warnings(`thresholds.durations={"New node(s) ready": 2h}`); strings.Contains(w, "below the plan's estimate") {
+		t.Errorf("a 2h ceiling warned of: %q", w)
+	}
+}
