@@ -164,7 +164,10 @@ func (c countingConn) Write(b []byte) (int, error) {
 // Requests that arrive together are answered together: the reader queues
 // the answers of those it serves while it holds more requests, and writes
 // them with one write (as Seastar's output_stream batches a connection's
-// answers until it is flushed), not one each.
+// answers until it is flushed), not one each: at most one write for every
+// maxQueued answers. Fewer is not wrong: a write still in progress (the
+// previous round's, descheduled before it let go of the writer) carries
+// what is queued meanwhile, and CI once saw 20 answers go in 1 write.
 func TestAnswersToPipelinedRequestsShareAWrite(t *testing.T) {
 	b := waitReporting{Backend: enginetest.NewMemory("coalesce"), slowKey: -1}
 	ln, err := net.Listen("tcp", "127.0.1.17:0")
@@ -200,8 +203,8 @@ func TestAnswersToPipelinedRequestsShareAWrite(t *testing.T) {
 				t.Fatalf("answer %d: stream %d %v, want stream %d VOID", k, f.Header.StreamId, f.Body.Message, 20+k)
 			}
 		}
-		if n := cl.writes.Load() - before; n != c.writes {
-			t.Fatalf("%d answers took %d writes, want %d", c.n, n, c.writes)
+		if n := cl.writes.Load() - before; n < 1 || n > c.writes {
+			t.Fatalf("%d answers took %d writes, want 1 to %d", c.n, n, c.writes)
 		}
 	}
 }
