@@ -14,15 +14,7 @@ import (
 // first grow step.
 func growReady(t *testing.T, path string) []float64 {
 	t.Helper()
-	s, err := scenarios.Load(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Resolve(s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, st := range p.Steps {
+	for _, st := range loadPlan(t, path).Steps {
 		if len(st.Estimates) == 0 {
 			continue
 		}
